@@ -1,0 +1,147 @@
+"""Stop reasons: the public contract of SPEC §3-§5, and the one exception that carries them.
+
+A gate that says no raises :class:`Stop`; the pipeline runner catches it once and turns it into a
+recorded result. The names below appear in the database, the UI, the API and metrics exactly as
+written. Entries ending in ``:<...>`` take a detail suffix (a decision, a type, a target, a check).
+"""
+
+from __future__ import annotations
+
+
+class Stop(Exception):
+    """A gate stopped the run. ``reason`` is a stop reason from :data:`STOP_REASONS`."""
+
+    def __init__(self, reason: str, *, phase: str | None = None, **details):
+        super().__init__(reason)
+        self.reason = reason
+        self.phase = phase
+        self.details = details
+
+
+# One line of plain language per stop reason, shown next to a stopped run.
+STOP_REASONS: dict[str, str] = {
+    "success": "The run passed every gate.",
+    # Budgets and the model layer (§3, §5)
+    "max_seconds": "The run used up its wall-time budget before the next model call.",
+    "max_tokens": "The run used up its token budget.",
+    "max_cost": "The run used up its cost budget.",
+    "llm_timeout": "The model did not answer in time, even after retries.",
+    "llm_unavailable": "The model server failed (5xx or refused connection), even after retries.",
+    "llm_rate_limited": "The model server kept answering 429 (rate limited), even after retries.",
+    "llm_circuit_open": "The model endpoint failed repeatedly, so calls are paused for a cool-down.",
+    "llm_auth_failed": "The model server refused the credentials (401/403).",
+    "llm_bad_request": "The model server rejected the request (4xx other than 401/403/408/409/429).",
+    "llm_invalid_json": "The model's answer was not parseable JSON, or carried no structured payload.",
+    "llm_invalid_schema": "The model's JSON had the wrong shape (a required text field missing or not a string).",
+    "llm_empty": "The model returned an empty answer where text was required.",
+    "llm_wrong_tool": "The model called a different tool than the one the stage asked for.",
+    "internal_error:<ExceptionClass>": "An unexpected error inside the pipeline; the traceback is logged.",
+    # Draft
+    "invalid_draft:empty": "The draft was empty.",
+    "invalid_draft:too_long": "The draft was longer than the policy's max_draft_chars.",
+    # Reflection review (§3.1)
+    "invalid_review:not_object": "The review was not a JSON object.",
+    "invalid_review:decision": "The review's decision was missing or blank.",
+    "review_decision_not_allowed_policy:<decision>": "The review chose a decision the policy does not allow.",
+    "invalid_review:issues": "The review's issues were not a list.",
+    "invalid_review:too_many_issues": "The review listed more issues than the budget allows.",
+    "invalid_review:issue_item": "An issue in the review was not an object.",
+    "invalid_review:issue_type": "An issue in the review had no type.",
+    "review_issue_not_allowed_policy:<type>": "An issue in the review has a type the policy does not allow.",
+    "invalid_review:issue_note": "An issue in the review had no note.",
+    "invalid_review:fix_plan": "The review's fix plan was not a list.",
+    "invalid_review:too_many_fix_items": "The fix plan had more items than the budget allows.",
+    "invalid_review:fix_item": "A fix plan item was not a non-blank string.",
+    "invalid_review:reason": "The review's reason was not a string.",
+    "invalid_review:approve_with_high_risk_issue": "The review approved a draft while naming a high-risk issue.",
+    "invalid_review:revise_without_issues": "The review asked for a revision without naming an issue.",
+    "invalid_review:revise_without_fix_plan": "The review asked for a revision without a fix plan.",
+    "invalid_review:high_risk_requires_escalate": "A high-risk issue must be escalated to a person, not revised.",
+    "invalid_review:escalate_reason_required": "The review escalated without giving a reason.",
+    "review_decision_denied_execution:<decision>": "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off).",
+    # Self-critique (§3.2)
+    "invalid_critique:not_object": "The critique was not a JSON object.",
+    "invalid_critique:decision": "The critique's decision was missing or blank.",
+    "critique_decision_not_allowed_policy:<decision>": "The critique chose a decision the policy does not allow.",
+    "invalid_critique:severity": "The critique's severity was blank or not low, medium or high.",
+    "invalid_critique:risks": "The critique's risks were not a list.",
+    "invalid_critique:too_many_risks": "The critique listed more risks than the budget allows.",
+    "invalid_critique:risk_item": "A risk in the critique was not an object.",
+    "invalid_critique:risk_type": "A risk in the critique had no type.",
+    "critique_risk_not_allowed_policy:<type>": "A risk in the critique has a type the policy does not allow.",
+    "invalid_critique:risk_note": "A risk in the critique had no note.",
+    "invalid_critique:required_changes": "The critique's required changes were not a list.",
+    "invalid_critique:too_many_required_changes": "The critique listed more required changes than the budget allows.",
+    "invalid_critique:required_change_item": "A required change was not a non-blank string.",
+    "invalid_critique:reason": "The critique's reason was not a string.",
+    "invalid_critique:approve_with_required_changes": "The critique approved the draft while requiring changes.",
+    "invalid_critique:approve_with_high_risk": "The critique approved a high-risk draft.",
+    "invalid_critique:revise_without_required_changes": "The critique asked for a revision without required changes.",
+    "invalid_critique:required_changes_not_enforceable": "A required change had no single quoted phrase with an ADD/REMOVE marker.",
+    "invalid_critique:high_risk_requires_escalate": "A high-risk critique must be escalated to a person, not revised.",
+    "invalid_critique:escalate_reason_required": "The critique escalated without giving a reason.",
+    "critique_decision_denied_execution:<decision>": "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off).",
+    # Escalation
+    "policy_escalation": "The reviewer model escalated the draft to a person.",
+    # Patch guard (§3.4)
+    "invalid_revised:empty": "The revision was empty.",
+    "invalid_revised:too_long": "The revision was longer than the policy's max_answer_chars.",
+    "invalid_revised:no_changes": "The revision did not change the draft.",
+    "patch_violation:too_large_edit": "The revision rewrote too much of the draft (similarity below the minimum).",
+    "patch_violation:no_new_facts": "The revision added a number that the incident context does not support.",
+    "patch_violation:new_incident_id": "The revision named an incident id that is not in the context.",
+    "patch_violation:new_severity_label": "The revision used a severity label (P0-P5) that is not in the context.",
+    "patch_violation:new_region": "The revision named a region that is not in the context.",
+    "patch_violation:length_increase_limit": "The revision grew the text by more than the allowed percentage.",
+    "patch_violation:restricted_claims": "The revision made a restricted claim (e.g. 'resolved') not supported by the context.",
+    "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
+    "patch_violation:required_changes_not_applied": "The revision did not apply the critique's required changes, even after retries and the fallback.",
+    # Final answer (§3.1 step 5, §3.5.5)
+    "invalid_answer:empty": "The final answer was empty.",
+    "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",
+    "invalid_answer:no_new_facts": "The final answer contains a number that the incident context does not support.",
+    "invalid_answer:new_incident_id": "The final answer names an incident id that is not in the context.",
+    "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
+    "invalid_answer:new_region": "The final answer names a region that is not in the context.",
+    "invalid_answer:restricted_claims": "The final answer makes a restricted claim the context does not support.",
+    # Routing (§3.3)
+    "invalid_route:not_object": "The route answer was not a JSON object.",
+    "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
+    "invalid_route:bad_kind": "The route answer's kind was not 'route'.",
+    "invalid_route:extra_keys": "The route answer had keys other than kind, target and args.",
+    "invalid_route:missing_target": "The route answer had no target.",
+    "invalid_route:route_not_allowed:<target>": "The model chose a route target the policy does not allow.",
+    "invalid_route:bad_args": "The route answer's args were not an object.",
+    "invalid_route:missing_ticket": "The route answer's args had no ticket text.",
+    "invalid_route:repeat_target_after_reroute": "The model chose the same target again after it asked for a reroute.",
+    "max_delegations": "The run used up its delegation budget.",
+    "route_denied:<target>": "The route target is switched off for execution in admin.",
+    "route_missing:<target>": "No worker is registered for the route target.",
+    "loop_detected": "The same target was called twice with the same arguments.",
+    "route_bad_args:<target>": "The specialist rejected its arguments.",
+    "route_error:<target>": "The specialist failed with an error.",
+    "route_bad_observation": "The specialist answered with an unexpected status.",
+    "max_route_attempts": "Every route attempt asked for a reroute; attempts are used up.",
+}
+
+# Stops that open an escalation for a person (§7); every other stop is a failed run.
+_ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
+
+
+def opens_escalation(reason: str) -> bool:
+    """True when a person must decide: policy escalations, patch violations, unsupported final answers."""
+    if reason == "policy_escalation" or reason.startswith("patch_violation:"):
+        return True
+    if reason.startswith("invalid_answer:"):
+        return reason.split(":", 1)[1] in _ANSWER_CHECK_ESCALATES
+    return False
+
+
+def explain(reason: str) -> str:
+    """The one-line explanation of a stop reason, matching ``name:<detail>`` entries by prefix."""
+    if reason in STOP_REASONS:
+        return STOP_REASONS[reason]
+    for name, text in STOP_REASONS.items():
+        if name.endswith(">") and reason.startswith(name.split("<", 1)[0]):
+            return text
+    return "Unknown stop reason."

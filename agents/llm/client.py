@@ -1,0 +1,403 @@
+"""The openai SDK backend of the LLM layer (SPEC §5): any OpenAI-compatible chat completions server.
+
+Every HTTP request becomes a :class:`CallRecord` (latency, tokens, outcome, raw answer), transient
+failures are retried here with backoff and jitter, a circuit breaker per endpoint fails fast when
+the server keeps failing, and whatever cannot be answered ends as an :class:`LLMError` whose
+``reason`` is a stop reason from ``agents/stops.py``. The API key never leaves the SDK client: it is
+not in ``endpoint``, in records, in error messages or in logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import logging
+import math
+import os
+import random
+import time
+from typing import Any, Callable, Mapping
+
+import openai
+
+from agents.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
+from agents.llm.breaker import CircuitBreaker, breaker_for
+from agents.llm.schemas import openai_tool
+from agents.policy import ModelSettings
+
+log = logging.getLogger("agents.llm")
+
+STRUCTURED_OUTPUT_MODES = ("tools", "json")
+BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_CAP_SECONDS = 8.0
+RETRY_AFTER_CAP_SECONDS = 20.0  # a longer server-requested wait is shortened to this
+MAX_ERROR_CHARS = 500
+
+
+class OpenAIChat:
+    """Implements the :class:`~agents.llm.base.LLM` protocol with the openai SDK."""
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        api_key: str | None,
+        breaker_threshold: int = 5,
+        breaker_cooldown: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: Callable[[], float] = random.random,
+    ):
+        if settings.structured_output not in STRUCTURED_OUTPUT_MODES:
+            raise ValueError(
+                f"structured_output must be one of {STRUCTURED_OUTPUT_MODES}, "
+                f"got {settings.structured_output!r}"
+            )
+        if settings.max_retries < 0:
+            raise ValueError(f"max_retries must not be negative, got {settings.max_retries}")
+        self.settings = settings
+        self.label = settings.model
+        self._api_key = api_key or ""
+        self._breaker_threshold = breaker_threshold
+        self._breaker_cooldown = breaker_cooldown
+        self._sleep = sleep
+        self._rng = rng
+        # max_retries=0: the SDK would otherwise retry 408/409/429/5xx and timeouts on its own,
+        # invisibly. We retry ourselves so that every HTTP attempt is recorded as a CallRecord
+        # and counted by the circuit breaker.
+        self._client = openai.OpenAI(
+            # Local servers (vLLM, Ollama, llama.cpp) need no key, but the SDK refuses to start
+            # without one.
+            api_key=api_key or "not-needed",
+            base_url=settings.base_url,
+            timeout=settings.timeout_seconds,
+            max_retries=0,
+        )
+        self.endpoint = f"{_public_url(self._client.base_url)}#{settings.model}"
+
+    def __repr__(self) -> str:
+        return f"<OpenAIChat {self.endpoint}>"
+
+    @property
+    def breaker(self) -> CircuitBreaker:
+        # Looked up on every call, so that reset_breakers() also reaches existing clients.
+        return breaker_for(
+            self.endpoint,
+            failure_threshold=self._breaker_threshold,
+            cooldown_seconds=self._breaker_cooldown,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def complete(self, request: StageRequest) -> ModelReply:
+        params = self._params(request)
+        records: list[CallRecord] = []
+        tries = self.settings.max_retries + 1
+        for try_number in range(1, tries + 1):
+            breaker = self.breaker
+            if not breaker.allow():
+                message = (
+                    f"{self.endpoint} failed {breaker.failure_threshold} times in a row; "
+                    f"calls are paused for {breaker.cooldown_seconds:g}s"
+                )
+                if records:  # the breaker opened during this call's retries
+                    message += f" (last error: {records[-1].outcome}: {records[-1].error})"
+                records.append(
+                    self._record(request, try_number, 0.0, "llm_circuit_open", error=message)
+                )
+                self._log_failure(request, try_number, "llm_circuit_open", message)
+                raise LLMError("llm_circuit_open", message, calls=tuple(records))
+
+            started = time.perf_counter()
+            try:
+                response = self._client.chat.completions.create(**params)
+            except openai.APIError as exc:
+                latency_ms = (time.perf_counter() - started) * 1000
+                reason, transient = _classify(exc)
+                message = self._redact(_describe(exc))
+                records.append(self._record(request, try_number, latency_ms, reason, error=message))
+                if transient:
+                    breaker.record_failure()
+                else:
+                    # The endpoint is up and answered: a 4xx is our problem, not an outage.
+                    breaker.record_success()
+                if transient and try_number < tries:
+                    wait = self._retry_delay(try_number, exc)
+                    log.info(
+                        "LLM %s stage=%s attempt=%s try %s/%s failed with %s (%s); retry in %.2fs",
+                        self.endpoint, request.stage, request.attempt, try_number, tries,
+                        reason, message, wait,
+                    )
+                    self._sleep(wait)
+                    continue
+                self._log_failure(request, try_number, reason, message)
+                # "from None": the SDK exception may quote the server's error body, which can
+                # echo the key; keep it out of any traceback that gets logged.
+                raise LLMError(reason, message, calls=tuple(records)) from None
+
+            latency_ms = (time.perf_counter() - started) * 1000
+            breaker.record_success()
+            return self._reply(request, response, try_number, latency_ms, records)
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    # -- request ---------------------------------------------------------------------------
+
+    def _params(self, request: StageRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
+            ],
+            "temperature": self.settings.temperature,
+        }
+        if request.tool is not None:
+            if self.settings.structured_output == "tools":
+                params["tools"] = [openai_tool(request.tool)]
+                params["tool_choice"] = {"type": "function", "function": {"name": request.tool}}
+            else:
+                params["response_format"] = {"type": "json_object"}
+        return params
+
+    def _retry_delay(self, try_number: int, exc: openai.APIError) -> float:
+        """The server's Retry-After when it sent one, else exponential backoff with full jitter."""
+        if isinstance(exc, openai.APIStatusError):
+            retry_after = _retry_after_seconds(exc.response.headers)
+            if retry_after is not None:
+                return min(retry_after, RETRY_AFTER_CAP_SECONDS)
+        ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (try_number - 1))
+        return self._rng() * ceiling
+
+    # -- answer ----------------------------------------------------------------------------
+
+    def _reply(
+        self,
+        request: StageRequest,
+        response: Any,
+        try_number: int,
+        latency_ms: float,
+        records: list[CallRecord],
+    ) -> ModelReply:
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+
+        def fail(reason: str, message: str, raw: str = "") -> LLMError:
+            records.append(
+                self._record(
+                    request, try_number, latency_ms, reason,
+                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                    raw=raw, error=message,
+                )
+            )
+            self._log_failure(request, try_number, reason, message)
+            return LLMError(reason, message, calls=tuple(records))
+
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise fail("llm_empty", "the answer had no choices")
+        message = getattr(choices[0], "message", None)
+        if message is None:
+            raise fail("llm_empty", "the answer's first choice had no message")
+        via_tool = False
+        if request.tool is not None and self.settings.structured_output == "tools":
+            tool_calls = message.tool_calls or []
+            if tool_calls:
+                function = getattr(tool_calls[0], "function", None)  # custom tool calls have none
+                name = getattr(function, "name", None)
+                arguments = getattr(function, "arguments", None) or ""
+                if name != request.tool:
+                    raise fail(
+                        "llm_wrong_tool",
+                        f"the stage asked for tool {request.tool!r}, the model called {name!r}",
+                        raw=arguments,
+                    )
+                text, via_tool = arguments, True
+            else:
+                # Some servers ignore tool_choice and answer in the content; the pipeline
+                # validates that text like any other.
+                text = message.content or ""
+        else:
+            text = message.content or ""
+        if not isinstance(text, str):  # the SDK does not validate answers; some servers are odd
+            text = ""
+        if not text.strip():
+            refusal = getattr(message, "refusal", None)
+            where = "tool call arguments" if via_tool else "message"
+            detail = f"the model refused: {refusal}" if refusal else f"the {where} was empty"
+            raise fail("llm_empty", detail, raw=text)
+
+        records.append(
+            self._record(
+                request, try_number, latency_ms, "ok",
+                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, raw=text,
+            )
+        )
+        return ModelReply(
+            text=text,
+            via_tool=via_tool,
+            prompt_tokens=sum(r.prompt_tokens for r in records),
+            completion_tokens=sum(r.completion_tokens for r in records),
+            calls=tuple(records),
+        )
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def _record(
+        self,
+        request: StageRequest,
+        try_number: int,
+        latency_ms: float,
+        outcome: str,
+        **fields: Any,
+    ) -> CallRecord:
+        return CallRecord(
+            stage=request.stage,
+            attempt=request.attempt,
+            try_number=try_number,
+            model=self.settings.model,
+            latency_ms=round(latency_ms, 3),
+            outcome=outcome,
+            **fields,
+        )
+
+    def _log_failure(
+        self, request: StageRequest, try_number: int, reason: str, message: str
+    ) -> None:
+        log.warning(
+            "LLM %s stage=%s attempt=%s failed on try %s with %s: %s",
+            self.endpoint, request.stage, request.attempt, try_number, reason, message,
+        )
+
+    def _redact(self, text: str) -> str:
+        if len(self._api_key) >= 4:  # a 1-3 character "key" would shred the message
+            text = text.replace(self._api_key, "[redacted]")
+        return text[:MAX_ERROR_CHARS]
+
+
+def _classify(exc: openai.APIError) -> tuple[str, bool]:
+    """(stop reason, transient?) for an SDK error."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "llm_timeout", True
+    if isinstance(exc, openai.APIConnectionError):
+        return "llm_unavailable", True  # refused or dropped connection (SPEC §3.5.8)
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        if code == 429:
+            return "llm_rate_limited", True
+        if code == 408:  # the server's own request timeout
+            return "llm_timeout", True
+        if code == 409 or code >= 500:  # 409: a lock timeout on the server side
+            return "llm_unavailable", True
+        if code in (401, 403):
+            return "llm_auth_failed", False
+        return "llm_bad_request", False
+    return "llm_unavailable", False  # e.g. an answer the SDK could not read
+
+
+def _describe(exc: openai.APIError) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        # The SDK's message repeats the status code ("Error code: 429 - ..."); prefer the
+        # server's own error message when the body has one.
+        body = exc.body if isinstance(exc.body, dict) else {}
+        detail = body.get("message")
+        return f"HTTP {exc.status_code}: {detail if isinstance(detail, str) else exc.message}"
+    cause = exc.__cause__
+    if cause is not None and str(cause):
+        return f"{exc.message} ({type(cause).__name__}: {cause})"
+    return exc.message
+
+
+def _retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, else ``Retry-After`` (seconds
+    or an HTTP date). None when it sent neither, or nothing readable."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            continue
+        if math.isnan(seconds):
+            continue
+        return max(seconds, 0.0)
+    value = headers.get("retry-after")
+    if value:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is GMT
+            return None
+        return max(when.timestamp() - time.time(), 0.0)
+    return None
+
+
+def _public_url(url: Any) -> str:
+    """The base URL without user info, query or fragment (where a key might hide)."""
+    clean = url.copy_with(username=None, password=None, query=None, fragment=None)
+    return str(clean).rstrip("/")
+
+
+# -- configuration from the environment (SPEC §5.3) ---------------------------------------
+
+
+def client_from_env(
+    settings: ModelSettings | None = None, environ: Mapping[str, str] = os.environ
+) -> LLM:
+    """The model the environment asks for.
+
+    ``LLM_BACKEND=offline``, or no ``OPENAI_API_KEY``: the embedded offline model (SPEC §5.4).
+    ``LLM_BACKEND=openai`` forces the SDK even without a key (local servers that need none).
+    ``OPENAI_*`` variables override the matching fields of ``settings`` where they are set.
+    """
+    backend = _env(environ, "LLM_BACKEND").lower()
+    if backend not in ("", "offline", "openai"):
+        raise ValueError(f"LLM_BACKEND must be 'offline' or 'openai', got {backend!r}")
+    api_key = _env(environ, "OPENAI_API_KEY")
+    if backend == "offline" or (backend == "" and not api_key):
+        from agents.llm.offline import OfflineModel
+
+        return OfflineModel()
+    settings = settings_from_env(settings or ModelSettings(), environ)
+    return OpenAIChat(settings, api_key=api_key or None)
+
+
+def settings_from_env(settings: ModelSettings, environ: Mapping[str, str]) -> ModelSettings:
+    """``settings`` with the fields that ``OPENAI_*`` variables set replaced; bad values raise."""
+    changes: dict[str, Any] = {}
+    if model := _env(environ, "OPENAI_MODEL"):
+        changes["model"] = model
+    if base_url := _env(environ, "OPENAI_BASE_URL"):
+        changes["base_url"] = base_url
+    if timeout := _env(environ, "OPENAI_TIMEOUT_SECONDS"):
+        try:
+            seconds = float(timeout)
+        except ValueError:
+            raise ValueError(
+                f"OPENAI_TIMEOUT_SECONDS must be a number of seconds, got {timeout!r}"
+            ) from None
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"OPENAI_TIMEOUT_SECONDS must be more than 0, got {timeout!r}")
+        changes["timeout_seconds"] = seconds
+    if retries := _env(environ, "OPENAI_MAX_RETRIES"):
+        try:
+            count = int(retries)
+        except ValueError:
+            raise ValueError(
+                f"OPENAI_MAX_RETRIES must be a whole number, got {retries!r}"
+            ) from None
+        if count < 0:
+            raise ValueError(f"OPENAI_MAX_RETRIES must not be negative, got {retries!r}")
+        changes["max_retries"] = count
+    if mode := _env(environ, "OPENAI_STRUCTURED_OUTPUT").lower():
+        if mode not in STRUCTURED_OUTPUT_MODES:
+            raise ValueError(f"OPENAI_STRUCTURED_OUTPUT must be 'tools' or 'json', got {mode!r}")
+        changes["structured_output"] = mode
+    return dataclasses.replace(settings, **changes)
+
+
+def _env(environ: Mapping[str, str], name: str) -> str:
+    """The variable's value, stripped; unset and blank are the same."""
+    return (environ.get(name) or "").strip()

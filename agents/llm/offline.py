@@ -1,0 +1,223 @@
+"""The offline model (SPEC §5.4): a deterministic stand-in that implements every stage's contract
+with explicit rules and no network, so the demo, the tests and air-gapped installs exercise every
+gate end to end. It is not a language model and is labelled as the offline model wherever shown.
+
+Rules, by stage:
+- draft: status, impact, ETA and next actions from the context fields, plus any ``key_messages``
+  the incident carries, verbatim. The ETA is stated plainly, which the review then flags.
+- review / critique: escalate legal or compensation topics and anything the fact and claim checks
+  reject (restricted claims, unsupported numbers); revise absolute promises (remove the sentence)
+  and an ETA stated without uncertainty (add a caveat); otherwise approve.
+- revise: apply the instructions' phrase rules with the deterministic editor.
+- route: match the ticket's words against the route catalog's descriptions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Mapping
+
+from agents.facts import find_violations
+from agents.fallback import apply_fallback
+from agents.llm.base import CallRecord, ModelReply, StageRequest
+from agents.phrases import critique_rules, is_enforceable, reflection_rules
+from agents.policy import GuardRules
+from agents.text import canonical_json, normalize
+
+LABEL = "offline model"
+CAVEAT = "This estimate may change as we learn more."
+HEDGES = re.compile(r"\b(may|might|expect|estimate|aim|hope|could|likely|approximately)\b", re.IGNORECASE)
+ETA = re.compile(r"\bwithin\s+\S+\s+(?:minutes|hours)\b", re.IGNORECASE)
+ABSOLUTE = re.compile(r"\b(guarantee[sd]?|definitely|certainly|never\s+happen|will\s+not\s+happen\s+again|100\s?%|promise)\b",
+                      re.IGNORECASE)
+LEGAL = re.compile(r"\b(compensat\w*|refund\w*|credits?|lawsuit|liab\w*|legal|sla)\b", re.IGNORECASE)
+SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE.findall(text) if s.strip()]
+
+
+def _percent(rate: Any) -> str | None:
+    if isinstance(rate, (int, float)) and not isinstance(rate, bool):
+        return f"{rate * 100:g}%" if 0 < rate < 1 else f"{rate:g}%"
+    return None
+
+
+def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
+    incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
+    region = context.get("region")
+    where = f" in the {region}" if isinstance(region, str) and region.strip() else ""
+    status = incident.get("status")
+    parts = [f"We are investigating a payment problem{where}."]
+    if isinstance(status, str) and status.strip():
+        parts.append(f"Current status: {normalize(status)}.")
+    impact = []
+    pct = incident.get("affected_checkout_pct")
+    if isinstance(pct, (int, float)) and not isinstance(pct, bool):
+        impact.append(f"about {pct:g}% of checkouts are affected")
+    rate = _percent(incident.get("failed_payment_rate"))
+    if rate:
+        impact.append(f"the failed payment rate is {rate}")
+    if impact:
+        sentence = " and ".join(impact)
+        parts.append(sentence[0].upper() + sentence[1:] + ".")
+    eta = incident.get("eta_minutes")
+    if isinstance(eta, (int, float)) and not isinstance(eta, bool):
+        parts.append(f"We will restore normal service within {eta:g} minutes.")
+    actions = [normalize(a) for a in context.get("approved_actions") or [] if isinstance(a, str) and a.strip()]
+    if actions:
+        parts.append("Next actions: " + "; ".join(actions) + ".")
+    for message in context.get("key_messages") or []:
+        if isinstance(message, str) and message.strip():
+            text = normalize(message)
+            parts.append(text if text[-1] in ".!?" else text + ".")
+    return " ".join(parts)
+
+
+def findings(goal: str, draft: str, context: Mapping[str, Any], restricted_claims: list[str]) -> dict:
+    """What the offline reviewer sees: escalation reasons, and fixable (type, note, phrase, add?) items."""
+    escalate: list[str] = []
+    fixes: list[tuple[str, str, str, bool]] = []
+    legal = LEGAL.search(goal) or LEGAL.search(draft)
+    if legal:
+        escalate.append(f"Mentions {legal.group(0)!r}: compensation and legal commitments need a person.")
+    rules = GuardRules(restricted_claims=tuple(restricted_claims)) if restricted_claims else GuardRules()
+    hints = context.get("policy_hints")
+    strict = isinstance(hints, dict) and hints.get("avoid_absolute_guarantees") is True
+    for violation in find_violations(draft, canonical_json(context), rules, strict_claims=strict):
+        escalate.append(f"{violation.check}: {violation.message}")
+    for sentence in _sentences(draft):
+        if ABSOLUTE.search(sentence) and len(sentence) <= 160:
+            fixes.append(("overconfidence", f"Absolute promise: {sentence}", sentence, False))
+    if ETA.search(draft) and not HEDGES.search(draft):
+        fixes.append(("missing_uncertainty", "The ETA is stated without uncertainty.", CAVEAT, True))
+    return {"escalate": escalate, "fixes": fixes, "legal": bool(legal)}
+
+
+def review(inputs: Mapping[str, Any]) -> dict:
+    found = findings(inputs.get("goal", ""), inputs.get("draft", ""), inputs.get("context") or {},
+                     list(inputs.get("restricted_claims") or []))
+    issue_types = inputs.get("issue_types") or {}
+    if found["escalate"]:
+        kind = "legal_risk" if found["legal"] else "policy_violation"
+        issues = [{"type": kind, "note": note} for note in found["escalate"][:4]] if kind in issue_types else []
+        return {"decision": "escalate", "issues": issues, "fix_plan": [], "reason": " ".join(found["escalate"]),
+                "quality": "poor", "completeness": "partial"}
+    fixes = [f for f in found["fixes"] if f[0] in issue_types][:4]
+    if not fixes:
+        return {"decision": "approve", "issues": [], "fix_plan": [], "reason": "No issues found by the offline rules.",
+                "quality": "good", "completeness": "complete"}
+    return {
+        "decision": "revise",
+        "issues": [{"type": kind, "note": note} for kind, note, _, _ in fixes],
+        "fix_plan": [f'Add "{phrase}"' if add else f'Remove "{phrase}"' for _, _, phrase, add in fixes],
+        "reason": "Fixable wording issues.",
+        "quality": "fair",
+        "completeness": "complete",
+    }
+
+
+def critique(inputs: Mapping[str, Any]) -> dict:
+    found = findings(inputs.get("goal", ""), inputs.get("draft", ""), inputs.get("context") or {},
+                     list(inputs.get("restricted_claims") or []))
+    issue_types = inputs.get("issue_types") or {}
+    if found["escalate"]:
+        kind = "legal_risk" if found["legal"] else "policy_violation"
+        risks = [{"type": kind, "note": note} for note in found["escalate"][:5]] if kind in issue_types else []
+        return {"decision": "escalate", "severity": "high", "risks": risks, "required_changes": [],
+                "reason": " ".join(found["escalate"])}
+    fixes = [f for f in found["fixes"] if f[0] in issue_types][:5]
+    if not fixes:
+        return {"decision": "approve", "severity": "low", "risks": [], "required_changes": [],
+                "reason": "No risks found by the offline rules."}
+    return {
+        "decision": "revise",
+        "severity": "medium",
+        "risks": [{"type": kind, "note": note} for kind, note, _, _ in fixes],
+        "required_changes": [f'ADD "{phrase}"' if add else f'REMOVE "{phrase}"' for _, _, phrase, add in fixes],
+        "reason": "Fixable wording risks.",
+    }
+
+
+def revise(inputs: Mapping[str, Any]) -> str:
+    instructions = [i for i in inputs.get("instructions") or [] if isinstance(i, str)]
+    rules = critique_rules(instructions) if instructions and all(map(is_enforceable, instructions)) else reflection_rules(instructions)
+    return apply_fallback(inputs.get("draft", ""), rules.must_include, rules.must_remove)
+
+
+def shorten(inputs: Mapping[str, Any]) -> str:
+    """Drop whole sentences from the end until the draft fits; never rewrites a fact."""
+    limit = int(inputs.get("max_chars") or 900)
+    kept: list[str] = []
+    for sentence in _sentences(inputs.get("draft", "")):
+        if len(" ".join(kept + [sentence])) > limit:
+            break
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+STOPWORDS = {"and", "the", "for", "other", "with", "your", "you", "our", "are", "was", "this", "that", "not"}
+
+
+def _words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOPWORDS}
+
+
+def route(inputs: Mapping[str, Any]) -> dict:
+    ticket = str(inputs.get("goal", ""))
+    forbidden = set(inputs.get("forbidden") or [])
+    catalog = {k: v for k, v in (inputs.get("catalog") or {}).items() if k not in forbidden}
+    words = _words(ticket)
+    scored = sorted(catalog, key=lambda name: -len(words & _words(catalog[name])))  # stable: catalog order on ties
+    target = scored[0] if scored else ""
+    return {"kind": "route", "target": target, "args": {"ticket": ticket}}
+
+
+def finalize(inputs: Mapping[str, Any]) -> str:
+    observation = inputs.get("observation") or {}
+    summary = observation.get("summary") if isinstance(observation, dict) else None
+    who = str(inputs.get("target", "specialist")).replace("_", " ")
+    if isinstance(summary, str) and summary.strip():
+        return f"Our {who} looked into your request: {summary.strip()}"
+    return f"Our {who} looked into your request and will follow up."
+
+
+class OfflineModel:
+    """Implements the LLM protocol; answers are a function of the request's inputs alone."""
+
+    label = LABEL
+    endpoint = "offline"
+
+    def complete(self, request: StageRequest) -> ModelReply:
+        started = time.perf_counter()
+        inputs = request.inputs
+        if request.stage == "draft":
+            payload: Any = {"draft": draft_from_context(str(inputs.get("goal", "")), inputs.get("context") or {})}
+        elif request.stage == "shorten":
+            payload = {"draft": shorten(inputs)}
+        elif request.stage == "review":
+            payload = review(inputs)
+        elif request.stage == "critique":
+            payload = critique(inputs)
+        elif request.stage == "revise":
+            payload = {"revised_answer": revise(inputs)}
+        elif request.stage == "route":
+            payload = route(inputs)
+        elif request.stage == "finalize":
+            payload = finalize(inputs)
+        else:
+            raise ValueError(f"the offline model has no rule for stage {request.stage!r}")
+        text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+        # Token counts are estimates (4 characters a token) so that token budgets work offline too.
+        prompt_tokens = (len(request.system) + len(request.user)) // 4
+        completion_tokens = len(text) // 4
+        record = CallRecord(
+            stage=request.stage, attempt=request.attempt, try_number=1, model=LABEL,
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, raw=text,
+        )
+        return ModelReply(text=text, via_tool=request.tool is not None, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens, calls=(record,))

@@ -1,0 +1,162 @@
+"""The patch guard (SPEC §3.4) and the final-answer checks (§3.1 step 5, §3.5.5).
+
+One guard for both text pipelines: reflection and self-critique differ only in the
+:class:`GuardConfig` they pass (the length cap, the strict claims form, the stop reason for
+phrases not applied). Plain Python: no Django here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from agents.facts import find_violations
+from agents.phrases import PhraseRules, missing_and_present
+from agents.policy import GuardRules
+from agents.text import canonical_json, normalize
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    max_answer_chars: int
+    min_similarity: float
+    rules: GuardRules
+    # "patch_violation:fix_plan_not_applied" (reflection) or
+    # "patch_violation:required_changes_not_applied" (self-critique)
+    not_applied_reason: str
+    # Self-critique only (§3.4.5): the caller passes min(budget cap, policy_hints cap).
+    max_length_increase_pct: float | None = None
+    strict_claims: bool = False
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    stop_reason: str | None  # the first failing check; None when the text passes
+    # Every failing check, so a person sees all of them: {"check", "message", "found"}.
+    violations: tuple[dict, ...] = ()
+    measurements: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.stop_reason is None
+
+
+def allowed_text(context: Mapping, original: str) -> str:
+    """What a revision may draw facts from: the canonical context JSON and the original draft."""
+    return canonical_json(context) + "\n" + original
+
+
+def similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, normalize(a), normalize(b)).ratio()
+
+
+def length_increase_pct(before: str, after: str) -> float:
+    """Growth in percent over the normalised texts; 0 when there was nothing before."""
+    before_len = len(normalize(before))
+    if before_len == 0:
+        return 0.0
+    return (len(normalize(after)) - before_len) / before_len * 100
+
+
+def _violation(check: str, message: str, found: str | None = None) -> dict:
+    return {"check": check, "message": message, "found": found}
+
+
+def _stop(reason: str, message: str, measurements: dict) -> GuardResult:
+    return GuardResult(reason, (_violation(reason, message),), measurements)
+
+
+def _result(violations: list[dict], measurements: dict) -> GuardResult:
+    reason = violations[0]["check"] if violations else None
+    return GuardResult(reason, tuple(violations), measurements)
+
+
+def _text_too_long(text: str, limit: int) -> bool:
+    # Leading and trailing whitespace is not something the customer reads.
+    return len(text.strip()) > limit
+
+
+def check_revision(
+    original: str,
+    revised: str,
+    context: Mapping,
+    config: GuardConfig,
+    phrase_rules: PhraseRules | None = None,
+) -> GuardResult:
+    """Run the §3.4 checks in order on a revision of ``original``."""
+    chars = len(revised.strip())
+    measurements: dict = {"revised_chars": chars}
+    # 1-2: nothing after these is meaningful, so they stop alone.
+    if not normalize(revised):
+        return _stop("invalid_revised:empty", "The revision is empty.", measurements)
+    if _text_too_long(revised, config.max_answer_chars):
+        message = f"The revision has {chars} characters; the limit is {config.max_answer_chars}."
+        return _stop("invalid_revised:too_long", message, measurements)
+    if normalize(revised) == normalize(original):
+        message = "The revision does not change the draft."
+        return _stop("invalid_revised:no_changes", message, measurements)
+
+    # 3-7: collect every failing check, in the order of §3.4, so a person sees all of them.
+    violations: list[dict] = []
+    ratio = similarity(original, revised)
+    growth = length_increase_pct(original, revised)
+    missing, forbidden = missing_and_present(phrase_rules or PhraseRules(), revised)
+    measurements.update(
+        similarity=round(ratio, 4),
+        length_increase_pct=round(growth, 2),
+        missing_phrases=missing,
+        forbidden_present=forbidden,
+    )
+    if ratio < config.min_similarity:
+        message = (
+            f"The revision keeps {ratio:.0%} of the draft; at least "
+            f"{config.min_similarity:.0%} must stay."
+        )
+        violations.append(_violation("patch_violation:too_large_edit", message))
+
+    found = find_violations(
+        revised, allowed_text(context, original), config.rules, strict_claims=config.strict_claims
+    )
+    facts = [_violation(f"patch_violation:{v.check}", v.message, v.found) for v in found]
+    claims = [v for v in facts if v["check"] == "patch_violation:restricted_claims"]
+    violations += [v for v in facts if v["check"] != "patch_violation:restricted_claims"]  # step 4
+
+    cap = config.max_length_increase_pct
+    if cap is not None and growth > cap:  # step 5
+        message = f"The revision grew the text by {growth:.1f}%; the limit is {cap:g}%."
+        violations.append(_violation("patch_violation:length_increase_limit", message))
+
+    violations += claims  # step 6
+
+    for phrase in missing:  # step 7
+        message = f"“{phrase}” must be in the revision."
+        violations.append(_violation(config.not_applied_reason, message, phrase))
+    for phrase in forbidden:
+        message = f"“{phrase}” must not be in the revision."
+        violations.append(_violation(config.not_applied_reason, message, phrase))
+    return _result(violations, measurements)
+
+
+def check_final_answer(
+    answer: str,
+    context: Mapping,
+    rules: GuardRules,
+    *,
+    max_answer_chars: int,
+    strict_claims: bool = False,
+) -> GuardResult:
+    """The final answer's checks (§3.1 step 5, §3.5.5), whether it was revised or approved.
+
+    Facts and claims are judged against the context alone: a draft is not its own evidence.
+    """
+    chars = len(answer.strip())
+    measurements = {"answer_chars": chars}
+    if not normalize(answer):
+        return _stop("invalid_answer:empty", "The final answer is empty.", measurements)
+    if _text_too_long(answer, max_answer_chars):
+        message = f"The final answer has {chars} characters; the limit is {max_answer_chars}."
+        return _stop("invalid_answer:too_long", message, measurements)
+    found = find_violations(answer, canonical_json(context), rules, strict_claims=strict_claims)
+    violations = [_violation(f"invalid_answer:{v.check}", v.message, v.found) for v in found]
+    return _result(violations, measurements)

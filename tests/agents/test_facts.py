@@ -1,0 +1,257 @@
+"""The fact and claim checks (SPEC §3.4 steps 4 and 6, §3.5.4, §3.5.6, §3.5.7)."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agents.facts import CHECKS, extract_numbers, find_violations, is_hedged
+from agents.policy import GuardRules
+from agents.text import canonical_json
+from tests.agents.demo import DEMO_CONTEXT
+
+RULES = GuardRules()
+ALLOWED = canonical_json(DEMO_CONTEXT)
+
+
+def checks(text, allowed=ALLOWED, **kwargs):
+    return [(v.check, v.found) for v in find_violations(text, allowed, RULES, **kwargs)]
+
+
+# ---------------------------------------------------------------- numbers (§3.5.6)
+
+
+def test_numbers_from_the_context_pass():
+    text = "27% of checkouts affected; 5 chargeback alerts; ETA 45 minutes, updates every 15 minutes."
+    assert checks(text) == []
+
+
+def test_a_new_number_is_no_new_facts():
+    assert checks("We expect recovery within 48 minutes.") == [("no_new_facts", "48")]
+
+
+def test_violation_message_names_the_token():
+    (violation,) = find_violations("Within 48 minutes.", ALLOWED, RULES)
+    assert violation.message == "“48” is not supported by the incident context."
+
+
+def test_same_value_written_differently_is_supported():
+    assert checks("ETA 45.0 minutes.") == []
+    assert checks("ETA 45.00 minutes.") == []
+
+
+def test_percentage_matches_context_ratio():
+    assert checks("About 3.4% of payments fail.") == []
+    assert checks("About 3.4 % of payments fail.") == []
+
+
+def test_bare_number_is_not_supported_by_a_ratio():
+    assert checks("The failure rate is 3.4 now.") == [("no_new_facts", "3.4")]
+
+
+def test_percentage_keeps_its_percent_sign():
+    numbers = extract_numbers("27% and 3.4 % and 27 percent")
+    assert [(n.found, n.percent) for n in numbers] == [
+        ("27%", True),
+        ("3.4 %", True),
+        ("27 percent", True),
+    ]
+
+
+def test_a_wrong_percentage_is_no_new_facts():
+    assert checks("About 35% of checkouts are affected.") == [("no_new_facts", "35%")]
+
+
+def test_number_words_are_checked():
+    assert checks("We expect a fix in forty-five minutes.") == []
+    assert checks("About twenty seven percent of checkouts are affected.") == []
+    assert checks("Updates every fifteen minutes, five alerts so far.") == []
+    assert checks("We expect a fix in fifty minutes.") == [("no_new_facts", "fifty")]
+    assert checks("Roughly one hundred merchants.") == [("no_new_facts", "one hundred")]
+
+
+def test_compound_number_words_are_one_number():
+    numbers = extract_numbers("twenty-one, one hundred and five, two thousand three hundred")
+    assert [int(n.value) for n in numbers] == [21, 105, 2300]
+
+
+def test_lone_one_counts_only_before_a_unit():
+    # "no one" and "one of" are not quantities; "one hour" is.
+    assert checks("No one needs to act; one of our partners is affected.") == []
+    assert checks("We expect a fix in one hour.") == [("no_new_facts", "one")]
+
+
+def test_zero_is_always_a_number():
+    assert checks("There is zero risk to stored cards.") == [("no_new_facts", "zero")]
+
+
+def test_spelled_numbers_in_the_allowed_text_support_digits():
+    assert checks("ETA 45 minutes.", allowed="eta forty-five minutes") == []
+
+
+def test_digits_inside_identifiers_are_not_numbers():
+    assert checks("Incident inc_pay_2041 is a P1.") == []
+
+
+def test_dates_from_the_context_are_supported():
+    assert checks("Report of 2026-11-22.") == []
+
+
+def test_thousands_groups_are_one_number():
+    assert [n.value for n in extract_numbers("1,000 customers")] == [1000]
+    assert checks("1,000 customers", allowed='{"customers":1000}') == []
+
+
+# ---------------------------------------------------------------- ids, labels (§3.4.4)
+
+
+def test_a_new_incident_id_is_new_incident_id():
+    assert checks("See inc_pay_9999 for details.") == [("new_incident_id", "inc_pay_9999")]
+
+
+def test_the_context_incident_id_passes_in_any_case():
+    assert checks("See INC_PAY_2041 for details.") == []
+
+
+def test_a_new_severity_label_is_new_severity_label():
+    assert checks("This is a P0 incident.") == [("new_severity_label", "P0")]
+    assert checks("This is a P1 incident.") == []
+
+
+# ---------------------------------------------------------------- regions (§3.5.4)
+
+
+def test_let_us_know_is_not_region_us():
+    context = {**DEMO_CONTEXT, "region": "EU"}
+    assert checks("Please let us know if you see errors.", canonical_json(context)) == []
+
+
+def test_upper_case_us_not_in_context_is_new_region():
+    context = {**DEMO_CONTEXT, "region": "EU"}
+    assert checks("Customers in the US are affected.", canonical_json(context)) == [
+        ("new_region", "US")
+    ]
+
+
+def test_region_from_the_context_passes():
+    assert checks("Customers in the US are affected.") == []
+
+
+def test_long_region_tokens_match_in_any_case():
+    assert checks("Customers in Apac and EMEA are not affected.") == [
+        ("new_region", "Apac"),
+        ("new_region", "EMEA"),
+    ]
+
+
+def test_region_as_lower_case_json_value_is_supported():
+    assert checks("Customers in the EU are affected.", '{"region":"eu"}') == []
+
+
+def test_lower_case_us_in_the_original_does_not_support_region_us():
+    allowed = ALLOWED.replace('"region":"US"', '"region":"EU"') + "\nLet us know."
+    assert checks("Customers in the US are affected.", allowed) == [("new_region", "US")]
+
+
+def test_region_list_comes_from_the_rules():
+    rules = GuardRules(regions=("us", "mars"))
+    found = find_violations("Mars colonies are affected.", ALLOWED, rules)
+    assert [(v.check, v.found) for v in found] == [("new_region", "Mars")]
+
+
+# ---------------------------------------------------------------- claims (§3.5.7)
+
+
+def test_resolved_as_an_assertion_is_restricted_claims():
+    assert checks("The issue is resolved.") == [("restricted_claims", "resolved")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The issue is not yet resolved.",
+        "The issue is not resolved.",
+        "The issue isn't resolved.",
+        "The issue isn’t resolved.",
+        "The issue has not been resolved.",
+        "The issue has never been fully resolved.",
+        "We will post updates until the issue is resolved.",
+        "We will post updates until it is resolved.",
+        "Once resolved, we will confirm.",
+        "Once it is resolved, we will confirm.",
+        "When it is resolved, we will confirm.",
+        "We will confirm before it is resolved.",
+        "If resolved, no action is needed.",
+        "The issue is unresolved.",
+        "We expect it to be resolved soon.",
+        "It may be resolved later today.",
+        "We are working to get this resolved.",
+        "We hope to have it resolved shortly.",
+        "Not all payments are stable.",
+        "Payments have not fully recovered.",
+    ],
+)
+def test_hedged_resolved_is_not_a_claim(text):
+    assert checks(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We are not sure of the cause, but payments are resolved.",
+        "We are not sure of the cause and payments are resolved.",
+        "The issue we did not anticipate is resolved.",
+        "The issue will be resolved in 45 minutes.",  # a promise is a claim
+        "All payments are stable again.",
+        "Checkout has fully recovered.",
+        "The incident closed at noon.",
+    ],
+)
+def test_unhedged_claim_in_a_hedged_sentence_is_still_restricted_claims(text):
+    assert [check for check, _ in checks(text)] == ["restricted_claims"]
+
+
+def test_hedge_window_stays_in_the_clause():
+    # "If" hedges its own clause only; after the comma "payments are resolved" is asserted.
+    text = "If you are affected, payments are resolved."
+    assert is_hedged(text, text.index("resolved")) is False
+    assert is_hedged("until it is resolved", len("until it is ")) is True
+    assert checks(text) == [("restricted_claims", "resolved")]
+
+
+def test_claim_in_the_allowed_text_is_supported():
+    allowed = ALLOWED + "\nThe issue is resolved."
+    assert checks("Payments are resolved now.", allowed) == []
+
+
+def test_a_hedged_claim_in_the_allowed_text_does_not_support_the_claim():
+    allowed = ALLOWED + "\nThe issue is not yet resolved."
+    assert checks("The issue is resolved.", allowed) == [("restricted_claims", "resolved")]
+
+
+def test_strict_claims_stop_even_when_the_original_had_the_claim():
+    allowed = ALLOWED + "\nThe issue is resolved."
+    found = checks("The issue is resolved.", allowed, strict_claims=True)
+    assert found == [("restricted_claims", "resolved")]
+
+
+def test_strict_claims_still_ignore_hedged_claims():
+    assert checks("The issue is not yet resolved.", strict_claims=True) == []
+
+
+# ---------------------------------------------------------------- order and shape
+
+
+def test_violations_are_ordered_by_check():
+    text = "The issue is resolved for APAC P3 inc_x_1 in 99 minutes."
+    assert [check for check, _ in checks(text)] == list(CHECKS)
+
+
+def test_each_distinct_token_is_reported_once():
+    assert checks("48 minutes, then 48 more.") == [("no_new_facts", "48")]
+
+
+@given(st.text(max_size=300), st.text(max_size=300), st.booleans())
+def test_find_violations_never_raises_on_arbitrary_text(text, allowed, strict):
+    for violation in find_violations(text, allowed, RULES, strict_claims=strict):
+        assert violation.check in CHECKS
+        assert violation.found

@@ -1,0 +1,40 @@
+"""The three gated pipelines (SPEC §3), behind one entry point."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from agents.llm.base import LLM
+from agents.pipelines.reflection import run_reflection
+from agents.pipelines.routing import run_routing
+from agents.pipelines.run import Observer, RunResult
+from agents.pipelines.self_critique import run_self_critique
+from agents.policy import Policy
+from agents.routing.workers import DemoData, Worker, builtin_workers
+
+PIPELINE_NAMES = ("reflection", "self_critique", "routing")
+
+
+def run_pipeline(
+    name: str,
+    *,
+    goal: str,
+    context: Mapping[str, Any] | None,
+    policy: Policy,
+    llm: LLM,
+    observer: Observer | None = None,
+    run_id: str | None = None,
+    workers: Mapping[str, Worker] | None = None,
+) -> RunResult:
+    """Run pipeline ``name``. Routing uses ``workers`` (default: the built-ins on demo data)."""
+    if name == "reflection":
+        return run_reflection(goal, context, policy, llm, observer=observer, run_id=run_id)
+    if name == "self_critique":
+        return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id)
+    if name == "routing":
+        return run_routing(goal, context, policy, llm, workers=workers if workers is not None else builtin_workers(DemoData()),
+                           observer=observer, run_id=run_id)
+    raise ValueError(f"unknown pipeline {name!r}; expected one of {', '.join(PIPELINE_NAMES)}")
+
+
+__all__ = ["PIPELINE_NAMES", "RunResult", "run_pipeline", "run_reflection", "run_routing", "run_self_critique"]

@@ -1,0 +1,234 @@
+"""The frame every pipeline runs in: clock and budgets, the trace, and the one place stops are caught.
+
+A pipeline body is a plain function ``body(run, goal, context, policy) -> dict`` that raises
+:class:`~agents.stops.Stop` when a gate says no. :func:`execute` turns either ending into a
+:class:`RunResult`; nothing a model answers can make it raise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Protocol
+
+from agents.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
+from agents.policy import Policy
+from agents.stops import Stop
+
+log = logging.getLogger("agents.run")
+
+REASON_PREVIEW_CHARS = 120  # the result shows this much of an escalation reason; storage keeps it whole
+
+
+class Observer(Protocol):
+    """Hears each step and each model request as it happens (the Django side persists them)."""
+
+    def on_step(self, run_id: str, entry: dict[str, Any]) -> None: ...
+
+    def on_model_call(self, run_id: str, record: CallRecord) -> None: ...
+
+
+class NullObserver:
+    def on_step(self, run_id: str, entry: dict[str, Any]) -> None:
+        pass
+
+    def on_model_call(self, run_id: str, record: CallRecord) -> None:
+        pass
+
+
+@dataclass
+class RunResult:
+    """The result of SPEC §3. ``to_dict()`` is what the command prints and the API returns."""
+
+    run_id: str
+    pipeline: str
+    status: str  # "ok" | "stopped"
+    stop_reason: str
+    phase: str | None = None
+    outcome: str | None = None
+    answer: str | None = None
+    selected_route: str | None = None
+    review: dict | None = None
+    critique: dict | None = None
+    audit: dict | None = None
+    escalation_reason: str | None = None  # whole; the dict shows a preview
+    candidate: str | None = None  # the text a gate blocked, kept for the person who decides
+    guard: dict | None = None  # the blocking guard result (violations, measurements)
+    details: dict = field(default_factory=dict)  # stop details: raw model text, observation, ...
+    trace: list[dict] = field(default_factory=list)
+    history: list[dict] = field(default_factory=list)
+    model: str = ""
+    usage: dict = field(default_factory=dict)
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.escalation_reason is not None:
+            data["escalation_reason"] = self.escalation_reason[:REASON_PREVIEW_CHARS]
+        if self.ok:
+            data.pop("phase")
+        return data
+
+
+class Run:
+    """One run in flight: the wall clock, the token and cost budgets, the trace and the history."""
+
+    def __init__(self, *, run_id: str, policy: Policy, llm: LLM, observer: Observer, clock=time.monotonic):
+        self.run_id = run_id
+        self.policy = policy
+        self.llm = llm
+        self.observer = observer
+        self.clock = clock
+        self.started = clock()
+        self.phase: str | None = None
+        self.trace: list[dict] = []
+        self.history: list[dict] = []
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    # -- budgets -----------------------------------------------------------------------------
+    @property
+    def cost(self) -> float:
+        model = self.policy.model
+        return (self.prompt_tokens * model.input_cost_per_1k + self.completion_tokens * model.output_cost_per_1k) / 1000
+
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def _check_budgets(self) -> None:
+        policy = self.policy
+        if policy.max_tokens is not None and self.prompt_tokens + self.completion_tokens > policy.max_tokens:
+            raise Stop("max_tokens", used=self.prompt_tokens + self.completion_tokens, budget=policy.max_tokens)
+        if policy.max_cost is not None and self.cost > policy.max_cost:
+            raise Stop("max_cost", used=round(self.cost, 6), budget=policy.max_cost)
+
+    # -- model calls ---------------------------------------------------------------------------
+    def ask(self, request: StageRequest) -> ModelReply:
+        """Call the model for one stage, within the run's budgets. Failures become stops."""
+        if self.elapsed() >= self.policy.max_seconds:
+            raise Stop("max_seconds", elapsed=round(self.elapsed(), 3), budget=self.policy.max_seconds)
+        self._check_budgets()  # a budget already spent stops before spending more
+        try:
+            reply = self.llm.complete(request)
+        except LLMError as error:
+            self._account(error.calls)
+            raise Stop(error.reason, message=str(error)) from None
+        self._account(reply.calls)
+        self._check_budgets()
+        return reply
+
+    def _account(self, calls: tuple[CallRecord, ...]) -> None:
+        for record in calls:
+            self.calls += 1
+            self.prompt_tokens += record.prompt_tokens
+            self.completion_tokens += record.completion_tokens
+            self.observer.on_model_call(self.run_id, record)
+
+    # -- trace -------------------------------------------------------------------------------
+    @contextmanager
+    def step(self, phase: str) -> Iterator[dict]:
+        """Time one step; on exit append its trace entry and tell the observer.
+
+        The body fills the yielded dict with measurements (``decision``, ``similarity``, ...) and
+        may set ``output`` for the history. A step that ends in a stop is recorded as stopped.
+        """
+        self.phase = phase
+        entry: dict[str, Any] = {}
+        started = self.clock()
+        try:
+            yield entry
+        except Stop as stop:
+            stop.phase = stop.phase or phase
+            self._finish(phase, entry, started, status="stopped", stop_reason=stop.reason)
+            raise
+        self._finish(phase, entry, started, status="ok")
+
+    def _finish(self, phase: str, entry: dict, started: float, **extra: Any) -> None:
+        output = entry.pop("output", None)
+        record = {
+            "index": len(self.trace) + 1,
+            "phase": phase,
+            **extra,
+            **entry,
+            "duration_ms": round((self.clock() - started) * 1000, 3),
+        }
+        self.trace.append(record)
+        if output is not None:
+            self.history.append({"index": record["index"], "phase": phase, "output": output})
+        self.observer.on_step(self.run_id, dict(record, output=output))
+
+
+Body = Callable[[Run, str, Mapping[str, Any], Policy], dict]
+
+
+def execute(
+    body: Body,
+    *,
+    pipeline: str,
+    goal: str,
+    context: Mapping[str, Any] | None,
+    policy: Policy,
+    llm: LLM,
+    observer: Observer | None = None,
+    run_id: str | None = None,
+    clock=time.monotonic,
+) -> RunResult:
+    """Run one pipeline body and return its result; stops and crashes are results too."""
+    run = Run(run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock)
+    result = RunResult(run_id=run.run_id, pipeline=pipeline, status="ok", stop_reason="success", model=llm.label)
+    try:
+        fields = body(run, goal, context or {}, policy)
+    except Stop as stop:
+        result.status = "stopped"
+        result.stop_reason = stop.reason
+        result.phase = stop.phase or run.phase
+        details = dict(stop.details)
+        for name in ("candidate", "guard", "escalation_reason", "review", "critique", "audit"):
+            if name in details:
+                setattr(result, name, details.pop(name))
+        result.details = _jsonable(details)
+    except Exception as error:  # noqa: BLE001 - the contract: a crash is a recorded stop
+        log.exception("run %s crashed in phase %s", run.run_id, run.phase)
+        result.status = "stopped"
+        result.stop_reason = f"internal_error:{type(error).__name__}"
+        result.phase = run.phase
+        result.details = {"error": str(error)[:500]}
+    else:
+        for name, value in fields.items():
+            setattr(result, name, value)
+    result.trace = run.trace
+    result.history = run.history
+    result.usage = {
+        "model_calls": run.calls,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "cost": round(run.cost, 6),
+    }
+    result.duration_ms = round(run.elapsed() * 1000, 3)
+    return result
+
+
+def _jsonable(value: Any) -> Any:
+    """Stop details go to JSON columns and stdout: keep what JSON can hold, stringify the rest."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def parse_json(text: str) -> tuple[bool, Any]:
+    """(True, value) when ``text`` is JSON, else (False, None). Tolerates a fenced code block."""
+    candidate = text.strip()
+    if candidate.startswith("```"):
+        candidate = candidate.strip("`")
+        candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
+    try:
+        return True, json.loads(candidate)
+    except (ValueError, RecursionError):
+        return False, None

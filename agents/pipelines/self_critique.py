@@ -1,0 +1,137 @@
+"""Self-critique: draft -> critique -> revise (bounded retries, then a deterministic fallback) -> audit
+(SPEC §3.2)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from agents.audit import audit_record
+from agents.fallback import apply_fallback
+from agents.gateway import validate_critique
+from agents.guard import GuardConfig, check_revision
+from agents.llm.base import LLM
+from agents.phrases import critique_rules
+from agents.pipelines.run import Observer, Run, RunResult, execute
+from agents.pipelines.text_stages import (
+    ask_draft, ask_revision, blocked, check_draft, finalize, guard_dict, guard_measurements, structured_object,
+    structured_text,
+)
+from agents.policy import SelfCritiquePolicy
+from agents.prompts import build_request
+from agents.stops import Stop
+from agents.text import text_hash
+
+NOT_APPLIED = "patch_violation:required_changes_not_applied"
+
+
+def _draft(run: Run, goal: str, context: Mapping[str, Any], policy: SelfCritiquePolicy) -> str:
+    """A draft that is only too long gets one bounded recovery: a single call to shorten it."""
+    with run.step("draft") as step:
+        draft = ask_draft(run, goal, context, policy)
+        attempts = 1
+        if len(draft) > policy.max_draft_chars:
+            step["original_chars"] = len(draft)
+            request = build_request(
+                policy, "shorten", context=context,
+                sections=[("DRAFT", draft), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
+                inputs={"goal": goal, "context": context, "draft": draft, "max_chars": policy.max_draft_chars},
+            )
+            draft = structured_text(run.ask(request), "draft")
+            attempts = 2
+        step.update(attempts_used=attempts, retried=attempts > 1, draft_chars=len(draft))
+        check_draft(draft, policy)
+        step.update(draft_hash=text_hash(draft), output=draft)
+    return draft
+
+
+def _length_cap(context: Mapping[str, Any], policy: SelfCritiquePolicy) -> float:
+    """The smaller of the budget's cap and the context's hint (a hint can only tighten it)."""
+    hint = (context.get("policy_hints") or {}).get("max_length_increase_pct") if isinstance(context.get("policy_hints"), dict) else None
+    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and hint >= 0:
+        return min(policy.max_length_increase_pct, float(hint))
+    return policy.max_length_increase_pct
+
+
+def _strict_claims(context: Mapping[str, Any]) -> bool:
+    hints = context.get("policy_hints")
+    return isinstance(hints, dict) and hints.get("avoid_absolute_guarantees") is True
+
+
+def _self_critique(run: Run, goal: str, context: Mapping[str, Any], policy: SelfCritiquePolicy) -> dict:
+    draft = _draft(run, goal, context, policy)
+
+    with run.step("critique") as step:
+        request = build_request(
+            policy, "critique", context=context,
+            sections=[("GOAL", goal), ("DRAFT", draft), ("ALLOWED RISK TYPES", sorted(policy.issue_types)),
+                      ("BUDGET", {"max_risks": policy.max_risks, "max_required_changes": policy.max_required_changes})],
+            inputs={"goal": goal, "context": context, "draft": draft, "issue_types": dict(policy.issue_types),
+                    "restricted_claims": list(policy.guard.restricted_claims), "style": "critique"},
+        )
+        critique = validate_critique(structured_object(run.ask(request)), policy,
+                                     max_risks=policy.max_risks, max_required_changes=policy.max_required_changes)
+        step.update(decision=critique.decision, severity=critique.severity, risks=len(critique.risks),
+                    required_changes=len(critique.required_changes), high_risk=critique.high_risk,
+                    output=critique.to_dict())
+
+    if critique.decision == "escalate":
+        raise Stop("policy_escalation", phase="critique", escalation_reason=critique.reason,
+                   critique=critique.to_dict(), candidate=draft)
+
+    strict = _strict_claims(context)
+    counts = {"risks": len(critique.risks), "required_changes": len(critique.required_changes)}
+    if critique.decision == "approve":
+        audit = audit_record(draft, draft, **counts)
+        finalize(run, draft, context, policy, strict_claims=strict, critique=critique.to_dict(), audit=audit)
+        return {"outcome": "approved_direct", "answer": draft, "critique": critique.to_dict(), "audit": audit}
+
+    rules = critique_rules(critique.required_changes)
+    config = GuardConfig(
+        max_answer_chars=policy.max_answer_chars,
+        min_similarity=policy.min_patch_similarity,
+        rules=policy.guard,
+        not_applied_reason=NOT_APPLIED,
+        max_length_increase_pct=_length_cap(context, policy),
+        strict_claims=strict,
+    )
+    enforcement = {"enforced": len(rules.must_include) + len(rules.must_remove),
+                   "not_enforceable": len(rules.unenforceable)}
+    candidate, outcome = "", "revised_once"
+    for attempt in range(1, policy.max_revise_attempts + 1):
+        with run.step("revise") as step:
+            candidate = ask_revision(run, goal, context, policy, draft=draft, instructions=critique.required_changes,
+                                     attempt=attempt, strict=attempt > 1)
+            result = check_revision(draft, candidate, context, config, rules)
+            step.update(decision="revise", attempt=attempt, attempts_used=attempt, retried=attempt > 1,
+                        fallback_used=False, **enforcement, **guard_measurements(result))
+            if result.ok:
+                step["output"] = candidate
+                outcome = "revised_once" if attempt == 1 else "revised_retry"
+                break
+            if result.stop_reason != NOT_APPLIED:
+                raise blocked(result, candidate, critique=critique.to_dict(),
+                              audit=audit_record(draft, candidate, **counts))
+            # Only "required changes not applied" earns another attempt; keep this one in the trace.
+            step.update(status="retry", guard_result=result.stop_reason, output=candidate)
+    else:
+        with run.step("fallback") as step:
+            candidate = apply_fallback(candidate, rules.must_include, rules.must_remove)
+            result = check_revision(draft, candidate, context, config, rules)
+            step.update(attempts_used=policy.max_revise_attempts, retried=True, fallback_used=True,
+                        **enforcement, **guard_measurements(result))
+            if not result.ok:
+                raise blocked(result, candidate, critique=critique.to_dict(),
+                              audit=audit_record(draft, candidate, **counts))
+            step["output"] = candidate
+            outcome = "revised_fallback"
+
+    audit = audit_record(draft, candidate, **counts)
+    finalize(run, candidate, context, policy, strict_claims=strict, critique=critique.to_dict(), audit=audit)
+    return {"outcome": outcome, "answer": candidate,
+            "critique": critique.to_dict(), "audit": audit, "guard": guard_dict(result)}
+
+
+def run_self_critique(goal: str, context: Mapping[str, Any] | None, policy: SelfCritiquePolicy, llm: LLM, *,
+                      observer: Observer | None = None, run_id: str | None = None) -> RunResult:
+    return execute(_self_critique, pipeline="self_critique", goal=goal, context=context, policy=policy, llm=llm,
+                   observer=observer, run_id=run_id)

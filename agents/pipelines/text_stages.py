@@ -1,0 +1,84 @@
+"""Stages shared by the two text pipelines: the draft, a revision request, the guard's verdict,
+and the final-answer checks. The pipelines differ only in what they pass in."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from agents.guard import GuardResult, check_final_answer
+from agents.llm.base import ModelReply
+from agents.pipelines.run import Run, parse_json
+from agents.policy import TextPolicy
+from agents.prompts import build_request
+from agents.stops import Stop
+from agents.text import text_hash
+
+
+def structured_text(reply: ModelReply, field: str) -> str:
+    """The one text field of a structured answer (``draft``, ``revised_answer``)."""
+    is_json, data = parse_json(reply.text)
+    if not is_json:
+        raise Stop("llm_invalid_json", raw=reply.text[:2000])
+    if not isinstance(data, dict) or not isinstance(data.get(field), str):
+        raise Stop("llm_invalid_schema", expected=field, raw=reply.text[:2000])
+    return data[field].strip()
+
+
+def structured_object(reply: ModelReply) -> Any:
+    """A structured answer's parsed JSON; its shape is the gateway's business."""
+    is_json, data = parse_json(reply.text)
+    if not is_json:
+        raise Stop("llm_invalid_json", raw=reply.text[:2000])
+    return data
+
+
+def check_draft(draft: str, policy: TextPolicy) -> None:
+    if not draft:
+        raise Stop("invalid_draft:empty")
+    if len(draft) > policy.max_draft_chars:
+        raise Stop("invalid_draft:too_long", chars=len(draft), budget=policy.max_draft_chars)
+
+
+def ask_draft(run: Run, goal: str, context: Mapping[str, Any], policy: TextPolicy) -> str:
+    request = build_request(
+        policy, "draft", context=context, sections=[("GOAL", goal), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
+        inputs={"goal": goal, "context": context, "max_chars": policy.max_draft_chars},
+    )
+    return structured_text(run.ask(request), "draft")
+
+
+def ask_revision(run: Run, goal: str, context: Mapping[str, Any], policy: TextPolicy, *, draft: str,
+                 instructions: list[str], attempt: int = 1, strict: bool = False) -> str:
+    request = build_request(
+        policy, "revise", context=context,
+        sections=[("GOAL", goal), ("DRAFT", draft), ("INSTRUCTIONS", instructions),
+                  ("LIMIT", f"at most {policy.max_answer_chars} characters")],
+        inputs={"goal": goal, "context": context, "draft": draft, "instructions": instructions, "strict": strict},
+        attempt=attempt, prompt_key="revise_strict" if strict else "revise",
+    )
+    return structured_text(run.ask(request), "revised_answer")
+
+
+def guard_measurements(result: GuardResult) -> dict:
+    return {key: value for key, value in result.measurements.items() if value not in (None, [], ())}
+
+
+def blocked(result: GuardResult, candidate: str, **details: Any) -> Stop:
+    """The stop for a guard failure; the blocked candidate is kept for the person who decides."""
+    return Stop(result.stop_reason, candidate=candidate, guard=guard_dict(result), **details)
+
+
+def guard_dict(result: GuardResult) -> dict:
+    return {"stop_reason": result.stop_reason, "violations": list(result.violations), "measurements": result.measurements}
+
+
+def finalize(run: Run, answer: str, context: Mapping[str, Any], policy: TextPolicy, *, strict_claims: bool = False,
+             **details: Any) -> None:
+    """The final answer passes the length, fact and claim checks against the context alone."""
+    with run.step("finalize") as step:
+        result = check_final_answer(answer, context, policy.guard, max_answer_chars=policy.max_answer_chars,
+                                    strict_claims=strict_claims)
+        step.update(answer_chars=len(answer), answer_hash=text_hash(answer) if answer else None)
+        if not result.ok:
+            raise blocked(result, answer, **details)
+        step["output"] = answer

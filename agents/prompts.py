@@ -1,0 +1,80 @@
+"""Stage prompts. The system prompt is the policy's override or the default below; the user message
+always starts with the context as canonical JSON, so every call of a run shares one stable prefix
+that provider-side prefix caching can reuse.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from agents.llm.base import StageRequest
+from agents.llm.schemas import STAGE_TOOLS, TOOLS
+from agents.policy import Policy
+from agents.text import canonical_json
+
+DEFAULT_PROMPTS: dict[str, str] = {
+    "draft": (
+        "You write customer-facing incident updates. Use only facts from the context; state "
+        "uncertainty honestly; promise nothing the context does not support. Call submit_draft."
+    ),
+    "shorten": (
+        "Shorten the draft to the character limit given, keeping every fact and number exactly. "
+        "Call submit_draft."
+    ),
+    "review": (
+        "Review the draft against the context. Decide approve, revise or escalate. List issues "
+        "({type, note}) using only the allowed issue types; for revise give a fix plan of short "
+        "instructions that quote the exact phrases to add or replace. Escalate anything with legal "
+        "or policy risk. Call reflect."
+    ),
+    "critique": (
+        "Critique the draft against the context. Decide approve, revise or escalate, with a severity "
+        "and risks ({type, note}) from the allowed types. Each required change must quote exactly one "
+        "phrase and start with ADD or REMOVE. Escalate high-risk drafts. Call submit_critique."
+    ),
+    "revise": (
+        "Apply the instructions to the draft and change nothing else. Add no new facts, numbers, "
+        "incident ids, severities or regions. Call submit_revision."
+    ),
+    "revise_strict": (
+        "Apply the instructions to the draft and change nothing else. Each quoted phrase marked ADD "
+        "must appear verbatim; each quoted phrase marked REMOVE must not appear at all. Add no new "
+        "facts. Call submit_revision."
+    ),
+    "route": (
+        "Route the support ticket to exactly one specialist from the catalog. Never answer the "
+        "ticket yourself. Call route with kind 'route', the target and args.ticket."
+    ),
+    "finalize": (
+        "Write a short answer to the customer using only the specialist's observation. Plain text."
+    ),
+}
+
+
+def _json_mode_note(tool: str) -> str:
+    fields = ", ".join(TOOLS[tool]["parameters"]["properties"])
+    return f"\nAnswer with one JSON object with the fields: {fields}."
+
+
+def build_request(
+    policy: Policy,
+    stage: str,
+    *,
+    context: Mapping[str, Any] | None,
+    sections: list[tuple[str, Any]],
+    inputs: Mapping[str, Any],
+    attempt: int = 1,
+    prompt_key: str | None = None,
+) -> StageRequest:
+    """Render one stage's request: context first, then the stage's own sections in order."""
+    tool = STAGE_TOOLS[stage]
+    system = policy.prompts.get(prompt_key or stage) or DEFAULT_PROMPTS[prompt_key or stage]
+    if tool and policy.model.structured_output == "json":
+        system += _json_mode_note(tool)
+    parts = []
+    if context is not None:
+        parts.append("CONTEXT:\n" + canonical_json(context))
+    for title, value in sections:
+        text = value if isinstance(value, str) else canonical_json(value)
+        parts.append(f"{title}:\n{text}")
+    return StageRequest(stage=stage, system=system, user="\n\n".join(parts), tool=tool, inputs=dict(inputs), attempt=attempt)

@@ -1,0 +1,37 @@
+"""Shared inputs for pipeline tests: the demo incident of SPEC §3.3 and texts it supports."""
+
+import json
+from pathlib import Path
+
+DEMO_CONTEXT = json.loads((Path(__file__).parents[2] / "agents" / "fixtures" / "demo_context.json").read_text())
+GOAL = "Write the customer update for the P1 payment degradation."
+
+DRAFT = (
+    "We are investigating a payment problem in the US. About 27% of checkouts are affected. "
+    "We expect to restore service within 45 minutes. Next actions: we monitor payment failures every 15 minutes "
+    "and publish a customer update via the status page every 15 minutes."
+)
+CAVEAT = "This estimate may change as we learn more."
+REVISED = f"{DRAFT} {CAVEAT}"
+
+APPROVE = {"decision": "approve", "issues": [], "fix_plan": [], "reason": "Accurate.", "quality": "good",
+           "completeness": "complete"}
+REVISE = {
+    "decision": "revise",
+    "issues": [{"type": "missing_uncertainty", "note": "The ETA has no caveat."}],
+    "fix_plan": [f'Add "{CAVEAT}"'],
+    "reason": "Add a caveat to the ETA.",
+    "quality": "fair",
+    "completeness": "complete",
+}
+ESCALATE = {"decision": "escalate", "issues": [{"type": "legal_risk", "note": "Mentions refunds."}], "fix_plan": [],
+            "reason": "Refund commitments need a person. " + "x" * 200}
+
+CRITIQUE_APPROVE = {"decision": "approve", "severity": "low", "risks": [], "required_changes": [], "reason": "Fine."}
+CRITIQUE_REVISE = {
+    "decision": "revise",
+    "severity": "medium",
+    "risks": [{"type": "missing_uncertainty", "note": "The ETA has no caveat."}],
+    "required_changes": [f'ADD "{CAVEAT}"'],
+    "reason": "Add a caveat.",
+}

@@ -1,0 +1,3 @@
+import pytest
+
+pytest_plugins = ["tests.fixtures_llm", "tests.fixtures_scripted"]

@@ -1,0 +1,195 @@
+"""Load the policy a run executes under from the database (SPEC §2, §6).
+
+The active ``PipelinePolicy`` row of a pipeline plus the shared lists become the plain
+``agents.policy`` dataclass the core takes. Configuration fails closed: an allowlist that cannot
+be read allows nothing, never everything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from agents.models import (
+    BUDGET_FIELDS,
+    IssueType,
+    PipelinePolicy,
+    RegionToken,
+    RestrictedClaim,
+    RouteTarget,
+    policy_fields,
+)
+from agents.policy import (
+    DECISIONS,
+    DEFAULT_ISSUE_TYPES,
+    DEFAULT_REGIONS,
+    DEFAULT_RESTRICTED_CLAIMS,
+    DEFAULT_ROUTES,
+    POLICY_CLASSES,
+    GuardRules,
+    ModelSettings,
+    Policy,
+    TextPolicy,
+)
+from agents.policy import RouteTarget as Route
+
+log = logging.getLogger(__name__)
+
+
+class PolicyMissing(LookupError):
+    """No active policy for a pipeline: the run cannot start (the caller records why)."""
+
+    def __init__(self, pipeline: str):
+        self.pipeline = pipeline
+        super().__init__(
+            f"No active policy for the {pipeline} pipeline: activate one in admin "
+            "(Gated pipelines › Pipeline policies)."
+        )
+
+
+def load_policy(pipeline: str) -> Policy:
+    """The active policy of ``pipeline`` as its ``agents.policy`` dataclass."""
+    if pipeline not in POLICY_CLASSES:
+        raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(POLICY_CLASSES)}")
+    row = (
+        PipelinePolicy.objects.filter(pipeline=pipeline, active=True)
+        .prefetch_related("stage_prompts")
+        .first()
+    )
+    if row is None:
+        raise PolicyMissing(pipeline)
+
+    used = policy_fields(pipeline)
+    values: dict[str, Any] = {
+        "max_tokens": row.max_tokens,
+        "max_cost": float(row.max_cost) if row.max_cost is not None else None,
+        "prompts": {prompt.stage: prompt.text for prompt in row.stage_prompts.all()},
+        "model": ModelSettings(
+            model=row.model_name,
+            base_url=row.base_url or None,
+            structured_output=row.structured_output,
+            timeout_seconds=float(row.timeout_seconds),
+            max_retries=row.max_retries,
+            input_cost_per_1k=float(row.input_cost_per_1k),
+            output_cost_per_1k=float(row.output_cost_per_1k),
+        ),
+    }
+    # A budget left empty on the row (only possible outside admin) keeps the contract's default.
+    values.update(
+        {name: getattr(row, name) for name in BUDGET_FIELDS if name in used and getattr(row, name) is not None}
+    )
+    if "decisions_policy" in used:
+        allowed = _allowlist(row, "decisions_policy")
+        executed = _allowlist(row, "decisions_execution")
+        if executed - allowed:
+            log.warning(
+                "policy %s (%s): execution allowlist wider than policy allowlist; %s not executed",
+                row.pk, pipeline, sorted(executed - allowed),
+            )
+        values["decisions_policy"] = allowed
+        values["decisions_execution"] = executed & allowed
+        values["auto_revision"] = row.auto_revision
+    if "issue_types" in used:
+        values["issue_types"] = dict(IssueType.objects.filter(enabled=True).values_list("name", "high_risk"))
+    if "guard" in used:
+        values["guard"] = GuardRules(
+            restricted_claims=tuple(
+                RestrictedClaim.objects.filter(enabled=True).order_by("id").values_list("pattern", flat=True)
+            ),
+            regions=tuple(
+                t.lower() for t in RegionToken.objects.filter(enabled=True).order_by("id").values_list("token", flat=True)
+            ),
+        )
+    if "routes" in used:
+        values["routes"] = {
+            r.name: Route(
+                description=r.description, worker=r.worker,
+                allowed_policy=r.allowed_policy, allowed_execution=r.allowed_policy and r.allowed_execution,
+            )
+            for r in RouteTarget.objects.order_by("id")
+        }
+    return POLICY_CLASSES[pipeline](**values)
+
+
+def _allowlist(row: PipelinePolicy, name: str) -> frozenset[str]:
+    """A decision allowlist; anything but a list of known decisions reads as empty (fail closed)."""
+    value = getattr(row, name)
+    if isinstance(value, list) and all(isinstance(d, str) and d in DECISIONS for d in value):
+        return frozenset(value)
+    log.warning(
+        "policy %s (%s): %s is not a list of known decisions (%r); reading it as empty",
+        row.pk, row.pipeline, name, value,
+    )
+    return frozenset()
+
+
+def policy_snapshot(policy: Policy) -> dict[str, Any]:
+    """What a run stores: ``policy.to_dict()`` as JSON data; ``type(policy).from_dict`` rebuilds it."""
+    return json.loads(json.dumps(policy.to_dict()))
+
+
+# ---------------------------------------------------------------- the §3 defaults as rows
+
+ISSUE_DESCRIPTIONS = {
+    "overconfidence": "States something as certain that the context does not make certain.",
+    "missing_uncertainty": "Leaves out the uncertainty the context has (an ETA stated as a promise).",
+    "contradiction": "Contradicts the context or itself.",
+    "scope_leak": "Goes beyond what the update is about, or beyond the incident's facts.",
+    "policy_violation": "Breaks a communication policy. High risk: escalates to a person.",
+    "legal_risk": "Could create a legal commitment or liability. High risk: escalates to a person.",
+}
+CLAIM_NOTES = ("“resolved” while it is not", "“fully recovered”", "“incident closed”", "“all payments are stable”")
+POLICY_TABLES = ("PipelinePolicy", "IssueType", "RouteTarget", "RestrictedClaim", "RegionToken", "PolicyChange")
+
+
+def install_defaults(apps=None, using: str = "default") -> bool:
+    """Fill an empty policy store with the §3 defaults read from ``agents.policy``.
+
+    Runs from the data migration (with its historical ``apps``) and after every ``migrate`` or
+    ``flush`` (a post_migrate hook, so a flushed database does not leave every run PolicyMissing).
+    A store with any policy row, list row or recorded change is left alone: defaults never come
+    back over what an admin deleted. Returns whether it installed anything.
+    """
+    if apps is None:
+        from django.apps import apps
+    model = {name: apps.get_model("agents", name) for name in POLICY_TABLES}
+    if any(model[name].objects.using(using).exists() for name in POLICY_TABLES):
+        return False
+
+    for pipeline, cls in POLICY_CLASSES.items():
+        policy, text = cls(), issubclass(cls, TextPolicy)
+        budgets = {name: getattr(policy, name) for name in BUDGET_FIELDS if name in policy_fields(pipeline)}
+        model["PipelinePolicy"].objects.using(using).create(
+            pipeline=pipeline,
+            name=f"{pipeline.replace('_', '-').capitalize()} default",
+            active=True,
+            auto_revision=getattr(policy, "auto_revision", True),
+            decisions_policy=[d for d in DECISIONS if text and d in policy.decisions_policy],
+            decisions_execution=[d for d in DECISIONS if text and d in policy.decisions_execution],
+            max_tokens=policy.max_tokens,
+            max_cost=policy.max_cost,
+            model_name=policy.model.model,
+            base_url=policy.model.base_url or "",
+            structured_output=policy.model.structured_output,
+            timeout_seconds=policy.model.timeout_seconds,
+            max_retries=policy.model.max_retries,
+            input_cost_per_1k=str(policy.model.input_cost_per_1k),
+            output_cost_per_1k=str(policy.model.output_cost_per_1k),
+            **budgets,
+        )
+    model["IssueType"].objects.using(using).bulk_create(
+        model["IssueType"](name=name, high_risk=high, description=ISSUE_DESCRIPTIONS.get(name, ""))
+        for name, high in DEFAULT_ISSUE_TYPES.items()
+    )
+    model["RouteTarget"].objects.using(using).bulk_create(
+        model["RouteTarget"](name=name, description=route.description, worker=route.worker,
+                             allowed_policy=route.allowed_policy, allowed_execution=route.allowed_execution)
+        for name, route in DEFAULT_ROUTES.items()
+    )
+    model["RestrictedClaim"].objects.using(using).bulk_create(
+        model["RestrictedClaim"](pattern=pattern, note=note)
+        for pattern, note in zip(DEFAULT_RESTRICTED_CLAIMS, CLAIM_NOTES, strict=True)
+    )
+    model["RegionToken"].objects.using(using).bulk_create(model["RegionToken"](token=t) for t in DEFAULT_REGIONS)
+    return True

@@ -34,6 +34,7 @@ STOP_REASONS: dict[str, str] = {
     "llm_invalid_json": "The model's answer was not parseable JSON, or carried no structured payload.",
     "llm_invalid_schema": "The model's JSON had the wrong shape (a required text field missing or not a string).",
     "llm_empty": "The model returned an empty answer where text was required.",
+    "llm_misconfigured": "The model settings are invalid (e.g. OPENAI_TIMEOUT_SECONDS is not a number); see the run's details.",
     "llm_wrong_tool": "The model called a different tool than the one the stage asked for.",
     "internal_error:<ExceptionClass>": "An unexpected error inside the pipeline; the traceback is logged.",
     # Draft
@@ -121,6 +122,9 @@ STOP_REASONS: dict[str, str] = {
     "route_bad_args:<target>": "The specialist rejected its arguments.",
     "route_error:<target>": "The specialist failed with an error.",
     "route_bad_observation": "The specialist answered with an unexpected status.",
+    # Operations
+    "worker_lost": "The worker running this run went silent (killed or crashed); the run can be retried.",
+    "invalid_input:<field>": "The run's input was unusable (for example an empty goal or a context that is not an object).",
     "max_route_attempts": "Every route attempt asked for a reroute; attempts are used up.",
 }
 

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "agents",
+    "reviewer",
 ]
 
 MIDDLEWARE = [
@@ -69,6 +70,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "reviewer.context_processors.navigation",
             ],
         },
     },
@@ -115,3 +117,33 @@ LOGGING = {
         "agents": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     },
 }
+
+# Celery (SPEC §2, §10). Without CELERY_BROKER_URL the broker is a folder on disk (kombu's
+# filesystem transport): no server to install, and web process and workers share it.
+VAR_DIR = Path(os.environ.get("VAR_DIR") or BASE_DIR / "var")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
+CELERY_BROKER_FOLDER = VAR_DIR / "broker"
+if CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_FOLDER),
+        "data_folder_out": str(CELERY_BROKER_FOLDER),
+        "polling_interval": 0.1,
+    }
+else:
+    # Redis: a task whose worker died is delivered again after this long (late acknowledgement).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 900)}
+CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_IGNORE_RESULT = True
+# A worker killed mid-run must not take its task with it: acknowledge after the run, one at a time.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},
+}
+
+# A running run writes a heartbeat this often; one silent for RUN_STALE_SECONDS lost its worker.
+RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 5)
+RUN_STALE_SECONDS = envint("RUN_STALE_SECONDS", 60)

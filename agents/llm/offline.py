@@ -170,8 +170,11 @@ def route(inputs: Mapping[str, Any]) -> dict:
     ticket = str(inputs.get("goal", ""))
     forbidden = set(inputs.get("forbidden") or [])
     catalog = {k: v for k, v in (inputs.get("catalog") or {}).items() if k not in forbidden}
+    used = set(inputs.get("used") or [])
     words = _words(ticket)
-    scored = sorted(catalog, key=lambda name: -len(words & _words(catalog[name])))  # stable: catalog order on ties
+    # A target not tried yet first (one that asked for a reroute will not change its mind), then the
+    # best word overlap, then catalog order (the sort is stable).
+    scored = sorted(catalog, key=lambda name: (name in used, -len(words & _words(catalog[name]))))
     target = scored[0] if scored else ""
     return {"kind": "route", "target": target, "args": {"ticket": ticket}}
 

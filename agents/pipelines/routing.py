@@ -64,7 +64,7 @@ def _routing_body(workers: Mapping[str, Worker]):
                         ("ROUTE CATALOG", catalog),
                     ],
                     inputs={"goal": goal, "catalog": catalog, "forbidden": [forbidden] if forbidden else [],
-                            "attempt": attempt},
+                            "used": state["unique_routes_used"], "attempt": attempt},
                     attempt=attempt,
                 )
                 reply = run.ask(request)

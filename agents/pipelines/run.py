@@ -186,6 +186,7 @@ def execute(
     run = Run(run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock)
     result = RunResult(run_id=run.run_id, pipeline=pipeline, status="ok", stop_reason="success", model=llm.label)
     try:
+        _check_input(goal, context)  # preconditions, before any token is spent
         fields = body(run, goal, context or {}, policy)
     except Stop as stop:
         result.status = "stopped"
@@ -215,6 +216,13 @@ def execute(
     }
     result.duration_ms = round(run.elapsed() * 1000, 3)
     return result
+
+
+def _check_input(goal: Any, context: Any) -> None:
+    if not isinstance(goal, str) or not goal.strip():
+        raise Stop("invalid_input:goal", phase="input")
+    if context is not None and not isinstance(context, Mapping):
+        raise Stop("invalid_input:context", phase="input")
 
 
 def _jsonable(value: Any) -> Any:

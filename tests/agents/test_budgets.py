@@ -81,3 +81,13 @@ def test_open_circuit_fails_fast_without_calling_the_server_llm_circuit_open(scr
     reasons = [run_reflection(GOAL, DEMO_CONTEXT, policy, llm).stop_reason for _ in range(threshold + 1)]
     assert reasons == ["llm_unavailable"] * threshold + ["llm_circuit_open"]
     assert len(scripted_tools.fake.requests) == threshold
+
+
+def test_blank_goal_stops_before_any_model_call_invalid_input(scripted_tools):
+    result = run_reflection("   ", DEMO_CONTEXT, scripted_tools.policy(ReflectionPolicy), scripted_tools.llm)
+    assert (result.stop_reason, result.phase, scripted_tools.fake.requests) == ("invalid_input:goal", "input", [])
+
+
+def test_context_that_is_not_an_object_is_invalid_input_context(scripted_tools):
+    result = run_reflection(GOAL, ["not", "a", "mapping"], scripted_tools.policy(ReflectionPolicy), scripted_tools.llm)
+    assert result.stop_reason == "invalid_input:context"

@@ -35,10 +35,17 @@ class Command(BaseCommand):
         parser.add_argument("pipeline", choices=PIPELINE_NAMES)
         parser.add_argument("--goal", required=True, help="What the run should achieve (for routing: the ticket).")
         parser.add_argument("--context", help="JSON file with the incident context (optional for routing).")
+        parser.add_argument("--incident", help="Run on this stored incident (its id, e.g. inc_pay_2041) and store the run.")
+        parser.add_argument("--enqueue", action="store_true",
+                            help="With --incident: hand the run to a worker instead of running it here.")
 
-    def handle(self, *args, pipeline, goal, context, **options):
+    def handle(self, *args, pipeline, goal, context, incident, enqueue, **options):
         if not goal.strip():
             raise CommandError("--goal must not be blank")
+        if incident is not None:
+            return self.stored_run(pipeline, goal, incident, context, enqueue)
+        if enqueue:
+            raise CommandError("--enqueue needs --incident: only stored runs go to a worker")
         if context is None and pipeline != "routing":
             raise CommandError(f"--context is required for the {pipeline} pipeline")
         context_data = read_context(context) if context else None
@@ -49,3 +56,23 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         result = run_pipeline(pipeline, goal=goal, context=context_data, policy=policy, llm=llm)
         self.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
+
+    def stored_run(self, pipeline, goal, incident_id, context, enqueue):
+        from agents.policies import PolicyMissing
+        from agents.tasks import run_now, start_run
+        from reviewer.models import Incident
+
+        if context:
+            raise CommandError("--context and --incident exclude each other: a stored run uses the incident's facts")
+        incident = Incident.objects.filter(incident_id=incident_id).first()
+        if incident is None:
+            raise CommandError(f"no incident {incident_id!r}; known: {', '.join(Incident.objects.values_list('incident_id', flat=True)) or 'none'}")
+        try:
+            run, _ = start_run(pipeline=pipeline, goal=goal, incident=incident, enqueue=enqueue)
+        except PolicyMissing as error:
+            raise CommandError(str(error)) from None
+        if enqueue:
+            self.stdout.write(json.dumps({"stored_run": run.pk, "status": run.status}))
+            return
+        result = run_now(run.pk)
+        self.stdout.write(json.dumps({"stored_run": run.pk, **result.to_dict()}, indent=2, ensure_ascii=False, default=str))

@@ -1,0 +1,116 @@
+"""The Django side of a run: the observer that persists each step as it happens, and the recording
+of the final result (review, audit, escalation) in one transaction."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents.llm.base import CallRecord
+from agents.pipelines.run import RunResult
+from agents.stops import opens_escalation
+from reviewer.models import AuditDiff, Escalation, ModelCall, Review, Run, TraceStep
+
+STEP_COLUMNS = {"index", "phase", "status", "stop_reason", "decision", "duration_ms", "output"}
+
+
+class DatabaseObserver:
+    """Writes trace steps and model calls while the run is in flight, so pages can show them live."""
+
+    def __init__(self, run_pk: int, delivery: int = 1):
+        self.run_pk = run_pk
+        self.delivery = delivery
+
+    def on_step(self, run_id: str, entry: dict[str, Any]) -> None:
+        TraceStep.objects.create(
+            run_id=self.run_pk,
+            index=entry["index"],
+            phase=entry["phase"],
+            status=entry.get("status", "ok"),
+            stop_reason=entry.get("stop_reason") or "",
+            decision=entry.get("decision") or "",
+            duration_ms=entry.get("duration_ms") or 0,
+            measurements={k: v for k, v in entry.items() if k not in STEP_COLUMNS},
+            output=entry.get("output"),
+        )
+        Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), phase=entry["phase"])
+
+    def on_model_call(self, run_id: str, record: CallRecord) -> None:
+        ModelCall.objects.create(
+            run_id=self.run_pk, stage=record.stage, attempt=record.attempt, try_number=record.try_number,
+            delivery=self.delivery, model=record.model, latency_ms=record.latency_ms,
+            prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
+            outcome=record.outcome, raw=record.raw, error=record.error,
+        )
+        Run.objects.filter(pk=self.run_pk).update(
+            heartbeat_at=timezone.now(),
+            model_calls=F("model_calls") + 1,
+            prompt_tokens=F("prompt_tokens") + record.prompt_tokens,
+            completion_tokens=F("completion_tokens") + record.completion_tokens,
+        )
+
+
+def _draft(result: RunResult) -> str:
+    for entry in result.history:
+        if entry["phase"] == "draft" and isinstance(entry["output"], str):
+            return entry["output"]
+    return ""
+
+
+@transaction.atomic
+def record_result(run_pk: int, result: RunResult) -> Run:
+    """Store the result on the run, with its review, audit and (when a person must decide) escalation."""
+    run = Run.objects.select_for_update().get(pk=run_pk)
+    run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
+    run.stop_reason = result.stop_reason
+    run.phase = result.phase or ""
+    run.outcome = result.outcome or ""
+    run.answer = result.answer or ""
+    run.selected_route = result.selected_route or ""
+    run.escalation_reason = result.escalation_reason or ""
+    run.candidate = result.candidate or ""
+    run.guard = result.guard
+    run.details = result.details
+    run.model_label = result.model
+    run.duration_ms = result.duration_ms
+    run.finished_at = timezone.now()
+    run.model_calls = result.usage.get("model_calls", 0)
+    run.prompt_tokens = result.usage.get("prompt_tokens", 0)
+    run.completion_tokens = result.usage.get("completion_tokens", 0)
+    run.cost = Decimal(str(result.usage.get("cost", 0)))
+    run.save()
+
+    verdict = result.review or result.critique
+    if verdict:
+        Review.objects.update_or_create(run=run, defaults={
+            "kind": Review.Kind.REVIEW if result.review else Review.Kind.CRITIQUE,
+            "decision": verdict["decision"],
+            "severity": verdict.get("severity") or "",
+            "issues": verdict.get("issues") or verdict.get("risks") or [],
+            "instructions": verdict.get("fix_plan") or verdict.get("required_changes") or [],
+            "reason": verdict.get("reason") or "",
+            "quality": verdict.get("quality") or "",
+            "completeness": verdict.get("completeness") or "",
+        })
+    draft = _draft(result)
+    if result.audit:
+        audit = result.audit
+        AuditDiff.objects.update_or_create(run=run, defaults={
+            "before_text": draft, "after_text": result.answer or result.candidate or draft,
+            **{k: audit[k] for k in ("changed", "before_hash", "after_hash", "before_chars", "after_chars", "delta",
+                                     "length_increase_pct", "risks_count", "required_changes_count", "diff_unit",
+                                     "unified_diff", "diff_excerpt")},
+        })
+    if opens_escalation(result.stop_reason):
+        Escalation.objects.get_or_create(run=run, defaults={
+            "stop_reason": result.stop_reason,
+            "reason": result.escalation_reason or "",
+            "draft": draft,
+            "candidate": result.candidate or draft,
+            "guard": result.guard,
+        })
+    return run

@@ -1,0 +1,117 @@
+"""Demo incidents, users and runs (SPEC §10). Everything here is idempotent: a second call reuses
+what exists."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import date
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from agents.llm.offline import OfflineModel
+from agents.store import load_demo_data
+from reviewer.models import Incident, Run
+from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
+
+CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
+
+INCIDENTS = [
+    {
+        "incident_id": "inc_pay_2041",
+        "title": "P1 payment degradation in the US",
+        "region": "US", "severity": "P1", "status": "degraded",
+        "affected_checkout_pct": 27, "failed_payment_rate": 0.034, "chargeback_alerts": 5, "eta_minutes": 45,
+        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
+        "approved_actions": [
+            "monitor payment failures every 15 minutes",
+            "publish customer update via status page every 15 minutes",
+            "prepare support macro with workaround guidance",
+        ],
+    },
+    {
+        "incident_id": "inc_api_4021",
+        "title": "Public API latency (mitigated)",
+        "region": "EU", "severity": "P2", "status": "mitigated",
+        "policy_hints": {"avoid_absolute_guarantees": True},
+        "approved_actions": ["watch API latency dashboards", "publish customer update via status page every 30 minutes"],
+    },
+    {
+        "incident_id": "inc_wallet_77",
+        "title": "Wallet top-ups failing in the EU",
+        "region": "EU", "severity": "P2", "status": "degraded", "eta_minutes": 30,
+        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
+    },
+]
+
+USERS = [
+    ("lead", "Support lead", SUPPORT_LEAD, False),
+    ("ops", "Ops staff", OPS, False),
+    ("admin", "Admin", POLICY_ADMIN, True),
+]
+
+# (pipeline, incident, goal): together they leave approved, revised, escalated, blocked and failed runs.
+RUNS = [
+    ("reflection", "inc_pay_2041", "Write the customer update for the P1 payment degradation."),
+    ("reflection", "inc_api_4021", "Write a short customer update on the API latency incident."),
+    ("reflection", "inc_pay_2041", "Tell affected customers they will receive service credits for failed payments."),
+    ("self_critique", "inc_wallet_77", "Write the customer update for the wallet top-up failures."),
+    ("self_critique", "inc_pay_2041", "Write the customer update for the P1 payment degradation."),
+    ("routing", None, "I was charged twice for my subscription, please refund me. user_id=42"),
+    ("routing", None, "The public API returns errors and latency is high since this morning."),
+    ("routing", None, "Hello, I have a question."),
+]
+
+
+def load_incidents(today: date | None = None) -> list[Incident]:
+    incidents = []
+    for spec in INCIDENTS:
+        fields = {k: v for k, v in spec.items() if k != "incident_id"}
+        incident, _ = Incident.objects.update_or_create(
+            incident_id=spec["incident_id"], defaults={**fields, "report_date": today or date.today()})
+        incidents.append(incident)
+    return incidents
+
+
+def ensure_users(logins_file: Path) -> dict[str, str]:
+    """The demo users, one per role. Passwords are random on first creation and kept in a local
+    file (never in the repository) so that a second start can print them again."""
+    logins = json.loads(logins_file.read_text()) if logins_file.exists() else {}
+    User = get_user_model()
+    for username, first_name, group, staff in USERS:
+        user, created = User.objects.get_or_create(username=username, defaults={"first_name": first_name})
+        if created or username not in logins:
+            logins[username] = secrets.token_urlsafe(9)
+            user.set_password(logins[username])
+        user.is_staff = staff
+        user.is_superuser = staff
+        user.save()
+        user.groups.add(Group.objects.get(name=group))
+    logins_file.parent.mkdir(parents=True, exist_ok=True)
+    logins_file.write_text(json.dumps(logins, indent=2))
+    logins_file.chmod(0o600)
+    return logins
+
+
+def run_demo_pipelines(user=None) -> list[Run]:
+    """Run the demo set in-process with the offline model, once (skipped when runs exist)."""
+    from agents.tasks import run_now, start_run
+
+    if Run.objects.exists():
+        return []
+    runs = []
+    for pipeline, incident_id, goal in RUNS:
+        incident = Incident.objects.get(incident_id=incident_id) if incident_id else None
+        run, _ = start_run(pipeline=pipeline, goal=goal, incident=incident, user=user, enqueue=False)
+        run_now(run.pk, llm=OfflineModel())
+        runs.append(run)
+    return runs
+
+
+def load_everything(logins_file: Path) -> dict[str, str]:
+    load_demo_data()
+    load_incidents()
+    return ensure_users(logins_file)

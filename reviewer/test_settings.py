@@ -1,0 +1,22 @@
+"""Test overrides, in one place. Worker subprocesses started by the tests use this module too."""
+
+from reviewer.settings import *  # noqa: F403
+from reviewer.settings import BASE_DIR, DATABASES, os
+
+VAR_DIR = BASE_DIR / "var" / "test"
+CELERY_BROKER_FOLDER = VAR_DIR / "broker"
+if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_FOLDER),
+        "data_folder_out": str(CELERY_BROKER_FOLDER),
+        "polling_interval": 0.1,
+    }
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# Worker tests share the test database with a worker process, so SQLite's test database is a file.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_NAME") or str(VAR_DIR / "test-db.sqlite3")}
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 1)  # noqa: F405
+RUN_STALE_SECONDS = envint("RUN_STALE_SECONDS", 4)  # noqa: F405

@@ -1,0 +1,136 @@
+"""The Django glue around the core: starting runs, executing them in-process, recording results,
+and a policy change in admin reaching the next run's snapshot (and only the next)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.models import PipelinePolicy
+from agents.tasks import claim, run_now, start_run, sweep_lost_runs
+from reviewer.models import AuditDiff, Escalation, ModelCall, Review, Run, TraceStep
+from tests.admin_forms import post_change
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).parents[2]
+
+
+def test_start_run_stores_the_context_and_policy_snapshot_and_queues(demo_data, users):
+    incident = demo_data["inc_pay_2041"]
+    run, created = start_run(pipeline="reflection", goal="Update", incident=incident, user=users.ops, enqueue=False)
+    assert created and run.status == "queued"
+    assert run.context == incident.context() and run.context["incident"]["failed_payment_rate"] == 0.034
+    assert run.policy["pipeline"] == "reflection" and run.policy["max_seconds"] == 30
+
+
+def test_the_same_idempotency_key_returns_the_same_run(demo_data, users):
+    first, created = start_run(pipeline="routing", goal="refund user_id=42", user=users.ops, idempotency_key="k1",
+                               enqueue=False)
+    again, created_again = start_run(pipeline="routing", goal="refund user_id=42", user=users.ops,
+                                     idempotency_key="k1", enqueue=False)
+    assert (created, created_again, again.pk) == (True, False, first.pk)
+    assert Run.objects.count() == 1
+
+
+def test_a_revised_run_is_recorded_with_trace_calls_review_and_audit(demo_data):
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    result = run_now(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.stop_reason, run.outcome) == ("ok", "success", result.outcome)
+    assert run.answer == result.answer and run.model_label == "offline model"
+    assert list(TraceStep.objects.filter(run=run).values_list("phase", flat=True)) == [s["phase"] for s in result.trace]
+    assert ModelCall.objects.filter(run=run).count() == run.model_calls == result.usage["model_calls"]
+    assert Review.objects.get(run=run).kind == "critique"
+    audit = AuditDiff.objects.get(run=run)
+    assert audit.changed and audit.after_text == run.answer and "may change" in audit.unified_diff
+    assert not Escalation.objects.filter(run=run).exists()
+
+
+def test_a_policy_escalation_opens_an_escalation_with_the_whole_reason(demo_data):
+    run, _ = start_run(pipeline="reflection", goal="Offer every customer a refund for the outage",
+                       incident=demo_data["inc_pay_2041"], enqueue=False)
+    run_now(run.pk)
+    escalation = Escalation.objects.get(run=run)
+    assert (escalation.status, escalation.stop_reason) == ("pending", "policy_escalation")
+    assert escalation.reason == Run.objects.get(pk=run.pk).escalation_reason and "refund" in escalation.reason
+    assert escalation.candidate == escalation.draft != ""
+
+
+def test_a_patch_violation_opens_an_escalation_with_the_blocked_candidate(demo_data):
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_wallet_77"], enqueue=False)
+    run_now(run.pk)
+    escalation = Escalation.objects.get(run=run)
+    assert escalation.stop_reason == "patch_violation:length_increase_limit"
+    assert escalation.candidate != escalation.draft and "may change" in escalation.candidate
+    assert escalation.guard["violations"][0]["check"] == "patch_violation:length_increase_limit"
+
+
+def test_a_failed_run_opens_no_escalation(demo_data):
+    run, _ = start_run(pipeline="routing", goal="Hello, I have a question.", enqueue=False)
+    run_now(run.pk)
+    assert Run.objects.get(pk=run.pk).stop_reason == "max_route_attempts"
+    assert not Escalation.objects.exists()
+
+
+def test_a_run_is_claimed_once(demo_data):
+    run, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
+    assert claim(run.pk) == 1
+    assert claim(run.pk) is None
+    assert run_now(run.pk) is None  # a second delivery does nothing
+
+
+def test_sweep_marks_only_silent_running_runs_worker_lost(demo_data):
+    silent, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
+    claim(silent.pk)
+    busy, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
+    claim(busy.pk)
+    Run.objects.filter(pk=silent.pk).update(heartbeat_at=silent.created_at.replace(year=2000))
+    assert sweep_lost_runs(stale_seconds=60) == 1
+    assert Run.objects.get(pk=silent.pk).stop_reason == "worker_lost"
+    assert Run.objects.get(pk=busy.pk).status == "running"
+
+
+def test_bad_model_settings_end_the_run_as_llm_misconfigured(demo_data, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("OPENAI_TIMEOUT_SECONDS", "soon")
+    run, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
+    run_now(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.stop_reason) == ("stopped", "llm_misconfigured")
+    assert "OPENAI_TIMEOUT_SECONDS" in run.details["error"]
+
+
+def test_an_admin_policy_change_reaches_the_next_run_and_not_the_stored_one(client, demo_data, users):
+    before, _ = start_run(pipeline="reflection", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    client.force_login(users.admin)
+    policy = PipelinePolicy.objects.get(pipeline="reflection", active=True)
+    response = post_change(client, "pipelinepolicy", policy, auto_revision="")
+    assert response.status_code == 302, response.content.decode()[:2000]
+    after, _ = start_run(pipeline="reflection", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    assert Run.objects.get(pk=before.pk).policy["auto_revision"] is True
+    assert after.policy["auto_revision"] is False
+    run_now(before.pk)
+    run_now(after.pk)
+    assert Run.objects.get(pk=before.pk).stop_reason == "success"  # ran under its own snapshot
+    assert Run.objects.get(pk=after.pk).stop_reason == "review_decision_denied_execution:revise"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_pipeline_with_incident_stores_the_run(demo_data):
+    from tests.fixtures_worker import database_url
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_"))}
+    env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="reviewer.test_settings")
+    out = subprocess.run([sys.executable, "manage.py", "run_pipeline", "reflection", "--goal", "Update",
+                          "--incident", "inc_pay_2041"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    run = Run.objects.get(pk=result["stored_run"])
+    assert (run.status, run.stop_reason, run.incident.incident_id) == ("ok", result["stop_reason"], "inc_pay_2041")
+    assert TraceStep.objects.filter(run=run).count() == len(result["trace"])
+    unknown = subprocess.run([sys.executable, "manage.py", "run_pipeline", "reflection", "--goal", "x", "--incident",
+                              "inc_nope"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 1 and "no incident 'inc_nope'" in unknown.stderr

@@ -127,6 +127,7 @@ if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER),
         "data_folder_out": str(CELERY_BROKER_FOLDER),
+        "control_folder": str(CELERY_BROKER_FOLDER / "control"),
         "polling_interval": 0.1,
     }
 else:

@@ -9,6 +9,7 @@ if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER),
         "data_folder_out": str(CELERY_BROKER_FOLDER),
+        "control_folder": str(CELERY_BROKER_FOLDER / "control"),
         "polling_interval": 0.1,
     }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

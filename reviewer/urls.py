@@ -1,6 +1,26 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from reviewer.views import home, inbox, incidents, runs
+
 urlpatterns = [
+    path("", home.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("incidents/", incidents.incident_list, name="incidents"),
+    path("incidents/<slug:incident_id>/", incidents.incident_detail, name="incident"),
+    path("incidents/<slug:incident_id>/runs/", incidents.start_run, name="start_run"),
+    path("runs/", runs.run_list, name="runs"),
+    path("runs/failed/", runs.failed_runs, name="failed_runs"),
+    path("runs/<int:pk>/", runs.run_detail, name="run"),
+    path("runs/<int:pk>/trace/", runs.run_trace, name="run_trace"),
+    path("runs/<int:pk>/retry/", runs.retry, name="run_retry"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),
+    path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
+    path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),
+    path("escalations/<int:pk>/claim/", inbox.claim, name="escalation_claim"),
+    path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
     path("admin/", admin.site.urls),
 ]

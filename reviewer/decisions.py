@@ -1,0 +1,152 @@
+"""People's decisions on escalations (SPEC §7): approve, edit then approve, reject; claims.
+
+Plain domain logic, no HTTP: the inbox views and the JSON API both call it. Each escalation is
+decided exactly once by a conditional ``UPDATE ... WHERE status = 'pending'`` whose row count says
+who won (the healthchecks ``sendalerts`` trick), so two leads clicking at the same moment need no
+lock: one wins, the other is told who decided, and nothing is overwritten. Decisions are
+append-only; nothing here updates or deletes one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agents.guard import GuardConfig, check_final_answer, check_revision
+from agents.pipelines.self_critique import NOT_APPLIED as SELF_CRITIQUE_NOT_APPLIED
+from agents.pipelines.self_critique import _length_cap, _strict_claims
+from agents.policy import POLICY_CLASSES, ReflectionPolicy, SelfCritiquePolicy, TextPolicy
+from agents.text import normalize
+from reviewer.models import Decision, Escalation
+
+DECIDE_PERMISSION = "reviewer.decide_escalation"
+# The phrase-rule stop per pipeline (unused without phrase rules, kept so the config reads whole).
+REFLECTION_NOT_APPLIED = "patch_violation:fix_plan_not_applied"
+ACTIONS = {choice.value for choice in Decision.Action}
+JUSTIFICATION_NEEDED = "Approving despite guard violations needs a written justification."
+
+# A person is not revising the model's draft: an unchanged text is simply an approval.
+_NOT_FOR_PEOPLE = {"invalid_revised:no_changes"}
+
+
+class DecisionInvalid(Exception):
+    """The decision cannot be recorded as submitted; the message is for the person who sent it."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    won: bool
+    escalation: Escalation
+    decision: Decision | None = None
+
+
+def _text_policy(run) -> TextPolicy:
+    """The policy snapshot the run executed under (defaults for a pipeline without text budgets)."""
+    policy = POLICY_CLASSES.get(run.pipeline, ReflectionPolicy).from_dict(run.policy or {})
+    return policy if isinstance(policy, TextPolicy) else ReflectionPolicy()
+
+
+def guard_edit(escalation: Escalation, text: str) -> dict:
+    """Run a lead's edit through the patch guard against the run's context (SPEC §3.4, §7).
+
+    The same configuration the pipeline used, without phrase rules: a person is not bound to the
+    model's fix plan. The final-answer checks run too (§3.5.5: a draft is not its own evidence),
+    so an unsupported number the lead kept from the draft is shown, once.
+    """
+    run = escalation.run
+    context = run.context or {}
+    policy = _text_policy(run)
+    self_critique = isinstance(policy, SelfCritiquePolicy)
+    strict = self_critique and _strict_claims(context)
+    config = GuardConfig(
+        max_answer_chars=policy.max_answer_chars,
+        min_similarity=policy.min_patch_similarity,
+        rules=policy.guard,
+        not_applied_reason=SELF_CRITIQUE_NOT_APPLIED if self_critique else REFLECTION_NOT_APPLIED,
+        max_length_increase_pct=_length_cap(context, policy) if self_critique else None,
+        strict_claims=strict,
+    )
+    original = escalation.draft or escalation.candidate
+    result = check_revision(original=original, revised=text, context=context, config=config)
+    violations = [v for v in result.violations if v["check"] not in _NOT_FOR_PEOPLE]
+    if normalize(text) and not any(v["check"].startswith("invalid_revised:") for v in violations):
+        final = check_final_answer(text, context, policy.guard, max_answer_chars=policy.max_answer_chars,
+                                   strict_claims=strict)
+        seen = {(v["check"].split(":", 1)[1], (v["found"] or "").lower()) for v in violations}
+        violations += [v for v in final.violations
+                       if (v["check"].split(":", 1)[1], (v["found"] or "").lower()) not in seen]
+    return {
+        "ok": not violations,
+        "violations": violations,
+        "measurements": result.measurements,
+        "original": "draft" if escalation.draft else "candidate",
+    }
+
+
+def _block_results(escalation: Escalation) -> dict:
+    """The guard results of the block itself, recorded with an approval or a rejection."""
+    guard = escalation.guard or {}
+    return {"ok": False, "source": "block", "stop_reason": escalation.stop_reason,
+            "violations": guard.get("violations", []), "measurements": guard.get("measurements", {})}
+
+
+def _already_decided(escalation_pk: int) -> Outcome:
+    return Outcome(won=False, escalation=Escalation.objects.select_related("decided_by").get(pk=escalation_pk))
+
+
+def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str = "") -> Outcome:
+    """Record a person's decision exactly once. Raises :class:`DecisionInvalid` for a decision that
+    cannot stand as sent; returns ``Outcome(won=False)`` when someone else decided first."""
+    if not user.has_perm(DECIDE_PERMISSION):
+        raise PermissionDenied("Only support leads can decide escalations.")
+    if action not in ACTIONS:
+        raise DecisionInvalid(f"Unknown action “{action}”: approve, edit_approve or reject.")
+    escalation = Escalation.objects.select_related("run").get(pk=escalation_pk)
+    if escalation.status != Escalation.Status.PENDING:
+        return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
+
+    note = note.strip()
+    if action == Decision.Action.EDIT_APPROVE and normalize(text) == normalize(escalation.candidate):
+        action = Decision.Action.APPROVE
+    if action == Decision.Action.APPROVE:
+        final_text, guard_results, status = escalation.candidate, _block_results(escalation), "approved"
+    elif action == Decision.Action.EDIT_APPROVE:
+        if not normalize(text):
+            raise DecisionInvalid("The edited text is empty. Reject the escalation instead, with a reason.")
+        guard_results = guard_edit(escalation, text)
+        if guard_results["violations"] and not note:
+            raise DecisionInvalid(JUSTIFICATION_NEEDED)
+        final_text, status = text.strip(), "approved"
+    else:
+        if not note:
+            raise DecisionInvalid("Rejecting needs a reason.")
+        final_text, guard_results, status = "", _block_results(escalation), "rejected"
+
+    now = timezone.now()
+    with transaction.atomic():
+        won = Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING).update(
+            status=status, decided_by=user, decided_at=now, final_text=final_text)
+        if not won:
+            return _already_decided(escalation_pk)
+        decision = Decision.objects.create(escalation_id=escalation_pk, actor=user, at=now, action=action,
+                                           final_text=final_text, guard_results=guard_results, note=note)
+    return Outcome(won=True, escalation=Escalation.objects.select_related("decided_by").get(pk=escalation_pk),
+                   decision=decision)
+
+
+def claim(escalation_pk: int, user) -> bool:
+    """Take a pending escalation that nobody else holds. A claim is a courtesy: it never stops
+    another lead from deciding."""
+    free = Q(claimed_by__isnull=True) | Q(claimed_by=user)
+    return bool(Escalation.objects.filter(free, pk=escalation_pk, status=Escalation.Status.PENDING)
+                .update(claimed_by=user, claimed_at=timezone.now()))
+
+
+def release(escalation_pk: int, user) -> bool:
+    """Give back your own claim (someone else's stays theirs)."""
+    return bool(Escalation.objects.filter(pk=escalation_pk, claimed_by=user)
+                .update(claimed_by=None, claimed_at=None))

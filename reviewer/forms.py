@@ -1,0 +1,125 @@
+"""Forms of the dashboard: starting a run from an incident, and filtering the run list."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from django import forms
+
+from reviewer.models import PIPELINES, Run
+
+GOAL_MAX_CHARS = 2000
+TICKET_MAX_CHARS = 4000
+TEXT_PIPELINES = ("reflection", "self_critique")
+
+# C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+# Django refuses NUL before our own check runs; say it the same way.
+_NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
+
+
+def default_goal(pipeline: str, incident) -> str:
+    """What a text pipeline is asked to write when ops does not say otherwise; routing has no default."""
+    if pipeline in TEXT_PIPELINES and incident is not None:
+        return f"Write the customer update for {incident.title}."
+    return ""
+
+
+def refuse_control_characters(value: str, what: str) -> str:
+    found = _CONTROL.search(value)
+    if found:
+        raise forms.ValidationError(
+            "The %(what)s contains a control character (U+%(code)04X); remove it and try again.",
+            code="control_characters", params={"what": what, "code": ord(found.group())},
+        )
+    return value
+
+
+class StartRunForm(forms.Form):
+    """The pipeline and its input: a goal for the text pipelines, the ticket text for routing.
+
+    ``idempotency_key`` is a fresh uuid each time the form is rendered; posting the same rendered form
+    twice (a double click, a resubmit) carries the same key, and ``start_run`` returns the first run.
+    """
+
+    pipeline = forms.ChoiceField(choices=PIPELINES, initial="reflection")
+    goal = forms.CharField(
+        label="Goal", required=False, strip=True, max_length=GOAL_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=f"What the pipeline should write (at most {GOAL_MAX_CHARS} characters).",
+        error_messages={"null_characters_not_allowed": _NUL_MESSAGE % "goal"},
+    )
+    ticket = forms.CharField(
+        label="Ticket text", required=False, strip=True, max_length=TICKET_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 5, "placeholder": "Paste the customer's ticket here."}),
+        help_text=f"The support ticket to route (at most {TICKET_MAX_CHARS} characters).",
+        error_messages={"null_characters_not_allowed": _NUL_MESSAGE % "ticket text"},
+    )
+    idempotency_key = forms.UUIDField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, incident=None, pipeline: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.incident = incident
+        if not self.is_bound:
+            chosen = pipeline if pipeline in dict(PIPELINES) else "reflection"
+            self.initial.setdefault("pipeline", chosen)
+            self.initial.setdefault("goal", default_goal(chosen, incident))
+            self.initial.setdefault("idempotency_key", uuid.uuid4())
+
+    @property
+    def selected_pipeline(self) -> str:
+        """The pipeline the form shows fields for: the posted one when bound, else the initial one."""
+        value = self["pipeline"].value()
+        return value if value in dict(PIPELINES) else "reflection"
+
+    @property
+    def is_routing(self) -> bool:
+        return self.selected_pipeline == "routing"
+
+    def clean_goal(self) -> str:
+        return refuse_control_characters(self.cleaned_data["goal"], "goal")
+
+    def clean_ticket(self) -> str:
+        return refuse_control_characters(self.cleaned_data["ticket"], "ticket text")
+
+    def clean(self):
+        data = super().clean()
+        pipeline = data.get("pipeline")
+        if pipeline == "routing":
+            if "ticket" in data and not data["ticket"]:
+                self.add_error("ticket", "Enter the ticket text to route.")
+        elif pipeline in TEXT_PIPELINES:
+            if "goal" in data and not data["goal"]:
+                self.add_error("goal", "Enter a goal: what should the pipeline write?")
+        return data
+
+    @property
+    def run_goal(self) -> str:
+        """The goal the pipeline receives (for routing, the ticket text is the goal)."""
+        data = self.cleaned_data
+        return data["ticket"] if data["pipeline"] == "routing" else data["goal"]
+
+    @property
+    def key(self) -> str:
+        value = self.cleaned_data.get("idempotency_key")
+        return str(value) if value else ""
+
+
+SINCE = {"today": "Today", "24h": "Last 24 hours", "7d": "Last 7 days"}
+IN_FLIGHT = "in_flight"
+
+
+class RunFilterForm(forms.Form):
+    """The run list's filters (GET); a value that does not validate is ignored and shown as an error."""
+
+    stop_reason = forms.CharField(required=False, max_length=200)
+    status = forms.ChoiceField(required=False, choices=[("", "any"), (IN_FLIGHT, "in flight (queued or running)"),
+                                                        *Run.Status.choices])
+    pipeline = forms.ChoiceField(required=False, choices=[("", "any"), *PIPELINES])
+    since = forms.ChoiceField(required=False, choices=[("", "any time"), *SINCE.items()])
+
+    def clean_stop_reason(self) -> str:
+        return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")

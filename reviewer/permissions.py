@@ -1,0 +1,29 @@
+"""Role checks for function views: a clear 403 page, never a crash or a silent redirect loop."""
+
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+
+MESSAGES = {
+    "reviewer.start_run": "Only ops staff can start runs.",
+    "reviewer.decide_escalation": "Only support leads can decide escalations.",
+    "reviewer.view_escalation": "Only support leads can open the escalation inbox.",
+    "reviewer.view_run": "Your role cannot see runs.",
+}
+
+
+def require_perm(perm: str):
+    """``@login_required`` plus a permission check that answers 403 with a sentence saying who may."""
+
+    def decorator(view):
+        @login_required
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.has_perm(perm):
+                raise PermissionDenied(MESSAGES.get(perm, "Your role does not allow this."))
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator

@@ -1,0 +1,199 @@
+"""The escalation inbox (SPEC §7, §8): the list, the escalation page, and the decision endpoints.
+
+Every page works as plain HTML forms; with htmx the same forms swap a row, the decision panel or
+the guard's violations in place. The decisions themselves live in :mod:`reviewer.decisions`.
+"""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from agents.audit import word_diff
+from agents.stops import explain
+from agents.text import normalize
+from reviewer import decisions
+from reviewer.models import PIPELINES, Escalation
+from reviewer.permissions import require_perm
+
+VIEW = "reviewer.view_escalation"
+DECIDE = decisions.DECIDE_PERMISSION
+PAGE_SIZE = 50
+RECENT = 10
+PENDING = Escalation.Status.PENDING
+
+
+def _annotate(escalation: Escalation) -> Escalation:
+    """What a row shows beside the stored fields: the stop reason's explanation and a short reason."""
+    escalation.explanation = explain(escalation.stop_reason)
+    violations = (escalation.guard or {}).get("violations") or [{}]
+    escalation.summary = escalation.reason or violations[0].get("message") or escalation.explanation
+    return escalation
+
+
+def _filters(request) -> dict:
+    pipeline = request.GET.get("pipeline", "")
+    return {
+        "pipeline": pipeline if pipeline in dict(PIPELINES) else "",
+        "stop_reason": request.GET.get("stop_reason", "").strip(),
+        "mine": request.GET.get("mine") == "1",
+    }
+
+
+def _pending(filters: dict, user):
+    rows = (Escalation.objects.filter(status=PENDING)
+            .select_related("run", "run__incident", "claimed_by")
+            .defer("run__context", "run__policy", "run__details", "run__guard")
+            .order_by("opened_at", "id"))
+    if filters["pipeline"]:
+        rows = rows.filter(run__pipeline=filters["pipeline"])
+    if filters["stop_reason"]:
+        rows = rows.filter(stop_reason=filters["stop_reason"])
+    if filters["mine"]:
+        rows = rows.filter(claimed_by=user)
+    return rows
+
+
+@require_perm(VIEW)
+@require_safe
+@vary_on_headers("HX-Request")
+def inbox(request):
+    filters = _filters(request)
+    page = Paginator(_pending(filters, request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    for escalation in page:
+        _annotate(escalation)
+    context = {
+        "page": page,
+        "filters": filters,
+        "pipelines": PIPELINES,
+        "stop_reasons": (Escalation.objects.filter(status=PENDING).order_by("stop_reason")
+                         .values_list("stop_reason", flat=True).distinct()),
+        "recent": (Escalation.objects.exclude(status=PENDING).select_related("decided_by", "run__incident")
+                   .defer("run__context", "run__policy", "run__details", "run__guard")
+                   .order_by("-decided_at", "-id")[:RECENT]),
+        "can_decide": request.user.has_perm(DECIDE),
+    }
+    # The filter form swaps only the list; a plain GET (or htmx restoring history) gets the page.
+    fragment = request.htmx and not request.htmx.history_restore_request
+    template = "inbox/inbox.html#inbox-list" if fragment else "inbox/inbox.html"
+    return render(request, template, context)
+
+
+def _escalation(pk: int) -> Escalation:
+    related = ("run", "run__incident", "run__review", "claimed_by", "decided_by")
+    return _annotate(get_object_or_404(Escalation.objects.select_related(*related), pk=pk))
+
+
+def _panel_context(request, escalation: Escalation, **extra) -> dict:
+    """What the decision panel (and the page around it) needs; ``extra`` carries a failed form."""
+    text = extra.pop("text", None)
+    check = extra.get("check")
+    unchanged = text is None or normalize(text) == normalize(escalation.candidate)
+    return {
+        "escalation": escalation,
+        "decision": escalation.decisions.select_related("actor").first(),
+        "can_decide": request.user.has_perm(DECIDE),
+        "text": escalation.candidate if text is None else text,
+        "unchanged": unchanged,
+        "needs_justification": bool(check and check["violations"] and not unchanged),
+        **extra,
+    }
+
+
+def _page(request, escalation: Escalation, *, status: int = 200, **extra):
+    diff = word_diff(escalation.draft, escalation.candidate)
+    context = _panel_context(request, escalation, **extra) | {
+        "run": escalation.run,
+        "review": getattr(escalation.run, "review", None),
+        "diff": diff,
+        "changed": any(op != "equal" for op, _ in diff),
+        "side_by_side": request.GET.get("view") == "side",
+        "history": escalation.decisions.select_related("actor", "corrects"),
+    }
+    return render(request, "inbox/escalation.html", context, status=status)
+
+
+@require_perm(VIEW)
+@require_safe
+def escalation_detail(request, pk):
+    return _page(request, _escalation(pk))
+
+
+@require_perm(DECIDE)
+@require_POST
+@vary_on_headers("HX-Request")
+def check_edit(request, pk):
+    escalation = _escalation(pk)
+    text, note = request.POST.get("text", ""), request.POST.get("note", "")
+    check = decisions.guard_edit(escalation, text)
+    if request.htmx:
+        context = _panel_context(request, escalation, text=text, note=note, check=check, oob=True)
+        return render(request, "inbox/escalation.html#edit-check", context)
+    return _page(request, escalation, text=text, note=note, check=check, form_action="edit_approve")
+
+
+def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, **extra):
+    """The row (inbox) or the decision panel (escalation page), with the nav badge swapped out of band."""
+    if row:
+        context = {"escalation": _annotate(escalation), "can_decide": request.user.has_perm(DECIDE), **extra}
+        template = "inbox/inbox.html#escalation-row"
+    else:
+        context, template = _panel_context(request, escalation, **extra), "inbox/escalation.html#decision-panel"
+    return render(request, template, context | {"oob_badge": True}, status=status)
+
+
+@require_perm(DECIDE)
+@require_POST
+@vary_on_headers("HX-Request")
+def decide(request, pk):
+    escalation = _escalation(pk)
+    action, note = request.POST.get("action", ""), request.POST.get("note", "")
+    text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
+    try:
+        outcome = decisions.decide(pk, request.user, action, text=text, note=note)
+    except decisions.DecisionInvalid as invalid:
+        form = {"error": str(invalid), "note": note, "form_action": action}
+        if action == "edit_approve":
+            form |= {"text": text, "check": decisions.guard_edit(escalation, text)}
+        if request.htmx:
+            return _fragment(request, escalation, row=row, status=422, **form)
+        return _page(request, escalation, status=422, **form)
+    decided = _escalation(pk)
+    if not outcome.won:  # someone was quicker: say who, and change nothing
+        if request.htmx:
+            return _fragment(request, decided, row=row, status=409, lost=True)
+        return _page(request, decided, status=409, lost=True)
+    if request.htmx:
+        # Don't redirect after an htmx request: the row or the panel swaps in place.
+        return _fragment(request, decided, row=row, just_decided=True)
+    messages.success(request, f"Escalation #{pk} {decided.status}.")
+    return redirect("inbox") if row else redirect("escalation", pk)
+
+
+def _claim_answer(request, pk: int, done: bool, failure: str):
+    escalation = _escalation(pk)
+    if request.htmx:
+        context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure}
+        return render(request, "inbox/escalation.html#claim-box", context)
+    if not done:
+        messages.error(request, failure)
+    return redirect("escalation", pk)
+
+
+@require_perm(DECIDE)
+@require_POST
+@vary_on_headers("HX-Request")
+def claim(request, pk):
+    get_object_or_404(Escalation, pk=pk)
+    done = decisions.claim(pk, request.user)
+    return _claim_answer(request, pk, done, "Only a pending escalation that nobody else holds can be claimed.")
+
+
+@require_perm(DECIDE)
+@require_POST
+@vary_on_headers("HX-Request")
+def release(request, pk):
+    get_object_or_404(Escalation, pk=pk)
+    done = decisions.release(pk, request.user)
+    return _claim_answer(request, pk, done, "You can only release your own claim.")

@@ -1,0 +1,120 @@
+"""Incident pages: the list, one incident with its runs, and starting a run from it (SPEC §8)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count, OuterRef, Subquery
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from agents import tasks
+from agents.policies import PolicyMissing
+from reviewer.forms import StartRunForm
+from reviewer.models import Incident, Run
+from reviewer.permissions import require_perm
+
+RUNS_PER_PAGE = 20
+
+
+def _number(value) -> str:
+    return f"{value:g}"
+
+
+def facts(incident: Incident) -> list[tuple[str, str]]:
+    """The incident's facts as (label, value) for display; unset facts are left out."""
+    rows = [
+        ("Severity", incident.severity),
+        ("Region", incident.region),
+        ("Status", incident.status),
+        ("Checkouts affected",
+         incident.affected_checkout_pct is not None and f"{_number(incident.affected_checkout_pct)}%"),
+        ("Failed payment rate",
+         incident.failed_payment_rate is not None and f"{_number(round(incident.failed_payment_rate * 100, 4))}%"),
+        ("Chargeback alerts", incident.chargeback_alerts is not None and str(incident.chargeback_alerts)),
+        ("ETA", incident.eta_minutes is not None and f"{incident.eta_minutes} minutes"),
+    ]
+    return [(label, value) for label, value in rows if value]
+
+
+@require_GET
+@login_required
+def incident_list(request):
+    latest = Run.objects.filter(incident=OuterRef("pk")).order_by("-created_at", "-id")
+    incidents = Incident.objects.annotate(
+        run_count=Count("runs"),
+        latest_run_id=Subquery(latest.values("pk")[:1]),
+        latest_status=Subquery(latest.values("status")[:1]),
+        latest_stop_reason=Subquery(latest.values("stop_reason")[:1]),
+    )
+    incidents = list(incidents)
+    for incident in incidents:
+        incident.facts = facts(incident)
+    return render(request, "incidents/list.html", {"incidents": incidents})
+
+
+def _runs_page(request, incident):
+    runs = incident.runs.select_related("triggered_by").order_by("-created_at", "-id")
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page.object_list = list(page.object_list)
+    page.any_in_flight = any(run.in_flight for run in page.object_list)
+    return page
+
+
+def _render_incident(request, incident, form, *, status=200):
+    context = {
+        "incident": incident,
+        "facts": facts(incident),
+        "form": form,
+        "can_start": request.user.has_perm("reviewer.start_run"),
+        "runs": _runs_page(request, incident),
+    }
+    return render(request, "incidents/detail.html", context, status=status)
+
+
+@require_GET
+@login_required
+@vary_on_headers("HX-Request")
+def incident_detail(request, incident_id):
+    incident = get_object_or_404(Incident, incident_id=incident_id)
+    if request.htmx and request.htmx.target == "incident-runs":
+        # The runs list pages (and refreshes itself while a run is in flight) on its own.
+        return render(request, "incidents/detail.html#incident-runs",
+                      {"incident": incident, "runs": _runs_page(request, incident)})
+    form = StartRunForm(incident=incident, pipeline=request.GET.get("pipeline"))
+    if request.htmx and request.htmx.target == "run-form" and request.user.has_perm("reviewer.start_run"):
+        # Choosing another pipeline swaps in the form with that pipeline's field and default goal.
+        return render(request, "incidents/detail.html#run-form", {"incident": incident, "form": form,
+                                                                   "can_start": True})
+    return _render_incident(request, incident, form)
+
+
+@require_POST
+@require_perm("reviewer.start_run")
+@vary_on_headers("HX-Request")
+def start_run(request, incident_id):
+    incident = get_object_or_404(Incident, incident_id=incident_id)
+    form = StartRunForm(request.POST, incident=incident)
+    run = None
+    if form.is_valid():
+        try:
+            run, created = tasks.start_run(pipeline=form.cleaned_data["pipeline"], goal=form.run_goal,
+                                           incident=incident, user=request.user, idempotency_key=form.key)
+        except PolicyMissing as error:
+            form.add_error(None, str(error))
+    if run is None:
+        if request.htmx:
+            # htmx swaps 2xx only: answer 200 so the form with its errors replaces the old one.
+            return render(request, "incidents/detail.html#run-form",
+                          {"incident": incident, "form": form, "can_start": True})
+        return _render_incident(request, incident, form, status=400)
+    if not created:
+        messages.info(request, "This form was already submitted; here is the run it started.")
+    url = reverse("run", args=[run.pk])
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)

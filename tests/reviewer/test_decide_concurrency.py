@@ -1,0 +1,70 @@
+"""Exactly-once decisions under real concurrency (SPEC §7): twenty leads press a button at once.
+
+Needs PostgreSQL: SQLite serialises writers with a database lock, so it cannot show the race.
+"""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from agents.policy import default_policy
+from reviewer import decisions
+from reviewer.models import Decision, Escalation, Incident, Run
+
+THREADS = 20
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def escalation(db):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
+    incident = Incident.objects.create(incident_id="inc_race_1", title="Race", region="EU", status="degraded")
+    run = Run.objects.create(pipeline="reflection", goal="Write the update.", incident=incident,
+                             context=incident.context(), policy=default_policy("reflection").to_dict(),
+                             status=Run.Status.STOPPED, stop_reason="policy_escalation")
+    text = "We are investigating a problem in the EU. Current status: degraded."
+    return Escalation.objects.create(run=run, stop_reason="policy_escalation", draft=text, candidate=text)
+
+
+def test_twenty_simultaneous_decisions_store_exactly_one(escalation, users):
+    leads = [users.lead, users.lead2]
+    for lead in leads:
+        lead.has_perm(decisions.DECIDE_PERMISSION)  # fill the permission cache before the threads share it
+    barrier = threading.Barrier(THREADS)
+    outcomes, errors = [], []
+    lock = threading.Lock()
+
+    def press(i: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            action, note = ("approve", "") if i % 2 else ("reject", f"Lead {i} says no.")
+            outcome = decisions.decide(escalation.pk, leads[i % 2], action, note=note)
+            with lock:
+                outcomes.append(outcome)
+        except Exception as error:  # noqa: BLE001 - reported below with the thread it came from
+            with lock:
+                errors.append((i, error))
+        finally:
+            connection.close()  # each thread has its own connection; don't leak twenty of them
+
+    threads = [threading.Thread(target=press, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert errors == []
+    assert len(outcomes) == THREADS
+    winners = [o for o in outcomes if o.won]
+    assert len(winners) == 1
+    assert sum(not o.won for o in outcomes) == THREADS - 1
+    decision = Decision.objects.get(escalation=escalation)
+    assert decision == winners[0].decision
+    stored = Escalation.objects.get(pk=escalation.pk)
+    assert stored.decided_by_id == decision.actor_id
+    assert stored.status == ("approved" if decision.action == "approve" else "rejected")
+    # Every loser was told who won.
+    assert {o.escalation.decided_by_id for o in outcomes if not o.won} == {decision.actor_id}

@@ -42,8 +42,8 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
             "since": since}
 
 
-@require_GET
 @login_required
+@require_GET
 def home(request):
     now = timezone.now()
     day, week, today = since_cutoff("24h", now), since_cutoff("7d", now), since_cutoff("today", now)

@@ -41,8 +41,8 @@ def facts(incident: Incident) -> list[tuple[str, str]]:
     return [(label, value) for label, value in rows if value]
 
 
-@require_GET
 @login_required
+@require_GET
 def incident_list(request):
     latest = Run.objects.filter(incident=OuterRef("pk")).order_by("-created_at", "-id")
     incidents = Incident.objects.annotate(
@@ -76,8 +76,8 @@ def _render_incident(request, incident, form, *, status=200):
     return render(request, "incidents/detail.html", context, status=status)
 
 
-@require_GET
 @login_required
+@require_GET
 @vary_on_headers("HX-Request")
 def incident_detail(request, incident_id):
     incident = get_object_or_404(Incident, incident_id=incident_id)
@@ -93,8 +93,8 @@ def incident_detail(request, incident_id):
     return _render_incident(request, incident, form)
 
 
-@require_POST
 @require_perm("reviewer.start_run")
+@require_POST
 @vary_on_headers("HX-Request")
 def start_run(request, incident_id):
     incident = get_object_or_404(Incident, incident_id=incident_id)

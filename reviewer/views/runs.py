@@ -208,8 +208,8 @@ def _run_context(request, pk: int) -> dict:
     }
 
 
-@require_GET
 @require_perm("reviewer.view_run")
+@require_GET
 @vary_on_headers("HX-Request")
 def run_detail(request, pk):
     context = _run_context(request, pk)
@@ -219,8 +219,8 @@ def run_detail(request, pk):
     return render(request, "runs/detail.html", context)
 
 
-@require_GET
 @require_perm("reviewer.view_run")
+@require_GET
 @vary_on_headers("HX-Request")
 def run_trace(request, pk):
     """The polled trace fragment, with the header and the outcome swapped out of band.
@@ -252,8 +252,8 @@ def _query_without_page(request) -> str:
     return query.urlencode()
 
 
-@require_GET
 @require_perm("reviewer.view_run")
+@require_GET
 @vary_on_headers("HX-Request")
 def run_list(request):
     form = RunFilterForm(request.GET)
@@ -281,8 +281,8 @@ def run_list(request):
     return render(request, "runs/list.html", context)
 
 
-@require_GET
 @require_perm("reviewer.view_run")
+@require_GET
 def failed_runs(request):
     runs = (failed_runs_query().select_related("incident").annotate(retry_count=Count("retries"))
             .order_by("-created_at", "-id"))
@@ -295,8 +295,8 @@ def failed_runs(request):
     })
 
 
-@require_POST
 @require_perm("reviewer.start_run")
+@require_POST
 def retry(request, pk):
     run = get_object_or_404(Run.objects.select_related("incident"), pk=pk)
     if not is_failed(run):

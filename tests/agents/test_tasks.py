@@ -134,3 +134,16 @@ def test_run_pipeline_with_incident_stores_the_run(demo_data):
     unknown = subprocess.run([sys.executable, "manage.py", "run_pipeline", "reflection", "--goal", "x", "--incident",
                               "inc_nope"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 1 and "no incident 'inc_nope'" in unknown.stderr
+
+
+def test_switching_a_route_off_for_execution_in_admin_denies_the_next_routing_run(client, demo_data, users):
+    from agents.models import RouteTarget
+
+    client.force_login(users.admin)
+    billing = RouteTarget.objects.get(name="billing_specialist")
+    assert post_change(client, "routetarget", billing, allowed_execution="").status_code == 302
+    run, _ = start_run(pipeline="routing", goal="Refund please, I was charged twice. user_id=42", enqueue=False)
+    run_now(run.pk)
+    run.refresh_from_db()
+    assert (run.stop_reason, run.phase) == ("route_denied:billing_specialist", "delegate")
+    assert run.policy["routes"]["billing_specialist"]["allowed_execution"] is False

@@ -1,0 +1,74 @@
+"""Every URL of the product, crawled by every role: anonymous visitors go to the login page, people
+without the permission get the 403 page, nobody ever gets a 500."""
+
+import pytest
+from django.urls import URLPattern, get_resolver, reverse
+
+from reviewer.models import Escalation, Run
+
+PUBLIC = {"login", "logout"}
+
+
+def product_urls():
+    """(name, parameter names) of every named URL outside the admin site."""
+    for pattern in get_resolver().url_patterns:
+        if isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC:
+            yield pattern.name, list(pattern.pattern.converters)
+
+
+@pytest.fixture
+def url_args(demo_runs):
+    run = Run.objects.filter(status="stopped").first()
+    return {"pk": {"run": run.pk, "run_trace": run.pk, "run_retry": run.pk}, "incident_id": "inc_pay_2041",
+            "escalation_pk": Escalation.objects.first().pk}
+
+
+def resolve(name, params, url_args):
+    kwargs = {}
+    for param in params:
+        if param == "pk":
+            kwargs["pk"] = url_args["pk"].get(name, url_args["escalation_pk"])
+        else:
+            kwargs[param] = url_args[param]
+    return reverse(name, kwargs=kwargs)
+
+
+def test_the_crawl_covers_every_page_and_action():
+    names = {name for name, _ in product_urls()}
+    assert {"home", "incidents", "incident", "start_run", "run", "run_trace", "run_retry", "runs", "failed_runs",
+            "inbox", "escalation", "escalation_check", "escalation_decide", "escalation_claim",
+            "escalation_release"} <= names
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_anonymous_visitors_are_sent_to_login_everywhere(client, url_args, method):
+    for name, params in product_urls():
+        url = resolve(name, params, url_args)
+        response = getattr(client, method)(url)
+        assert response.status_code in (302, 403), (name, response.status_code)
+        if response.status_code == 302:
+            assert response["Location"].startswith(reverse("login")), name
+    assert Escalation.objects.filter(status="pending").count() == 2  # nothing was decided
+
+
+@pytest.mark.parametrize("role", ["lead", "ops", "admin", "outsider"])
+def test_no_page_answers_500_to_any_role(login, url_args, role):
+    client = login(role)
+    for name, params in product_urls():
+        url = resolve(name, params, url_args)
+        for method in ("get", "post"):
+            response = getattr(client, method)(url)
+            assert response.status_code < 500, (role, method, name, response.status_code)
+            if response.status_code == 403:
+                assert "Not allowed" in response.content.decode(), (role, name)
+
+
+@pytest.mark.parametrize("role, name, allowed", [
+    ("outsider", "inbox", False), ("ops", "inbox", False), ("lead", "inbox", True),
+    ("outsider", "run", False), ("ops", "run", True), ("lead", "run", True),
+    ("outsider", "failed_runs", False), ("ops", "failed_runs", True),
+])
+def test_pages_follow_the_roles(login, url_args, role, name, allowed):
+    params = [p for n, p in product_urls() if n == name][0]
+    response = login(role).get(resolve(name, params, url_args))
+    assert (response.status_code == 200) is allowed, response.status_code

@@ -1,0 +1,100 @@
+"""What only a browser shows: the live timeline and its polling, the inbox's inline decisions with
+the guard checking an edit as the lead types, and model text rendered as text. Headless Chromium
+from Debian, driven by Playwright; screenshots are saved in test-artifacts/."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from reviewer.models import Decision, Escalation, Incident, Run
+from tests.agents.demo import APPROVE, DRAFT
+from tests.conftest import PASSWORD
+from tests.fake_openai import delay, tool_call
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+XSS = '<script>alert("xss")</script><img src=x onerror=alert("img")>'
+
+
+def log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    expect(page.locator(".who")).to_be_visible()
+
+
+def test_ops_starts_a_run_and_watches_the_timeline_fill_in_then_stop_polling(
+        page, live_server, users, demo_data, start_worker, fake_openai, screenshot):
+    fake_openai.script(delay(1.5, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE)))
+    start_worker(OPENAI_API_KEY="sk-browser", OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
+    trace_polls = []
+    page.on("request", lambda request: "/trace/" in request.url and trace_polls.append(request.url))
+
+    log_in(page, live_server, "ops")
+    page.goto(f"{live_server.url}/incidents/inc_pay_2041/")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+
+    steps = page.locator("#run-trace .timeline li.step-ok")
+    expect(steps).to_have_count(1, timeout=15_000)  # the draft, while the review is still with the model
+    expect(page.locator("#run-header .status").first).to_have_text("running")
+    expect(steps).to_have_count(3, timeout=15_000)  # draft, review, finalize
+    expect(page.locator("#run-header .status").first).to_have_text("ok")
+    expect(page.locator("#run-trace")).not_to_have_attribute("hx-trigger", re.compile("."))
+    polls_when_done = len(trace_polls)
+    page.wait_for_timeout(2500)
+    assert len(trace_polls) == polls_when_done > 0  # polling stopped when the run ended
+    assert Run.objects.get().stop_reason == "success"
+    screenshot(page, "run-page")
+
+
+def test_lead_edits_with_a_violation_justifies_and_approves_then_rejects_another(
+        page, live_server, demo_runs, screenshot):
+    pending = list(Escalation.objects.filter(status="pending").order_by("opened_at"))
+    assert len(pending) == 2
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/inbox/")
+    expect(page.locator("#pending-count")).to_have_text("2")
+    screenshot(page, "inbox")
+
+    page.goto(f"{live_server.url}/escalations/{pending[0].pk}/")
+    editor = page.locator(".edit-form textarea[name=text]")
+    editor.fill(pending[0].candidate)
+    editor.press("End")
+    editor.type(" Payments will recover within 99 minutes.")
+    violations = page.locator("#edit-violations")
+    expect(violations).to_contain_text("no_new_facts", timeout=5_000)
+    expect(violations).to_contain_text("99")
+    page.fill(".edit-form textarea[name=note]", "The 99-minute window was confirmed by the payments team.")
+    screenshot(page, "escalation-edit")
+    page.click(".edit-form button:has-text('Approve the edited text')")
+    expect(page.locator("#decision-panel")).to_contain_text("approved", timeout=5_000)
+    expect(page.locator("#pending-count")).to_have_text("1")
+
+    page.goto(f"{live_server.url}/escalations/{pending[1].pk}/")
+    page.fill("form:has(input[value=reject]) textarea[name=note]", "The update overpromises; rewrite it by hand.")
+    page.click("button:has-text('Reject')")
+    expect(page.locator("#decision-panel")).to_contain_text("rejected", timeout=5_000)
+
+    edit, reject = Decision.objects.order_by("at")
+    assert (edit.action, reject.action) == ("edit_approve", "reject")
+    assert "99 minutes" in edit.final_text and "payments team" in edit.note
+    assert [v["check"] for v in edit.guard_results["violations"]][:1] == ["patch_violation:no_new_facts"]
+    assert set(Escalation.objects.values_list("status", flat=True)) == {"approved", "rejected"}
+
+
+def test_model_text_with_script_and_img_onerror_renders_as_text(page, live_server, users, demo_data):
+    run = Run.objects.create(pipeline="reflection", goal=f"Goal {XSS}", incident=Incident.objects.first(),
+                             status="stopped", stop_reason="policy_escalation", phase="review",
+                             answer="", candidate=f"Draft {XSS}", escalation_reason=f"Reason {XSS}")
+    escalation = Escalation.objects.create(run=run, stop_reason="policy_escalation", reason=f"Reason {XSS}",
+                                           draft=f"Draft {XSS}", candidate=f"Draft {XSS} edited")
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    log_in(page, live_server, "lead")
+    for path in (f"/escalations/{escalation.pk}/", "/inbox/", f"/runs/{run.pk}/"):
+        page.goto(f"{live_server.url}{path}")
+        expect(page.locator("main")).to_contain_text('<script>alert("xss")</script>')
+        assert page.locator("img[src=x]").count() == 0, path
+    assert dialogs == []

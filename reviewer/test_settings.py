@@ -1,9 +1,11 @@
 """Test overrides, in one place. Worker subprocesses started by the tests use this module too."""
 
+from pathlib import Path
+
 from reviewer.settings import *  # noqa: F403
 from reviewer.settings import BASE_DIR, DATABASES, os
 
-VAR_DIR = BASE_DIR / "var" / "test"
+VAR_DIR = Path(os.environ.get("TEST_VAR_DIR") or BASE_DIR / "var" / "test")  # per-session: TEST_VAR_DIR
 CELERY_BROKER_FOLDER = VAR_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -21,3 +23,4 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 1)  # noqa: F405
 RUN_STALE_SECONDS = envint("RUN_STALE_SECONDS", 4)  # noqa: F405
+STATIC_ROOT = VAR_DIR / "static"  # created by tests/conftest.py; tests that need files run collectstatic

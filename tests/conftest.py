@@ -13,6 +13,7 @@ from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 pytest_plugins = ["tests.fixtures_llm", "tests.fixtures_scripted", "tests.fixtures_worker", "tests.fixtures_browser"]
 
 settings.VAR_DIR.mkdir(parents=True, exist_ok=True)  # SQLite's test database file lives here
+settings.STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing folder
 
 PASSWORD = "a-test-password"  # test users only
 

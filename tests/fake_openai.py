@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -129,9 +129,12 @@ def unused_base_url() -> str:
 
 
 class FakeOpenAI:
-    def __init__(self):
+    def __init__(self, responder: Callable[[dict], Reply] | None = None):
         self.requests: list[ReceivedRequest] = []
         self._queue: list[Reply] = []
+        self._marked: dict[str, list[Reply]] = {}
+        # Answers what no script covers (benchmarks use one that plays every stage with a latency).
+        self.responder = responder
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
@@ -142,6 +145,12 @@ class FakeOpenAI:
     def script(self, *replies: Reply) -> None:
         with self._lock:
             self._queue.extend(replies)
+
+    def script_for(self, marker: str, *replies: Reply) -> None:
+        """Replies for requests whose body contains ``marker`` (e.g. a run's goal), in their own order,
+        so that concurrent runs each get their own script."""
+        with self._lock:
+            self._marked.setdefault(marker, []).extend(replies)
 
     def start(self) -> "FakeOpenAI":
         fake = self
@@ -196,7 +205,9 @@ class FakeOpenAI:
         headers = {name.lower(): value for name, value in handler.headers.items()}
         with self._lock:
             self.requests.append(ReceivedRequest(body, path=handler.path, headers=headers))
-            reply = self._queue.pop(0) if self._queue else None
+            reply = self._next_reply(raw.decode("utf-8", "replace"))
+        if reply is None and self.responder is not None:
+            reply = self.responder(body)
 
         if handler.path.rstrip("/") != CHAT_PATH:
             message = f"FakeOpenAI serves POST {CHAT_PATH} only, not {handler.path}"
@@ -224,6 +235,12 @@ class FakeOpenAI:
                 **payload,
             }
         self._send(handler, reply.status, payload, reply.headers)
+
+    def _next_reply(self, raw_body: str) -> Reply | None:
+        for marker, replies in self._marked.items():
+            if replies and marker in raw_body:
+                return replies.pop(0)
+        return self._queue.pop(0) if self._queue else None
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, code: int, payload: dict, headers: dict) -> None:

@@ -361,7 +361,19 @@ def client_from_env(
 
         return OfflineModel()
     settings = settings_from_env(settings or ModelSettings(), environ)
-    return OpenAIChat(settings, api_key=api_key or None)
+    threshold = _env(environ, "LLM_BREAKER_THRESHOLD") or "5"
+    cooldown = _env(environ, "LLM_BREAKER_COOLDOWN_SECONDS") or "30"
+    try:
+        threshold_count, cooldown_seconds = int(threshold), float(cooldown)
+    except ValueError:
+        raise ValueError(
+            f"LLM_BREAKER_THRESHOLD must be a whole number and LLM_BREAKER_COOLDOWN_SECONDS a number of "
+            f"seconds, got {threshold!r} and {cooldown!r}"
+        ) from None
+    if threshold_count < 1 or not (math.isfinite(cooldown_seconds) and cooldown_seconds >= 0):
+        raise ValueError("LLM_BREAKER_THRESHOLD must be at least 1 and LLM_BREAKER_COOLDOWN_SECONDS not negative")
+    return OpenAIChat(settings, api_key=api_key or None, breaker_threshold=threshold_count,
+                      breaker_cooldown=cooldown_seconds)
 
 
 def settings_from_env(settings: ModelSettings, environ: Mapping[str, str]) -> ModelSettings:

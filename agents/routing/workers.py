@@ -124,8 +124,11 @@ def billing_specialist(data: DataSource) -> Worker:
         days = (data.today() - customer.first_paid).days
         refundable = customer.plan in REFUNDABLE_PLANS and days <= REFUND_WINDOW_DAYS and customer.plan_price > 0
         amount = customer.plan_price if refundable else Decimal("0.00")
-        why = (f"{customer.plan} first paid {days} days ago, within the {REFUND_WINDOW_DAYS}-day window"
-               if refundable else f"{customer.plan} first paid {days} days ago: not refundable")
+        why = (f"{customer.name} is refundable {amount:.2f} {customer.currency}: {customer.plan} first paid "
+               f"{days} days ago, within the {REFUND_WINDOW_DAYS}-day window."
+               if refundable else
+               f"{customer.name} is not refundable: {customer.plan} first paid {days} days ago"
+               f"{'' if customer.plan in REFUNDABLE_PLANS else ' (plan not refundable)'}.")
         return {
             "status": "done", "found": True, "user_id": customer.user_id, "customer": customer.name,
             "country": customer.country, "plan": customer.plan, "refundable": refundable,

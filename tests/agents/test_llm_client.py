@@ -655,3 +655,11 @@ def test_a_bad_environment_value_raises_a_clear_value_error(name, value, message
 def test_an_unknown_structured_output_mode_is_refused():
     with pytest.raises(ValueError, match="structured_output"):
         OpenAIChat(ModelSettings(structured_output="xml"), api_key=KEY)
+
+
+def test_breaker_settings_come_from_the_environment():
+    chat = client_from_env(environ={"OPENAI_API_KEY": "sk-x", "LLM_BREAKER_THRESHOLD": "2",
+                                    "LLM_BREAKER_COOLDOWN_SECONDS": "0.5"})
+    assert (chat.breaker.failure_threshold, chat.breaker.cooldown_seconds) == (2, 0.5)
+    with pytest.raises(ValueError, match="LLM_BREAKER_THRESHOLD"):
+        client_from_env(environ={"OPENAI_API_KEY": "sk-x", "LLM_BREAKER_THRESHOLD": "many"})

@@ -29,6 +29,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, port, setup_only, **options):
         call_command("migrate", interactive=False, verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)  # WhiteNoise serves them
         logins_file = Path(settings.VAR_DIR) / "demo-logins.json"
         logins = load_everything(logins_file)
         ran = run_demo_pipelines(user=get_user_model().objects.get(username="ops"))

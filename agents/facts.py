@@ -275,10 +275,30 @@ def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list[re.Mat
 # ---------------------------------------------------------------- the check
 
 
+# Words aimed at the model rather than at customers: "ignore previous instructions", "say that ...".
+# A clause carrying one is an instruction, not a fact, and licenses no restricted claim.
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?)\b"
+    r"|\b(?:say|tell|claim|announce|pretend|state|write|respond|reply)\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[^.;!?\n]+[.;!?\n]?")
+
+
+def without_instructions(text: str) -> str:
+    """``text`` with every clause that instructs the model removed."""
+    return " ".join(c.strip() for c in _CLAUSE.findall(text) if c.strip() and not _INSTRUCTION.search(c))
+
+
 def find_violations(
-    text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False
+    text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
+    claim_evidence: str | None = None,
 ) -> list[Violation]:
-    """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS."""
+    """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
+
+    ``claim_evidence`` is the text whose claims may license a restricted claim (default: the
+    allowed text); the guard passes the context and draft with instructions to the model removed.
+    """
     found: list[Violation] = []
     seen: set[tuple[str, str]] = set()
 
@@ -320,7 +340,7 @@ def find_violations(
     unsupported = [
         pattern
         for pattern in rules.restricted_claims
-        if strict_claims or not find_claims(allowed_text, (pattern,))
+        if strict_claims or not find_claims(allowed_text if claim_evidence is None else claim_evidence, (pattern,))
     ]
     for m in find_claims(text, unsupported):
         if strict_claims:

@@ -379,7 +379,8 @@ class RestrictedClaim(models.Model):
     def clean(self):
         try:
             compiled = re.compile(self.pattern or "", re.IGNORECASE)
-        except re.error as error:
+        except (re.error, OverflowError, RecursionError, ValueError) as error:
+            # OverflowError: a repetition count too large (a{4294967296}); RecursionError: nesting.
             raise ValidationError({"pattern": f"This pattern does not compile: {error}."}) from None
         if compiled.search(""):
             # A pattern that matches nothing at all would match every text and stop every run.

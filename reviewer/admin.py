@@ -3,6 +3,7 @@ pipelines and by people's decisions, never edited by hand). Incidents are editab
 
 from django.contrib import admin
 
+from reviewer.forms import IncidentForm
 from reviewer.models import AuditDiff, Decision, Escalation, Incident, ModelCall, Review, Run, TraceStep
 
 
@@ -19,6 +20,7 @@ class ReadOnlyMixin:
 
 @admin.register(Incident)
 class IncidentAdmin(admin.ModelAdmin):
+    form = IncidentForm
     list_display = ["incident_id", "title", "severity", "region", "status", "report_date"]
     list_filter = ["severity", "region"]
     search_fields = ["incident_id", "title"]

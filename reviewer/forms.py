@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import uuid
 
 from django import forms
+from django.forms.fields import InvalidJSONInput
 
-from reviewer.models import PIPELINES, Run
+from reviewer.models import PIPELINES, Incident, Run
 
 GOAL_MAX_CHARS = 2000
 TICKET_MAX_CHARS = 4000
@@ -88,6 +91,16 @@ class StartRunForm(forms.Form):
     def clean(self):
         data = super().clean()
         pipeline = data.get("pipeline")
+        # Only the field the chosen pipeline shows counts: an error on the hidden one (left over from
+        # switching pipelines) would refuse the form with a message nobody can see.
+        unused = "goal" if pipeline == "routing" else "ticket"
+        self.errors.pop(unused, None)
+        data.pop(unused, None)
+        if "idempotency_key" in self.errors:  # a stale or edited page: renew the key, say so
+            self.errors.pop("idempotency_key")
+            self.data = self.data.copy()
+            self.data["idempotency_key"] = str(uuid.uuid4())
+            self.add_error(None, "This form is out of date; it has been renewed. Check it and submit again.")
         if pipeline == "routing":
             if "ticket" in data and not data["ticket"]:
                 self.add_error("ticket", "Enter the ticket text to route.")
@@ -123,3 +136,95 @@ class RunFilterForm(forms.Form):
 
     def clean_stop_reason(self) -> str:
         return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")
+
+
+MAX_JSON_DEPTH = 4
+MAX_LIST_ITEMS = 30
+MAX_ITEM_CHARS = 500
+
+
+def _usable_text(value: str, what: str) -> None:
+    """Text every page can encode and every database can store: no control characters (tab and
+    newlines aside), no lone surrogates."""
+    refuse_control_characters(value, what)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise forms.ValidationError(f"The {what} contains a character that is not valid Unicode text.") from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class IncidentJSONField(forms.JSONField):
+    """An incident's JSON facts: the given shape (an object or a list of sentences), finite numbers,
+    usable text, shallow nesting. An empty box means an empty object or list."""
+
+    def __init__(self, *, shape: type, **kwargs):
+        self.shape = shape
+        super().__init__(**kwargs)
+
+    def bound_data(self, data, initial):
+        # Show what was typed, as typed: re-parsing it to re-render could crash on the very input
+        # that was refused (deep nesting, lone surrogates).
+        if self.disabled or data is None:
+            return initial
+        return InvalidJSONInput(data)
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            if not value.strip():
+                return self.shape()
+            try:
+                value = json.loads(value, parse_constant=_refuse_constant)
+            except (ValueError, RecursionError) as error:
+                message = "too deeply nested" if isinstance(error, RecursionError) else str(error)
+                raise forms.ValidationError(f"Enter valid JSON ({message}).") from None
+        if value is None:
+            return self.shape()
+        if not isinstance(value, self.shape):
+            kind = "an object like {\"key\": value}" if self.shape is dict else "a list of sentences"
+            raise forms.ValidationError(f"Enter {kind}.")
+        self._check(value, depth=1)
+        if self.shape is list and not all(isinstance(item, str) and item.strip() for item in value):
+            raise forms.ValidationError("Each entry must be a non-empty sentence (a JSON string).")
+        if self.shape is list and len(value) > MAX_LIST_ITEMS:
+            raise forms.ValidationError(f"At most {MAX_LIST_ITEMS} entries.")
+        return value
+
+    def _check(self, value, depth: int) -> None:
+        if depth > MAX_JSON_DEPTH:
+            raise forms.ValidationError(f"Nested more than {MAX_JSON_DEPTH} levels deep.")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise forms.ValidationError("Numbers must be finite.")
+        if isinstance(value, str):
+            if len(value) > MAX_ITEM_CHARS:
+                raise forms.ValidationError(f"A text value is longer than {MAX_ITEM_CHARS} characters.")
+            _usable_text(value, "value")
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            if isinstance(key, str):
+                _usable_text(key, "key")
+            self._check(item, depth + 1)
+
+
+class IncidentForm(forms.ModelForm):
+    policy_hints = IncidentJSONField(shape=dict, required=False,
+                                     help_text='e.g. {"avoid_absolute_guarantees": true, "max_length_increase_pct": 20}')
+    approved_actions = IncidentJSONField(shape=list, required=False, help_text='e.g. ["monitor payment failures every 15 minutes"]')
+    key_messages = IncidentJSONField(shape=list, required=False, help_text="Sentences ops wants in the update")
+
+    class Meta:
+        model = Incident
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        for name in ("incident_id", "title", "region", "severity", "status"):
+            if isinstance(data.get(name), str):
+                try:
+                    _usable_text(data[name], name.replace("_", " "))
+                except forms.ValidationError as error:
+                    self.add_error(name, error)
+        return data

@@ -87,8 +87,10 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a worker writes a trace step.
+    # IMMEDIATE: a transaction that reads and then writes takes the write lock up front, so it
+    # waits its turn (busy timeout) instead of failing at once with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -125,6 +127,7 @@ VAR_DIR = Path(os.environ.get("VAR_DIR") or BASE_DIR / "var")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
 CELERY_BROKER_FOLDER = VAR_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem"):
+    CELERY_BROKER_TRANSPORT = "reviewer.broker:Transport"  # the filesystem transport, written atomically
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER),
         "data_folder_out": str(CELERY_BROKER_FOLDER),

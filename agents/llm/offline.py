@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 from agents.facts import find_violations
 from agents.fallback import apply_fallback
+from agents.guard import claim_evidence
 from agents.llm.base import CallRecord, ModelReply, StageRequest
 from agents.phrases import critique_rules, is_enforceable, reflection_rules
 from agents.policy import GuardRules
@@ -87,7 +88,8 @@ def findings(goal: str, draft: str, context: Mapping[str, Any], restricted_claim
     rules = GuardRules(restricted_claims=tuple(restricted_claims)) if restricted_claims else GuardRules()
     hints = context.get("policy_hints")
     strict = isinstance(hints, dict) and hints.get("avoid_absolute_guarantees") is True
-    for violation in find_violations(draft, canonical_json(context), rules, strict_claims=strict):
+    for violation in find_violations(draft, canonical_json(context), rules, strict_claims=strict,
+                                     claim_evidence=claim_evidence(context)):
         escalate.append(f"{violation.check}: {violation.message}")
     for sentence in _sentences(draft):
         if ABSOLUTE.search(sentence) and len(sentence) <= 160:

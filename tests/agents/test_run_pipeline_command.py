@@ -88,3 +88,15 @@ def test_bad_context_files_are_usage_errors(tmp_path, content, message):
 def test_bad_timeout_setting_is_a_usage_error():
     out = manage("reflection", "--goal", "x", "--context", CONTEXT, OPENAI_API_KEY="sk-x", OPENAI_TIMEOUT_SECONDS="soon")
     assert out.returncode == 1 and "OPENAI_TIMEOUT_SECONDS" in out.stderr
+
+
+def test_a_goal_with_a_control_character_is_a_usage_error():
+    out = manage("routing", "--goal", "refund\x1b[31m user_id=42")
+    assert out.returncode == 1 and "control character (U+001B)" in out.stderr
+
+
+def test_a_context_with_a_lone_surrogate_is_a_usage_error(tmp_path):
+    path = tmp_path / "ctx.json"
+    path.write_text('{"region": "US \\ud800"}')
+    out = manage("reflection", "--goal", "x", "--context", str(path))
+    assert out.returncode == 1 and "not valid Unicode" in out.stderr

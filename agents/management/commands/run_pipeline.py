@@ -5,12 +5,17 @@ stop; a usage error (unknown pipeline, unreadable context) exits non-zero with a
 """
 
 import json
+import re
 
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.llm.client import client_from_env
 from agents.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.policy import default_policy
+
+
+# C0 and C1 control characters except tab, line feed and carriage return.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def read_context(path: str) -> dict:
@@ -25,6 +30,10 @@ def read_context(path: str) -> dict:
         raise CommandError(f"context file {path} is not valid JSON: {error}") from None
     if not isinstance(context, dict):
         raise CommandError(f"context file {path} must hold a JSON object, not {type(context).__name__}")
+    try:
+        json.dumps(context, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise CommandError(f"context file {path} holds text that is not valid Unicode (a lone surrogate escape)") from None
     return context
 
 
@@ -42,6 +51,9 @@ class Command(BaseCommand):
     def handle(self, *args, pipeline, goal, context, incident, enqueue, **options):
         if not goal.strip():
             raise CommandError("--goal must not be blank")
+        control = CONTROL.search(goal)
+        if control:  # PostgreSQL cannot store NUL; no page should show the others
+            raise CommandError(f"--goal contains a control character (U+{ord(control.group()):04X}); remove it")
         if incident is not None:
             return self.stored_run(pipeline, goal, incident, context, enqueue)
         if enqueue:

@@ -8,6 +8,7 @@ and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose wor
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 from datetime import timedelta
@@ -30,9 +31,21 @@ from reviewer.models import Incident, Run, TraceStep
 log = logging.getLogger("agents.tasks")
 
 
+_clients: dict = {}
+_clients_lock = threading.Lock()
+
+
 def llm_for(policy: Policy) -> LLM:
-    """The model a run talks to: the offline model without a key, else the policy's endpoint."""
-    return client_from_env(policy.model)
+    """The model a run talks to: the offline model without a key, else the policy's endpoint.
+
+    One client per process, model settings and environment: building an ``openai.OpenAI`` costs
+    ~25 ms (its HTTP client loads the CA bundle), more than the rest of a run's own work.
+    """
+    key = (policy.model, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("OPENAI_", "LLM_")))))
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = client_from_env(policy.model)
+        return _clients[key]
 
 
 def start_run(*, pipeline: str, goal: str, incident: Incident | None = None, context: dict | None = None,

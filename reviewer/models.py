@@ -117,6 +117,8 @@ class Run(models.Model):
             models.Index(fields=["stop_reason", "-created_at"], name="run_stop_reason_newest"),
             models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat"),
             models.Index(fields=["-created_at"], name="run_newest"),
+            # The dashboard's counts by status and stop reason over a time window, index-only.
+            models.Index(fields=["created_at", "status", "stop_reason"], name="run_window_counts"),
         ]
         permissions = [("start_run", "Can start pipeline runs")]
         constraints = [
@@ -238,6 +240,8 @@ class Escalation(models.Model):
         indexes = [
             models.Index(fields=["status", "opened_at"], name="escalation_pending_by_age"),
             models.Index(fields=["status", "claimed_by", "opened_at"], name="escalation_claimed_by_age"),
+            models.Index(fields=["status", "stop_reason", "opened_at"], name="escalation_reason_by_age"),
+            models.Index(fields=["-decided_at"], name="escalation_decided_newest"),
         ]
         permissions = [("decide_escalation", "Can decide escalations")]
 

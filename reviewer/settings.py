@@ -87,10 +87,13 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while a worker writes a trace step.
+    # synchronous=NORMAL is safe with WAL (a power cut may lose the last commits, never corrupt the
+    # file) and spares each of a run's ~20 commits an fsync under the single write lock.
     # IMMEDIATE: a transaction that reads and then writes takes the write lock up front, so it
     # waits its turn (busy timeout) instead of failing at once with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         "transaction_mode": "IMMEDIATE"}
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

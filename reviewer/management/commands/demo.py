@@ -53,7 +53,7 @@ class Command(BaseCommand):
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--beat", "--pool", "threads",
-             "--concurrency", "8", "--loglevel", "WARNING", "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
+             "--concurrency", "32", "--loglevel", "WARNING", "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
             cwd=settings.BASE_DIR, start_new_session=True)
         web = subprocess.Popen([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=settings.BASE_DIR,
                                start_new_session=True)

@@ -1,0 +1,515 @@
+"""Shared pieces of the benchmarks: the stage-playing model server, a throwaway database, a real
+Celery worker, statistics and table printing.
+
+The model is ``tests.fake_openai.FakeOpenAI`` with a responder that answers every stage correctly
+(by the tool the request asks for) after a configurable latency. It runs in its own process, so its
+CPU time is not counted as ours; our client measures each call's latency, and the benchmarks
+subtract that wait from wall time to isolate our own cost.
+
+    .venv/bin/python -m bench.common serve --latency 0.2   # prints the base URL, serves until killed
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import datetime as dt
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.agents import demo  # noqa: E402  (plain module: the demo context and scripted answers)
+from tests.fake_openai import FakeOpenAI, Reply, content, delay, tool_call  # noqa: E402
+
+TEXT_GOAL = demo.GOAL
+ROUTING_GOAL = "I was charged twice for my subscription, please refund me. user_id=42"
+APPROVE_MARKER = "[approve]"  # a goal containing this gets an approving review/critique; others a revise
+FINAL_ANSWER = "We checked your account: the duplicate charge of 49.00 USD will be refunded within 5 days."
+PIPELINES = ("reflection", "self_critique", "routing")
+
+# -- statistics -------------------------------------------------------------------------------
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile (p95 of 50 values is the 48th smallest)."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def fmt_ms(value: float, digits: int = 1) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def verdict(ok: bool, *, by: str = "") -> str:
+    return "met" if ok else f"MISSED{(' by ' + by) if by else ''}"
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+
+def print_table(title: str, headers: Sequence[str], rows: Iterable[Sequence[Any]], notes: Sequence[str] = ()) -> str:
+    """Print a Markdown table (pastes into the README as is) and return its text."""
+    rows = [[str(cell) for cell in row] for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    out = [f"\n### {title}", "", line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(r) for r in rows]
+    out += [""] + [f"{note}" for note in notes]
+    text = "\n".join(out)
+    print(text, flush=True)
+    return text
+
+
+def _loadavg() -> str | None:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return None
+
+
+_LOAD_AT_START = _loadavg()  # other work on the machine makes the figures noisier; say how much
+
+
+def machine_info() -> dict[str, str]:
+    """Where the figures came from."""
+    cpu = "unknown"
+    try:
+        for row in Path("/proc/cpuinfo").read_text().splitlines():
+            if row.startswith("model name"):
+                cpu = row.split(":", 1)[1].strip()
+                break
+        ram_kb = next(int(r.split()[1]) for r in Path("/proc/meminfo").read_text().splitlines()
+                      if r.startswith("MemTotal"))
+        ram = f"{ram_kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration):
+        ram = "unknown"
+    info = {
+        "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "nproc": str(os.cpu_count()),
+        "cpu": cpu,
+        "ram": ram,
+        "load average at start / end": f"{_LOAD_AT_START} / {_loadavg()}",
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+    }
+    try:
+        from django.db import connection
+
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW server_version")
+                info["postgresql"] = cursor.fetchone()[0]
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    return info
+
+
+def print_machine(extra: dict[str, str] | None = None) -> None:
+    info = machine_info() | (extra or {})
+    print("\nmachine: " + "; ".join(f"{k} {v}" for k, v in info.items()), flush=True)
+
+
+# -- the model: plays every stage correctly, after a latency ---------------------------------
+
+_SECTION = re.compile(r"(?:^|\n\n)([A-Z][A-Z ]*[A-Z]):\n")
+_QUOTED = re.compile(r"\"([^\"]{3,160})\"|'([^']{3,160})'")
+
+
+def sections(user_message: str) -> dict[str, str]:
+    """The titled sections of a stage's user message (``CONTEXT``, ``GOAL``, ``DRAFT``, ...)."""
+    parts = _SECTION.split(user_message)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _stage_tool(body: dict) -> str | None:
+    """The tool a request asks for: from ``tools`` (tool mode) or the system prompt (JSON mode)."""
+    tools = body.get("tools") or []
+    if tools:
+        return tools[0]["function"]["name"]
+    if body.get("response_format"):
+        from agents.llm.schemas import TOOLS
+
+        system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
+        return next((name for name in re.findall(r"\bCall (\w+)", system) if name in TOOLS), None)
+    return None
+
+
+def stage_answer(tool: str | None, user_message: str) -> dict | str:
+    """The correct answer for one stage: a draft the demo context supports, a review or critique
+    (approve when the goal carries APPROVE_MARKER, else revise with one ADD phrase), the revision
+    (draft + the phrase), a route to the billing specialist, or the final text."""
+    parts = sections(user_message)
+    approve = APPROVE_MARKER in parts.get("GOAL", "")
+    if tool == "submit_draft":
+        return {"draft": demo.DRAFT}
+    if tool == "reflect":
+        return demo.APPROVE if approve else demo.REVISE
+    if tool == "submit_critique":
+        return demo.CRITIQUE_APPROVE if approve else demo.CRITIQUE_REVISE
+    if tool == "submit_revision":
+        draft = parts.get("DRAFT", demo.DRAFT).strip()
+        instructions = " ".join(json.loads(parts.get("INSTRUCTIONS", "[]")))
+        phrases = [a or b for a, b in _QUOTED.findall(instructions)]
+        return {"revised_answer": " ".join([draft, *(p for p in phrases if p not in draft)])}
+    if tool == "route":
+        return {"kind": "route", "target": "billing_specialist", "args": {"ticket": parts.get("TICKET", "").strip()}}
+    return FINAL_ANSWER
+
+
+class StageResponder:
+    """``FakeOpenAI(responder=StageResponder(latency=0.2))``: every request answered correctly by
+    its stage after ``latency`` seconds. Usage is an estimate (characters / 4) so token budgets and
+    the run's token columns hold plausible numbers."""
+
+    def __init__(self, latency: float = 0.0):
+        self.latency = latency
+
+    def __call__(self, body: dict) -> Reply:
+        messages = body.get("messages", [])
+        user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+        tool = _stage_tool(body)
+        answer = stage_answer(tool, user)
+        sent = sum(len(m.get("content") or "") for m in messages) + len(json.dumps(body.get("tools", "")))
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        usage = (max(1, sent // 4), max(1, len(text) // 4))
+        if isinstance(answer, str):
+            reply = content(answer, usage=usage)
+        elif body.get("tools"):
+            reply = tool_call(tool, answer, usage=usage)
+        else:
+            reply = content(text, usage=usage)
+        return delay(self.latency, reply) if self.latency else reply
+
+
+class ModelServer:
+    """The fake model in a child process on 127.0.0.1: ``with ModelServer(latency=1.0) as server:``."""
+
+    def __init__(self, latency: float = 0.0):
+        self.latency = latency
+        self.process: subprocess.Popen | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> "ModelServer":
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.common", "serve", "--latency", str(self.latency)],
+            cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True,
+        )
+        self.base_url = (self.process.stdout.readline() or "").strip()
+        if not self.base_url.startswith("http"):
+            self.process.kill()
+            raise RuntimeError("the fake model server did not start")
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def serve(latency: float) -> None:
+    # The stock backlog of 5 drops SYNs when 100 runs connect at once (the client then waits ~1 s
+    # to retry): raise it in this process only.
+    from http.server import ThreadingHTTPServer
+
+    ThreadingHTTPServer.request_queue_size = 1024
+    fake = FakeOpenAI(responder=StageResponder(latency)).start()
+    fake.requests = _Discard()  # a long benchmark would otherwise keep every request body
+    print(fake.base_url, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        fake.stop()
+
+
+class _Discard(list):
+    def append(self, item) -> None:
+        pass
+
+
+# -- a throwaway database ---------------------------------------------------------------------
+
+
+class BenchDatabase:
+    """A temp folder (VAR_DIR) and a database of our own: SQLite in the folder, or, when
+    ``DATABASE_URL`` is a PostgreSQL URL, a new database on that server that we drop at the end.
+    Never the developer's database: a SQLite ``DATABASE_URL`` is ignored."""
+
+    def __init__(self, name: str, *, keep: bool = False, candidate: str | None = None):
+        self.name = name
+        self.keep = keep
+        # --candidate: the product settings plus the recommended changes (bench/candidate.py).
+        self.candidate = candidate
+        self.settings_module = "bench.candidate_settings" if candidate else "reviewer.settings"
+        if candidate:
+            os.environ["BENCH_CANDIDATE"] = candidate
+        self.var_dir = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+        self.pg_admin_url: str | None = None
+        self.pg_database: str | None = None
+        given = os.environ.get("DATABASE_URL", "")
+        if given.startswith(("postgres://", "postgresql://")):
+            self.pg_database = f"bench_{name}_{os.getpid()}"
+            self.pg_admin_url = given
+            self.url = _with_database(given, self.pg_database)
+        else:
+            self.url = f"sqlite:///{self.var_dir / 'bench.sqlite3'}"
+        self.vendor = "postgresql" if self.pg_database else "sqlite"
+
+    def setup(self) -> "BenchDatabase":
+        """Create the database, point Django at it (before ``django.setup()``), migrate."""
+        if self.pg_database:
+            import psycopg
+
+            with psycopg.connect(self.pg_admin_url, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{self.pg_database}"')
+        atexit.register(self.cleanup)
+        (self.var_dir / "broker" / "control").mkdir(parents=True, exist_ok=True)
+        os.environ.update(
+            DJANGO_SETTINGS_MODULE=self.settings_module,
+            DATABASE_URL=self.url,
+            VAR_DIR=str(self.var_dir),
+            ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
+            LOG_LEVEL=os.environ.get("LOG_LEVEL", "ERROR"),
+            DEBUG="false",
+        )
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        call_command("migrate", verbosity=0)
+        return self
+
+    def cleanup(self) -> None:
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:  # noqa: BLE001
+            pass
+        if self.pg_database and not self.keep:
+            import psycopg
+
+            with psycopg.connect(self.pg_admin_url, autocommit=True) as conn:
+                # Only the database this script created.
+                conn.execute(f'DROP DATABASE IF EXISTS "{self.pg_database}" WITH (FORCE)')
+            self.pg_database = None
+        if not self.keep:
+            shutil.rmtree(self.var_dir, ignore_errors=True)
+
+    def describe(self) -> str:
+        where = f"PostgreSQL database {self.pg_database}" if self.pg_database else f"SQLite {self.url[10:]}"
+        return f"{where}" + (f" with candidate changes: {self.candidate}" if self.candidate else "")
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+def candidate_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--candidate", nargs="?", const="immediate,sync,client,poll", default=None,
+                        help="apply the changes bench/candidate.py describes: all, or a comma list of "
+                             "immediate,sync,client,poll")
+
+
+def use_model(base_url: str) -> None:
+    """Point this process's model client (``client_from_env``) at the fake server."""
+    for key in [k for k in os.environ if k.startswith(("OPENAI_", "LLM_"))]:
+        del os.environ[key]
+    os.environ.update(LLM_BACKEND="openai", OPENAI_BASE_URL=base_url, OPENAI_MODEL="bench-model")
+
+
+def load_demo() -> dict:
+    """Demo incidents, customers, plans (the routing specialists read them) and a user in every role."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from agents.store import load_demo_data
+    from reviewer.demo import load_incidents
+    from reviewer.roles import ROLE_PERMISSIONS
+
+    load_demo_data()
+    incidents = {i.incident_id: i for i in load_incidents()}
+    user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"first_name": "Bench"})
+    user.groups.set(Group.objects.filter(name__in=list(ROLE_PERMISSIONS)))
+    return {"incidents": incidents, "user": user}
+
+
+# -- a real Celery worker ---------------------------------------------------------------------
+
+
+class CeleryWorker:
+    """``celery -A reviewer worker --pool threads --concurrency N`` on the benchmark's database."""
+
+    def __init__(self, db: BenchDatabase, base_url: str, concurrency: int, *, loglevel: str = "WARNING"):
+        self.db = db
+        self.concurrency = concurrency
+        self.log_path = db.var_dir / f"worker-{concurrency}-{time.monotonic_ns()}.log"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_"))}
+        env.update(DJANGO_SETTINGS_MODULE=db.settings_module, DATABASE_URL=db.url, VAR_DIR=str(db.var_dir),
+                   LLM_BACKEND="openai", OPENAI_BASE_URL=base_url, OPENAI_MODEL="bench-model",
+                   PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+        self.env = env
+        self.loglevel = loglevel
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> "CeleryWorker":
+        self.crashes: list[str] = []
+        self._start()
+        return self
+
+    def _start(self) -> None:
+        self.log = open(self.log_path, "ab")
+        # --candidate: the same worker, with the model client reused across runs (bench/candidate.py).
+        launcher = "bench.candidate" if self.db.candidate and "client" in self.db.candidate else "celery"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", launcher, "-A", "reviewer", "worker", "--pool", "threads",
+             "--concurrency", str(self.concurrency), "--loglevel", self.loglevel, "--without-gossip",
+             "--without-mingle", "--without-heartbeat", "-n", f"{self.log_path.stem}-{os.getpid()}@%h"],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def errors(self) -> list[str]:
+        """The distinct exceptions the worker logged, each with the last frame of our code that raised
+        it and how often: "OperationalError: database is locked (agents/observer.py:85 in record_result) x3"."""
+        found: dict[str, int] = {}
+        where = ""
+        frame = re.compile(r'^\s*File "' + re.escape(str(ROOT)) + r'/((?:agents|reviewer)/[^"]+)", line (\d+), in (\w+)')
+        last = ""
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if line.startswith("Traceback"):
+                where = ""
+            elif line.startswith(("The above exception", "During handling of the above")) and last:
+                found[last] -= 1  # only the last exception of a chain counts
+                last = ""
+            elif match := frame.match(line):
+                where = f"{match[1]}:{match[2]} in {match[3]}"
+            elif re.match(r"^(?:\w+\.)+\w*(?:Error|Exception): ", line) and "The above exception" not in line:
+                key = f"{line.split(': ', 1)[0].split('.')[-1]}: {line.split(': ', 1)[1]}" + (f" ({where})" if where else "")
+                found[key] = found.get(key, 0) + 1
+                last = key
+        return [f"{key} x{count}" for key, count in sorted(found.items()) if count] + self.crashes
+
+    def restart_if_dead(self) -> bool:
+        """A worker that exited is recorded (with the last exception it logged) and started again, so
+        that one crash does not end the benchmark; the runs it held are lost."""
+        if self.process.poll() is None:
+            return False
+        tail = self.log_path.read_text(errors="replace").splitlines()
+        last = next((line for line in reversed(tail) if re.match(r"^[\w.]+(?:Error|Exception): ", line)), "no exception")
+        self.crashes.append(f"the worker process exited (code {self.process.returncode}) after: {last}")
+        self.log.close()
+        self._start()
+        return True
+
+    def __exit__(self, *exc_info) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()
+
+
+def run_inputs(pipeline: str, incidents: dict | None = None, *, approve: bool = False) -> dict:
+    """What a benchmark run is started with: the demo incident for the text pipelines, the refund
+    ticket for routing."""
+    marker = f" {APPROVE_MARKER}" if approve else ""
+    if pipeline == "routing":
+        return {"goal": ROUTING_GOAL + marker, "incident": None}
+    incident = (incidents or {}).get("inc_pay_2041")
+    return {"goal": TEXT_GOAL + marker, "incident": incident}
+
+
+def submit(pipeline: str, demo: dict) -> tuple[int, float]:
+    """Start a run the way the product does (row, then enqueue on commit); returns (pk, wall-clock time)."""
+    from agents.tasks import start_run
+
+    inputs = run_inputs(pipeline, demo["incidents"])
+    submitted = time.time()
+    row, _ = start_run(pipeline=pipeline, goal=inputs["goal"], incident=inputs["incident"], user=demo["user"])
+    return row.pk, submitted
+
+
+def wait_finished(run_pks: Sequence[int], timeout: float, worker: CeleryWorker | Sequence[CeleryWorker] | None = None,
+                  every: float = 0.01, stall: float | None = None) -> None:
+    """Until every run has left queued/running, ``timeout`` passed, (with ``stall``) no run finished
+    for ``stall`` seconds (runs whose worker thread crashed stay "running"), or a worker died."""
+    from reviewer.models import Run
+
+    workers = [] if worker is None else [worker] if isinstance(worker, CeleryWorker) else list(worker)
+    deadline = time.monotonic() + timeout
+    pending = set(run_pks)
+    progress = time.monotonic()
+    while pending and time.monotonic() < deadline:
+        if stall is not None and time.monotonic() - progress > stall:
+            return
+        done = set(Run.objects.filter(pk__in=pending).exclude(status__in=Run.IN_FLIGHT).values_list("pk", flat=True))
+        if done:
+            progress = time.monotonic()
+        pending -= done
+        if pending:
+            if any([w.restart_if_dead() for w in workers]):
+                return  # what the dead worker held is lost; the caller counts it
+            time.sleep(every)
+
+
+def model_wait_ms(run_pks: Sequence[int]) -> dict[int, float]:
+    """Recorded model wait per run: the sum of its ModelCall latencies, as our client measured them."""
+    from django.db.models import Sum
+
+    from reviewer.models import ModelCall
+
+    rows = ModelCall.objects.filter(run_id__in=run_pks).values("run_id").annotate(ms=Sum("latency_ms"))
+    return {row["run_id"]: row["ms"] or 0.0 for row in rows}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve_parser = sub.add_parser("serve", help="run the stage-playing fake model until killed")
+    serve_parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        serve(args.latency)
+
+
+if __name__ == "__main__":
+    main()

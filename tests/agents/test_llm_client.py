@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import importlib
 import json
 import logging
 import time
@@ -13,6 +12,7 @@ import pytest
 from agents.llm.base import LLMError, StageRequest
 from agents.llm.breaker import breaker_for, reset_breakers
 from agents.llm.client import OpenAIChat, client_from_env
+from agents.llm.offline import OfflineModel
 from agents.llm.schemas import openai_tool
 from agents.policy import ModelSettings
 from tests.fake_openai import (
@@ -567,26 +567,14 @@ def test_clients_of_one_endpoint_share_a_circuit_so_both_see_llm_circuit_open(
 # -- configuration from the environment -------------------------------------------------------
 
 
-def require_offline_model() -> None:
-    """Skip while agents/llm/offline.py (or a module it imports) is still being written."""
-    try:
-        importlib.import_module("agents.llm.offline")
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("agents"):
-            raise
-        pytest.skip(f"the offline model cannot be imported yet: module {exc.name} is missing")
-
-
 def test_without_a_key_the_environment_picks_the_offline_model():
-    require_offline_model()
-    assert type(client_from_env(environ={})).__name__ == "OfflineModel"
-    assert type(client_from_env(environ={"OPENAI_API_KEY": "  "})).__name__ == "OfflineModel"
+    assert isinstance(client_from_env(environ={}), OfflineModel)
+    assert isinstance(client_from_env(environ={"OPENAI_API_KEY": "  "}), OfflineModel)
 
 
 def test_llm_backend_offline_picks_the_offline_model_even_with_a_key():
-    require_offline_model()
     environ = {"LLM_BACKEND": "offline", "OPENAI_API_KEY": KEY}
-    assert type(client_from_env(environ=environ)).__name__ == "OfflineModel"
+    assert isinstance(client_from_env(environ=environ), OfflineModel)
 
 
 def test_with_a_key_the_environment_picks_the_sdk_with_its_settings():

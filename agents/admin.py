@@ -9,6 +9,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from agents.core.policy import POLICY_CLASSES
 from agents.forms import PipelinePolicyForm, StagePromptForm
 from agents.models import (
     BUDGET_FIELDS,
@@ -28,7 +29,6 @@ from agents.models import (
     policy_fields,
     snapshot,
 )
-from agents.policy import POLICY_CLASSES
 
 HISTORY_ROWS = 10
 

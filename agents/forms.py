@@ -3,8 +3,8 @@
 
 from django import forms
 
+from agents.core.policy import DECISIONS
 from agents.models import PipelinePolicy, StagePrompt
-from agents.policy import DECISIONS
 
 DECISION_CHOICES = [(decision, decision) for decision in DECISIONS]
 

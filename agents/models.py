@@ -1,7 +1,7 @@
 """Policies as rows that admins edit (SPEC §6), their change record, and the routing workers' data.
 
-The pipeline core never sees these models: ``agents.policies.load_policy`` turns the active row and
-the shared lists into the plain ``agents.policy`` dataclasses, and ``agents.store.DatabaseData``
+The pipeline core never sees these models: ``agents.policy_rows.load_policy`` turns the active row and
+the shared lists into the plain ``agents.core.policy`` dataclasses, and ``agents.store.DatabaseData``
 serves the specialists' facts. Validation lives in ``clean()`` so every form (admin or not) that
 calls ``full_clean()`` refuses the same things with the same messages.
 """
@@ -11,20 +11,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
-from django.db.models.signals import post_migrate
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
-from agents.llm.schemas import STAGE_TOOLS
-from agents.policy import DECISIONS, POLICY_CLASSES, ModelSettings, TextPolicy
-
-PIPELINE_CHOICES = [(name, name.replace("_", "-").capitalize()) for name in POLICY_CLASSES]
+from agents.core.llm.schemas import STAGE_TOOLS
+from agents.core.policy import (
+    DECISIONS,
+    PIPELINE_CHOICES,
+    POLICY_CLASSES,
+    ModelSettings,
+    TextPolicy,
+)
+from agents.core.stops import opens_escalation
 
 # The budgets of §3; a row keeps the ones its pipeline's dataclass has and leaves the others empty.
 BUDGET_FIELDS = (
@@ -249,7 +254,7 @@ class PipelinePolicy(models.Model):
 
 
 class StagePrompt(models.Model):
-    """A system prompt that replaces the default of one stage (agents.prompts.DEFAULT_PROMPTS)."""
+    """A system prompt that replaces the default of one stage (agents.core.prompts.DEFAULT_PROMPTS)."""
 
     policy = models.ForeignKey(PipelinePolicy, on_delete=models.CASCADE, related_name="stage_prompts")
     stage = models.CharField(max_length=20, choices=STAGE_CHOICES)
@@ -357,8 +362,8 @@ class RouteTarget(models.Model):
 
 
 def worker_names() -> list[str]:
-    """The names registered in agents.routing.workers (the built-in specialists)."""
-    from agents.routing.workers import DemoData, builtin_workers
+    """The names registered in agents.core.specialists (the built-in specialists)."""
+    from agents.core.specialists import DemoData, builtin_workers
 
     return sorted(builtin_workers(DemoData()))
 
@@ -551,20 +556,242 @@ class ServiceIncident(models.Model):
         self.incident_id = (self.incident_id or "").strip().upper()
 
 
-# ---------------------------------------------------------------- defaults after migrate or flush
+# ---------------------------------------------------------------- incidents and runs
+
+class Incident(models.Model):
+    """An incident and the facts a text pipeline may use (the context of SPEC §3.3)."""
+
+    incident_id = models.SlugField(max_length=64, unique=True, help_text="e.g. inc_pay_2041")
+    title = models.CharField(max_length=200)
+    report_date = models.DateField(default=timezone.localdate)
+    region = models.CharField(max_length=32, blank=True)
+    severity = models.CharField(max_length=8, blank=True, help_text="P0-P5")
+    status = models.CharField(max_length=200, blank=True, help_text="e.g. degraded, mitigated")
+    affected_checkout_pct = models.FloatField(null=True, blank=True)
+    failed_payment_rate = models.FloatField(null=True, blank=True, help_text="A ratio: 0.034 is 3.4%")
+    chargeback_alerts = models.PositiveIntegerField(null=True, blank=True)
+    eta_minutes = models.PositiveIntegerField(null=True, blank=True)
+    policy_hints = models.JSONField(default=dict, blank=True)
+    approved_actions = models.JSONField(default=list, blank=True)
+    key_messages = models.JSONField(default=list, blank=True, help_text="Sentences ops wants in the update")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-report_date", "incident_id"]
+
+    def __str__(self) -> str:
+        return f"{self.incident_id}: {self.title}"
 
 
-def _install_defaults(sender, app_config, using="default", apps=None, **kwargs):
-    # A flush (manage.py flush, or a transactional test's teardown) empties the tables the data
-    # migration filled; without this, every later run would stop with PolicyMissing.
-    if app_config.label != "agents":
-        return
-    from agents.policies import install_defaults
+    def context(self) -> dict:
+        """The run context, in the shape the pipelines read; unset facts are left out."""
+        facts = {
+            "incident_id": self.incident_id,
+            "severity": self.severity,
+            "status": self.status,
+            "affected_checkout_pct": self.affected_checkout_pct,
+            "failed_payment_rate": self.failed_payment_rate,
+            "chargeback_alerts": self.chargeback_alerts,
+            "eta_minutes": self.eta_minutes,
+        }
+        context = {
+            "report_date": self.report_date.isoformat(),
+            "region": self.region,
+            "incident": {k: v for k, v in facts.items() if v not in (None, "")},
+            "policy_hints": self.policy_hints or {},
+            "approved_actions": self.approved_actions or [],
+        }
+        if self.key_messages:
+            context["key_messages"] = self.key_messages
+        return context
 
-    try:
-        install_defaults(apps, using=using)
-    except LookupError:  # migrated back to before these models exist
-        pass
+
+def since(window: str | None, now=None):
+    """The earliest ``created_at`` of a time window (``today``, ``24h``, ``7d``); None for any time."""
+    now = now or timezone.now()
+    if window == "today":
+        return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    if window == "24h":
+        return now - timedelta(hours=24)
+    if window == "7d":
+        return now - timedelta(days=7)
+    return None
 
 
-post_migrate.connect(_install_defaults, dispatch_uid="agents.install_defaults")
+class RunQuerySet(models.QuerySet):
+    def since(self, window: str | None):
+        cutoff = since(window)
+        return self if cutoff is None else self.filter(created_at__gte=cutoff)
+
+    def failed(self):
+        """The runs :attr:`Run.failed` accepts, as one queryset (distinct stop reasons are read first)."""
+        reasons = (self.model.objects.filter(status=Run.Status.STOPPED).order_by()
+                   .values_list("stop_reason", flat=True).distinct())
+        failing = [reason for reason in reasons if not opens_escalation(reason)]
+        return self.filter(models.Q(status=Run.Status.STOPPED, stop_reason__in=failing)
+                           | models.Q(status=Run.Status.INTERRUPTED))
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        OK = "ok"
+        STOPPED = "stopped"
+        INTERRUPTED = "interrupted"
+
+    IN_FLIGHT = (Status.QUEUED, Status.RUNNING)
+
+    pipeline = models.CharField(max_length=20, choices=PIPELINE_CHOICES)
+    goal = models.TextField()
+    incident = models.ForeignKey(Incident, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    context = models.JSONField(default=dict, blank=True)  # the snapshot the run used
+    policy = models.JSONField(default=dict)  # the policy snapshot the run ran under
+    model_label = models.CharField(max_length=200, blank=True)
+    endpoint = models.CharField(max_length=300, blank=True)
+
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    stop_reason = models.CharField(max_length=200, blank=True)
+    phase = models.CharField(max_length=20, blank=True)
+    outcome = models.CharField(max_length=40, blank=True)
+    answer = models.TextField(blank=True)
+    selected_route = models.CharField(max_length=100, blank=True)
+    escalation_reason = models.TextField(blank=True)
+    candidate = models.TextField(blank=True)  # the text a gate blocked
+    guard = models.JSONField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    triggered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="runs")
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    retry_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries")
+
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    deliveries = models.PositiveIntegerField(default=0)
+    duration_ms = models.FloatField(null=True, blank=True)
+
+    model_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["incident", "-created_at"], name="run_incident_newest"),
+            models.Index(fields=["stop_reason", "-created_at"], name="run_stop_reason_newest"),
+            models.Index(fields=["status", "heartbeat_at"], name="run_status_heartbeat"),
+            models.Index(fields=["-created_at"], name="run_newest"),
+            # The dashboard's counts by status and stop reason over a time window, index-only.
+            models.Index(fields=["created_at", "status", "stop_reason"], name="run_window_counts"),
+        ]
+        permissions = [("start_run", "Can start pipeline runs")]
+        constraints = [
+            models.UniqueConstraint(fields=["triggered_by", "idempotency_key"], condition=~models.Q(idempotency_key=""),
+                                    name="run_idempotency_key_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} ({self.pipeline}, {self.status})"
+
+
+    objects = RunQuerySet.as_manager()
+
+    @property
+    def in_flight(self) -> bool:
+        return self.status in self.IN_FLIGHT
+
+    @property
+    def failed(self) -> bool:
+        """A failed run is retried, not decided: interrupted, or stopped by a reason that opens no escalation."""
+        if self.status == Run.Status.INTERRUPTED:
+            return True
+        return self.status == Run.Status.STOPPED and not opens_escalation(self.stop_reason)
+
+    def related(self, name: str):
+        """A reverse one-to-one (``review``, ``audit``, ``escalation``) or None when there is none."""
+        try:
+            return getattr(self, name)
+        except ObjectDoesNotExist:
+            return None
+
+
+class TraceStep(models.Model):
+    """One completed step, written by the observer while the run is in flight."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    phase = models.CharField(max_length=20)
+    status = models.CharField(max_length=12)  # ok, stopped, retry
+    stop_reason = models.CharField(max_length=200, blank=True)
+    decision = models.CharField(max_length=20, blank=True)
+    duration_ms = models.FloatField(default=0)
+    measurements = models.JSONField(default=dict, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="trace_step_once")]
+
+
+class ModelCall(models.Model):
+    """One request to the model endpoint (each transport retry is its own row)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="calls")
+    stage = models.CharField(max_length=20)
+    attempt = models.PositiveIntegerField(default=1)
+    try_number = models.PositiveIntegerField(default=1)
+    delivery = models.PositiveIntegerField(default=1)  # which delivery of the run's task made it
+    model = models.CharField(max_length=200)
+    latency_ms = models.FloatField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=200, default="ok")
+    raw = models.TextField(blank=True)  # kept whole for audit
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "id"]
+
+
+class Review(models.Model):
+    """The reviewer model's verdict (reflection review or self-critique), as the gateway accepted it."""
+
+    class Kind(models.TextChoices):
+        REVIEW = "review"
+        CRITIQUE = "critique"
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="review")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    decision = models.CharField(max_length=20)
+    severity = models.CharField(max_length=10, blank=True)
+    issues = models.JSONField(default=list, blank=True)  # issues or risks: [{type, note}]
+    instructions = models.JSONField(default=list, blank=True)  # fix plan or required changes
+    reason = models.TextField(blank=True)
+    quality = models.CharField(max_length=20, blank=True)
+    completeness = models.CharField(max_length=20, blank=True)
+
+
+class AuditDiff(models.Model):
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="audit")
+    before_text = models.TextField()
+    after_text = models.TextField()
+    changed = models.BooleanField()
+    before_hash = models.CharField(max_length=12)
+    after_hash = models.CharField(max_length=12)
+    before_chars = models.PositiveIntegerField()
+    after_chars = models.PositiveIntegerField()
+    delta = models.IntegerField()
+    length_increase_pct = models.FloatField()
+    risks_count = models.PositiveIntegerField(default=0)
+    required_changes_count = models.PositiveIntegerField(default=0)
+    diff_unit = models.CharField(max_length=10)
+    unified_diff = models.TextField(blank=True)
+    diff_excerpt = models.JSONField(default=list, blank=True)

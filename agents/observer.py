@@ -1,5 +1,10 @@
 """The Django side of a run: the observer that persists each step as it happens, and the recording
-of the final result (review, audit, escalation) in one transaction."""
+of the final result (review, audit) in one transaction.
+
+``record_result`` sends :data:`agents.signals.run_finished` inside that transaction: the reviewer
+app opens an escalation from it, so what a person must decide commits with the result or not at all,
+and this app never imports the reviewer app.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents.llm.base import CallRecord
-from agents.pipelines.run import RunResult
-from agents.stops import opens_escalation
-from reviewer.models import AuditDiff, Escalation, ModelCall, Review, Run, TraceStep
+from agents.core.llm.base import CallRecord
+from agents.core.pipelines.frame import RunResult
+from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
+from agents.signals import run_finished
 
 STEP_COLUMNS = {"index", "phase", "status", "stop_reason", "decision", "duration_ms", "output"}
 
@@ -54,7 +59,7 @@ class DatabaseObserver:
         )
 
 
-def _draft(result: RunResult) -> str:
+def draft_of(result: RunResult) -> str:
     for entry in result.history:
         if entry["phase"] == "draft" and isinstance(entry["output"], str):
             return entry["output"]
@@ -63,7 +68,7 @@ def _draft(result: RunResult) -> str:
 
 @transaction.atomic
 def record_result(run_pk: int, result: RunResult) -> Run:
-    """Store the result on the run, with its review, audit and (when a person must decide) escalation."""
+    """Store the result on the run, with its review and audit; tell whoever listens (an escalation)."""
     run = Run.objects.select_for_update().get(pk=run_pk)
     run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
     run.stop_reason = result.stop_reason
@@ -96,7 +101,7 @@ def record_result(run_pk: int, result: RunResult) -> Run:
             "quality": verdict.get("quality") or "",
             "completeness": verdict.get("completeness") or "",
         })
-    draft = _draft(result)
+    draft = draft_of(result)
     if result.audit:
         audit = result.audit
         AuditDiff.objects.update_or_create(run=run, defaults={
@@ -105,12 +110,5 @@ def record_result(run_pk: int, result: RunResult) -> Run:
                                      "length_increase_pct", "risks_count", "required_changes_count", "diff_unit",
                                      "unified_diff", "diff_excerpt")},
         })
-    if opens_escalation(result.stop_reason):
-        Escalation.objects.get_or_create(run=run, defaults={
-            "stop_reason": result.stop_reason,
-            "reason": result.escalation_reason or "",
-            "draft": draft,
-            "candidate": result.candidate or draft,
-            "guard": result.guard,
-        })
+    run_finished.send(sender=Run, run=run, result=result, draft=draft)
     return run

@@ -1,6 +1,6 @@
 """The routing specialists' facts from database rows (SPEC §3.3), and the demo rows.
 
-``DatabaseData`` implements the ``DataSource`` protocol of ``agents.routing.workers``, so the
+``DatabaseData`` implements the ``DataSource`` protocol of ``agents.core.specialists``, so the
 built-in specialists run unchanged on it.
 """
 
@@ -14,7 +14,13 @@ from django.db.models import Min
 from django.utils import timezone
 
 from agents import models
-from agents.routing.workers import Customer, PlanOffer, ServiceIncident, Worker, builtin_workers
+from agents.core.specialists import (
+    CustomerFacts,
+    PlanOffer,
+    ServiceIncidentFacts,
+    Worker,
+    builtin_workers,
+)
 
 
 class DatabaseData:
@@ -23,7 +29,7 @@ class DatabaseData:
     def __init__(self, today: date | None = None):
         self._today = today
 
-    def customer(self, user_id: int) -> Customer | None:
+    def customer(self, user_id: int) -> CustomerFacts | None:
         row = (
             models.Customer.objects.select_related("plan")
             .annotate(first_paid=Min("payments__paid_at"))
@@ -32,7 +38,7 @@ class DatabaseData:
         )
         if row is None:
             return None
-        return Customer(
+        return CustomerFacts(
             user_id=row.user_id,
             name=row.name,
             country=row.country,
@@ -43,7 +49,7 @@ class DatabaseData:
             first_paid=row.first_paid or date.min,
         )
 
-    def incident(self, incident_id: str | None) -> ServiceIncident | None:
+    def incident(self, incident_id: str | None) -> ServiceIncidentFacts | None:
         rows = models.ServiceIncident.objects
         if incident_id:
             row = rows.filter(incident_id=incident_id.strip().upper()).first()
@@ -51,7 +57,7 @@ class DatabaseData:
             row = rows.exclude(state__in=models.ServiceIncident.CLOSED_STATES).order_by("-updated_at").first()
         if row is None:
             return None
-        return ServiceIncident(row.incident_id, row.service, row.state, row.next_update_minutes)
+        return ServiceIncidentFacts(row.incident_id, row.service, row.state, row.next_update_minutes)
 
     def recommended_plan(self) -> PlanOffer:
         row = models.Plan.objects.filter(recommended=True).first()

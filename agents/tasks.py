@@ -19,14 +19,14 @@ from django.db import IntegrityError, close_old_connections, connection, transac
 from django.db.models import F
 from django.utils import timezone
 
-from agents.llm.base import LLM
-from agents.llm.client import client_from_env
+from agents.core.llm.base import LLM
+from agents.core.llm.client import client_from_env
+from agents.core.pipelines import RunResult, run_pipeline
+from agents.core.policy import POLICY_CLASSES, Policy
+from agents.models import Incident, Run, TraceStep
 from agents.observer import DatabaseObserver, record_result
-from agents.pipelines import RunResult, run_pipeline
-from agents.policies import load_policy
-from agents.policy import POLICY_CLASSES, Policy
+from agents.policy_rows import load_policy
 from agents.store import database_workers
-from reviewer.models import Incident, Run, TraceStep
 
 log = logging.getLogger("agents.tasks")
 
@@ -81,7 +81,7 @@ def retry_run(run: Run, *, user=None) -> Run:
     return new
 
 
-def claim(run_pk: int) -> int | None:
+def claim_run(run_pk: int) -> int | None:
     """Take the run for this worker; returns the delivery number, or None when another has it.
 
     A queued run is claimed once. A running run is taken over only when its heartbeat is stale (its
@@ -128,7 +128,7 @@ class Heartbeat:
 
 def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     """Execute one run in this process. Safe to call twice: the second call finds it claimed (None)."""
-    delivery = claim(run_pk)
+    delivery = claim_run(run_pk)
     if delivery is None:
         log.info("run %s already claimed or finished; nothing to do", run_pk)
         return None

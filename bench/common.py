@@ -157,7 +157,7 @@ def _stage_tool(body: dict) -> str | None:
     if tools:
         return tools[0]["function"]["name"]
     if body.get("response_format"):
-        from agents.llm.schemas import TOOLS
+        from agents.core.llm.schemas import TOOLS
 
         system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
         return next((name for name in re.findall(r"\bCall (\w+)", system) if name in TOOLS), None)
@@ -472,7 +472,7 @@ def wait_finished(run_pks: Sequence[int], timeout: float, worker: CeleryWorker |
                   every: float = 0.01, stall: float | None = None) -> None:
     """Until every run has left queued/running, ``timeout`` passed, (with ``stall``) no run finished
     for ``stall`` seconds (runs whose worker thread crashed stay "running"), or a worker died."""
-    from reviewer.models import Run
+    from agents.models import Run
 
     workers = [] if worker is None else [worker] if isinstance(worker, CeleryWorker) else list(worker)
     deadline = time.monotonic() + timeout
@@ -495,7 +495,7 @@ def model_wait_ms(run_pks: Sequence[int]) -> dict[int, float]:
     """Recorded model wait per run: the sum of its ModelCall latencies, as our client measured them."""
     from django.db.models import Sum
 
-    from reviewer.models import ModelCall
+    from agents.models import ModelCall
 
     rows = ModelCall.objects.filter(run_id__in=run_pks).values("run_id").annotate(ms=Sum("latency_ms"))
     return {row["run_id"]: row["ms"] or 0.0 for row in rows}

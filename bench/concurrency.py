@@ -29,7 +29,7 @@ TARGET_RATIO = 1.5
 
 
 def finished_rows(pks: list[int]) -> dict[int, dict]:
-    from reviewer.models import Run
+    from agents.models import Run
 
     return {row["pk"]: row for row in Run.objects.filter(pk__in=pks).values(
         "pk", "pipeline", "status", "stop_reason", "finished_at", "model_calls", "deliveries")}

@@ -80,10 +80,10 @@ def common_prefix(texts: list[str]) -> int:
 
 
 def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> dict:
-    from agents.llm.client import OpenAIChat
-    from agents.pipelines import run_pipeline
-    from agents.policy import POLICY_CLASSES, ModelSettings
-    from agents.text import canonical_json
+    from agents.core.llm.client import OpenAIChat
+    from agents.core.pipelines import run_pipeline
+    from agents.core.policy import POLICY_CLASSES, ModelSettings
+    from agents.core.text import canonical_json
     from tests.fake_openai import FakeOpenAI
 
     responder = responder_class(0.0)

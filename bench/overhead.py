@@ -64,9 +64,9 @@ class WaitObserver:
 # -- one run in each mode: a sample is (wall ms, model wait ms, model calls, ok) --------------------
 
 def core_runner(base_url: str):
-    from agents.llm.client import OpenAIChat
-    from agents.pipelines import run_pipeline
-    from agents.policy import POLICY_CLASSES, ModelSettings
+    from agents.core.llm.client import OpenAIChat
+    from agents.core.pipelines import run_pipeline
+    from agents.core.policy import POLICY_CLASSES, ModelSettings
 
     settings = ModelSettings(base_url=base_url, model="bench-model")
     llm = OpenAIChat(settings, api_key=None)  # one client, as a long-lived process would keep it
@@ -89,7 +89,7 @@ def database_runner(demo: dict):
     from django.db import connection
 
     from agents import tasks
-    from reviewer.models import Run
+    from agents.models import Run
 
     def run(pipeline: str):
         inputs = common.run_inputs(pipeline, demo["incidents"])
@@ -111,7 +111,7 @@ def database_runner(demo: dict):
 
 
 def celery_results(submitted: dict[int, float]) -> dict[int, tuple[float, float, int, bool]]:
-    from reviewer.models import Run
+    from agents.models import Run
 
     waits = common.model_wait_ms(list(submitted))
     out = {}

@@ -88,7 +88,7 @@ class Generator:
 
     def runs(self, count: int, escalations: int) -> list:
         """``count`` unsaved runs, ``escalations`` of them stopped by a reason that opens an escalation."""
-        from reviewer.models import Run
+        from agents.models import Run
 
         rng = self.rng
         text = ["reflection", "self_critique"]
@@ -135,8 +135,8 @@ class Generator:
 def real_templates(demo: dict) -> dict:
     """One real run per pipeline (revise path), made by the product with the fake model: the shapes
     of context, policy snapshot, answer, trace steps, model calls, review and audit that we copy."""
+    from agents.models import Run
     from agents.tasks import run_now, start_run
-    from reviewer.models import Run
 
     templates = {}
     with common.ModelServer(0.0) as server:
@@ -161,7 +161,8 @@ def grow(gen: Generator, runs: int, pending: int, decided: int, *, long_trace: b
     """Add ``runs`` runs, ``pending`` + ``decided`` escalations on them, and the 1 % trace sample."""
     from django.db import transaction
 
-    from reviewer.models import AuditDiff, Decision, Escalation, ModelCall, Review, Run, TraceStep
+    from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
+    from reviewer.models import Decision, Escalation
 
     started = time.monotonic()
     counts = {"runs": 0, "steps": 0, "calls": 0, "escalations": 0}
@@ -232,7 +233,7 @@ def grow(gen: Generator, runs: int, pending: int, decided: int, *, long_trace: b
 
 def make_long_trace(gen: Generator) -> int:
     """One self-critique run whose trace has 200 steps (and a model call per step)."""
-    from reviewer.models import ModelCall, Run, TraceStep
+    from agents.models import ModelCall, Run, TraceStep
 
     template = gen.templates[("self_critique", "ok")]
     run = Run.objects.create(
@@ -258,7 +259,8 @@ def make_long_trace(gen: Generator) -> int:
 
 
 def pages(long_trace_pk: int) -> dict[str, str]:
-    from reviewer.models import Escalation, Incident
+    from agents.models import Incident
+    from reviewer.models import Escalation
 
     reason = (Escalation.objects.filter(status="pending", run__pipeline="reflection")
               .values_list("stop_reason", flat=True).order_by("stop_reason").first())
@@ -374,7 +376,8 @@ def query_alternatives() -> list[list]:
     from django.db.models import Count, Q
     from django.utils import timezone
 
-    from reviewer.models import Escalation, Run
+    from agents.models import Run
+    from reviewer.models import Escalation
     from reviewer.views.runs import failed_runs_query, since_cutoff
 
     today = since_cutoff("today", timezone.now())
@@ -414,7 +417,8 @@ def query_alternatives() -> list[list]:
 
 
 def table_sizes() -> dict[str, int]:
-    from reviewer.models import Escalation, Incident, ModelCall, Run, TraceStep
+    from agents.models import Incident, ModelCall, Run, TraceStep
+    from reviewer.models import Escalation
 
     return {"runs": Run.objects.count(), "pending escalations": Escalation.objects.filter(status="pending").count(),
             "decided escalations": Escalation.objects.exclude(status="pending").count(),
@@ -443,7 +447,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from reviewer.models import Incident
+    from agents.models import Incident
     from reviewer.roles import OPS, SUPPORT_LEAD
 
     print(f"pages: {db.describe()}", flush=True)

@@ -3,8 +3,9 @@ pipelines and by people's decisions, never edited by hand). Incidents are editab
 
 from django.contrib import admin
 
+from agents.models import AuditDiff, Incident, ModelCall, Review, Run, TraceStep
 from reviewer.forms import IncidentForm
-from reviewer.models import AuditDiff, Decision, Escalation, Incident, ModelCall, Review, Run, TraceStep
+from reviewer.models import Decision, Escalation
 
 
 class ReadOnlyMixin:

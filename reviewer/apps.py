@@ -7,6 +7,9 @@ class ReviewerConfig(AppConfig):
     verbose_name = "Review"
 
     def ready(self):
+        from agents.signals import run_finished
+        from reviewer.decisions import open_escalation
         from reviewer.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, sender=self)
+        run_finished.connect(open_escalation, dispatch_uid="reviewer.open_escalation")

@@ -16,16 +16,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agents.guard import GuardConfig, check_final_answer, check_revision
-from agents.pipelines.self_critique import NOT_APPLIED as SELF_CRITIQUE_NOT_APPLIED
-from agents.pipelines.self_critique import _length_cap, _strict_claims
-from agents.policy import POLICY_CLASSES, ReflectionPolicy, SelfCritiquePolicy, TextPolicy
-from agents.text import normalize
+from agents.core.guard import check_final_answer, check_revision, guard_config
+from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
+from agents.core.stops import opens_escalation
+from agents.core.text import normalize
 from reviewer.models import Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
-# The phrase-rule stop per pipeline (unused without phrase rules, kept so the config reads whole).
-REFLECTION_NOT_APPLIED = "patch_violation:fix_plan_not_applied"
 ACTIONS = {choice.value for choice in Decision.Action}
 JUSTIFICATION_NEEDED = "Approving despite guard violations needs a written justification."
 
@@ -60,16 +57,8 @@ def guard_edit(escalation: Escalation, text: str) -> dict:
     run = escalation.run
     context = run.context or {}
     policy = _text_policy(run)
-    self_critique = isinstance(policy, SelfCritiquePolicy)
-    strict = self_critique and _strict_claims(context)
-    config = GuardConfig(
-        max_answer_chars=policy.max_answer_chars,
-        min_similarity=policy.min_patch_similarity,
-        rules=policy.guard,
-        not_applied_reason=SELF_CRITIQUE_NOT_APPLIED if self_critique else REFLECTION_NOT_APPLIED,
-        max_length_increase_pct=_length_cap(context, policy) if self_critique else None,
-        strict_claims=strict,
-    )
+    config = guard_config(policy, context)
+    strict = config.strict_claims
     original = escalation.draft or escalation.candidate
     result = check_revision(original=original, revised=text, context=context, config=config)
     violations = [v for v in result.violations if v["check"] not in _NOT_FOR_PEOPLE]
@@ -85,6 +74,23 @@ def guard_edit(escalation: Escalation, text: str) -> dict:
         "measurements": result.measurements,
         "original": "draft" if escalation.draft else "candidate",
     }
+
+
+def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
+    """Open an escalation for a finished run that a person must decide (SPEC §7).
+
+    Connected to ``agents.signals.run_finished``, which is sent inside the transaction that stores
+    the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
+    """
+    if not opens_escalation(result.stop_reason):
+        return
+    Escalation.objects.get_or_create(run=run, defaults={
+        "stop_reason": result.stop_reason,
+        "reason": result.escalation_reason or "",
+        "draft": draft,
+        "candidate": result.candidate or draft,
+        "guard": result.guard,
+    })
 
 
 def _block_results(escalation: Escalation) -> dict:

@@ -12,9 +12,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from agents.llm.offline import OfflineModel
+from agents.core.llm.offline import OfflineModel
+from agents.models import Incident, Run
 from agents.store import load_demo_data
-from reviewer.models import Incident, Run
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"

@@ -10,11 +10,11 @@ import uuid
 from django import forms
 from django.forms.fields import InvalidJSONInput
 
-from reviewer.models import PIPELINES, Incident, Run
+from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
+from agents.models import Incident, Run
 
 GOAL_MAX_CHARS = 2000
 TICKET_MAX_CHARS = 4000
-TEXT_PIPELINES = ("reflection", "self_critique")
 
 # C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -48,7 +48,7 @@ class StartRunForm(forms.Form):
     twice (a double click, a resubmit) carries the same key, and ``start_run`` returns the first run.
     """
 
-    pipeline = forms.ChoiceField(choices=PIPELINES, initial="reflection")
+    pipeline = forms.ChoiceField(choices=PIPELINE_CHOICES, initial="reflection")
     goal = forms.CharField(
         label="Goal", required=False, strip=True, max_length=GOAL_MAX_CHARS,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -67,7 +67,7 @@ class StartRunForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.incident = incident
         if not self.is_bound:
-            chosen = pipeline if pipeline in dict(PIPELINES) else "reflection"
+            chosen = pipeline if pipeline in dict(PIPELINE_CHOICES) else "reflection"
             self.initial.setdefault("pipeline", chosen)
             self.initial.setdefault("goal", default_goal(chosen, incident))
             self.initial.setdefault("idempotency_key", uuid.uuid4())
@@ -76,7 +76,7 @@ class StartRunForm(forms.Form):
     def selected_pipeline(self) -> str:
         """The pipeline the form shows fields for: the posted one when bound, else the initial one."""
         value = self["pipeline"].value()
-        return value if value in dict(PIPELINES) else "reflection"
+        return value if value in dict(PIPELINE_CHOICES) else "reflection"
 
     @property
     def is_routing(self) -> bool:
@@ -131,7 +131,7 @@ class RunFilterForm(forms.Form):
     stop_reason = forms.CharField(required=False, max_length=200)
     status = forms.ChoiceField(required=False, choices=[("", "any"), (IN_FLIGHT, "in flight (queued or running)"),
                                                         *Run.Status.choices])
-    pipeline = forms.ChoiceField(required=False, choices=[("", "any"), *PIPELINES])
+    pipeline = forms.ChoiceField(required=False, choices=[("", "any"), *PIPELINE_CHOICES])
     since = forms.ChoiceField(required=False, choices=[("", "any time"), *SINCE.items()])
 
     def clean_stop_reason(self) -> str:

@@ -6,10 +6,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 
 MESSAGES = {
-    "reviewer.start_run": "Only ops staff can start runs.",
+    "agents.start_run": "Only ops staff can start runs.",
     "reviewer.decide_escalation": "Only support leads can decide escalations.",
     "reviewer.view_escalation": "Only support leads can open the escalation inbox.",
-    "reviewer.view_run": "Your role cannot see runs.",
+    "agents.view_run": "Your role cannot see runs.",
 }
 
 

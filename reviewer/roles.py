@@ -7,18 +7,23 @@ OPS = "Ops staff"
 POLICY_ADMIN = "Policy admins"
 
 ROLE_PERMISSIONS = {
-    SUPPORT_LEAD: ["reviewer.decide_escalation", "reviewer.view_run", "reviewer.view_escalation"],
-    OPS: ["reviewer.start_run", "reviewer.view_run", "reviewer.view_incident", "reviewer.change_incident"],
-    # Policy admins also need is_staff to enter the admin site.
-    POLICY_ADMIN: ["agents.*", "reviewer.view_run", "reviewer.view_incident", "reviewer.add_incident",
-                   "reviewer.change_incident"],
+    SUPPORT_LEAD: ["reviewer.decide_escalation", "agents.view_run", "reviewer.view_escalation"],
+    OPS: ["agents.start_run", "agents.view_run", "agents.view_incident", "agents.change_incident"],
+    # Policy admins also need is_staff to enter the admin site. "agents.policy*" is every
+    # permission on the policy tables and the specialists' data, not on runs or incidents.
+    POLICY_ADMIN: ["agents.policy*", "agents.view_run", "agents.view_incident", "agents.add_incident",
+                   "agents.change_incident"],
 }
+# What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
+RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")
 
 
 def _permissions(spec: str):
     app_label, codename = spec.split(".", 1)
     query = Permission.objects.filter(content_type__app_label=app_label)
-    return query if codename == "*" else query.filter(codename=codename)
+    if codename == "policy*":
+        return query.exclude(content_type__model__in=RUN_RECORDS)
+    return query.filter(codename=codename)
 
 
 def ensure_roles(**kwargs) -> None:

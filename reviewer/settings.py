@@ -113,7 +113,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 # The LLM layer (SPEC §5.3) reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL,
 # OPENAI_TIMEOUT_SECONDS, OPENAI_MAX_RETRIES, OPENAI_STRUCTURED_OUTPUT and LLM_BACKEND itself, in
-# agents.llm.client.client_from_env: one reader, shared by the command line, the workers and the tests.
+# agents.core.llm.client.client_from_env: one reader, shared by the command line, the workers and the tests.
 
 LOGGING = {
     "version": 1,

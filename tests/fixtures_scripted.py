@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from agents.llm.breaker import reset_breakers
-from agents.llm.client import OpenAIChat
-from agents.policy import ModelSettings
+from agents.core.llm.breaker import reset_breakers
+from agents.core.llm.client import OpenAIChat
+from agents.core.policy import ModelSettings
 from tests.fake_openai import FakeOpenAI, Reply, content, tool_call
 
 TEST_KEY = "sk-test-key-never-shown"

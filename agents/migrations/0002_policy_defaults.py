@@ -1,6 +1,6 @@
 """The §3 defaults as rows: one active policy per pipeline and the shared lists.
 
-The values come from agents.policy (through agents.policies.install_defaults), so the dataclasses
+The values come from agents.core.policy (through agents.policy_rows.install_defaults), so the dataclasses
 stay the one source of the contract's defaults.
 """
 
@@ -8,7 +8,7 @@ from django.db import migrations
 
 
 def create_defaults(apps, schema_editor):
-    from agents.policies import install_defaults
+    from agents.policy_rows import install_defaults
 
     install_defaults(apps, using=schema_editor.connection.alias)
 

@@ -15,10 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from agents.stops import explain, opens_escalation
+from agents.core.stops import explain, opens_escalation
+from agents.models import Run, since
 from reviewer.forms import IN_FLIGHT
-from reviewer.models import Escalation, Run
-from reviewer.views.runs import since_cutoff
+from reviewer.models import Escalation
 
 CHART_WIDTH = 560
 BAR_AREA = 470  # the longest bar; the count is written after it
@@ -46,7 +46,7 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
 @require_GET
 def home(request):
     now = timezone.now()
-    day, week, today = since_cutoff("24h", now), since_cutoff("7d", now), since_cutoff("today", now)
+    day, week, today = since("24h", now), since("7d", now), since("today", now)
 
     pending = Escalation.objects.filter(status=Escalation.Status.PENDING).count()
     in_flight = Run.objects.filter(status__in=Run.IN_FLIGHT).count()

@@ -10,11 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from agents.audit import word_diff
-from agents.stops import explain
-from agents.text import normalize
+from agents.core.audit import word_diff
+from agents.core.policy import PIPELINE_CHOICES
+from agents.core.stops import explain
+from agents.core.text import normalize
 from reviewer import decisions
-from reviewer.models import PIPELINES, Escalation
+from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 
 VIEW = "reviewer.view_escalation"
@@ -35,7 +36,7 @@ def _annotate(escalation: Escalation) -> Escalation:
 def _filters(request) -> dict:
     pipeline = request.GET.get("pipeline", "")
     return {
-        "pipeline": pipeline if pipeline in dict(PIPELINES) else "",
+        "pipeline": pipeline if pipeline in dict(PIPELINE_CHOICES) else "",
         "stop_reason": request.GET.get("stop_reason", "").strip(),
         "mine": request.GET.get("mine") == "1",
     }
@@ -66,7 +67,7 @@ def inbox(request):
     context = {
         "page": page,
         "filters": filters,
-        "pipelines": PIPELINES,
+        "pipelines": PIPELINE_CHOICES,
         "stop_reasons": (Escalation.objects.filter(status=PENDING).order_by("stop_reason")
                          .values_list("stop_reason", flat=True).distinct()),
         "recent": (Escalation.objects.exclude(status=PENDING).select_related("decided_by", "run__incident")

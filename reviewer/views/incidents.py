@@ -13,9 +13,9 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from agents import tasks
-from agents.policies import PolicyMissing
+from agents.models import Incident, Run
+from agents.policy_rows import PolicyMissing
 from reviewer.forms import StartRunForm
-from reviewer.models import Incident, Run
 from reviewer.permissions import require_perm
 
 RUNS_PER_PAGE = 20
@@ -70,7 +70,7 @@ def _render_incident(request, incident, form, *, status=200):
         "incident": incident,
         "facts": facts(incident),
         "form": form,
-        "can_start": request.user.has_perm("reviewer.start_run"),
+        "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),
     }
     return render(request, "incidents/detail.html", context, status=status)
@@ -86,14 +86,14 @@ def incident_detail(request, incident_id):
         return render(request, "incidents/detail.html#incident-runs",
                       {"incident": incident, "runs": _runs_page(request, incident)})
     form = StartRunForm(incident=incident, pipeline=request.GET.get("pipeline"))
-    if request.htmx and request.htmx.target == "run-form" and request.user.has_perm("reviewer.start_run"):
+    if request.htmx and request.htmx.target == "run-form" and request.user.has_perm("agents.start_run"):
         # Choosing another pipeline swaps in the form with that pipeline's field and default goal.
         return render(request, "incidents/detail.html#run-form", {"incident": incident, "form": form,
                                                                    "can_start": True})
     return _render_incident(request, incident, form)
 
 
-@require_perm("reviewer.start_run")
+@require_perm("agents.start_run")
 @require_POST
 @vary_on_headers("HX-Request")
 def start_run(request, incident_id):

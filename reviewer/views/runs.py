@@ -8,187 +8,37 @@ in one query, then its steps, model calls and retries in one query each.
 from __future__ import annotations
 
 import json
-import re
-from datetime import timedelta
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
-from django.utils.html import escape, format_html
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect
 
 from agents import tasks
-from agents.audit import word_diff
-from agents.stops import explain, opens_escalation
+from agents.core.audit import word_diff
+from agents.core.stops import explain
+from agents.models import Run
 from reviewer.forms import IN_FLIGHT, RunFilterForm
-from reviewer.models import Run
 from reviewer.permissions import require_perm
 
 RUNS_PER_PAGE = 50
-
-# Measurements shown first, in this order, on a trace step; any other measurement follows by name.
-MEASUREMENT_ORDER = [
-    "attempt", "attempts", "attempts_used", "retried", "fallback_used", "target", "observation_status",
-    "similarity", "length_increase_pct", "enforced", "not_enforceable", "must_include", "must_remove",
-    "unenforceable", "draft_chars", "revised_chars", "answer_chars", "severity", "high_risk", "issues",
-    "fix_items", "risks", "required_changes", "quality", "completeness",
-]
-
-
-# Queries shared with the dashboard -------------------------------------------------------------
-
-def since_cutoff(since: str | None, now=None):
-    """The earliest ``created_at`` for ``since`` (today, 24h, 7d); None for any time."""
-    now = now or timezone.now()
-    if since == "today":
-        return timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    if since == "24h":
-        return now - timedelta(hours=24)
-    if since == "7d":
-        return now - timedelta(days=7)
-    return None
-
-
-def is_failed(run: Run) -> bool:
-    """A failed run is retried, not decided: interrupted, or stopped by a reason that opens no escalation."""
-    if run.status == Run.Status.INTERRUPTED:
-        return True
-    return run.status == Run.Status.STOPPED and not opens_escalation(run.stop_reason)
-
-
-def failed_runs_query():
-    """The runs :func:`is_failed` accepts, as one queryset (the distinct stop reasons are read first)."""
-    reasons = (Run.objects.filter(status=Run.Status.STOPPED).order_by()
-               .values_list("stop_reason", flat=True).distinct())
-    failing = [reason for reason in reasons if not opens_escalation(reason)]
-    return Run.objects.filter(Q(status=Run.Status.STOPPED, stop_reason__in=failing)
-                              | Q(status=Run.Status.INTERRUPTED))
-
-
-# The run page ----------------------------------------------------------------------------------
-
-def _related(run: Run, name: str):
-    """A reverse one-to-one loaded with select_related, or None when the row does not exist."""
-    try:
-        return getattr(run, name)
-    except ObjectDoesNotExist:
-        return None
-
-
-def _format_measurement(key: str, value) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if key.endswith("_pct") and isinstance(value, (int, float)):
-        return f"{value:+g}%"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, list):
-        return "; ".join(str(item) for item in value) if value else "none"
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
-
-
-def measurements(values: dict) -> list[tuple[str, str]]:
-    """A step's measurements as (label, text), known ones first; the template escapes both."""
-    keys = [k for k in MEASUREMENT_ORDER if k in values] + sorted(k for k in values if k not in MEASUREMENT_ORDER)
-    return [(key.replace("_", " "), _format_measurement(key, values[key])) for key in keys]
-
-
-def _output_text(output) -> str:
-    if output is None:
-        return ""
-    if isinstance(output, str):
-        return output
-    return json.dumps(output, indent=2, ensure_ascii=False)
-
-
-_WORD = re.compile(r"\S+\s*|\s+")
-
-
-def _tidy(ops: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Move words that a replacement deletes and inserts again back into the unchanged text.
-
-    ``word_diff`` keeps each word's trailing whitespace, so the last word of a text ("guidance.")
-    differs from the same word followed by an added sentence ("guidance. "): shown as deleted and
-    inserted again. Comparing words without that whitespace keeps the highlight on what changed.
-    """
-    tidy: list[tuple[str, str]] = []
-    i = 0
-    while i < len(ops):
-        if ops[i][0] == "delete" and i + 1 < len(ops) and ops[i + 1][0] == "insert":
-            old, new = _WORD.findall(ops[i][1]), _WORD.findall(ops[i + 1][1])
-            head = 0
-            while head < min(len(old), len(new)) and old[head].rstrip() == new[head].rstrip():
-                head += 1
-            tail = 0
-            while (tail < min(len(old), len(new)) - head
-                   and old[-1 - tail].rstrip() == new[-1 - tail].rstrip()):
-                tail += 1
-            pieces = [("equal", "".join(new[:head])), ("delete", "".join(old[head:len(old) - tail])),
-                      ("insert", "".join(new[head:len(new) - tail])), ("equal", "".join(new[len(new) - tail:]))]
-            for op, text in pieces:
-                if not text:
-                    continue
-                if tidy and tidy[-1][0] == op:
-                    tidy[-1] = (op, tidy[-1][1] + text)
-                else:
-                    tidy.append((op, text))
-            i += 2
-            continue
-        if tidy and tidy[-1][0] == ops[i][0]:
-            tidy[-1] = (ops[i][0], tidy[-1][1] + ops[i][1])
-        else:
-            tidy.append(ops[i])
-        i += 1
-    return tidy
-
-
-def render_diff(before: str, after: str) -> dict:
-    """Word-level diff as HTML: ``inline`` (deletions and insertions in one text), ``before`` and
-    ``after`` (side by side). Every piece of text is escaped here; only the ins/del tags are markup."""
-    inline, left, right = [], [], []
-    for op, text in _tidy(word_diff(before, after)):
-        if op == "equal":
-            piece = escape(text)
-            inline.append(piece)
-            left.append(piece)
-            right.append(piece)
-        elif op == "delete":
-            piece = format_html("<del>{}</del>", text)
-            inline.append(piece)
-            left.append(piece)
-        else:
-            piece = format_html("<ins>{}</ins>", text)
-            inline.append(piece)
-            right.append(piece)
-    # Each piece above is escaped text or format_html output, so joining them is safe.
-    return {"inline": mark_safe("".join(inline)), "before": mark_safe("".join(left)),
-            "after": mark_safe("".join(right))}
-
 
 def _run_context(request, pk: int) -> dict:
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
     steps = list(run.steps.all())
-    for step in steps:
-        step.shown = measurements(step.measurements or {})
-        step.output_text = _output_text(step.output)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
-    audit = _related(run, "audit")
+    audit = run.related("audit")
     diff = None
     if audit is not None:
         diff = {"title": "Draft → final text" if run.answer else "Draft → blocked revision",
-                **render_diff(audit.before_text, audit.after_text)}
+                "ops": word_diff(audit.before_text, audit.after_text)}
     elif draft and run.candidate and run.candidate != draft:
-        diff = {"title": "Draft → blocked candidate", **render_diff(draft, run.candidate)}
+        diff = {"title": "Draft → blocked candidate", "ops": word_diff(draft, run.candidate)}
     diff_mode = "side" if request.GET.get("diff") == "side" else "inline"
     return {
         "run": run,
@@ -196,19 +46,19 @@ def _run_context(request, pk: int) -> dict:
         "steps": steps,
         "calls": list(run.calls.all()),
         "retries": list(run.retries.order_by("created_at", "id")),
-        "review": _related(run, "review"),
+        "review": run.related("review"),
         "audit": audit,
-        "escalation": _related(run, "escalation"),
+        "escalation": run.related("escalation"),
         "diff": diff,
         "diff_mode": diff_mode,
         "draft": draft,
         "delegations": [s for s in steps if s.phase == "delegate"],
         "details_json": json.dumps(run.details, indent=2, ensure_ascii=False) if run.details else "",
-        "can_retry": is_failed(run) and request.user.has_perm("reviewer.start_run"),
+        "can_retry": run.failed and request.user.has_perm("agents.start_run"),
     }
 
 
-@require_perm("reviewer.view_run")
+@require_perm("agents.view_run")
 @require_GET
 @vary_on_headers("HX-Request")
 def run_detail(request, pk):
@@ -219,7 +69,7 @@ def run_detail(request, pk):
     return render(request, "runs/detail.html", context)
 
 
-@require_perm("reviewer.view_run")
+@require_perm("agents.view_run")
 @require_GET
 @vary_on_headers("HX-Request")
 def run_trace(request, pk):
@@ -252,7 +102,7 @@ def _query_without_page(request) -> str:
     return query.urlencode()
 
 
-@require_perm("reviewer.view_run")
+@require_perm("agents.view_run")
 @require_GET
 @vary_on_headers("HX-Request")
 def run_list(request):
@@ -267,9 +117,7 @@ def run_list(request):
         runs = runs.filter(status=filters["status"])
     if filters.get("pipeline"):
         runs = runs.filter(pipeline=filters["pipeline"])
-    cutoff = since_cutoff(filters.get("since"))
-    if cutoff is not None:
-        runs = runs.filter(created_at__gte=cutoff)
+    runs = runs.since(filters.get("since"))
     context = {
         "form": form,
         "runs": _page(request, runs),
@@ -281,25 +129,25 @@ def run_list(request):
     return render(request, "runs/list.html", context)
 
 
-@require_perm("reviewer.view_run")
+@require_perm("agents.view_run")
 @require_GET
 def failed_runs(request):
-    runs = (failed_runs_query().select_related("incident").annotate(retry_count=Count("retries"))
+    runs = (Run.objects.failed().select_related("incident").annotate(retry_count=Count("retries"))
             .order_by("-created_at", "-id"))
     page = _page(request, runs)
     for run in page.object_list:
         run.explanation = explain(run.stop_reason)
     return render(request, "runs/failed.html", {
         "runs": page,
-        "can_retry": request.user.has_perm("reviewer.start_run"),
+        "can_retry": request.user.has_perm("agents.start_run"),
     })
 
 
-@require_perm("reviewer.start_run")
+@require_perm("agents.start_run")
 @require_POST
 def retry(request, pk):
     run = get_object_or_404(Run.objects.select_related("incident"), pk=pk)
-    if not is_failed(run):
+    if not run.failed:
         messages.error(request, "Only failed or interrupted runs can be retried; "
                                 "escalated runs are decided in the inbox.")
         return redirect("run", pk=run.pk)

@@ -3,8 +3,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.audit import audit_record, word_diff
-from agents.text import text_hash
+from agents.core.audit import audit_record, word_diff
+from agents.core.text import text_hash
 
 DRAFT = "Payments are degraded. We expect a fix within 45 minutes."
 REVISED = "Payments are degraded. We expect a fix within 45 minutes. This estimate may change."
@@ -81,3 +81,9 @@ def test_word_diff_rebuilds_both_texts(before, after):
     ops = word_diff(before, after)
     assert "".join(text for op, text in ops if op != "insert") == before
     assert "".join(text for op, text in ops if op != "delete") == after
+
+
+def test_word_diff_keeps_the_last_word_unchanged_when_a_sentence_is_added():
+    ops = word_diff(DRAFT, REVISED)
+    assert ("delete", "minutes.") not in ops and not any(op == "delete" and text.strip() for op, text in ops)
+    assert [text.strip() for op, text in ops if op == "insert" and text.strip()] == ["This estimate may change."]

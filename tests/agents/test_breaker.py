@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from agents.llm.breaker import CircuitBreaker, breaker_for, reset_breakers
+from agents.core.llm.breaker import CircuitBreaker, breaker_for, reset_breakers
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,8 @@
 """Budgets and model failures inside a run: every one ends as a recorded stop (SPEC §3, §3.5.8, §5.2)."""
 
-from agents.llm.breaker import breaker_for
-from agents.pipelines import run_reflection
-from agents.policy import ReflectionPolicy
+from agents.core.llm.breaker import breaker_for
+from agents.core.pipelines import run_reflection
+from agents.core.policy import ReflectionPolicy
 from tests.agents.demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
 from tests.fake_openai import content, delay, hang_up, status, tool_call
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.facts import CHECKS, extract_numbers, find_violations, is_hedged
-from agents.policy import GuardRules
-from agents.text import canonical_json
+from agents.core.facts import CHECKS, extract_numbers, find_violations, is_hedged
+from agents.core.policy import GuardRules
+from agents.core.text import canonical_json
 from tests.agents.demo import DEMO_CONTEXT
 
 RULES = GuardRules()

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.fallback import apply_fallback
-from agents.phrases import phrase_present
+from agents.core.fallback import apply_fallback
+from agents.core.phrases import phrase_present
 
 
 def test_fallback_deletes_a_must_remove_phrase_case_insensitively():

@@ -6,11 +6,18 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.gateway import Critique, Review, RouteCall, validate_critique, validate_review, validate_route
-from agents.llm.base import CallRecord, ModelReply
-from agents.pipelines import run_pipeline
-from agents.policy import ReflectionPolicy, RoutingPolicy, SelfCritiquePolicy, default_policy
-from agents.stops import STOP_REASONS, Stop
+from agents.core.llm.base import CallRecord, ModelReply
+from agents.core.pipelines import run_pipeline
+from agents.core.policy import ReflectionPolicy, RoutingPolicy, SelfCritiquePolicy, default_policy
+from agents.core.stops import STOP_REASONS, Stop
+from agents.core.validation import (
+    CritiqueVerdict,
+    ReviewVerdict,
+    RouteCall,
+    validate_critique,
+    validate_review,
+    validate_route,
+)
 from tests.agents.demo import DEMO_CONTEXT, DRAFT
 
 json_values = st.recursive(
@@ -43,7 +50,7 @@ def test_review_validator_returns_a_review_or_a_documented_stop(value):
     except Stop as stop:
         assert documented(stop.reason), stop.reason
     else:
-        assert isinstance(review, Review) and review.decision in ("approve", "revise", "escalate")
+        assert isinstance(review, ReviewVerdict) and review.decision in ("approve", "revise", "escalate")
         assert all(issue["type"] in ReflectionPolicy().issue_types for issue in review.issues)
 
 
@@ -54,7 +61,7 @@ def test_critique_validator_returns_a_critique_or_a_documented_stop(value):
     except Stop as stop:
         assert documented(stop.reason), stop.reason
     else:
-        assert isinstance(critique, Critique) and critique.severity in ("low", "medium", "high")
+        assert isinstance(critique, CritiqueVerdict) and critique.severity in ("low", "medium", "high")
         assert not (critique.decision == "approve" and critique.high_risk)
 
 

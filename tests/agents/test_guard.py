@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.guard import GuardConfig, allowed_text, check_final_answer, check_revision
-from agents.phrases import PhraseRules, critique_rules, reflection_rules
-from agents.policy import GuardRules
-from agents.text import canonical_json
+from agents.core.guard import GuardConfig, allowed_text, check_final_answer, check_revision
+from agents.core.phrases import PhraseRules, critique_rules, reflection_rules
+from agents.core.policy import GuardRules
+from agents.core.text import canonical_json
 from tests.agents.demo import DEMO_CONTEXT
 
 RULES = GuardRules()

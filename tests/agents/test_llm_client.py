@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from agents.llm.base import LLMError, StageRequest
-from agents.llm.breaker import breaker_for, reset_breakers
-from agents.llm.client import OpenAIChat, client_from_env
-from agents.llm.offline import OfflineModel
-from agents.llm.schemas import openai_tool
-from agents.policy import ModelSettings
+from agents.core.llm.base import LLMError, StageRequest
+from agents.core.llm.breaker import breaker_for, reset_breakers
+from agents.core.llm.client import OpenAIChat, client_from_env
+from agents.core.llm.offline import OfflineModel
+from agents.core.llm.schemas import openai_tool
+from agents.core.policy import ModelSettings
 from tests.fake_openai import (
     content,
     delay,
@@ -423,7 +423,7 @@ def test_a_rejected_request_stops_with_llm_bad_request_without_a_retry(
 def test_the_key_never_appears_in_llm_auth_failed_errors_records_or_logs(
     make_chat, fake_openai, caplog
 ):
-    caplog.set_level(logging.INFO, logger="agents.llm")
+    caplog.set_level(logging.INFO, logger="agents.core.llm")
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}.", "type": "auth"}}
     fake_openai.script(status(500, echo), status(401, echo))
     chat = make_chat()

@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from agents.llm.offline import OfflineModel
-from agents.pipelines import run_pipeline
-from agents.policy import default_policy
+from agents.core.llm.offline import OfflineModel
+from agents.core.pipelines import run_pipeline
+from agents.core.policy import default_policy
 from tests.agents.demo import DEMO_CONTEXT, GOAL
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.phrases import (
+from agents.core.phrases import (
     PHRASE_MAX,
     PhraseRules,
     critique_rules,

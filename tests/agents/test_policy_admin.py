@@ -4,7 +4,6 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.urls import reverse
 
 from agents.models import (
     BUDGET_RANGES,
@@ -15,7 +14,7 @@ from agents.models import (
     RouteTarget,
     StagePrompt,
 )
-from agents.policies import load_policy
+from agents.policy_rows import load_policy
 from tests.admin_forms import admin_url, form_data, post_add, post_change
 
 pytestmark = pytest.mark.django_db

@@ -10,17 +10,7 @@ from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.db.models import JSONField, Value
 
-from agents.models import (
-    IssueType,
-    PipelinePolicy,
-    PolicyChange,
-    RegionToken,
-    RestrictedClaim,
-    RouteTarget,
-    StagePrompt,
-)
-from agents.policies import PolicyMissing, install_defaults, load_policy, policy_snapshot
-from agents.policy import (
+from agents.core.policy import (
     DEFAULT_ISSUE_TYPES,
     DEFAULT_REGIONS,
     DEFAULT_RESTRICTED_CLAIMS,
@@ -30,6 +20,16 @@ from agents.policy import (
     RoutingPolicy,
     SelfCritiquePolicy,
 )
+from agents.models import (
+    IssueType,
+    PipelinePolicy,
+    PolicyChange,
+    RegionToken,
+    RestrictedClaim,
+    RouteTarget,
+    StagePrompt,
+)
+from agents.policy_rows import PolicyMissing, install_defaults, load_policy, policy_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -109,7 +109,7 @@ JSON_NULL = Value(None, JSONField())
 @pytest.mark.parametrize("corrupt", ["approve", {"approve": True}, ["approve", "ship_it"], [1, 2], JSON_NULL])
 def test_a_corrupt_allowlist_reads_as_empty_and_logs_a_warning(corrupt, caplog):
     PipelinePolicy.objects.filter(pipeline="reflection").update(decisions_policy=corrupt)
-    with caplog.at_level(logging.WARNING, logger="agents.policies"):
+    with caplog.at_level(logging.WARNING, logger="agents.policy_rows"):
         policy = load_policy("reflection")
     assert policy.decisions_policy == frozenset()
     assert policy.execution_allowlist == frozenset()  # never wider than the policy allowlist
@@ -118,7 +118,7 @@ def test_a_corrupt_allowlist_reads_as_empty_and_logs_a_warning(corrupt, caplog):
 
 def test_an_execution_allowlist_wider_than_policy_is_cut_back_to_it(caplog):
     PipelinePolicy.objects.filter(pipeline="reflection").update(decisions_policy=["approve", "escalate"])
-    with caplog.at_level(logging.WARNING, logger="agents.policies"):
+    with caplog.at_level(logging.WARNING, logger="agents.policy_rows"):
         policy = load_policy("reflection")
     assert policy.execution_allowlist == {"approve", "escalate"}
     assert "wider than policy allowlist" in caplog.text

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from agents.pipelines import run_reflection
-from agents.policy import ReflectionPolicy
+from agents.core.pipelines import run_reflection
+from agents.core.policy import ReflectionPolicy
 from tests.agents.demo import APPROVE, CAVEAT, DEMO_CONTEXT, DRAFT, ESCALATE, GOAL, REVISE, REVISED
 
 

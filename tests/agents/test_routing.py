@@ -4,10 +4,10 @@ import dataclasses
 
 import pytest
 
-from agents.pipelines import run_routing
-from agents.pipelines.routing import truncate_observation
-from agents.policy import DEFAULT_ROUTES, RoutingPolicy
-from agents.routing.workers import DemoData, builtin_workers
+from agents.core.pipelines import run_routing
+from agents.core.pipelines.routing import truncate_observation
+from agents.core.policy import DEFAULT_ROUTES, RoutingPolicy
+from agents.core.specialists import DemoData, builtin_workers
 
 REFUND = "Please refund me, I was charged twice. user_id=42"
 

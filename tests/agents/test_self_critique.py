@@ -2,9 +2,17 @@
 
 import pytest
 
-from agents.pipelines import run_self_critique
-from agents.policy import SelfCritiquePolicy
-from tests.agents.demo import CAVEAT, CRITIQUE_APPROVE, CRITIQUE_REVISE, DEMO_CONTEXT, DRAFT, GOAL, REVISED
+from agents.core.pipelines import run_self_critique
+from agents.core.policy import SelfCritiquePolicy
+from tests.agents.demo import (
+    CAVEAT,
+    CRITIQUE_APPROVE,
+    CRITIQUE_REVISE,
+    DEMO_CONTEXT,
+    DRAFT,
+    GOAL,
+    REVISED,
+)
 
 
 def run(scripted, context=DEMO_CONTEXT, **policy_overrides):

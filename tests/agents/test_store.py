@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from agents import models
-from agents.routing.workers import builtin_workers
+from agents.core.specialists import builtin_workers
 from agents.store import DatabaseData, database_workers, load_demo_data
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import PipelinePolicy
-from agents.tasks import claim, run_now, start_run, sweep_lost_runs
-from reviewer.models import AuditDiff, Escalation, ModelCall, Review, Run, TraceStep
+from agents.models import AuditDiff, ModelCall, PipelinePolicy, Review, Run, TraceStep
+from agents.tasks import claim_run, run_now, start_run, sweep_lost_runs
+from reviewer.models import Escalation
 from tests.admin_forms import post_change
 
 pytestmark = pytest.mark.django_db
@@ -77,16 +77,16 @@ def test_a_failed_run_opens_no_escalation(demo_data):
 
 def test_a_run_is_claimed_once(demo_data):
     run, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
-    assert claim(run.pk) == 1
-    assert claim(run.pk) is None
+    assert claim_run(run.pk) == 1
+    assert claim_run(run.pk) is None
     assert run_now(run.pk) is None  # a second delivery does nothing
 
 
 def test_sweep_marks_only_silent_running_runs_worker_lost(demo_data):
     silent, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
-    claim(silent.pk)
+    claim_run(silent.pk)
     busy, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
-    claim(busy.pk)
+    claim_run(busy.pk)
     Run.objects.filter(pk=silent.pk).update(heartbeat_at=silent.created_at.replace(year=2000))
     assert sweep_lost_runs(stale_seconds=60) == 1
     assert Run.objects.get(pk=silent.pk).stop_reason == "worker_lost"

@@ -4,8 +4,8 @@ or Redis when CELERY_BROKER_URL says so (the test command runs this file against
 
 import pytest
 
+from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import execute_run, retry_run, start_run, sweep_lost_runs
-from reviewer.models import ModelCall, Run, TraceStep
 from tests.agents.demo import APPROVE, DRAFT
 from tests.fake_openai import delay, tool_call
 from tests.fixtures_worker import wait_for

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
+from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import start_run
-from reviewer.models import ModelCall, Run, TraceStep
 from tests.agents.demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
 from tests.fake_openai import FakeOpenAI, Reply, tool_call
 

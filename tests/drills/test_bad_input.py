@@ -28,10 +28,9 @@ from django.utils.html import escape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.models import PipelinePolicy, RestrictedClaim
-from agents.stops import explain
+from agents.core.stops import explain
+from agents.models import Incident, PipelinePolicy, RestrictedClaim, Run
 from agents.tasks import run_now, start_run
-from reviewer.models import Incident, Run
 
 pytestmark = pytest.mark.django_db
 
@@ -290,7 +289,7 @@ def save_incident_then_use_it(admin: Client, ops: Client, ops_user, incident: In
                               pipeline: str = "reflection") -> None:
     """Post ``changes`` through the Incident admin. Refused: shown again with a message, the row
     unchanged. Saved: the admin, the incident page and a run on it all work with what was saved."""
-    change = reverse("admin:reviewer_incident_change", args=[incident.pk])
+    change = reverse("admin:agents_incident_change", args=[incident.pk])
     before, incidents, runs = incident_row(incident.pk), Incident.objects.count(), Run.objects.count()
     response = admin.post(change, incident_form(incident, **changes))
     assert response.status_code in (200, 302), response.status_code

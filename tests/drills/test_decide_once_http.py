@@ -21,8 +21,9 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from agents.policy import default_policy
-from reviewer.models import Decision, Escalation, Incident, Run
+from agents.core.policy import default_policy
+from agents.models import Incident, Run
+from reviewer.models import Decision, Escalation
 from tests.conftest import PASSWORD
 
 try:  # the openai SDK's HTTP client; some builds ship it under its new name

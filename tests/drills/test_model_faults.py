@@ -24,12 +24,30 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from reviewer.models import ModelCall, Run
+from agents.models import ModelCall, Run
 from tests.drills.scripted_runs import (
-    STAGES, TERMINAL, TOOLS, clean_script, good_reply, outcomes, requests_for, start_scripted, trace,
-    wait_for_end, worker_errors,
+    STAGES,
+    TERMINAL,
+    TOOLS,
+    clean_script,
+    good_reply,
+    outcomes,
+    requests_for,
+    start_scripted,
+    trace,
+    wait_for_end,
+    worker_errors,
 )
-from tests.fake_openai import FakeOpenAI, Reply, content, delay, hang_up, no_choices, status, tool_call
+from tests.fake_openai import (
+    FakeOpenAI,
+    Reply,
+    content,
+    delay,
+    hang_up,
+    no_choices,
+    status,
+    tool_call,
+)
 
 pytestmark = [pytest.mark.worker]
 

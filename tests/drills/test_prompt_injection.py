@@ -19,8 +19,9 @@ import json
 
 import pytest
 
+from agents.models import Incident, Run
 from agents.tasks import run_now, start_run
-from reviewer.models import Escalation, Incident, Run
+from reviewer.models import Escalation
 from tests.agents.demo import APPROVE, CRITIQUE_APPROVE, DRAFT, REVISE, REVISED
 from tests.fixtures_scripted import TEST_KEY
 

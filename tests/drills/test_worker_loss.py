@@ -24,11 +24,19 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import retry_run, sweep_lost_runs
-from reviewer.models import ModelCall, Run, TraceStep
-from reviewer.views.runs import is_failed
+
 from tests.drills.scripted_runs import (
-    STAGES, clean_script, good_reply, requests_for, script, start_scripted, trace, wait_for_end, worker_errors,
+    STAGES,
+    clean_script,
+    good_reply,
+    requests_for,
+    script,
+    start_scripted,
+    trace,
+    wait_for_end,
+    worker_errors,
 )
 from tests.fake_openai import delay
 from tests.fixtures_worker import wait_for
@@ -146,7 +154,7 @@ def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate
             for chain, run in enumerate(current):
                 lost = Run.objects.get(pk=run.pk)
                 assert (lost.status, lost.stop_reason) == ("interrupted", "worker_lost")
-                assert is_failed(lost)  # offered for retry
+                assert lost.failed  # offered for retry
                 assert_trace_in_order(lost, stages_before(kill_stage(chain, kill)))
             current = [retry_run(Run.objects.get(pk=run.pk)) for run in current]
 

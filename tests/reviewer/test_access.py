@@ -4,7 +4,8 @@ without the permission get the 403 page, nobody ever gets a 500."""
 import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
-from reviewer.models import Escalation, Run
+from agents.models import Run
+from reviewer.models import Escalation
 
 PUBLIC = {"login", "logout"}
 

@@ -7,7 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from reviewer.models import Decision, Escalation, Incident, Run
+from agents.models import Incident, Run
+from reviewer.models import Decision, Escalation
 from tests.agents.demo import APPROVE, DRAFT
 from tests.conftest import PASSWORD
 from tests.fake_openai import delay, tool_call

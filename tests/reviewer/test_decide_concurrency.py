@@ -8,9 +8,10 @@ import threading
 import pytest
 from django.db import connection
 
-from agents.policy import default_policy
+from agents.core.policy import default_policy
+from agents.models import Incident, Run
 from reviewer import decisions
-from reviewer.models import Decision, Escalation, Incident, Run
+from reviewer.models import Decision, Escalation
 
 THREADS = 20
 

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from agents.guard import similarity
+from agents.core.guard import similarity
 from reviewer import decisions
 from reviewer.decisions import DecisionInvalid
 from reviewer.models import Decision, Escalation

@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from reviewer.models import Escalation, Run
+from agents.models import Run
+from reviewer.models import Escalation
 
 
 def stat(html: str, element_id: str) -> int:

@@ -8,9 +8,10 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.policy import default_policy
+from agents.core.policy import default_policy
+from agents.models import Incident, Run
 from reviewer import decisions
-from reviewer.models import Decision, Escalation, Incident, Run
+from reviewer.models import Decision, Escalation
 from tests.conftest import make_user
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -7,8 +7,8 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from agents.policies import load_policy
-from reviewer.models import Run
+from agents.models import Run
+from agents.policy_rows import load_policy
 
 PAY = "inc_pay_2041"
 

@@ -6,8 +6,9 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from agents.stops import explain
-from reviewer.models import AuditDiff, Escalation, ModelCall, Review, Run, TraceStep
+from agents.core.stops import explain
+from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
+from reviewer.models import Escalation
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

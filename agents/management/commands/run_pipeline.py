@@ -9,10 +9,9 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.llm.client import client_from_env
-from agents.pipelines import PIPELINE_NAMES, run_pipeline
-from agents.policy import default_policy
-
+from agents.core.llm.client import client_from_env
+from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
+from agents.core.policy import default_policy
 
 # C0 and C1 control characters except tab, line feed and carriage return.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -70,9 +69,9 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
 
     def stored_run(self, pipeline, goal, incident_id, context, enqueue):
-        from agents.policies import PolicyMissing
+        from agents.models import Incident
+        from agents.policy_rows import PolicyMissing
         from agents.tasks import run_now, start_run
-        from reviewer.models import Incident
 
         if context:
             raise CommandError("--context and --incident exclude each other: a stored run uses the incident's facts")

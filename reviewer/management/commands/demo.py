@@ -16,8 +16,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from agents.models import Run
 from reviewer.demo import load_everything, run_demo_pipelines
-from reviewer.models import Escalation, Run
+from reviewer.models import Escalation
 
 
 class Command(BaseCommand):

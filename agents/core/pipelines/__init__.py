@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.llm.base import LLM
-from agents.pipelines.reflection import run_reflection
-from agents.pipelines.routing import run_routing
-from agents.pipelines.run import Observer, RunResult
-from agents.pipelines.self_critique import run_self_critique
-from agents.policy import Policy
-from agents.routing.workers import DemoData, Worker, builtin_workers
-
-PIPELINE_NAMES = ("reflection", "self_critique", "routing")
+from agents.core.llm.base import LLM
+from agents.core.pipelines.frame import Observer, RunResult
+from agents.core.pipelines.reflection import run_reflection
+from agents.core.pipelines.routing import run_routing
+from agents.core.pipelines.self_critique import run_self_critique
+from agents.core.policy import PIPELINE_NAMES, Policy
+from agents.core.specialists import DemoData, Worker, builtin_workers
 
 
 def run_pipeline(

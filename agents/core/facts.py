@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from agents.policy import GuardRules
+from agents.core.policy import GuardRules
 
 # The order callers rely on: the first violation's check becomes the stop reason.
 CHECKS = (

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.guard import GuardResult, check_final_answer
-from agents.llm.base import ModelReply
-from agents.pipelines.run import Run, parse_json
-from agents.policy import TextPolicy
-from agents.prompts import build_request
-from agents.stops import Stop
-from agents.text import text_hash
+from agents.core.guard import GuardResult, check_final_answer
+from agents.core.llm.base import ModelReply
+from agents.core.pipelines.frame import RunState, parse_json
+from agents.core.policy import TextPolicy
+from agents.core.prompts import build_request
+from agents.core.stops import Stop
+from agents.core.text import text_hash
 
 
 def structured_text(reply: ModelReply, field: str) -> str:
@@ -39,7 +39,7 @@ def check_draft(draft: str, policy: TextPolicy) -> None:
         raise Stop("invalid_draft:too_long", chars=len(draft), budget=policy.max_draft_chars)
 
 
-def ask_draft(run: Run, goal: str, context: Mapping[str, Any], policy: TextPolicy) -> str:
+def ask_draft(run: RunState, goal: str, context: Mapping[str, Any], policy: TextPolicy) -> str:
     request = build_request(
         policy, "draft", context=context, sections=[("GOAL", goal), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
         inputs={"goal": goal, "context": context, "max_chars": policy.max_draft_chars},
@@ -47,7 +47,7 @@ def ask_draft(run: Run, goal: str, context: Mapping[str, Any], policy: TextPolic
     return structured_text(run.ask(request), "draft")
 
 
-def ask_revision(run: Run, goal: str, context: Mapping[str, Any], policy: TextPolicy, *, draft: str,
+def ask_revision(run: RunState, goal: str, context: Mapping[str, Any], policy: TextPolicy, *, draft: str,
                  instructions: list[str], attempt: int = 1, strict: bool = False) -> str:
     request = build_request(
         policy, "revise", context=context,
@@ -72,7 +72,7 @@ def guard_dict(result: GuardResult) -> dict:
     return {"stop_reason": result.stop_reason, "violations": list(result.violations), "measurements": result.measurements}
 
 
-def finalize(run: Run, answer: str, context: Mapping[str, Any], policy: TextPolicy, *, strict_claims: bool = False,
+def finalize(run: RunState, answer: str, context: Mapping[str, Any], policy: TextPolicy, *, strict_claims: bool = False,
              **details: Any) -> None:
     """The final answer passes the length, fact and claim checks against the context alone."""
     with run.step("finalize") as step:

@@ -5,26 +5,31 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.audit import audit_record
-from agents.fallback import apply_fallback
-from agents.gateway import validate_critique
-from agents.guard import GuardConfig, check_revision
-from agents.llm.base import LLM
-from agents.phrases import critique_rules
-from agents.pipelines.run import Observer, Run, RunResult, execute
-from agents.pipelines.text_stages import (
-    ask_draft, ask_revision, blocked, check_draft, finalize, guard_dict, guard_measurements, structured_object,
+from agents.core.audit import audit_record
+from agents.core.fallback import apply_fallback
+from agents.core.guard import check_revision, guard_config
+from agents.core.llm.base import LLM
+from agents.core.phrases import critique_rules
+from agents.core.pipelines.frame import Observer, RunResult, RunState, execute
+from agents.core.pipelines.text_stages import (
+    ask_draft,
+    ask_revision,
+    blocked,
+    check_draft,
+    finalize,
+    guard_dict,
+    guard_measurements,
+    structured_object,
     structured_text,
 )
-from agents.policy import SelfCritiquePolicy
-from agents.prompts import build_request
-from agents.stops import Stop
-from agents.text import text_hash
+from agents.core.policy import SelfCritiquePolicy
+from agents.core.prompts import build_request
+from agents.core.stops import Stop
+from agents.core.text import text_hash
+from agents.core.validation import validate_critique
 
-NOT_APPLIED = "patch_violation:required_changes_not_applied"
 
-
-def _draft(run: Run, goal: str, context: Mapping[str, Any], policy: SelfCritiquePolicy) -> str:
+def _draft(run: RunState, goal: str, context: Mapping[str, Any], policy: SelfCritiquePolicy) -> str:
     """A draft that is only too long gets one bounded recovery: a single call to shorten it."""
     with run.step("draft") as step:
         draft = ask_draft(run, goal, context, policy)
@@ -44,20 +49,7 @@ def _draft(run: Run, goal: str, context: Mapping[str, Any], policy: SelfCritique
     return draft
 
 
-def _length_cap(context: Mapping[str, Any], policy: SelfCritiquePolicy) -> float:
-    """The smaller of the budget's cap and the context's hint (a hint can only tighten it)."""
-    hint = (context.get("policy_hints") or {}).get("max_length_increase_pct") if isinstance(context.get("policy_hints"), dict) else None
-    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and hint >= 0:
-        return min(policy.max_length_increase_pct, float(hint))
-    return policy.max_length_increase_pct
-
-
-def _strict_claims(context: Mapping[str, Any]) -> bool:
-    hints = context.get("policy_hints")
-    return isinstance(hints, dict) and hints.get("avoid_absolute_guarantees") is True
-
-
-def _self_critique(run: Run, goal: str, context: Mapping[str, Any], policy: SelfCritiquePolicy) -> dict:
+def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy: SelfCritiquePolicy) -> dict:
     draft = _draft(run, goal, context, policy)
 
     with run.step("critique") as step:
@@ -78,7 +70,8 @@ def _self_critique(run: Run, goal: str, context: Mapping[str, Any], policy: Self
         raise Stop("policy_escalation", phase="critique", escalation_reason=critique.reason,
                    critique=critique.to_dict(), candidate=draft)
 
-    strict = _strict_claims(context)
+    config = guard_config(policy, context)
+    strict = config.strict_claims
     counts = {"risks": len(critique.risks), "required_changes": len(critique.required_changes)}
     if critique.decision == "approve":
         audit = audit_record(draft, draft, **counts)
@@ -86,14 +79,6 @@ def _self_critique(run: Run, goal: str, context: Mapping[str, Any], policy: Self
         return {"outcome": "approved_direct", "answer": draft, "critique": critique.to_dict(), "audit": audit}
 
     rules = critique_rules(critique.required_changes)
-    config = GuardConfig(
-        max_answer_chars=policy.max_answer_chars,
-        min_similarity=policy.min_patch_similarity,
-        rules=policy.guard,
-        not_applied_reason=NOT_APPLIED,
-        max_length_increase_pct=_length_cap(context, policy),
-        strict_claims=strict,
-    )
     enforcement = {"enforced": len(rules.must_include) + len(rules.must_remove),
                    "not_enforceable": len(rules.unenforceable)}
     candidate, outcome = "", "revised_once"
@@ -108,7 +93,7 @@ def _self_critique(run: Run, goal: str, context: Mapping[str, Any], policy: Self
                 step["output"] = candidate
                 outcome = "revised_once" if attempt == 1 else "revised_retry"
                 break
-            if result.stop_reason != NOT_APPLIED:
+            if result.stop_reason != config.not_applied_reason:
                 raise blocked(result, candidate, critique=critique.to_dict(),
                               audit=audit_record(draft, candidate, **counts))
             # Only "required changes not applied" earns another attempt; keep this one in the trace.

@@ -4,22 +4,29 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.audit import audit_record
-from agents.gateway import validate_review
-from agents.guard import GuardConfig, check_revision
-from agents.llm.base import LLM
-from agents.phrases import reflection_rules
-from agents.pipelines.run import Observer, Run, RunResult, execute
-from agents.pipelines.text_stages import (
-    ask_draft, ask_revision, blocked, check_draft, finalize, guard_dict, guard_measurements, structured_object,
+from agents.core.audit import audit_record
+from agents.core.guard import check_revision, guard_config
+from agents.core.llm.base import LLM
+from agents.core.phrases import reflection_rules
+from agents.core.pipelines.frame import Observer, RunResult, RunState, execute
+from agents.core.pipelines.text_stages import (
+    ask_draft,
+    ask_revision,
+    blocked,
+    check_draft,
+    finalize,
+    guard_dict,
+    guard_measurements,
+    structured_object,
 )
-from agents.policy import ReflectionPolicy
-from agents.prompts import build_request
-from agents.stops import Stop
-from agents.text import text_hash
+from agents.core.policy import ReflectionPolicy
+from agents.core.prompts import build_request
+from agents.core.stops import Stop
+from agents.core.text import text_hash
+from agents.core.validation import validate_review
 
 
-def _reflection(run: Run, goal: str, context: Mapping[str, Any], policy: ReflectionPolicy) -> dict:
+def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: ReflectionPolicy) -> dict:
     with run.step("draft") as step:
         draft = ask_draft(run, goal, context, policy)
         step.update(draft_chars=len(draft))
@@ -49,12 +56,7 @@ def _reflection(run: Run, goal: str, context: Mapping[str, Any], policy: Reflect
 
     counts = {"risks": len(review.issues), "required_changes": len(review.fix_plan)}
     rules = reflection_rules(review.fix_plan)
-    config = GuardConfig(
-        max_answer_chars=policy.max_answer_chars,
-        min_similarity=policy.min_patch_similarity,
-        rules=policy.guard,
-        not_applied_reason="patch_violation:fix_plan_not_applied",
-    )
+    config = guard_config(policy, context)
     with run.step("revise") as step:
         revised = ask_revision(run, goal, context, policy, draft=draft, instructions=review.fix_plan)
         result = check_revision(draft, revised, context, config, rules)

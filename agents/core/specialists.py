@@ -25,7 +25,7 @@ class WorkerArgsError(ValueError):
 
 
 @dataclass(frozen=True)
-class Customer:
+class CustomerFacts:
     user_id: int
     name: str
     country: str
@@ -36,7 +36,7 @@ class Customer:
 
 
 @dataclass(frozen=True)
-class ServiceIncident:
+class ServiceIncidentFacts:
     incident_id: str
     service: str
     state: str
@@ -52,8 +52,8 @@ class PlanOffer:
 
 
 class DataSource(Protocol):
-    def customer(self, user_id: int) -> Customer | None: ...
-    def incident(self, incident_id: str | None) -> ServiceIncident | None: ...
+    def customer(self, user_id: int) -> CustomerFacts | None: ...
+    def incident(self, incident_id: str | None) -> ServiceIncidentFacts | None: ...
     def recommended_plan(self) -> PlanOffer: ...
     def today(self) -> date: ...
 
@@ -64,16 +64,16 @@ class DemoData:
     def __init__(self, today: date | None = None):
         self._today = today or date.today()
         self.customers = {
-            42: Customer(42, "Anna", "US", "pro_monthly", Decimal("49.00"), "USD", self._today - timedelta(days=10)),
-            7: Customer(7, "Max", "US", "free", Decimal("0.00"), "USD", self._today - timedelta(days=120)),
+            42: CustomerFacts(42, "Anna", "US", "pro_monthly", Decimal("49.00"), "USD", self._today - timedelta(days=10)),
+            7: CustomerFacts(7, "Max", "US", "free", Decimal("0.00"), "USD", self._today - timedelta(days=120)),
         }
-        self.incidents = {"INC-4021": ServiceIncident("INC-4021", "public-api", "mitigated", 30)}
+        self.incidents = {"INC-4021": ServiceIncidentFacts("INC-4021", "public-api", "mitigated", 30)}
         self.offer = PlanOffer("team_plus", Decimal("199.00"), "USD", "month")
 
-    def customer(self, user_id: int) -> Customer | None:
+    def customer(self, user_id: int) -> CustomerFacts | None:
         return self.customers.get(user_id)
 
-    def incident(self, incident_id: str | None) -> ServiceIncident | None:
+    def incident(self, incident_id: str | None) -> ServiceIncidentFacts | None:
         if incident_id:
             return self.incidents.get(incident_id.upper())
         return next(iter(self.incidents.values()), None)  # the open incident, when the ticket names none

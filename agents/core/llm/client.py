@@ -20,12 +20,12 @@ from typing import Any, Callable, Mapping
 
 import openai
 
-from agents.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
-from agents.llm.breaker import CircuitBreaker, breaker_for
-from agents.llm.schemas import openai_tool
-from agents.policy import ModelSettings
+from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
+from agents.core.llm.breaker import CircuitBreaker, breaker_for
+from agents.core.llm.schemas import openai_tool
+from agents.core.policy import ModelSettings
 
-log = logging.getLogger("agents.llm")
+log = logging.getLogger("agents.core.llm")
 
 STRUCTURED_OUTPUT_MODES = ("tools", "json")
 BACKOFF_BASE_SECONDS = 0.5
@@ -35,7 +35,7 @@ MAX_ERROR_CHARS = 500
 
 
 class OpenAIChat:
-    """Implements the :class:`~agents.llm.base.LLM` protocol with the openai SDK."""
+    """Implements the :class:`~agents.core.llm.base.LLM` protocol with the openai SDK."""
 
     def __init__(
         self,
@@ -357,7 +357,7 @@ def client_from_env(
         raise ValueError(f"LLM_BACKEND must be 'offline' or 'openai', got {backend!r}")
     api_key = _env(environ, "OPENAI_API_KEY")
     if backend == "offline" or (backend == "" and not api_key):
-        from agents.llm.offline import OfflineModel
+        from agents.core.llm.offline import OfflineModel
 
         return OfflineModel()
     settings = settings_from_env(settings or ModelSettings(), environ)

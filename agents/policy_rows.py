@@ -1,7 +1,7 @@
 """Load the policy a run executes under from the database (SPEC §2, §6).
 
 The active ``PipelinePolicy`` row of a pipeline plus the shared lists become the plain
-``agents.policy`` dataclass the core takes. Configuration fails closed: an allowlist that cannot
+``agents.core.policy`` dataclass the core takes. Configuration fails closed: an allowlist that cannot
 be read allows nothing, never everything.
 """
 
@@ -11,16 +11,7 @@ import json
 import logging
 from typing import Any
 
-from agents.models import (
-    BUDGET_FIELDS,
-    IssueType,
-    PipelinePolicy,
-    RegionToken,
-    RestrictedClaim,
-    RouteTarget,
-    policy_fields,
-)
-from agents.policy import (
+from agents.core.policy import (
     DECISIONS,
     DEFAULT_ISSUE_TYPES,
     DEFAULT_REGIONS,
@@ -32,7 +23,16 @@ from agents.policy import (
     Policy,
     TextPolicy,
 )
-from agents.policy import RouteTarget as Route
+from agents.core.policy import RouteTarget as Route
+from agents.models import (
+    BUDGET_FIELDS,
+    IssueType,
+    PipelinePolicy,
+    RegionToken,
+    RestrictedClaim,
+    RouteTarget,
+    policy_fields,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class PolicyMissing(LookupError):
 
 
 def load_policy(pipeline: str) -> Policy:
-    """The active policy of ``pipeline`` as its ``agents.policy`` dataclass."""
+    """The active policy of ``pipeline`` as its ``agents.core.policy`` dataclass."""
     if pipeline not in POLICY_CLASSES:
         raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(POLICY_CLASSES)}")
     row = (
@@ -144,7 +144,7 @@ POLICY_TABLES = ("PipelinePolicy", "IssueType", "RouteTarget", "RestrictedClaim"
 
 
 def install_defaults(apps=None, using: str = "default") -> bool:
-    """Fill an empty policy store with the §3 defaults read from ``agents.policy``.
+    """Fill an empty policy store with the §3 defaults read from ``agents.core.policy``.
 
     Runs from the data migration (with its historical ``apps``) and after every ``migrate`` or
     ``flush`` (a post_migrate hook, so a flushed database does not leave every run PolicyMissing).
@@ -193,3 +193,12 @@ def install_defaults(apps=None, using: str = "default") -> bool:
     )
     model["RegionToken"].objects.using(using).bulk_create(model["RegionToken"](token=t) for t in DEFAULT_REGIONS)
     return True
+
+
+def install_defaults_after_migrate(sender, using="default", apps=None, **kwargs) -> None:
+    """The post_migrate hook: a flush (``manage.py flush``, a transactional test's teardown) empties
+    the tables the data migration filled; without this every later run would stop PolicyMissing."""
+    try:
+        install_defaults(apps, using=using)
+    except LookupError:  # migrated back to before these models exist
+        pass

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agents.phrases import critique_rules, is_enforceable
-from agents.policy import RoutingPolicy, TextPolicy
-from agents.stops import Stop
-from agents.text import normalize
+from agents.core.phrases import critique_rules, is_enforceable
+from agents.core.policy import RoutingPolicy, TextPolicy
+from agents.core.stops import Stop
+from agents.core.text import normalize
 
 SEVERITIES = ("low", "medium", "high")
 QUALITIES = ("excellent", "good", "fair", "poor")
@@ -95,7 +95,7 @@ def _choice(value: Any, allowed: tuple[str, ...]) -> str | None:
 
 
 @dataclass(frozen=True)
-class Review:
+class ReviewVerdict:
     decision: str
     issues: list[dict]
     fix_plan: list[str]
@@ -107,7 +107,7 @@ class Review:
         return asdict(self)
 
 
-def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_items: int) -> Review:
+def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_items: int) -> ReviewVerdict:
     """The reflection review (§3.1 step 2)."""
     decision = _decision(data, policy, "invalid_review", "review_decision_not_allowed_policy")
     issues = _items(data, "issues", "invalid_review", list_name="issues", too_many="too_many_issues", budget=max_issues)
@@ -133,11 +133,11 @@ def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_i
 
     if decision not in policy.execution_allowlist:
         raise Stop(f"review_decision_denied_execution:{decision}")
-    return Review(decision, issues, fix_plan, reason, _choice(data.get("quality"), QUALITIES), _choice(data.get("completeness"), COMPLETENESS))
+    return ReviewVerdict(decision, issues, fix_plan, reason, _choice(data.get("quality"), QUALITIES), _choice(data.get("completeness"), COMPLETENESS))
 
 
 @dataclass(frozen=True)
-class Critique:
+class CritiqueVerdict:
     decision: str
     severity: str
     risks: list[dict]
@@ -149,7 +149,7 @@ class Critique:
         return asdict(self)
 
 
-def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_required_changes: int) -> Critique:
+def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_required_changes: int) -> CritiqueVerdict:
     """The self-critique (§3.2 step 2)."""
     decision = _decision(data, policy, "invalid_critique", "critique_decision_not_allowed_policy")
     severity = data.get("severity", "medium")
@@ -184,7 +184,7 @@ def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_requ
 
     if decision not in policy.execution_allowlist:
         raise Stop(f"critique_decision_denied_execution:{decision}")
-    return Critique(decision, severity, risks, changes, reason, high_risk)
+    return CritiqueVerdict(decision, severity, risks, changes, reason, high_risk)
 
 
 @dataclass(frozen=True)

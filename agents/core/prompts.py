@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.llm.base import StageRequest
-from agents.llm.schemas import STAGE_TOOLS, TOOLS
-from agents.policy import Policy
-from agents.text import canonical_json
+from agents.core.llm.base import StageRequest
+from agents.core.llm.schemas import STAGE_TOOLS, TOOLS
+from agents.core.policy import Policy
+from agents.core.text import canonical_json
 
 DEFAULT_PROMPTS: dict[str, str] = {
     "draft": (

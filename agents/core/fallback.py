@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from agents.phrases import normalize_phrase, phrase_present
+from agents.core.phrases import normalize_phrase, phrase_present
 
 # Marks where a phrase was deleted until tidying is done; never part of real text.
 _CUT = "\x00"

@@ -174,11 +174,16 @@ class RoutingPolicy(Policy):
     routes: dict[str, RouteTarget] = field(default_factory=lambda: dict(DEFAULT_ROUTES))
 
 
+# The pipelines, defined once: name -> policy class, in the order pages list them.
 POLICY_CLASSES: dict[str, type[Policy]] = {
     "reflection": ReflectionPolicy,
     "self_critique": SelfCritiquePolicy,
     "routing": RoutingPolicy,
 }
+PIPELINE_NAMES = tuple(POLICY_CLASSES)
+TEXT_PIPELINES = tuple(name for name, cls in POLICY_CLASSES.items() if issubclass(cls, TextPolicy))
+# (name, label) pairs for forms and filters: "self_critique" -> "Self-critique".
+PIPELINE_CHOICES = [(name, name.replace("_", "-").capitalize()) for name in POLICY_CLASSES]
 
 
 def default_policy(pipeline: str) -> Policy:

@@ -11,10 +11,10 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from agents.facts import find_violations, without_instructions
-from agents.phrases import PhraseRules, missing_and_present
-from agents.policy import GuardRules
-from agents.text import canonical_json, normalize
+from agents.core.facts import find_violations, without_instructions
+from agents.core.phrases import PhraseRules, missing_and_present
+from agents.core.policy import GuardRules, SelfCritiquePolicy, TextPolicy
+from agents.core.text import canonical_json, normalize
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,41 @@ class GuardConfig:
     # Self-critique only (§3.4.5): the caller passes min(budget cap, policy_hints cap).
     max_length_increase_pct: float | None = None
     strict_claims: bool = False
+
+
+def strict_claims_for(context: Mapping) -> bool:
+    """§3.4.6's strict form: the context asks to avoid absolute guarantees."""
+    hints = context.get("policy_hints")
+    return isinstance(hints, dict) and hints.get("avoid_absolute_guarantees") is True
+
+
+def length_cap(context: Mapping, policy: SelfCritiquePolicy) -> float:
+    """The smaller of the budget's cap and the context's hint (a hint can only tighten it)."""
+    hints = context.get("policy_hints")
+    hint = hints.get("max_length_increase_pct") if isinstance(hints, dict) else None
+    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and hint >= 0:
+        return min(policy.max_length_increase_pct, float(hint))
+    return policy.max_length_increase_pct
+
+
+def guard_config(policy: TextPolicy, context: Mapping) -> GuardConfig:
+    """The patch guard's configuration for a text policy on a context: the one builder that both
+    pipelines and a lead's edit check use, so the three can never disagree."""
+    if isinstance(policy, SelfCritiquePolicy):
+        return GuardConfig(
+            max_answer_chars=policy.max_answer_chars,
+            min_similarity=policy.min_patch_similarity,
+            rules=policy.guard,
+            not_applied_reason="patch_violation:required_changes_not_applied",
+            max_length_increase_pct=length_cap(context, policy),
+            strict_claims=strict_claims_for(context),
+        )
+    return GuardConfig(
+        max_answer_chars=policy.max_answer_chars,
+        min_similarity=policy.min_patch_similarity,
+        rules=policy.guard,
+        not_applied_reason="patch_violation:fix_plan_not_applied",
+    )
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.policy import RoutingPolicy
-from agents.routing.workers import Observation, Worker, WorkerArgsError
-from agents.stops import Stop
-from agents.text import canonical_json, text_hash
+from agents.core.policy import RoutingPolicy
+from agents.core.specialists import Observation, Worker, WorkerArgsError
+from agents.core.stops import Stop
+from agents.core.text import canonical_json, text_hash
 
 EXPECTED_STATUSES = ("done", "needs_reroute")
 

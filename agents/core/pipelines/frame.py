@@ -1,7 +1,7 @@
 """The frame every pipeline runs in: clock and budgets, the trace, and the one place stops are caught.
 
 A pipeline body is a plain function ``body(run, goal, context, policy) -> dict`` that raises
-:class:`~agents.stops.Stop` when a gate says no. :func:`execute` turns either ending into a
+:class:`~agents.core.stops.Stop` when a gate says no. :func:`execute` turns either ending into a
 :class:`RunResult`; nothing a model answers can make it raise.
 """
 
@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
-from agents.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
-from agents.policy import Policy
-from agents.stops import Stop
+from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
+from agents.core.policy import Policy
+from agents.core.stops import Stop
 
 log = logging.getLogger("agents.run")
 
@@ -78,7 +78,7 @@ class RunResult:
         return data
 
 
-class Run:
+class RunState:
     """One run in flight: the wall clock, the token and cost budgets, the trace and the history."""
 
     def __init__(self, *, run_id: str, policy: Policy, llm: LLM, observer: Observer, clock=time.monotonic):
@@ -167,7 +167,7 @@ class Run:
         self.observer.on_step(self.run_id, dict(record, output=output))
 
 
-Body = Callable[[Run, str, Mapping[str, Any], Policy], dict]
+Body = Callable[[RunState, str, Mapping[str, Any], Policy], dict]
 
 
 def execute(
@@ -183,7 +183,7 @@ def execute(
     clock=time.monotonic,
 ) -> RunResult:
     """Run one pipeline body and return its result; stops and crashes are results too."""
-    run = Run(run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock)
+    run = RunState(run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock)
     result = RunResult(run_id=run.run_id, pipeline=pipeline, status="ok", stop_reason="success", model=llm.label)
     try:
         _check_input(goal, context)  # preconditions, before any token is spent

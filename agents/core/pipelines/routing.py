@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from agents.gateway import validate_route
-from agents.llm.base import LLM
-from agents.pipelines.run import Observer, Run, RunResult, execute, parse_json
-from agents.policy import RoutingPolicy
-from agents.prompts import build_request
-from agents.routing.gateway import RouteGateway
-from agents.routing.workers import Worker
-from agents.stops import Stop
-from agents.text import canonical_json
+from agents.core.delegation import RouteGateway
+from agents.core.llm.base import LLM
+from agents.core.pipelines.frame import Observer, RunResult, RunState, execute, parse_json
+from agents.core.policy import RoutingPolicy
+from agents.core.prompts import build_request
+from agents.core.specialists import Worker
+from agents.core.stops import Stop
+from agents.core.text import canonical_json
+from agents.core.validation import validate_route
 
 TEXT_LIMIT = 1000
 STRUCTURED_LIMIT = 500
@@ -36,7 +36,7 @@ def truncate_observation(observation: Any) -> Any:
 
 
 def _routing_body(workers: Mapping[str, Worker]):
-    def body(run: Run, goal: str, context: Mapping[str, Any], policy: RoutingPolicy) -> dict:
+    def body(run: RunState, goal: str, context: Mapping[str, Any], policy: RoutingPolicy) -> dict:
         gateway = RouteGateway(policy, workers)
         catalog = {name: route.description for name, route in policy.routes.items() if route.allowed_policy}
         attempts: list[dict] = []  # what each attempt chose and saw, for the state summary
@@ -85,7 +85,7 @@ def _routing_body(workers: Mapping[str, Worker]):
     return body
 
 
-def _finalize(run: Run, goal: str, context: Mapping[str, Any], policy: RoutingPolicy, target: str,
+def _finalize(run: RunState, goal: str, context: Mapping[str, Any], policy: RoutingPolicy, target: str,
               observation: dict) -> dict:
     with run.step("finalize") as step:
         shown = truncate_observation(observation)

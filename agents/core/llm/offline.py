@@ -19,13 +19,13 @@ import re
 import time
 from typing import Any, Mapping
 
-from agents.facts import find_violations
-from agents.fallback import apply_fallback
-from agents.guard import claim_evidence
-from agents.llm.base import CallRecord, ModelReply, StageRequest
-from agents.phrases import critique_rules, is_enforceable, reflection_rules
-from agents.policy import GuardRules
-from agents.text import canonical_json, normalize
+from agents.core.facts import find_violations
+from agents.core.fallback import apply_fallback
+from agents.core.guard import claim_evidence
+from agents.core.llm.base import CallRecord, ModelReply, StageRequest
+from agents.core.phrases import critique_rules, is_enforceable, reflection_rules
+from agents.core.policy import GuardRules
+from agents.core.text import canonical_json, normalize
 
 LABEL = "offline model"
 CAVEAT = "This estimate may change as we learn more."

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from agents.text import normalize, text_hash
+from agents.core.text import normalize, text_hash
 
 EXCERPT_LINES = 6
 CHUNK_CHARS = 80
@@ -85,17 +85,30 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
     ops: list[tuple[str, str]] = []
 
     def emit(op: str, tokens: list[str]) -> None:
-        if not tokens:
+        text = "".join(tokens)
+        if not text:
             return
-        if ops and ops[-1][0] == op:  # merge neighbours of the same kind
-            ops[-1] = (op, ops[-1][1] + "".join(tokens))
+        # Neighbours of the same kind merge, except a change of spacing alone, so that a space
+        # added after a kept word never joins the words inserted after it.
+        if ops and ops[-1][0] == op and (op == "equal" or (text.strip() and ops[-1][1].strip())):
+            ops[-1] = (op, ops[-1][1] + text)
         else:
-            ops.append((op, "".join(tokens)))
+            ops.append((op, text))
 
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            emit("equal", a[i1:i2])
-        else:
+    # Words are compared without their trailing whitespace: "guidance." at the end of a text is the
+    # same word as "guidance. " before an added sentence, so it never shows as removed and re-added.
+    keys_a, keys_b = [t.rstrip() for t in a], [t.rstrip() for t in b]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
+        if tag != "equal":
             emit("delete", a[i1:i2])
             emit("insert", b[j1:j2])
+            continue
+        for old, new in zip(a[i1:i2], b[j1:j2], strict=True):
+            if old == new:
+                emit("equal", [old])
+                continue
+            word = old.rstrip()  # only the whitespace after the word differs
+            emit("equal", [word])
+            emit("delete", [old[len(word):]])
+            emit("insert", [new[len(word):]])
     return ops

@@ -1,1 +1,0 @@
-"""Routing: the specialists (plain callables registered by name) and the gateway that calls them."""

@@ -1,0 +1,53 @@
+"""Presentation helpers for the review pages: how a trace step's measurements and outputs read.
+
+``{% load review %}``, then ``{{ step.measurements|measurements }}`` and ``{{ step.output|as_text }}``.
+Both return plain strings; the template escapes them like any other value.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import template
+
+register = template.Library()
+
+# Measurements shown first, in this order, on a trace step; any other measurement follows by name.
+MEASUREMENT_ORDER = [
+    "attempt", "attempts", "attempts_used", "retried", "fallback_used", "target", "observation_status",
+    "similarity", "length_increase_pct", "enforced", "not_enforceable", "must_include", "must_remove",
+    "unenforceable", "draft_chars", "revised_chars", "answer_chars", "severity", "high_risk", "issues",
+    "fix_items", "risks", "required_changes", "quality", "completeness",
+]
+
+
+def _format_measurement(key: str, value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key.endswith("_pct") and isinstance(value, (int, float)):
+        return f"{value:+g}%"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "; ".join(str(item) for item in value) if value else "none"
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+@register.filter
+def measurements(values: dict | None) -> list[tuple[str, str]]:
+    """A step's measurements as (label, text), known ones first."""
+    values = values or {}
+    keys = [k for k in MEASUREMENT_ORDER if k in values] + sorted(k for k in values if k not in MEASUREMENT_ORDER)
+    return [(key.replace("_", " "), _format_measurement(key, values[key])) for key in keys]
+
+
+@register.filter
+def as_text(output) -> str:
+    """A step's output as text: a string as it is, anything else as indented JSON."""
+    if output is None:
+        return ""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, indent=2, ensure_ascii=False)

@@ -25,10 +25,10 @@ class RouteGateway:
             raise Stop("max_delegations", budget=self.policy.max_delegations)
         route = self.policy.routes.get(target)
         if route is None or not route.allowed_execution:
-            raise Stop(f"route_denied:{target}")
+            raise Stop("route_denied:" + target)
         worker = self.workers.get(route.worker)
         if worker is None:
-            raise Stop(f"route_missing:{target}", worker=route.worker)
+            raise Stop("route_missing:" + target, worker=route.worker)
         signature = f"{target}:{text_hash(canonical_json(args))}"
         if signature in self.signatures:
             raise Stop("loop_detected", signature=signature)
@@ -37,9 +37,9 @@ class RouteGateway:
         try:
             observation = worker(dict(args))
         except WorkerArgsError as error:
-            raise Stop(f"route_bad_args:{target}", error=str(error)) from None
+            raise Stop("route_bad_args:" + target, error=str(error)) from None
         except Exception as error:  # noqa: BLE001 - a failing worker is a recorded stop
-            raise Stop(f"route_error:{target}", error=f"{type(error).__name__}: {error}"[:500]) from None
+            raise Stop("route_error:" + target, error=f"{type(error).__name__}: {error}"[:500]) from None
         status = observation.get("status") if isinstance(observation, dict) else None
         if status not in EXPECTED_STATUSES:
             raise Stop("route_bad_observation", expected=list(EXPECTED_STATUSES), received=status,

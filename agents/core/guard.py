@@ -17,6 +17,24 @@ from agents.core.policy import GuardRules, SelfCritiquePolicy, TextPolicy
 from agents.core.text import canonical_json, normalize
 
 
+# The stop reason of each fact and claim check (agents.core.facts.CHECKS), on a revision and on
+# a final answer.
+PATCH_REASONS = {
+    "no_new_facts": "patch_violation:no_new_facts",
+    "new_incident_id": "patch_violation:new_incident_id",
+    "new_severity_label": "patch_violation:new_severity_label",
+    "new_region": "patch_violation:new_region",
+    "restricted_claims": "patch_violation:restricted_claims",
+}
+ANSWER_REASONS = {
+    "no_new_facts": "invalid_answer:no_new_facts",
+    "new_incident_id": "invalid_answer:new_incident_id",
+    "new_severity_label": "invalid_answer:new_severity_label",
+    "new_region": "invalid_answer:new_region",
+    "restricted_claims": "invalid_answer:restricted_claims",
+}
+
+
 @dataclass(frozen=True)
 class GuardConfig:
     max_answer_chars: int
@@ -171,7 +189,7 @@ def check_revision(
         revised, allowed_text(context, original), config.rules, strict_claims=config.strict_claims,
         claim_evidence=claim_evidence(context, original),
     )
-    facts = [_violation(f"patch_violation:{v.check}", v.message, v.found) for v in found]
+    facts = [_violation(PATCH_REASONS[v.check], v.message, v.found) for v in found]
     claims = [v for v in facts if v["check"] == "patch_violation:restricted_claims"]
     violations += [v for v in facts if v["check"] != "patch_violation:restricted_claims"]  # step 4
 
@@ -212,5 +230,5 @@ def check_final_answer(
         return _stop("invalid_answer:too_long", message, measurements)
     found = find_violations(answer, canonical_json(context), rules, strict_claims=strict_claims,
                             claim_evidence=claim_evidence(context))
-    violations = [_violation(f"invalid_answer:{v.check}", v.message, v.found) for v in found]
+    violations = [_violation(ANSWER_REASONS[v.check], v.message, v.found) for v in found]
     return _result(violations, measurements)

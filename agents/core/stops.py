@@ -124,7 +124,8 @@ STOP_REASONS: dict[str, str] = {
     "route_bad_observation": "The specialist answered with an unexpected status.",
     # Operations
     "worker_lost": "The worker running this run went silent (killed or crashed); the run can be retried.",
-    "invalid_input:<field>": "The run's input was unusable (for example an empty goal or a context that is not an object).",
+    "invalid_input:goal": "The run's goal was empty or not text.",
+    "invalid_input:context": "The run's context was not a JSON object.",
     "max_route_attempts": "Every route attempt asked for a reroute; attempts are used up.",
 }
 

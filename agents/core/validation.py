@@ -30,32 +30,36 @@ def _blank(value: Any) -> bool:
     return not isinstance(value, str) or not value.strip()
 
 
-def _items(data: dict, key: str, prefix: str, *, list_name: str, too_many: str, budget: int) -> list:
-    """A list field: absent or null is empty; anything else that is not a list stops."""
+def _items(data: dict, key: str, *, budget: int, not_list: str, too_many: str) -> list:
+    """A list field: absent or null is empty; anything else that is not a list stops with ``not_list``."""
     value = data.get(key)
     if value is None:
         return []
     if not isinstance(value, list):
-        raise Stop(f"{prefix}:{list_name}")
+        raise Stop(not_list)
     if len(value) > budget:
-        raise Stop(f"{prefix}:{too_many}", count=len(value), budget=budget)
+        raise Stop(too_many, count=len(value), budget=budget)
     return value
 
 
-def _typed_notes(items: list, policy: TextPolicy, prefix: str, noun: str, not_allowed: str) -> list[dict]:
-    """Validate ``[{type, note}]`` items against the policy's issue/risk types."""
+def _typed_notes(items: list, policy: TextPolicy, *, not_object: str, no_type: str, not_allowed: str,
+                 no_note: str) -> list[dict]:
+    """Validate ``[{type, note}]`` items against the policy's issue/risk types.
+
+    ``not_allowed`` is a stop reason prefix ending in ``:``; the type the model chose is its detail.
+    """
     clean = []
     for item in items:
         if not isinstance(item, dict):
-            raise Stop(f"{prefix}:{noun}_item")
+            raise Stop(not_object)
         kind = item.get("type")
         if _blank(kind):
-            raise Stop(f"{prefix}:{noun}_type")
+            raise Stop(no_type)
         kind = kind.strip().lower()
         if kind not in policy.issue_types:
-            raise Stop(f"{not_allowed}:{detail(kind)}")
+            raise Stop(not_allowed + detail(kind))
         if _blank(item.get("note")):
-            raise Stop(f"{prefix}:{noun}_note")
+            raise Stop(no_note)
         clean.append({"type": kind, "note": item["note"].strip()})
     return clean
 
@@ -75,15 +79,16 @@ def _reason(data: dict, stop: str) -> str:
     return value.strip()
 
 
-def _decision(data: Any, policy: TextPolicy, prefix: str, not_allowed: str) -> str:
+def _decision(data: Any, policy: TextPolicy, *, not_object: str, missing: str, not_allowed: str) -> str:
+    """The decision field; ``not_allowed`` is a stop reason prefix ending in ``:``."""
     if not isinstance(data, dict):
-        raise Stop(f"{prefix}:not_object")
+        raise Stop(not_object)
     decision = data.get("decision")
     if _blank(decision):
-        raise Stop(f"{prefix}:decision")
+        raise Stop(missing)
     decision = decision.strip().lower()
     if decision not in policy.decisions_policy:
-        raise Stop(f"{not_allowed}:{detail(decision)}")
+        raise Stop(not_allowed + detail(decision))
     return decision
 
 
@@ -109,10 +114,14 @@ class ReviewVerdict:
 
 def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_items: int) -> ReviewVerdict:
     """The reflection review (§3.1 step 2)."""
-    decision = _decision(data, policy, "invalid_review", "review_decision_not_allowed_policy")
-    issues = _items(data, "issues", "invalid_review", list_name="issues", too_many="too_many_issues", budget=max_issues)
-    issues = _typed_notes(issues, policy, "invalid_review", "issue", "review_issue_not_allowed_policy")
-    fix_plan = _items(data, "fix_plan", "invalid_review", list_name="fix_plan", too_many="too_many_fix_items", budget=max_fix_items)
+    decision = _decision(data, policy, not_object="invalid_review:not_object", missing="invalid_review:decision",
+                         not_allowed="review_decision_not_allowed_policy:")
+    issues = _items(data, "issues", budget=max_issues,
+                    not_list="invalid_review:issues", too_many="invalid_review:too_many_issues")
+    issues = _typed_notes(issues, policy, not_object="invalid_review:issue_item", no_type="invalid_review:issue_type",
+                          not_allowed="review_issue_not_allowed_policy:", no_note="invalid_review:issue_note")
+    fix_plan = _items(data, "fix_plan", budget=max_fix_items,
+                      not_list="invalid_review:fix_plan", too_many="invalid_review:too_many_fix_items")
     fix_plan = _strings(fix_plan, "invalid_review:fix_item")
     reason = _reason(data, "invalid_review:reason")
     high_risk = any(issue["type"] in policy.high_risk_types for issue in issues)
@@ -132,7 +141,7 @@ def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_i
         raise Stop("invalid_review:escalate_reason_required")
 
     if decision not in policy.execution_allowlist:
-        raise Stop(f"review_decision_denied_execution:{decision}")
+        raise Stop("review_decision_denied_execution:" + decision)
     return ReviewVerdict(decision, issues, fix_plan, reason, _choice(data.get("quality"), QUALITIES), _choice(data.get("completeness"), COMPLETENESS))
 
 
@@ -151,17 +160,18 @@ class CritiqueVerdict:
 
 def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_required_changes: int) -> CritiqueVerdict:
     """The self-critique (§3.2 step 2)."""
-    decision = _decision(data, policy, "invalid_critique", "critique_decision_not_allowed_policy")
+    decision = _decision(data, policy, not_object="invalid_critique:not_object", missing="invalid_critique:decision",
+                         not_allowed="critique_decision_not_allowed_policy:")
     severity = data.get("severity", "medium")
     if _blank(severity) or severity.strip().lower() not in SEVERITIES:
         raise Stop("invalid_critique:severity")
     severity = severity.strip().lower()
-    risks = _items(data, "risks", "invalid_critique", list_name="risks", too_many="too_many_risks", budget=max_risks)
-    risks = _typed_notes(risks, policy, "invalid_critique", "risk", "critique_risk_not_allowed_policy")
-    changes = _items(
-        data, "required_changes", "invalid_critique",
-        list_name="required_changes", too_many="too_many_required_changes", budget=max_required_changes,
-    )
+    risks = _items(data, "risks", budget=max_risks,
+                   not_list="invalid_critique:risks", too_many="invalid_critique:too_many_risks")
+    risks = _typed_notes(risks, policy, not_object="invalid_critique:risk_item", no_type="invalid_critique:risk_type",
+                         not_allowed="critique_risk_not_allowed_policy:", no_note="invalid_critique:risk_note")
+    changes = _items(data, "required_changes", budget=max_required_changes,
+                     not_list="invalid_critique:required_changes", too_many="invalid_critique:too_many_required_changes")
     changes = _strings(changes, "invalid_critique:required_change_item")
     reason = _reason(data, "invalid_critique:reason")
     high_risk = severity == "high" or any(risk["type"] in policy.high_risk_types for risk in risks)
@@ -183,7 +193,7 @@ def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_requ
         raise Stop("invalid_critique:escalate_reason_required")
 
     if decision not in policy.execution_allowlist:
-        raise Stop(f"critique_decision_denied_execution:{decision}")
+        raise Stop("critique_decision_denied_execution:" + decision)
     return CritiqueVerdict(decision, severity, risks, changes, reason, high_risk)
 
 
@@ -213,7 +223,7 @@ def validate_route(text: str, parsed: tuple[bool, Any], policy: RoutingPolicy, *
     target = target.strip()
     route = policy.routes.get(target)
     if route is None or not route.allowed_policy:
-        raise Stop(f"invalid_route:route_not_allowed:{detail(target)}")
+        raise Stop("invalid_route:route_not_allowed:" + detail(target))
     args = data.get("args")
     if args is None:
         args = {}  # null counts as empty

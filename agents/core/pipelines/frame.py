@@ -200,7 +200,7 @@ def execute(
     except Exception as error:  # noqa: BLE001 - the contract: a crash is a recorded stop
         log.exception("run %s crashed in phase %s", run.run_id, run.phase)
         result.status = "stopped"
-        result.stop_reason = f"internal_error:{type(error).__name__}"
+        result.stop_reason = "internal_error:" + type(error).__name__
         result.phase = run.phase
         result.details = {"error": str(error)[:500]}
     else:

@@ -558,6 +558,18 @@ class ServiceIncident(models.Model):
 
 # ---------------------------------------------------------------- incidents and runs
 
+class IncidentQuerySet(models.QuerySet):
+    def with_latest_run(self):
+        """Each incident with its run count and its newest run's id, status and stop reason."""
+        latest = Run.objects.filter(incident=models.OuterRef("pk")).order_by("-created_at", "-id")
+        return self.annotate(
+            run_count=models.Count("runs"),
+            latest_run_id=models.Subquery(latest.values("pk")[:1]),
+            latest_status=models.Subquery(latest.values("status")[:1]),
+            latest_stop_reason=models.Subquery(latest.values("stop_reason")[:1]),
+        )
+
+
 class Incident(models.Model):
     """An incident and the facts a text pipeline may use (the context of SPEC §3.3)."""
 
@@ -583,6 +595,23 @@ class Incident(models.Model):
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.title}"
 
+
+    objects = IncidentQuerySet.as_manager()
+
+    @property
+    def facts(self) -> list[tuple[str, str]]:
+        """The incident's facts as (label, text) for people; unset facts are left out."""
+        rows = [
+            ("Severity", self.severity),
+            ("Region", self.region),
+            ("Status", self.status),
+            ("Checkouts affected", self.affected_checkout_pct is not None and f"{self.affected_checkout_pct:g}%"),
+            ("Failed payment rate",
+             self.failed_payment_rate is not None and f"{round(self.failed_payment_rate * 100, 4):g}%"),
+            ("Chargeback alerts", self.chargeback_alerts is not None and str(self.chargeback_alerts)),
+            ("ETA", self.eta_minutes is not None and f"{self.eta_minutes} minutes"),
+        ]
+        return [(label, value) for label, value in rows if value]
 
     def context(self) -> dict:
         """The run context, in the shape the pipelines read; unset facts are left out."""

@@ -11,7 +11,21 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from agents.core.stops import explain
 from agents.models import Run
+
+
+class EscalationQuerySet(models.QuerySet):
+    def pending(self):
+        return self.filter(status=Escalation.Status.PENDING)
+
+    def decided(self):
+        return self.exclude(status=Escalation.Status.PENDING)
+
+    def for_list(self):
+        """What a list row needs: the run and incident without the run's large JSON columns."""
+        return (self.select_related("run", "run__incident", "claimed_by", "decided_by")
+                .defer("run__context", "run__policy", "run__details", "run__guard"))
 
 
 class Escalation(models.Model):
@@ -48,8 +62,20 @@ class Escalation(models.Model):
         ]
         permissions = [("decide_escalation", "Can decide escalations")]
 
+    objects = EscalationQuerySet.as_manager()
+
     def __str__(self) -> str:
         return f"Escalation {self.pk} ({self.stop_reason}, {self.status})"
+
+    @property
+    def explanation(self) -> str:
+        return explain(self.stop_reason)
+
+    @property
+    def summary(self) -> str:
+        """One line for a list: the reviewer's reason, else the first guard message, else the explanation."""
+        violations = (self.guard or {}).get("violations") or [{}]
+        return self.reason or violations[0].get("message") or self.explanation
 
 
 

@@ -7,8 +7,12 @@ Both return plain strings; the template escapes them like any other value.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
+
+from agents.core.stops import explain
 
 register = template.Library()
 
@@ -51,3 +55,26 @@ def as_text(output) -> str:
     if isinstance(output, str):
         return output
     return json.dumps(output, indent=2, ensure_ascii=False)
+
+
+CHART_WIDTH = 560
+BAR_AREA = 470  # the longest bar; the count is written after it
+ROW_HEIGHT = 36
+
+
+@register.inclusion_tag("partials/stop_reason_chart.html")
+def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
+    """An SVG bar chart: one row per stop reason, most frequent first, each bar a link to its runs."""
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    top = max(counts.values(), default=0)
+    bars = []
+    for i, (reason, count) in enumerate(rows):
+        y = i * ROW_HEIGHT
+        width = max(2, round(BAR_AREA * count / top))
+        bars.append({
+            "reason": reason, "count": count, "explanation": explain(reason), "success": reason == "success",
+            "label_y": y + 11, "bar_y": y + 15, "width": width, "count_x": width + 6, "count_y": y + 26,
+            "url": reverse("runs") + "?" + urlencode({"stop_reason": reason, "since": since}),
+        })
+    return {"chart": {"bars": bars, "width": CHART_WIDTH, "height": max(len(bars) * ROW_HEIGHT, 1), "total": sum(counts.values()),
+            "since": since}}

@@ -1,7 +1,7 @@
 """The dashboard: what needs a person, what is running, and why runs stopped (SPEC §8).
 
-A fixed number of aggregate queries, whatever the number of runs; the stop-reason chart is an
-inline SVG drawn on the server (no JavaScript library), each bar a link to the filtered run list.
+A fixed number of aggregate queries, whatever the number of runs; the stop-reason charts are inline
+SVG drawn on the server by the ``stop_reason_chart`` tag (no JavaScript library).
 """
 
 from __future__ import annotations
@@ -15,32 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from agents.core.stops import explain, opens_escalation
+from agents.core.stops import opens_escalation
 from agents.models import Run, since
 from reviewer.forms import IN_FLIGHT
 from reviewer.models import Escalation
-
-CHART_WIDTH = 560
-BAR_AREA = 470  # the longest bar; the count is written after it
-ROW_HEIGHT = 36
-
-
-def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
-    """Bars for an SVG chart: one row per stop reason, most frequent first, each linking to its runs."""
-    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    top = max(counts.values(), default=0)
-    bars = []
-    for i, (reason, count) in enumerate(rows):
-        y = i * ROW_HEIGHT
-        width = max(2, round(BAR_AREA * count / top))
-        bars.append({
-            "reason": reason, "count": count, "explanation": explain(reason), "success": reason == "success",
-            "label_y": y + 11, "bar_y": y + 15, "width": width, "count_x": width + 6, "count_y": y + 26,
-            "url": reverse("runs") + "?" + urlencode({"stop_reason": reason, "since": since}),
-        })
-    return {"bars": bars, "width": CHART_WIDTH, "height": max(len(bars) * ROW_HEIGHT, 1), "total": sum(counts.values()),
-            "since": since}
-
 
 @login_required
 @require_GET
@@ -70,6 +48,6 @@ def home(request):
         "today_by_status": today_by_status,
         "failed_week": sum(n for reason, n in week_counts.items()
                            if reason != "success" and not opens_escalation(reason)),
-        "charts": [stop_reason_chart(day_counts, "24h"), stop_reason_chart(week_counts, "7d")],
+        "charts": [(day_counts, "24h"), (week_counts, "7d")],
     }
     return render(request, "home.html", context)

@@ -12,7 +12,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from agents.core.audit import word_diff
 from agents.core.policy import PIPELINE_CHOICES
-from agents.core.stops import explain
 from agents.core.text import normalize
 from reviewer import decisions
 from reviewer.models import Escalation
@@ -22,15 +21,6 @@ VIEW = "reviewer.view_escalation"
 DECIDE = decisions.DECIDE_PERMISSION
 PAGE_SIZE = 50
 RECENT = 10
-PENDING = Escalation.Status.PENDING
-
-
-def _annotate(escalation: Escalation) -> Escalation:
-    """What a row shows beside the stored fields: the stop reason's explanation and a short reason."""
-    escalation.explanation = explain(escalation.stop_reason)
-    violations = (escalation.guard or {}).get("violations") or [{}]
-    escalation.summary = escalation.reason or violations[0].get("message") or escalation.explanation
-    return escalation
 
 
 def _filters(request) -> dict:
@@ -43,10 +33,7 @@ def _filters(request) -> dict:
 
 
 def _pending(filters: dict, user):
-    rows = (Escalation.objects.filter(status=PENDING)
-            .select_related("run", "run__incident", "claimed_by")
-            .defer("run__context", "run__policy", "run__details", "run__guard")
-            .order_by("opened_at", "id"))
+    rows = Escalation.objects.pending().for_list().order_by("opened_at", "id")
     if filters["pipeline"]:
         rows = rows.filter(run__pipeline=filters["pipeline"])
     if filters["stop_reason"]:
@@ -62,17 +49,13 @@ def _pending(filters: dict, user):
 def inbox(request):
     filters = _filters(request)
     page = Paginator(_pending(filters, request.user), PAGE_SIZE).get_page(request.GET.get("page"))
-    for escalation in page:
-        _annotate(escalation)
     context = {
         "page": page,
         "filters": filters,
         "pipelines": PIPELINE_CHOICES,
-        "stop_reasons": (Escalation.objects.filter(status=PENDING).order_by("stop_reason")
+        "stop_reasons": (Escalation.objects.pending().order_by("stop_reason")
                          .values_list("stop_reason", flat=True).distinct()),
-        "recent": (Escalation.objects.exclude(status=PENDING).select_related("decided_by", "run__incident")
-                   .defer("run__context", "run__policy", "run__details", "run__guard")
-                   .order_by("-decided_at", "-id")[:RECENT]),
+        "recent": Escalation.objects.decided().for_list().order_by("-decided_at", "-id")[:RECENT],
         "can_decide": request.user.has_perm(DECIDE),
     }
     # The filter form swaps only the list; a plain GET (or htmx restoring history) gets the page.
@@ -83,7 +66,7 @@ def inbox(request):
 
 def _escalation(pk: int) -> Escalation:
     related = ("run", "run__incident", "run__review", "claimed_by", "decided_by")
-    return _annotate(get_object_or_404(Escalation.objects.select_related(*related), pk=pk))
+    return get_object_or_404(Escalation.objects.select_related(*related), pk=pk)
 
 
 def _panel_context(request, escalation: Escalation, **extra) -> dict:
@@ -137,7 +120,7 @@ def check_edit(request, pk):
 def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, **extra):
     """The row (inbox) or the decision panel (escalation page), with the nav badge swapped out of band."""
     if row:
-        context = {"escalation": _annotate(escalation), "can_decide": request.user.has_perm(DECIDE), **extra}
+        context = {"escalation": escalation, "can_decide": request.user.has_perm(DECIDE), **extra}
         template = "inbox/inbox.html#escalation-row"
     else:
         context, template = _panel_context(request, escalation, **extra), "inbox/escalation.html#decision-panel"

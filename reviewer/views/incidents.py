@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -13,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from agents import tasks
-from agents.models import Incident, Run
+from agents.models import Incident
 from agents.policy_rows import PolicyMissing
 from reviewer.forms import StartRunForm
 from reviewer.permissions import require_perm
@@ -21,40 +20,10 @@ from reviewer.permissions import require_perm
 RUNS_PER_PAGE = 20
 
 
-def _number(value) -> str:
-    return f"{value:g}"
-
-
-def facts(incident: Incident) -> list[tuple[str, str]]:
-    """The incident's facts as (label, value) for display; unset facts are left out."""
-    rows = [
-        ("Severity", incident.severity),
-        ("Region", incident.region),
-        ("Status", incident.status),
-        ("Checkouts affected",
-         incident.affected_checkout_pct is not None and f"{_number(incident.affected_checkout_pct)}%"),
-        ("Failed payment rate",
-         incident.failed_payment_rate is not None and f"{_number(round(incident.failed_payment_rate * 100, 4))}%"),
-        ("Chargeback alerts", incident.chargeback_alerts is not None and str(incident.chargeback_alerts)),
-        ("ETA", incident.eta_minutes is not None and f"{incident.eta_minutes} minutes"),
-    ]
-    return [(label, value) for label, value in rows if value]
-
-
 @login_required
 @require_GET
 def incident_list(request):
-    latest = Run.objects.filter(incident=OuterRef("pk")).order_by("-created_at", "-id")
-    incidents = Incident.objects.annotate(
-        run_count=Count("runs"),
-        latest_run_id=Subquery(latest.values("pk")[:1]),
-        latest_status=Subquery(latest.values("status")[:1]),
-        latest_stop_reason=Subquery(latest.values("stop_reason")[:1]),
-    )
-    incidents = list(incidents)
-    for incident in incidents:
-        incident.facts = facts(incident)
-    return render(request, "incidents/list.html", {"incidents": incidents})
+    return render(request, "incidents/list.html", {"incidents": Incident.objects.with_latest_run()})
 
 
 def _runs_page(request, incident):
@@ -68,7 +37,6 @@ def _runs_page(request, incident):
 def _render_incident(request, incident, form, *, status=200):
     context = {
         "incident": incident,
-        "facts": facts(incident),
         "form": form,
         "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),

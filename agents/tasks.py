@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from agents.llm.base import LLM
 from agents.llm.client import client_from_env
+from agents.llm.endpoints import key_variables
 from agents.observer import DatabaseObserver, record_result
 from agents.pipelines import RunResult, run_pipeline
 from agents.policies import load_policy
@@ -36,12 +37,16 @@ _clients_lock = threading.Lock()
 
 
 def llm_for(policy: Policy) -> LLM:
-    """The model a run talks to: the offline model without a key, else the policy's endpoint.
+    """The model a run talks to: the offline model when no endpoint is declared, else the declared
+    endpoint the policy names (a name or URL not declared raises ``EndpointError``).
 
-    One client per process, model settings and environment: building an ``openai.OpenAI`` costs
-    ~25 ms (its HTTP client loads the CA bundle), more than the rest of a run's own work.
+    One client per process, model settings and environment (the key variables included): building
+    an ``openai.OpenAI`` costs ~25 ms (its HTTP client loads the CA bundle), more than the rest of
+    a run's own work.
     """
-    key = (policy.model, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("OPENAI_", "LLM_")))))
+    names = key_variables()
+    key = (policy.model, tuple(sorted((k, v) for k, v in os.environ.items()
+                                      if k.startswith(("OPENAI_", "LLM_")) or k in names)))
     with _clients_lock:
         if key not in _clients:
             _clients[key] = client_from_env(policy.model)
@@ -136,7 +141,7 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
     try:
         llm = llm or llm_for(policy)
-    except ValueError as error:  # a bad OPENAI_* value: a recorded stop, not a crashed worker
+    except ValueError as error:  # a bad OPENAI_* value or an undeclared endpoint: a recorded stop, no request
         log.error("run %s: model configuration: %s", run_pk, error)
         result = RunResult(run_id=str(run_pk), pipeline=run.pipeline, status="stopped", stop_reason="llm_misconfigured",
                            phase="setup", details={"error": str(error)})

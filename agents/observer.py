@@ -1,5 +1,9 @@
 """The Django side of a run: the observer that persists each step as it happens, and the recording
-of the final result (review, audit, escalation) in one transaction."""
+of the final result (review, audit, escalation) in one transaction.
+
+This is the storing boundary for what models write: every text passes through
+:func:`agents.llm.endpoints.redact` first, so no configured key reaches a row (or a page).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents.llm.base import CallRecord
+from agents.llm.endpoints import redact
 from agents.pipelines.run import RunResult
 from agents.stops import opens_escalation
 from reviewer.models import AuditDiff, Escalation, ModelCall, Review, Run, TraceStep
@@ -26,6 +31,7 @@ class DatabaseObserver:
         self.delivery = delivery
 
     def on_step(self, run_id: str, entry: dict[str, Any]) -> None:
+        entry = redact(entry)
         TraceStep.objects.create(
             run_id=self.run_pk,
             index=entry["index"],
@@ -40,6 +46,7 @@ class DatabaseObserver:
         Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), phase=entry["phase"])
 
     def on_model_call(self, run_id: str, record: CallRecord) -> None:
+        record = redact(record)
         ModelCall.objects.create(
             run_id=self.run_pk, stage=record.stage, attempt=record.attempt, try_number=record.try_number,
             delivery=self.delivery, model=record.model, latency_ms=record.latency_ms,
@@ -64,6 +71,7 @@ def _draft(result: RunResult) -> str:
 @transaction.atomic
 def record_result(run_pk: int, result: RunResult) -> Run:
     """Store the result on the run, with its review, audit and (when a person must decide) escalation."""
+    result = redact(result)
     run = Run.objects.select_for_update().get(pk=run_pk)
     run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
     run.stop_reason = result.stop_reason

@@ -158,3 +158,19 @@ def test_a_key_reaches_only_the_host_it_is_declared_with(model_env, demo_data, c
     assert {r.headers["authorization"] for r in declared.requests} == {f"Bearer {KEY}"}
     assert DEFAULT_KEY not in sent(declared)
     assert runs[chosen.pk].endpoint.startswith(declared.base_url)
+
+
+def test_admin_offers_the_declared_names_and_says_when_the_declaration_cannot_be_read(
+        model_env, client, policy_admin):
+    client.force_login(policy_admin)
+    model_env.setenv("LLM_ENDPOINTS", "local=http://127.0.0.1:8080/v1,paid=https://llm.example.com/v1|PAID_KEY")
+    page = client.get(f"/admin/agents/pipelinepolicy/{reflection_policy().pk}/change/").content.decode()
+    assert '<option value="local">local</option>' in page and '<option value="paid">paid</option>' in page
+    assert "llm.example.com" not in page, "admin shows names, not where they point"
+
+    model_env.setenv("LLM_ENDPOINTS", "local=127.0.0.1:8080")
+    response = post_change(client, "pipelinepolicy", reflection_policy(), model_name="other-model")
+    assert response.status_code == 200
+    assert "The declared endpoints cannot be read: LLM_ENDPOINTS: entry 1 (&#x27;local&#x27;): the base URL must" in (
+        response.content.decode())
+    assert reflection_policy().model_name != "other-model"

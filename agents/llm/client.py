@@ -59,7 +59,6 @@ class OpenAIChat:
             raise ValueError(f"max_retries must not be negative, got {settings.max_retries}")
         self.settings = settings
         self.label = settings.model
-        self.endpoint_name = endpoint.name
         self._api_key = endpoint.api_key
         self._breaker_threshold = breaker_threshold
         self._breaker_cooldown = breaker_cooldown

@@ -155,9 +155,10 @@ class PipelinePolicyAdmin(RecordedAdmin):
         fieldsets.append((
             "Model endpoint",
             {
-                "fields": ["model_name", "base_url", "structured_output", "timeout_seconds", "max_retries",
+                "fields": ["model_name", "endpoint", "structured_output", "timeout_seconds", "max_retries",
                            "input_cost_per_1k", "output_cost_per_1k"],
-                "description": "The API key is never stored here: it comes from OPENAI_API_KEY.",
+                "description": "Endpoints, their base URLs and their API keys are declared by the operator "
+                "in the environment (LLM_ENDPOINTS, OPENAI_*); here a policy only chooses one by name.",
             },
         ))
         if obj is not None:

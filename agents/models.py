@@ -16,11 +16,13 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.validators import RegexValidator
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
+from agents.core.llm.endpoints import NAME_HELP, NAME_PATTERN
 from agents.core.llm.schemas import STAGE_TOOLS
 from agents.core.policy import (
     DECISIONS,
@@ -159,10 +161,15 @@ class PipelinePolicy(models.Model):
         help_text="Cost a run may reach. Empty: no cost budget.",
     )
 
-    # The model endpoint (§5.3). The API key is never stored: it comes from the environment.
+    # The model endpoint (§5.3), by the name the operator declared it with in the environment
+    # (LLM_ENDPOINTS): its base URL and key live there together, never in a row an admin edits.
     model_name = models.CharField(max_length=200, default=ModelSettings.model)
-    base_url = models.URLField(
-        "base URL", blank=True, help_text="Blank: OPENAI_BASE_URL from the environment, or OpenAI."
+    endpoint = models.CharField(
+        max_length=50,
+        blank=True,
+        validators=[RegexValidator(f"^{NAME_PATTERN}$", f"An endpoint name: {NAME_HELP}.")],
+        help_text="One of the endpoints the operator declared (LLM_ENDPOINTS; OPENAI_BASE_URL and "
+        "OPENAI_API_KEY declare “default”). Blank: default.",
     )
     structured_output = models.CharField(
         max_length=10,

@@ -4,6 +4,9 @@ of the final result (review, audit) in one transaction.
 ``record_result`` sends :data:`agents.signals.run_finished` inside that transaction: the reviewer
 app opens an escalation from it, so what a person must decide commits with the result or not at all,
 and this app never imports the reviewer app.
+
+This is the storing boundary for what models write: every text passes through
+:func:`agents.core.llm.endpoints.redact` first, so no configured key reaches a row (or a page).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents.core.llm.base import CallRecord
+from agents.core.llm.endpoints import redact
 from agents.core.pipelines.frame import RunResult
 from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from agents.signals import run_finished
@@ -31,6 +35,7 @@ class DatabaseObserver:
         self.delivery = delivery
 
     def on_step(self, run_id: str, entry: dict[str, Any]) -> None:
+        entry = redact(entry)
         TraceStep.objects.create(
             run_id=self.run_pk,
             index=entry["index"],
@@ -45,6 +50,7 @@ class DatabaseObserver:
         Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), phase=entry["phase"])
 
     def on_model_call(self, run_id: str, record: CallRecord) -> None:
+        record = redact(record)
         ModelCall.objects.create(
             run_id=self.run_pk, stage=record.stage, attempt=record.attempt, try_number=record.try_number,
             delivery=self.delivery, model=record.model, latency_ms=record.latency_ms,
@@ -69,6 +75,7 @@ def draft_of(result: RunResult) -> str:
 @transaction.atomic
 def record_result(run_pk: int, result: RunResult) -> Run:
     """Store the result on the run, with its review and audit; tell whoever listens (an escalation)."""
+    result = redact(result)
     run = Run.objects.select_for_update().get(pk=run_pk)
     run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
     run.stop_reason = result.stop_reason

@@ -11,6 +11,7 @@ import json
 import logging
 from typing import Any
 
+from agents.core.llm.endpoints import DEFAULT_ENDPOINT
 from agents.core.policy import (
     DECISIONS,
     DEFAULT_ISSUE_TYPES,
@@ -67,7 +68,7 @@ def load_policy(pipeline: str) -> Policy:
         "prompts": {prompt.stage: prompt.text for prompt in row.stage_prompts.all()},
         "model": ModelSettings(
             model=row.model_name,
-            base_url=row.base_url or None,
+            endpoint=row.endpoint or DEFAULT_ENDPOINT,
             structured_output=row.structured_output,
             timeout_seconds=float(row.timeout_seconds),
             max_retries=row.max_retries,
@@ -169,8 +170,7 @@ def install_defaults(apps=None, using: str = "default") -> bool:
             decisions_execution=[d for d in DECISIONS if text and d in policy.decisions_execution],
             max_tokens=policy.max_tokens,
             max_cost=policy.max_cost,
-            model_name=policy.model.model,
-            base_url=policy.model.base_url or "",
+            model_name=policy.model.model,  # the endpoint stays blank: "default" (a column 0002 lacks)
             structured_output=policy.model.structured_output,
             timeout_seconds=policy.model.timeout_seconds,
             max_retries=policy.model.max_retries,

@@ -2,7 +2,8 @@
 
 ``start_run`` creates the row and enqueues on commit; ``execute_run`` claims it with a conditional
 update (so a duplicate delivery never runs the pipeline twice), runs it with the database observer
-and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose worker went silent.
+and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose worker went silent and retries them automatically (bounded),
+and enqueues again the queued runs whose message was lost.
 """
 
 from __future__ import annotations
@@ -11,22 +12,23 @@ import logging
 import os
 import socket
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.core.llm.base import LLM
 from agents.core.llm.client import client_from_env
-from agents.core.pipelines import RunResult, run_pipeline
-from agents.core.policy import POLICY_CLASSES, Policy
-from agents.models import Incident, Run, TraceStep
+from agents.core.llm.endpoints import key_variables
 from agents.observer import DatabaseObserver, record_result
+from agents.core.pipelines import RunResult, run_pipeline
 from agents.policy_rows import load_policy
+from agents.core.policy import POLICY_CLASSES, Policy
 from agents.store import database_workers
+from agents.models import Incident, Run, TraceStep
 
 log = logging.getLogger("agents.tasks")
 
@@ -36,12 +38,16 @@ _clients_lock = threading.Lock()
 
 
 def llm_for(policy: Policy) -> LLM:
-    """The model a run talks to: the offline model without a key, else the policy's endpoint.
+    """The model a run talks to: the offline model when no endpoint is declared, else the declared
+    endpoint the policy names (a name or URL not declared raises ``EndpointError``).
 
-    One client per process, model settings and environment: building an ``openai.OpenAI`` costs
-    ~25 ms (its HTTP client loads the CA bundle), more than the rest of a run's own work.
+    One client per process, model settings and environment (the key variables included): building
+    an ``openai.OpenAI`` costs ~25 ms (its HTTP client loads the CA bundle), more than the rest of
+    a run's own work.
     """
-    key = (policy.model, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(("OPENAI_", "LLM_")))))
+    names = key_variables()
+    key = (policy.model, tuple(sorted((k, v) for k, v in os.environ.items()
+                                      if k.startswith(("OPENAI_", "LLM_")) or k in names)))
     with _clients_lock:
         if key not in _clients:
             _clients[key] = client_from_env(policy.model)
@@ -136,7 +142,7 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
     try:
         llm = llm or llm_for(policy)
-    except ValueError as error:  # a bad OPENAI_* value: a recorded stop, not a crashed worker
+    except ValueError as error:  # a bad OPENAI_* value or an undeclared endpoint: a recorded stop, no request
         log.error("run %s: model configuration: %s", run_pk, error)
         result = RunResult(run_id=str(run_pk), pipeline=run.pipeline, status="stopped", stop_reason="llm_misconfigured",
                            phase="setup", details={"error": str(error)})
@@ -164,11 +170,88 @@ def execute_run(run_pk: int) -> str:
 
 @shared_task(ignore_result=True)
 def sweep_lost_runs(stale_seconds: float | None = None) -> int:
-    """Mark running runs whose heartbeat went silent as interrupted (``worker_lost``); they can be retried."""
+    """Recover what lost workers and lost messages left behind, so the queue finishes without a person.
+
+    A running run whose heartbeat went silent is marked interrupted (``worker_lost``) and retried
+    automatically, up to ``RUN_AUTO_RETRIES`` times in a row (a person's retry starts a new count);
+    a queued run older than ``RUN_QUEUED_STALE_SECONDS`` lost its message and is enqueued again.
+    Each step is a conditional UPDATE, so two sweeps at once, or a duplicate message, do no harm.
+    Returns how many runs were marked interrupted.
+    """
+    limit = run_setting("RUN_AUTO_RETRIES", 2)
+    queued_stale = run_setting("RUN_QUEUED_STALE_SECONDS", 300)
     now = timezone.now()
     stale = now - timedelta(seconds=stale_seconds if stale_seconds is not None else settings.RUN_STALE_SECONDS)
-    lost = Run.objects.filter(status=Run.Status.RUNNING, heartbeat_at__lt=stale)
-    count = lost.update(status=Run.Status.INTERRUPTED, stop_reason="worker_lost", finished_at=now)
+    count = 0
+    for pk in list(Run.objects.filter(status=Run.Status.RUNNING, heartbeat_at__lt=stale)
+                   .order_by("created_at", "pk").values_list("pk", flat=True)):
+        with transaction.atomic():
+            if not Run.objects.filter(pk=pk, status=Run.Status.RUNNING, heartbeat_at__lt=stale).update(
+                    status=Run.Status.INTERRUPTED, stop_reason="worker_lost", finished_at=now):
+                continue  # its worker came back, or another sweep took it
+            count += 1
+            _retry_automatically(Run.objects.get(pk=pk), limit)
     if count:
         log.warning("marked %d run(s) interrupted: worker_lost", count)
+    _enqueue_lost_messages(now - timedelta(seconds=queued_stale), now)
     return count
+
+
+def run_setting(name: str, default: int) -> int:
+    """A whole, non-negative number from the settings, else the environment, else ``default``."""
+    value = getattr(settings, name, None)
+    if value is None:
+        value = os.environ.get(name, "").strip() or default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a whole number, got {value!r}") from None
+    if number < 0:
+        raise ValueError(f"{name} must not be negative, got {value!r}")
+    return number
+
+
+def automatic_retries_before(run: Run) -> int:
+    """How many automatic retries in a row led to ``run`` (0 for a run a person started or retried)."""
+    count, current = 0, run
+    while current.retry_of_id is not None:
+        parent = Run.objects.only("details", "retry_of_id").get(pk=current.retry_of_id)
+        if (parent.details or {}).get("retried_as") != current.pk:
+            break
+        count, current = count + 1, parent
+    return count
+
+
+def _retry_automatically(run: Run, limit: int) -> None:
+    """Start the lost run again (same inputs, current policy, linked), or say why not."""
+    done = automatic_retries_before(run)
+    if done >= limit:
+        note = f"not retried: {done} automatic retries already (RUN_AUTO_RETRIES); retry it by hand"
+        Run.objects.filter(pk=run.pk).update(details={"automatic_retry": note})
+        log.warning("run %s lost its worker again; %s", run.pk, note)
+        return
+    try:
+        new = retry_run(run, user=run.triggered_by)
+    except Exception as error:  # e.g. no active policy now: a person must look, the sweep goes on
+        note = f"not retried: {type(error).__name__}: {error}"
+        Run.objects.filter(pk=run.pk).update(details={"automatic_retry": note})
+        log.error("run %s lost its worker and could not be retried: %s", run.pk, error)
+        return
+    Run.objects.filter(pk=run.pk).update(details={"automatic_retry": f"{done + 1} of {limit}", "retried_as": new.pk})
+    log.warning("run %s lost its worker; retried automatically as run %s (%d of %d)", run.pk, new.pk, done + 1, limit)
+
+
+def _enqueue_lost_messages(older: datetime, now: datetime) -> None:
+    """Enqueue again each queued run created before ``older`` whose message never reached a worker.
+
+    A queued run's ``heartbeat_at`` records when the sweep last enqueued it (its claim overwrites it):
+    a backlog that is only slow gets one extra message per threshold, not one per sweep.
+    """
+    waiting = Q(status=Run.Status.QUEUED, created_at__lt=older) & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=older))
+    again = []
+    for pk in list(Run.objects.filter(waiting).order_by("created_at", "pk").values_list("pk", flat=True)):
+        if Run.objects.filter(waiting, pk=pk).update(heartbeat_at=now):
+            again.append(pk)
+            transaction.on_commit(lambda pk=pk: execute_run.delay(pk))
+    if again:
+        log.warning("enqueued %d queued run(s) again, their message was lost: %s", len(again), again)

@@ -81,6 +81,7 @@ def common_prefix(texts: list[str]) -> int:
 
 def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> dict:
     from agents.core.llm.client import OpenAIChat
+    from agents.core.llm.endpoints import Endpoint
     from agents.core.pipelines import run_pipeline
     from agents.core.policy import POLICY_CLASSES, ModelSettings
     from agents.core.text import canonical_json
@@ -90,8 +91,8 @@ def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> di
     context = None if pipeline == "routing" else common.demo.DEMO_CONTEXT
     inputs = common.run_inputs(pipeline, approve=approve)
     with FakeOpenAI(responder=responder) as fake:
-        settings = ModelSettings(base_url=fake.base_url, model="bench-model", structured_output=mode, max_retries=0)
-        llm = OpenAIChat(settings, api_key=None)
+        settings = ModelSettings(model="bench-model", structured_output=mode, max_retries=0)
+        llm = OpenAIChat(settings, endpoint=Endpoint("bench", fake.base_url))
         result = run_pipeline(pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings),
                               llm=llm)
         bodies = [dict(r) for r in fake.requests]

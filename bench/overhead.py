@@ -65,11 +65,12 @@ class WaitObserver:
 
 def core_runner(base_url: str):
     from agents.core.llm.client import OpenAIChat
+    from agents.core.llm.endpoints import Endpoint
     from agents.core.pipelines import run_pipeline
     from agents.core.policy import POLICY_CLASSES, ModelSettings
 
-    settings = ModelSettings(base_url=base_url, model="bench-model")
-    llm = OpenAIChat(settings, api_key=None)  # one client, as a long-lived process would keep it
+    settings = ModelSettings(model="bench-model")
+    llm = OpenAIChat(settings, endpoint=Endpoint("bench", base_url))  # one client, as a long-lived process would keep it
     policies = {p: POLICY_CLASSES[p](model=settings) for p in PIPELINES}
 
     def run(pipeline: str):

@@ -2,7 +2,7 @@
 
     with FakeOpenAI() as fake:
         fake.script(status(429, headers={"Retry-After": "1"}), tool_call("reflect", {...}))
-        chat = OpenAIChat(ModelSettings(base_url=fake.base_url), api_key="sk-test")
+        chat = OpenAIChat(ModelSettings(), endpoint=Endpoint("test", fake.base_url, "TEST_KEY", "sk-test"))
         ...
         assert len(fake.requests) == 2
 

@@ -14,6 +14,7 @@ import pytest
 
 from agents.core.llm.breaker import reset_breakers
 from agents.core.llm.client import OpenAIChat
+from agents.core.llm.endpoints import Endpoint
 from agents.core.policy import ModelSettings
 from tests.fake_openai import FakeOpenAI, Reply, content, tool_call
 
@@ -25,12 +26,13 @@ class Scripted:
         self.fake = fake
         self.mode = mode
         self.settings = ModelSettings(
-            model="test-model", base_url=fake.base_url, structured_output=mode, timeout_seconds=2.0, max_retries=0
+            model="test-model", structured_output=mode, timeout_seconds=2.0, max_retries=0
         )
+        self.endpoint = Endpoint("test", fake.base_url, "TEST_KEY", TEST_KEY)
 
     @property
     def llm(self) -> OpenAIChat:
-        return OpenAIChat(self.settings, api_key=TEST_KEY, sleep=lambda seconds: None)
+        return OpenAIChat(self.settings, endpoint=self.endpoint, sleep=lambda seconds: None)
 
     def policy(self, cls, **overrides):
         """A policy of ``cls`` whose model settings point at the fake server."""

@@ -43,10 +43,14 @@ class GuardRules:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelSettings:
-    """Which OpenAI-compatible endpoint a policy's stages talk to. The API key is never here."""
+    """Which OpenAI-compatible endpoint a policy's stages talk to, by the name the operator
+    declared it with (``agents/llm/endpoints.py``). No URL and no API key is ever here."""
 
     model: str = "gpt-4.1-mini"
-    base_url: str | None = None  # None: the SDK's default (OPENAI_BASE_URL or api.openai.com)
+    endpoint: str = "default"
+    # Only in run snapshots stored before endpoints were named: the URL such a run asks for is
+    # used only when an endpoint is declared with exactly that URL (else llm_misconfigured).
+    base_url: str | None = None
     structured_output: str = "tools"  # "tools" (function calling) or "json" (json_object mode)
     timeout_seconds: float = 60.0
     max_retries: int = 2

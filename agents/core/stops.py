@@ -34,7 +34,7 @@ STOP_REASONS: dict[str, str] = {
     "llm_invalid_json": "The model's answer was not parseable JSON, or carried no structured payload.",
     "llm_invalid_schema": "The model's JSON had the wrong shape (a required text field missing or not a string).",
     "llm_empty": "The model returned an empty answer where text was required.",
-    "llm_misconfigured": "The model settings are invalid (e.g. OPENAI_TIMEOUT_SECONDS is not a number); see the run's details.",
+    "llm_misconfigured": "The model settings are invalid (e.g. OPENAI_TIMEOUT_SECONDS is not a number) or ask for an endpoint the operator did not declare; no request was sent. See the run's details.",
     "llm_wrong_tool": "The model called a different tool than the one the stage asked for.",
     "internal_error:<ExceptionClass>": "An unexpected error inside the pipeline; the traceback is logged.",
     # Draft

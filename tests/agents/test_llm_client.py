@@ -12,6 +12,7 @@ import pytest
 from agents.core.llm.base import LLMError, StageRequest
 from agents.core.llm.breaker import breaker_for, reset_breakers
 from agents.core.llm.client import OpenAIChat, client_from_env
+from agents.core.llm.endpoints import Endpoint
 from agents.core.llm.offline import OfflineModel
 from agents.core.llm.schemas import openai_tool
 from agents.core.policy import ModelSettings
@@ -59,13 +60,12 @@ def sleeps():
 def make_chat(fake_openai, sleeps):
     chats = []
 
-    def make(*, api_key=KEY, rng=lambda: 1.0, breaker_threshold=50, **fields):
-        fields.setdefault("base_url", fake_openai.base_url)
+    def make(*, api_key=KEY, base_url=None, rng=lambda: 1.0, breaker_threshold=50, **fields):
         fields.setdefault("timeout_seconds", 0.5)
         fields.setdefault("max_retries", 2)
         chat = OpenAIChat(
             ModelSettings(**fields),
-            api_key=api_key,
+            endpoint=Endpoint("test", base_url or fake_openai.base_url, "TEST_KEY", api_key or ""),
             breaker_threshold=breaker_threshold,
             sleep=sleeps,
             rng=rng,
@@ -593,7 +593,6 @@ def test_with_a_key_the_environment_picks_the_sdk_with_its_settings():
     assert chat.endpoint == "http://127.0.0.1:9/v1#gpt-env"
     assert chat.settings == ModelSettings(
         model="gpt-env",
-        base_url="http://127.0.0.1:9/v1",
         timeout_seconds=12.5,
         max_retries=4,
         structured_output="json",
@@ -604,9 +603,9 @@ def test_with_a_key_the_environment_picks_the_sdk_with_its_settings():
 
 
 def test_unset_variables_keep_the_given_settings():
-    given = ModelSettings(model="policy-model", base_url="http://127.0.0.1:9/v1", max_retries=1)
+    given = ModelSettings(model="policy-model", endpoint="local", max_retries=1)
 
-    chat = client_from_env(given, environ={"OPENAI_API_KEY": KEY})
+    chat = client_from_env(given, environ={"LLM_ENDPOINTS": "local=http://127.0.0.1:9/v1"})
 
     assert chat.settings == given
     assert client_from_env(environ={"OPENAI_API_KEY": KEY}).settings == ModelSettings()
@@ -642,7 +641,7 @@ def test_a_bad_environment_value_raises_a_clear_value_error(name, value, message
 
 def test_an_unknown_structured_output_mode_is_refused():
     with pytest.raises(ValueError, match="structured_output"):
-        OpenAIChat(ModelSettings(structured_output="xml"), api_key=KEY)
+        OpenAIChat(ModelSettings(structured_output="xml"), endpoint=Endpoint("x", "http://127.0.0.1:9/v1"))
 
 
 def test_breaker_settings_come_from_the_environment():

@@ -80,15 +80,15 @@ def test_load_policy_reflects_a_changed_row():
     PipelinePolicy.objects.filter(pipeline="reflection").update(
         max_seconds=45, max_draft_chars=700, min_patch_similarity=0.6, auto_revision=False,
         decisions_execution=["approve", "escalate"], max_tokens=5000, model_name="local-model",
-        base_url="http://127.0.0.1:8080/v1", structured_output="json",
+        endpoint="local", structured_output="json",
     )
     StagePrompt.objects.create(policy=active("reflection"), stage="draft", text="Be brief. Call submit_draft.")
     policy = load_policy("reflection")
     assert (policy.max_seconds, policy.max_draft_chars, policy.min_patch_similarity) == (45, 700, 0.6)
     assert policy.auto_revision is False and policy.execution_allowlist == {"approve", "escalate"}
     assert policy.max_tokens == 5000 and policy.max_cost is None
-    assert (policy.model.model, policy.model.base_url, policy.model.structured_output) == (
-        "local-model", "http://127.0.0.1:8080/v1", "json")
+    assert (policy.model.model, policy.model.endpoint, policy.model.structured_output) == (
+        "local-model", "local", "json")
     assert policy.prompts == {"draft": "Be brief. Call submit_draft."}
 
 

@@ -5,13 +5,19 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
+from unittest import mock
 
 import pytest
+import time_machine
 
-from agents.models import AuditDiff, ModelCall, PipelinePolicy, Review, Run, TraceStep
-from agents.tasks import claim_run, run_now, start_run, sweep_lost_runs
+from agents.models import PipelinePolicy
+from agents.tasks import claim_run, execute_run, retry_run, run_now, start_run, sweep_lost_runs
+from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from reviewer.models import Escalation
+
 from tests.admin_forms import post_change
 
 pytestmark = pytest.mark.django_db
@@ -147,3 +153,94 @@ def test_switching_a_route_off_for_execution_in_admin_denies_the_next_routing_ru
     run.refresh_from_db()
     assert (run.stop_reason, run.phase) == ("route_denied:billing_specialist", "delegate")
     assert run.policy["routes"]["billing_specialist"]["allowed_execution"] is False
+
+
+# ---------------------------------------------------------------- killed work resumes by itself (issue 9, item 7)
+# The clock is time-machine's: the sweep reads timezone.now(), so "61 s later" is a travel, not a sleep.
+
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=dt_timezone.utc)
+
+
+def later(seconds: float):
+    return time_machine.travel(T0 + timedelta(seconds=seconds), tick=False)
+
+
+def lose_worker(run_pk: int, at: float) -> None:
+    """The run is claimed at ``at`` seconds and its worker then dies (no heartbeat after the claim)."""
+    with later(at):
+        assert claim_run(run_pk) is not None
+
+
+def test_a_run_whose_worker_is_lost_is_retried_automatically_and_linked(demo_data, users,
+                                                                        django_capture_on_commit_callbacks):
+    with later(0):
+        run, _ = start_run(pipeline="reflection", goal="Update", incident=demo_data["inc_pay_2041"], user=users.ops,
+                           enqueue=False)
+    lose_worker(run.pk, at=1)
+    with later(1 + 59), django_capture_on_commit_callbacks() as enqueued:
+        assert sweep_lost_runs(stale_seconds=60) == 0  # 59 s of silence: not lost yet
+    assert Run.objects.get(pk=run.pk).status == "running" and not enqueued
+
+    with later(1 + 61), django_capture_on_commit_callbacks() as enqueued:
+        assert sweep_lost_runs(stale_seconds=60) == 1
+    lost = Run.objects.get(pk=run.pk)
+    retry = lost.retries.get()
+    assert (lost.status, lost.stop_reason) == ("interrupted", "worker_lost")
+    assert lost.details == {"automatic_retry": "1 of 2", "retried_as": retry.pk}
+    assert (retry.status, retry.retry_of_id, retry.goal, retry.incident_id, retry.triggered_by) == (
+        "queued", lost.pk, lost.goal, lost.incident_id, users.ops)
+    assert len(enqueued) == 1, "the retry is handed to a worker"
+
+    run_now(retry.pk)
+    assert Run.objects.get(pk=retry.pk).status == "ok"
+
+
+def test_automatic_retries_stop_at_the_bound_and_a_person_starts_a_new_one(demo_data, users, settings):
+    settings.RUN_AUTO_RETRIES = 2
+    with later(0):
+        first, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
+    chain, clock = [first], 0
+    for _ in range(3):  # the run and both of its automatic retries lose their worker
+        clock += 100
+        lose_worker(chain[-1].pk, at=clock)
+        with later(clock + 61):
+            assert sweep_lost_runs(stale_seconds=60) == 1
+        chain += list(Run.objects.get(pk=chain[-1].pk).retries.all())
+    assert len(chain) == 3, "the run and two automatic retries: no third"
+    last = Run.objects.get(pk=chain[-1].pk)
+    assert (last.status, last.stop_reason) == ("interrupted", "worker_lost")
+    assert not last.retries.exists() and last.details == {
+        "automatic_retry": "not retried: 2 automatic retries already (RUN_AUTO_RETRIES); retry it by hand"}
+    assert last.failed  # offered to a person on the failed-runs page
+
+    by_hand = retry_run(last, user=users.ops)
+    lose_worker(by_hand.pk, at=clock + 200)
+    with later(clock + 300):
+        sweep_lost_runs(stale_seconds=60)
+    assert Run.objects.get(pk=by_hand.pk).retries.count() == 1, "a person's retry has its own automatic retries"
+
+
+def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_per_threshold(
+        demo_data, settings, django_capture_on_commit_callbacks):
+    settings.RUN_QUEUED_STALE_SECONDS = 300
+    with later(0):
+        lost, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)  # its message never came
+    with later(250):
+        recent, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
+
+    with later(299), django_capture_on_commit_callbacks() as enqueued:
+        sweep_lost_runs()
+    assert enqueued == []
+    with mock.patch.object(execute_run, "delay") as delay:
+        with later(301), django_capture_on_commit_callbacks(execute=True):
+            sweep_lost_runs()
+        with later(331), django_capture_on_commit_callbacks(execute=True):
+            sweep_lost_runs()  # the next sweep: not again so soon
+        assert [call.args for call in delay.call_args_list] == [(lost.pk,)]
+        with later(301 + 301), django_capture_on_commit_callbacks(execute=True):
+            sweep_lost_runs()
+        assert [call.args for call in delay.call_args_list] == [(lost.pk,), (lost.pk,), (recent.pk,)]
+
+    # A duplicate message is harmless: the first delivery claims the run, the second finds it taken.
+    assert run_now(lost.pk) is not None and run_now(lost.pk) is None
+    assert Run.objects.get(pk=lost.pk).status in ("ok", "stopped")

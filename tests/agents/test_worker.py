@@ -4,8 +4,8 @@ or Redis when CELERY_BROKER_URL says so (the test command runs this file against
 
 import pytest
 
+from agents.tasks import execute_run, start_run, sweep_lost_runs
 from agents.models import ModelCall, Run, TraceStep
-from agents.tasks import execute_run, retry_run, start_run, sweep_lost_runs
 from tests.agents.demo import APPROVE, DRAFT
 from tests.fake_openai import delay, tool_call
 from tests.fixtures_worker import wait_for
@@ -62,5 +62,6 @@ def test_a_worker_killed_mid_run_leaves_no_run_stuck(start_worker, demo_data, fa
     wait_for(lambda: sweep_lost_runs(), timeout=settings.RUN_STALE_SECONDS + 10, every=0.5, message="the sweep")
     lost = Run.objects.get(pk=run.pk)
     assert (lost.status, lost.stop_reason) == ("interrupted", "worker_lost")
-    retried = retry_run(lost)
+    retried = lost.retries.get()  # retried automatically, linked
     assert (retried.retry_of_id, retried.status, retried.goal) == (lost.pk, "queued", lost.goal)
+    assert lost.details == {"automatic_retry": "1 of 2", "retried_as": retried.pk}

@@ -358,7 +358,7 @@ def policy_form(policy: PipelinePolicy, **changes) -> dict:
         "name": policy.name, "active": "on" if policy.active else "",
         "auto_revision": "on" if policy.auto_revision else "",
         "decisions_policy": list(policy.decisions_policy), "decisions_execution": list(policy.decisions_execution),
-        "model_name": policy.model_name, "base_url": policy.base_url, "structured_output": policy.structured_output,
+        "model_name": policy.model_name, "endpoint": policy.endpoint, "structured_output": policy.structured_output,
         "timeout_seconds": str(policy.timeout_seconds), "max_retries": str(policy.max_retries),
         "input_cost_per_1k": str(policy.input_cost_per_1k), "output_cost_per_1k": str(policy.output_cost_per_1k),
         "max_tokens": "" if policy.max_tokens is None else str(policy.max_tokens),

@@ -6,39 +6,37 @@ times, with the stages rotated, so every run loses a worker in every stage. What
 depends on the broker, and the drill asserts what the broker in use guarantees:
 
 - the embedded filesystem broker has no acknowledgements: the killed worker's tasks are gone. The
-  sweep ends each run as ``interrupted`` / ``worker_lost``; it is retryable, and its retry (a new
-  run linked to it) meets the next worker. The last retries complete.
+  sweep ends each run as ``interrupted`` / ``worker_lost`` and retries it automatically (a new run
+  linked to it, within ``RUN_AUTO_RETRIES``), which meets the next worker. The last retries complete.
 - Redis acknowledges late: a killed worker's tasks are delivered again once the visibility timeout
   has passed. A fresh worker restores them when it starts, takes each run over (its heartbeat has
   gone stale) and starts it again from the draft. The same runs complete, on their fourth delivery.
 
 Either way no run is left queued or running, and no trace step is written twice.
+
+The second drill is the issue's: 200 runs, the worker SIGKILLed twice while they flow, the sweep
+running as beat would; it ends with every run's lineage ok, nobody asked to retry anything, and no
+trace step written twice. Its waits are polls with a deadline, never a sleep that times something.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from agents.tasks import start_run, sweep_lost_runs
 from agents.models import ModelCall, Run, TraceStep
-from agents.tasks import retry_run, sweep_lost_runs
 
 from tests.drills.scripted_runs import (
-    STAGES,
-    clean_script,
-    good_reply,
-    requests_for,
-    script,
-    start_scripted,
-    trace,
-    wait_for_end,
+    STAGES, TOOLS, clean_script, goal_for, good_reply, requests_for, script, start_scripted, trace, wait_for_end,
     worker_errors,
 )
-from tests.fake_openai import delay
+from tests.fake_openai import Reply, delay
 from tests.fixtures_worker import wait_for
 
 pytestmark = [pytest.mark.worker]
@@ -115,7 +113,8 @@ def recorded_calls(chain: int) -> list[tuple[int, str]]:
 
 
 def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate_steps(
-        start_worker, demo_data, fake_openai):
+        start_worker, demo_data, fake_openai, settings):
+    settings.RUN_AUTO_RETRIES = KILLS  # every chain loses its worker KILLS times in a row
     markers = [f"loss-{chain}" for chain in range(len(STAGES))]
     expected_requests = {marker: [] for marker in markers}
     for chain, marker in enumerate(markers):  # the whole conversation of each chain, kill after kill
@@ -154,9 +153,9 @@ def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate
             for chain, run in enumerate(current):
                 lost = Run.objects.get(pk=run.pk)
                 assert (lost.status, lost.stop_reason) == ("interrupted", "worker_lost")
-                assert lost.failed  # offered for retry
+                assert lost.details["automatic_retry"] == f"{kill + 1} of {KILLS}"
                 assert_trace_in_order(lost, stages_before(kill_stage(chain, kill)))
-            current = [retry_run(Run.objects.get(pk=run.pk)) for run in current]
+            current = [Run.objects.get(pk=run.pk).retries.get() for run in current]  # the automatic retries
 
     final_worker = start_worker(**model_env(fake_openai))
     workers.append(final_worker)
@@ -180,3 +179,78 @@ def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate
     assert not Run.objects.filter(status__in=Run.IN_FLIGHT).exists()
     assert TraceStep.objects.count() == len({(s.run_id, s.index) for s in TraceStep.objects.all()})
     assert final_worker.process.poll() is None
+
+
+# ---------------------------------------------------------------- 200 runs, two kills, nobody retries by hand
+
+RUNS = 200
+LATENCY = 0.1  # per model call: runs are in flight when the kills come
+KILL_AFTER = (50, 120)  # the worker is killed once this many runs have ended
+
+
+def every_stage_answered(body: dict) -> Reply:
+    """The right answer for whichever stage asks (draft, then an approving review), after LATENCY."""
+    tool = body.get("tool_choice", {}).get("function", {}).get("name")
+    stage = {t: s for s, t in TOOLS.items()}.get(tool, "draft")
+    return delay(LATENCY, good_reply(stage))
+
+
+def needing_a_person() -> list[int]:
+    """Failed runs that nobody (and nothing) retried: what a person would have to retry by hand."""
+    return [run.pk for run in Run.objects.filter(retries__isnull=True) if run.failed]
+
+
+def sweep_until(condition, *, timeout: float, workers, alive=None) -> None:
+    """Run the sweep as beat would, until ``condition()``; fail with the stuck runs after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if alive is not None and alive.process.poll() is not None:
+            raise AssertionError(f"the worker died; its errors:\n{worker_errors(*workers)}")
+        if time.monotonic() > deadline:
+            left = Counter(Run.objects.values_list("status", flat=True))
+            raise AssertionError(f"not done after {timeout}s: {dict(left)}; worker errors:\n{worker_errors(*workers)}")
+        sweep_lost_runs()
+        time.sleep(0.25)
+
+
+def test_two_hundred_runs_and_two_worker_kills_finish_with_nobody_retrying_by_hand(
+        start_worker, demo_data, fake_openai, settings):
+    settings.RUN_QUEUED_STALE_SECONDS = 8  # messages lost with the killed worker's prefetch come back soon
+    fake_openai.responder = every_stage_answered
+    incident = demo_data["inc_pay_2041"]
+    originals = [start_run(pipeline="reflection", goal=f"{goal_for('bulk')} #{n}", incident=incident)[0].pk
+                 for n in range(RUNS)]
+    workers = []
+
+    for ended in KILL_AFTER:
+        worker = start_worker(**model_env(fake_openai))
+        workers.append(worker)
+        sweep_until(lambda: Run.objects.filter(status__in=("ok", "stopped")).count() >= ended
+                    and Run.objects.filter(status="running").exists(), timeout=90, workers=workers, alive=worker)
+        worker.kill()
+
+    final = start_worker(**model_env(fake_openai))
+    workers.append(final)
+    sweep_until(lambda: not Run.objects.filter(status__in=Run.IN_FLIGHT).exists(), timeout=120, workers=workers,
+                alive=final)
+
+    statuses = Counter(Run.objects.values_list("status", flat=True))
+    assert statuses["interrupted"] >= 2, f"each kill should have caught runs in flight: {dict(statuses)}"
+    assert needing_a_person() == [], dict(statuses)
+    for pk in originals:  # every run's lineage ends ok, through automatic retries only
+        chain = lineage_from(pk)
+        assert [run.status for run in chain] == ["interrupted"] * (len(chain) - 1) + ["ok"], [
+            (run.pk, run.status, run.stop_reason, run.details) for run in chain]
+        assert all(run.details.get("retried_as") == after.pk for run, after in zip(chain, chain[1:]))
+    assert Run.objects.filter(status="ok").count() == RUNS
+    for run in Run.objects.filter(status="ok"):  # no step written twice, none missing
+        assert [phase for _, phase, _ in trace(run)] == ["draft", "review", "finalize"], (run.pk, trace(run))
+    assert TraceStep.objects.count() == len(set(TraceStep.objects.values_list("run_id", "index")))
+
+
+def lineage_from(pk: int) -> list[Run]:
+    """The run and its retries, each the retry of the one before, oldest first."""
+    chain = [Run.objects.get(pk=pk)]
+    while (retry := chain[-1].retries.order_by("pk").first()) is not None:
+        chain.append(retry)
+    return chain

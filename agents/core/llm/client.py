@@ -3,8 +3,10 @@
 Every HTTP request becomes a :class:`CallRecord` (latency, tokens, outcome, raw answer), transient
 failures are retried here with backoff and jitter, a circuit breaker per endpoint fails fast when
 the server keeps failing, and whatever cannot be answered ends as an :class:`LLMError` whose
-``reason`` is a stop reason from ``agents/stops.py``. The API key never leaves the SDK client: it is
-not in ``endpoint``, in records, in error messages or in logs.
+``reason`` is a stop reason from ``agents/stops.py``. The client is built from one declared
+:class:`~agents.core.llm.endpoints.Endpoint`: its base URL and its key together, so the key goes to that
+URL only. The key never leaves the SDK client: it is not in ``endpoint``, in records, in error
+messages or in logs, and every configured key is redacted from the texts this module writes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import openai
 
 from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
 from agents.core.llm.breaker import CircuitBreaker, breaker_for
+from agents.core.llm.endpoints import Endpoint, configured_keys, redact, resolve_endpoint
 from agents.core.llm.schemas import openai_tool
 from agents.core.policy import ModelSettings
 
@@ -41,7 +44,7 @@ class OpenAIChat:
         self,
         settings: ModelSettings,
         *,
-        api_key: str | None,
+        endpoint: Endpoint,
         breaker_threshold: int = 5,
         breaker_cooldown: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
@@ -56,7 +59,7 @@ class OpenAIChat:
             raise ValueError(f"max_retries must not be negative, got {settings.max_retries}")
         self.settings = settings
         self.label = settings.model
-        self._api_key = api_key or ""
+        self._api_key = endpoint.api_key
         self._breaker_threshold = breaker_threshold
         self._breaker_cooldown = breaker_cooldown
         self._sleep = sleep
@@ -67,8 +70,8 @@ class OpenAIChat:
         self._client = openai.OpenAI(
             # Local servers (vLLM, Ollama, llama.cpp) need no key, but the SDK refuses to start
             # without one.
-            api_key=api_key or "not-needed",
-            base_url=settings.base_url,
+            api_key=endpoint.api_key or "not-needed",
+            base_url=endpoint.base_url,
             timeout=settings.timeout_seconds,
             max_retries=0,
         )
@@ -183,6 +186,7 @@ class OpenAIChat:
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
 
         def fail(reason: str, message: str, raw: str = "") -> LLMError:
+            message = self._redact(message)  # it may quote the model (a tool name, a refusal)
             records.append(
                 self._record(
                     request, try_number, latency_ms, reason,
@@ -270,9 +274,8 @@ class OpenAIChat:
         )
 
     def _redact(self, text: str) -> str:
-        if len(self._api_key) >= 4:  # a 1-3 character "key" would shred the message
-            text = text.replace(self._api_key, "[redacted]")
-        return text[:MAX_ERROR_CHARS]
+        """Every configured key out (this endpoint's and the others'), then cut to length."""
+        return redact(text, [self._api_key, *configured_keys()])[:MAX_ERROR_CHARS]
 
 
 def _classify(exc: openai.APIError) -> tuple[str, bool]:
@@ -346,21 +349,26 @@ def _public_url(url: Any) -> str:
 def client_from_env(
     settings: ModelSettings | None = None, environ: Mapping[str, str] = os.environ
 ) -> LLM:
-    """The model the environment asks for.
+    """The model the environment asks for, at the endpoint ``settings`` chooses by name.
 
-    ``LLM_BACKEND=offline``, or no ``OPENAI_API_KEY``: the embedded offline model (SPEC §5.4).
-    ``LLM_BACKEND=openai`` forces the SDK even without a key (local servers that need none).
-    ``OPENAI_*`` variables override the matching fields of ``settings`` where they are set.
+    ``LLM_BACKEND=offline``, or no endpoint declared (neither ``OPENAI_API_KEY`` nor
+    ``LLM_ENDPOINTS``): the embedded offline model (SPEC §5.4). ``LLM_BACKEND=openai`` forces the SDK
+    even without a key (local servers that need none). ``OPENAI_*`` variables override the matching
+    fields of ``settings`` where they are set; the endpoint comes from
+    :func:`~agents.core.llm.endpoints.resolve_endpoint`, which fails closed (``EndpointError``, a
+    ``ValueError``) for a name or a URL the operator did not declare.
     """
     backend = _env(environ, "LLM_BACKEND").lower()
     if backend not in ("", "offline", "openai"):
         raise ValueError(f"LLM_BACKEND must be 'offline' or 'openai', got {backend!r}")
-    api_key = _env(environ, "OPENAI_API_KEY")
-    if backend == "offline" or (backend == "" and not api_key):
+    if backend == "offline" or (
+        backend == "" and not _env(environ, "OPENAI_API_KEY") and not _env(environ, "LLM_ENDPOINTS")
+    ):
         from agents.core.llm.offline import OfflineModel
 
         return OfflineModel()
     settings = settings_from_env(settings or ModelSettings(), environ)
+    endpoint = resolve_endpoint(settings.endpoint, settings.base_url, environ)
     threshold = _env(environ, "LLM_BREAKER_THRESHOLD") or "5"
     cooldown = _env(environ, "LLM_BREAKER_COOLDOWN_SECONDS") or "30"
     try:
@@ -372,17 +380,19 @@ def client_from_env(
         ) from None
     if threshold_count < 1 or not (math.isfinite(cooldown_seconds) and cooldown_seconds >= 0):
         raise ValueError("LLM_BREAKER_THRESHOLD must be at least 1 and LLM_BREAKER_COOLDOWN_SECONDS not negative")
-    return OpenAIChat(settings, api_key=api_key or None, breaker_threshold=threshold_count,
+    return OpenAIChat(settings, endpoint=endpoint, breaker_threshold=threshold_count,
                       breaker_cooldown=cooldown_seconds)
 
 
 def settings_from_env(settings: ModelSettings, environ: Mapping[str, str]) -> ModelSettings:
-    """``settings`` with the fields that ``OPENAI_*`` variables set replaced; bad values raise."""
+    """``settings`` with the fields that ``OPENAI_*`` variables set replaced; bad values raise.
+
+    ``OPENAI_BASE_URL`` is not among them: it is the URL of the ``default`` endpoint, bound to
+    ``OPENAI_API_KEY`` (``agents/llm/endpoints.py``); ``LLM_ENDPOINT`` overrides the endpoint.
+    """
     changes: dict[str, Any] = {}
     if model := _env(environ, "OPENAI_MODEL"):
         changes["model"] = model
-    if base_url := _env(environ, "OPENAI_BASE_URL"):
-        changes["base_url"] = base_url
     if timeout := _env(environ, "OPENAI_TIMEOUT_SECONDS"):
         try:
             seconds = float(timeout)

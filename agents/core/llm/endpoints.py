@@ -1,0 +1,208 @@
+"""Model endpoints that the operator declares in the environment, and the redaction of their keys.
+
+A policy chooses an endpoint by name; the endpoint's base URL and key come from here together, so
+a key is only ever sent to the base URL it was declared with (SPEC §5.3). Nothing an admin can edit
+holds a URL or a key.
+
+    LLM_ENDPOINTS=local=http://127.0.0.1:8080/v1,openai=https://api.openai.com/v1|OPENAI_KEY
+
+Entries are separated by commas; each is ``name=base_url``, optionally ``|KEY_VARIABLE``: the
+*name* of the environment variable that holds the endpoint's key (a local server may need none).
+The ``OPENAI_*`` variables stay the one-endpoint shorthand: ``OPENAI_BASE_URL`` (or OpenAI's
+URL) with ``OPENAI_API_KEY`` is the endpoint named ``default``, declared when either is set (or
+``LLM_BACKEND=openai``). ``LLM_ENDPOINT=name`` makes every policy use that endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any, Iterable, Mapping
+from urllib.parse import urlsplit
+
+ENDPOINTS_VARIABLE = "LLM_ENDPOINTS"
+OVERRIDE_VARIABLE = "LLM_ENDPOINT"
+DEFAULT_ENDPOINT = "default"
+OPENAI_URL = "https://api.openai.com/v1"
+NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,49}"
+NAME_HELP = "lower-case letters, digits, '-' and '_', at most 50 characters"
+REDACTED = "[redacted]"
+MIN_KEY_CHARS = 4  # a 1-3 character "key" would shred every text it is redacted from
+
+_NAME = re.compile(NAME_PATTERN)
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY_VARIABLES = re.compile(r"\|\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class EndpointError(ValueError):
+    """The declared endpoints cannot be read, or a policy asks for one that is not declared."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    base_url: str
+    key_variable: str = ""  # the variable that holds the key; "" for a server that needs none
+    api_key: str = field(default="", repr=False)
+
+
+def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, Endpoint]:
+    """Every declared endpoint by name, with its key read from its variable ("" when unset).
+
+    Raises :class:`EndpointError` naming the variable when a declaration cannot be read.
+    """
+    endpoints: dict[str, Endpoint] = {}
+    for number, entry in enumerate(_env(environ, ENDPOINTS_VARIABLE).split(","), start=1):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, equals, rest = (part.strip() for part in entry.partition("="))
+        url, bar, variable = (part.strip() for part in rest.partition("|"))
+        where = f"{ENDPOINTS_VARIABLE}: entry {number} ({name or entry!r})"
+        if not equals or not url:
+            raise EndpointError(f"{where} is not name=base_url or name=base_url|KEY_VARIABLE")
+        if not _NAME.fullmatch(name):
+            raise EndpointError(f"{where}: the name must be {NAME_HELP}")
+        if name in endpoints:
+            raise EndpointError(f"{where}: the name {name!r} is declared twice")
+        if bar and not _VARIABLE.fullmatch(variable):
+            raise EndpointError(
+                f"{where}: after '|' comes the NAME of the variable that holds the key "
+                "(letters, digits and '_'), never the key itself"
+            )
+        endpoints[name] = Endpoint(name, _checked_url(url, where), variable, _env(environ, variable) if variable else "")
+    backend = _env(environ, "LLM_BACKEND").lower()
+    base_url = _env(environ, "OPENAI_BASE_URL")
+    if DEFAULT_ENDPOINT in endpoints:
+        if base_url:
+            raise EndpointError(
+                f"{ENDPOINTS_VARIABLE} declares the '{DEFAULT_ENDPOINT}' endpoint and OPENAI_BASE_URL is set "
+                "too: keep one of them"
+            )
+    elif base_url or _env(environ, "OPENAI_API_KEY") or backend == "openai":
+        endpoints[DEFAULT_ENDPOINT] = Endpoint(
+            DEFAULT_ENDPOINT, _checked_url(base_url, "OPENAI_BASE_URL") if base_url else OPENAI_URL,
+            "OPENAI_API_KEY", _env(environ, "OPENAI_API_KEY"),
+        )
+    return endpoints
+
+
+def endpoint_names(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The names a policy can choose here, ``default`` first (it serves rows that choose none)."""
+    names = list(declared_endpoints(environ))
+    return sorted(names, key=lambda name: (name != DEFAULT_ENDPOINT, name))
+
+
+def resolve_endpoint(
+    endpoint: str, legacy_base_url: str | None = None, environ: Mapping[str, str] = os.environ
+) -> Endpoint:
+    """The declared endpoint a policy (or a run's policy snapshot) asks for; fails closed.
+
+    ``legacy_base_url`` is the base URL that snapshots stored before endpoints were named carry:
+    it is accepted only when an endpoint is declared with exactly that URL, whose key then goes
+    with it. ``LLM_ENDPOINT`` overrides the policy's choice.
+    """
+    endpoints = declared_endpoints(environ)
+    declared = ", ".join(endpoint_names(environ)) or "none"
+    wanted = _env(environ, OVERRIDE_VARIABLE) or endpoint or DEFAULT_ENDPOINT
+    if _env(environ, OVERRIDE_VARIABLE):
+        if wanted not in endpoints:
+            raise EndpointError(f"{OVERRIDE_VARIABLE} names the endpoint {wanted!r}, which is not declared "
+                                f"(declared: {declared})")
+    elif legacy_base_url:
+        matches = [e for e in endpoints.values() if _same_url(e.base_url, legacy_base_url)]
+        if not matches:
+            raise EndpointError(
+                f"the policy snapshot asks for the base URL {_public(legacy_base_url)}, which no declared "
+                f"endpoint has (declared: {declared}); retry the run to use the current policy"
+            )
+        chosen = endpoints.get(wanted)
+        return chosen if chosen in matches else matches[0]
+    elif wanted not in endpoints:
+        raise EndpointError(
+            f"the policy chooses the endpoint {wanted!r}, which is not declared (declared: {declared}); "
+            f"declare it in {ENDPOINTS_VARIABLE} or choose another endpoint in admin"
+        )
+    chosen = endpoints[wanted]
+    if chosen.key_variable and chosen.key_variable != "OPENAI_API_KEY" and not chosen.api_key:
+        raise EndpointError(
+            f"the endpoint {chosen.name!r} takes its key from {chosen.key_variable}, which is not set"
+        )
+    return chosen
+
+
+# -- redaction ----------------------------------------------------------------------------
+
+
+def key_variables(environ: Mapping[str, str] = os.environ) -> set[str]:
+    """The variables that hold keys: ``OPENAI_API_KEY`` and those that ``LLM_ENDPOINTS`` names,
+    read leniently (a declaration that does not parse still names its keys)."""
+    return {"OPENAI_API_KEY", *_KEY_VARIABLES.findall(environ.get(ENDPOINTS_VARIABLE) or "")}
+
+
+def configured_keys(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """Every key the environment configures (see :func:`key_variables`)."""
+    keys = {_env(environ, name) for name in key_variables(environ)}
+    # The longest first: a key that contains another is replaced whole.
+    return sorted((key for key in keys if len(key) >= MIN_KEY_CHARS), key=len, reverse=True)
+
+
+def redact(value: Any, keys: Iterable[str] | None = None) -> Any:
+    """``value`` with every configured key replaced by ``[redacted]``, in strings at any depth of
+    lists, tuples, dicts (keys too) and dataclasses. Everything stored or logged from a model
+    passes through here."""
+    keys = configured_keys() if keys is None else [k for k in keys if len(k) >= MIN_KEY_CHARS]
+    return _redact(value, keys) if keys else value
+
+
+def _redact(value: Any, keys: list[str]) -> Any:
+    if isinstance(value, str):
+        for key in keys:
+            if key in value:
+                value = value.replace(key, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {_redact(k, keys): _redact(v, keys) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_redact(item, keys) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _redact(getattr(value, f.name), keys) for f in fields(value) if f.init})
+    return value
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _checked_url(url: str, where: str) -> str:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise EndpointError(f"{where}: {url!r} is not a URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EndpointError(f"{where}: the base URL must start with http:// or https:// and name a host")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise EndpointError(f"{where}: the base URL must not carry user info, a query or a fragment "
+                            "(a key goes in the variable after '|')")
+    return url.rstrip("/")
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.strip().rstrip("/")
+
+
+def _public(url: str) -> str:
+    """A URL fit for a message: without user info, query and fragment."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(unreadable URL)"
+    return f"{parts.scheme}://{host}{port}{parts.path}"[:200]
+
+
+def _env(environ: Mapping[str, str], name: str) -> str:
+    """The variable's value, stripped; unset and blank are the same."""
+    return (environ.get(name) or "").strip()

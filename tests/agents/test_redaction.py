@@ -1,0 +1,144 @@
+"""Keys are redacted from everything stored or logged from a model (issue 9, item 8).
+
+A model that echoes the configured key (prompt-injected, or just odd) must not get it into a row,
+a page or a log line: answers, raw outputs, errors, trace outputs, candidates, escalation texts.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+
+from agents.core.llm.breaker import reset_breakers
+from agents.models import PipelinePolicy
+from agents.tasks import run_now
+from agents.models import ModelCall, Run
+from reviewer.models import Escalation
+from tests.agents.demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
+from tests.drills.scripted_runs import start_scripted
+from tests.fake_openai import Reply, _completion, status, tool_call
+
+pytestmark = pytest.mark.django_db
+
+KEY = "sk-echoed-key-qfkazcwrbx"  # no digits: the facts checks would block an answer with new numbers
+SPARE_KEY = "sk-spare-endpoint-key-hhel"
+
+
+@pytest.fixture
+def model_env(monkeypatch):
+    for name in [k for k in os.environ if k.startswith(("OPENAI_", "LLM_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENAI_MAX_RETRIES", "0")
+    monkeypatch.setenv("OPENAI_TIMEOUT_SECONDS", "5")
+    reset_breakers()
+    yield monkeypatch
+    reset_breakers()
+
+
+def echoing_runs(fake, incident, *keys: str) -> list[Run]:
+    """Runs whose model answers quote ``keys`` in every kind of text a run stores."""
+    quoted = " ".join(keys)
+    runs = [
+        # An escalation: the draft (trace output, raw call, escalation draft/candidate), the review's
+        # reason and issue note (review row, escalation reason, run's escalation_reason).
+        start_scripted(fake, incident, "echo-escalate", [
+            tool_call("submit_draft", {"draft": f"{DRAFT} Ref {quoted}."}),
+            tool_call("reflect", {**ESCALATE, "reason": f"Leaks {quoted}",
+                                  "issues": [{"type": "legal_risk", "note": f"key {quoted}"}]}),
+        ]),
+        # An approved draft: the answer.
+        start_scripted(fake, incident, "echo-answer", [
+            tool_call("submit_draft", {"draft": f"{DRAFT} Ref {quoted}."}),
+            tool_call("reflect", {**APPROVE, "reason": f"Fine {quoted}"}),
+        ]),
+        # A revision that passes or is blocked: the answer, the audit diff, or the blocked candidate.
+        start_scripted(fake, incident, "echo-revise", [
+            tool_call("submit_draft", {"draft": DRAFT}),
+            tool_call("reflect", {**REVISE, "reason": f"Fix {quoted}"}),
+            tool_call("submit_revision", {"revised_answer": f"{REVISED} {quoted}"}),
+        ]),
+        # Not JSON: the raw answer lands in the stop's details.
+        start_scripted(fake, incident, "echo-json", [tool_call("submit_draft", f"{{not json {quoted}")]),
+        # A wrong tool whose name quotes the key: the error text.
+        start_scripted(fake, incident, "echo-tool", [tool_call(f"tool_{quoted}", {"draft": DRAFT})]),
+        # An HTTP error whose message quotes the key.
+        start_scripted(fake, incident, "echo-error", [
+            status(400, {"error": {"message": f"bad key {quoted}", "type": "invalid_request_error"}})]),
+        # A refusal that quotes it.
+        start_scripted(fake, incident, "echo-refusal", [Reply(body=_completion(
+            {"role": "assistant", "content": None, "refusal": f"I will not say {quoted}"}, "stop", (10, 5)))]),
+    ]
+    for run in runs:
+        run_now(run.pk)
+    return runs
+
+
+def stored_text() -> str:
+    """Every row of every table, as JSON."""
+    out = io.StringIO()
+    call_command("dumpdata", "reviewer", "agents", stdout=out)
+    return out.getvalue()
+
+
+def page_texts(client, runs: list[Run]) -> dict[str, str]:
+    boss = get_user_model().objects.create_superuser("boss", "boss@example.com", "a-test-password")
+    client.force_login(boss)
+    urls = [reverse("home"), reverse("runs"), reverse("failed_runs"), reverse("inbox"), reverse("incidents"),
+            reverse("incident", args=["inc_pay_2041"]),
+            reverse("admin:agents_run_changelist"), reverse("admin:reviewer_escalation_changelist")]
+    for run in runs:
+        urls += [reverse("run", args=[run.pk]), reverse("run_trace", args=[run.pk]),
+                 reverse("admin:agents_run_change", args=[run.pk])]
+    for escalation in Escalation.objects.all():
+        urls += [reverse("escalation", args=[escalation.pk]),
+                 reverse("admin:reviewer_escalation_change", args=[escalation.pk])]
+    pages = {}
+    for url in urls:
+        response = client.get(url, HTTP_HX_REQUEST="true") if url.endswith("/trace/") else client.get(url)
+        assert response.status_code in (200, 286), url  # 286: htmx stops polling a finished run
+        pages[url] = response.content.decode()
+    return pages
+
+
+def assert_nowhere(keys: list[str], client, runs: list[Run], log: str) -> None:
+    rows = stored_text()
+    pages = page_texts(client, runs)
+    for key in keys:
+        assert key not in rows, rows[max(rows.find(key) - 300, 0):rows.find(key) + 100]
+        shown = [url for url, text in pages.items() if key in text]
+        assert shown == [], f"the key is shown on {shown}"
+        assert key not in log
+
+
+def test_a_model_that_echoes_the_key_gets_it_into_no_row_page_or_log(model_env, demo_data, fake_openai, client,
+                                                                      caplog):
+    model_env.setenv("OPENAI_API_KEY", KEY)
+    model_env.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    caplog.set_level(logging.DEBUG)
+
+    runs = echoing_runs(fake_openai, demo_data["inc_pay_2041"], KEY)
+
+    assert len(fake_openai.requests) == 11, "every scripted answer was asked for"
+    assert Escalation.objects.filter(run=runs[0]).exists()
+    assert "[redacted]" in Run.objects.get(pk=runs[0].pk).escalation_reason
+    assert ModelCall.objects.filter(raw__contains="[redacted]").exists()
+    assert_nowhere([KEY], client, runs, caplog.text)
+
+
+def test_the_keys_of_every_declared_endpoint_are_redacted(model_env, demo_data, fake_openai, client, caplog):
+    model_env.setenv("LLM_ENDPOINTS", f"main={fake_openai.base_url}|MAIN_KEY,spare=http://127.0.0.1:9/v1|SPARE_KEY")
+    model_env.setenv("MAIN_KEY", KEY)
+    model_env.setenv("SPARE_KEY", SPARE_KEY)
+    PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(endpoint="main")
+    caplog.set_level(logging.DEBUG)
+
+    runs = echoing_runs(fake_openai, demo_data["inc_pay_2041"], KEY, SPARE_KEY)
+
+    assert Escalation.objects.filter(run=runs[0]).exists()
+    assert_nowhere([KEY, SPARE_KEY], client, runs, caplog.text)

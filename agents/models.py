@@ -22,6 +22,7 @@ from django.forms.models import model_to_dict
 from django.utils import timezone
 
 from agents.llm.schemas import STAGE_TOOLS
+from agents.patterns import pattern_problem
 from agents.policy import DECISIONS, POLICY_CLASSES, ModelSettings, TextPolicy
 
 PIPELINE_CHOICES = [(name, name.replace("_", "-").capitalize()) for name in POLICY_CLASSES]
@@ -364,9 +365,13 @@ def worker_names() -> list[str]:
 
 
 class RestrictedClaim(models.Model):
-    """A case-insensitive regular expression for a claim the text may not make unsupported."""
+    """A case-insensitive regular expression (RE2 syntax) for a claim the text may not make unsupported."""
 
-    pattern = models.CharField(max_length=500, unique=True)
+    pattern = models.CharField(
+        max_length=500, unique=True,
+        help_text=r"Case-insensitive, in RE2 syntax (matched in linear time): e.g. \bfully\s+recovered\b. "
+        r"Lookarounds, backreferences and possessive quantifiers are refused; write \z, not \Z.",
+    )
     enabled = models.BooleanField(default=True)
     note = models.CharField(max_length=200, blank=True)
 
@@ -377,16 +382,11 @@ class RestrictedClaim(models.Model):
         return self.pattern
 
     def clean(self):
-        try:
-            compiled = re.compile(self.pattern or "", re.IGNORECASE)
-        except (re.error, OverflowError, RecursionError, ValueError) as error:
-            # OverflowError: a repetition count too large (a{4294967296}); RecursionError: nesting.
-            raise ValidationError({"pattern": f"This pattern does not compile: {error}."}) from None
-        if compiled.search(""):
-            # A pattern that matches nothing at all would match every text and stop every run.
-            raise ValidationError(
-                {"pattern": "This pattern matches the empty text, so it would match every answer."}
-            )
+        # Compiled for RE2, as the guard runs it: a pattern that would need backtracking (and could
+        # take minutes on a long text) is refused here, with what to write instead.
+        problem = pattern_problem(self.pattern or "")
+        if problem:
+            raise ValidationError({"pattern": problem})
 
 
 class RegionToken(models.Model):

@@ -14,6 +14,9 @@ from reviewer.models import PIPELINES, Incident, Run
 
 GOAL_MAX_CHARS = 2000
 TICKET_MAX_CHARS = 4000
+# An incident context as JSON (UTF-8), whichever door it comes through: the incident admin form
+# (its facts together) and `run_pipeline --context` (the file). The demo context is about 0.6 KB.
+CONTEXT_MAX_BYTES = 64 * 1024
 TEXT_PIPELINES = ("reflection", "self_critique")
 
 # C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
@@ -227,4 +230,13 @@ class IncidentForm(forms.ModelForm):
                     _usable_text(data[name], name.replace("_", " "))
                 except forms.ValidationError as error:
                     self.add_error(name, error)
+        if not self.errors:
+            # Each JSON value is bounded, but not how many a policy_hints object holds: bound the
+            # whole context, as run_pipeline --context does.
+            size = len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
+            if size > CONTEXT_MAX_BYTES:
+                raise forms.ValidationError(
+                    f"The incident's facts take {size:,} bytes as JSON; an incident context holds at "
+                    f"most {CONTEXT_MAX_BYTES:,} bytes ({CONTEXT_MAX_BYTES // 1024} KB)."
+                )
         return data

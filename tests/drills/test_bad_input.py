@@ -349,6 +349,20 @@ def test_the_incident_admin_saves_json_only_when_pages_and_runs_can_use_it(demo_
                               {field: typed})
 
 
+def test_incident_facts_over_the_context_limit_are_refused_in_admin_with_the_limit(demo_data, users):
+    from reviewer.forms import CONTEXT_MAX_BYTES
+
+    incident = demo_data[PAY]
+    before = incident_row(incident.pk)
+    hints = {f"hint_{i}": "x" * 400 for i in range(CONTEXT_MAX_BYTES // 400)}  # each value within its bound
+
+    response = client_for(users.admin).post(reverse("admin:reviewer_incident_change", args=[incident.pk]),
+                                            incident_form(incident, policy_hints=json.dumps(hints)))
+
+    assert response.status_code == 200 and incident_row(incident.pk) == before
+    assert "an incident context holds at most 65,536 bytes (64 KB)." in html(response)
+
+
 POLICY_BUDGETS = ("max_seconds", "max_draft_chars", "max_answer_chars", "min_patch_similarity",
                   "max_review_issues", "max_fix_items", "max_tokens", "max_cost", "timeout_seconds", "max_retries")
 

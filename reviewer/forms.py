@@ -34,6 +34,12 @@ def default_goal(pipeline: str, incident) -> str:
     return ""
 
 
+def control_character(value: str) -> str | None:
+    """The first C0/C1 control character in ``value`` other than tab, line feed and carriage return."""
+    found = _CONTROL.search(value)
+    return found.group() if found else None
+
+
 def refuse_control_characters(value: str, what: str) -> str:
     found = _CONTROL.search(value)
     if found:
@@ -136,6 +142,18 @@ class RunFilterForm(forms.Form):
                                                         *Run.Status.choices])
     pipeline = forms.ChoiceField(required=False, choices=[("", "any"), *PIPELINES])
     since = forms.ChoiceField(required=False, choices=[("", "any time"), *SINCE.items()])
+
+    def clean_stop_reason(self) -> str:
+        return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")
+
+
+class InboxFilterForm(forms.Form):
+    """The inbox's filters (GET), refused like the run list's: a NUL in a filter would reach the
+    query, which PostgreSQL refuses (a 500), and a value longer than the column matches nothing."""
+
+    pipeline = forms.ChoiceField(required=False, choices=[("", "All pipelines"), *PIPELINES])
+    stop_reason = forms.CharField(required=False, max_length=200)  # Escalation.stop_reason's column
+    mine = forms.BooleanField(required=False, label="Assigned to me")
 
     def clean_stop_reason(self) -> str:
         return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")

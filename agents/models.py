@@ -21,6 +21,7 @@ from django.db.models.signals import post_migrate
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
+from agents.inputs import control_character
 from agents.llm.schemas import STAGE_TOOLS
 from agents.patterns import pattern_problem
 from agents.policy import DECISIONS, POLICY_CLASSES, ModelSettings, TextPolicy
@@ -382,11 +383,16 @@ class RestrictedClaim(models.Model):
         return self.pattern
 
     def clean(self):
+        errors = {}
+        for name in ("pattern", "note"):
+            if found := control_character(getattr(self, name) or ""):
+                errors[name] = f"This contains a control character (U+{ord(found):04X}); remove it."
         # Compiled for RE2, as the guard runs it: a pattern that would need backtracking (and could
         # take minutes on a long text) is refused here, with what to write instead.
-        problem = pattern_problem(self.pattern or "")
-        if problem:
-            raise ValidationError({"pattern": problem})
+        if "pattern" not in errors and (problem := pattern_problem(self.pattern or "")):
+            errors["pattern"] = problem
+        if errors:
+            raise ValidationError(errors)
 
 
 class RegionToken(models.Model):

@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.guard import GuardConfig, check_final_answer, check_revision
+from agents.inputs import control_character
 from agents.pipelines.self_critique import NOT_APPLIED as SELF_CRITIQUE_NOT_APPLIED
 from agents.pipelines.self_critique import _length_cap, _strict_claims
 from agents.policy import POLICY_CLASSES, ReflectionPolicy, SelfCritiquePolicy, TextPolicy
@@ -108,6 +109,14 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     escalation = Escalation.objects.select_related("run").get(pk=escalation_pk)
     if escalation.status != Escalation.Status.PENDING:
         return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
+    # PostgreSQL cannot store a NUL (a 500 before), and no page should show the other controls.
+    typed = [(note, "reason" if action == Decision.Action.REJECT else "justification")]
+    if action == Decision.Action.EDIT_APPROVE:
+        typed.append((text, "edited text"))
+    for value, what in typed:
+        if found := control_character(value):
+            raise DecisionInvalid(f"The {what} contains a control character (U+{ord(found):04X}); "
+                                  "remove it and try again.")
 
     note = note.strip()
     if action == Decision.Action.EDIT_APPROVE and normalize(text) == normalize(escalation.candidate):

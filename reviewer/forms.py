@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import uuid
 
 from django import forms
 from django.forms.fields import InvalidJSONInput
 
+from agents.inputs import CONTROL
 from reviewer.models import PIPELINES, Incident, Run
 
 GOAL_MAX_CHARS = 2000
@@ -20,7 +20,7 @@ CONTEXT_MAX_BYTES = 64 * 1024
 TEXT_PIPELINES = ("reflection", "self_critique")
 
 # C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = CONTROL
 
 
 # Django refuses NUL before our own check runs; say it the same way.
@@ -32,12 +32,6 @@ def default_goal(pipeline: str, incident) -> str:
     if pipeline in TEXT_PIPELINES and incident is not None:
         return f"Write the customer update for {incident.title}."
     return ""
-
-
-def control_character(value: str) -> str | None:
-    """The first C0/C1 control character in ``value`` other than tab, line feed and carriage return."""
-    found = _CONTROL.search(value)
-    return found.group() if found else None
 
 
 def refuse_control_characters(value: str, what: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from reviewer.forms import control_character
+from agents.inputs import control_character
 
 
 class RefuseControlCharactersMiddleware:

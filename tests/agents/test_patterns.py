@@ -225,3 +225,14 @@ def test_a_stored_pattern_re2_refuses_sends_the_run_to_a_person_with_the_reason(
     escalation = Escalation.objects.get(run=run)
     assert (run.status, run.stop_reason, escalation.status) == ("stopped", "policy_escalation", "pending")
     assert "The restricted-claim pattern “(?<!not )fixed” cannot be checked safely" in escalation.reason
+
+
+@pytest.mark.parametrize("field", ["pattern", "note"])
+def test_admin_refuses_a_control_character_in_a_restricted_claim(admin_client, field):
+    fields = {"pattern": r"\bback\s+to\s+normal\b", "note": "ok", field: "back\x1bto normal"}
+
+    response = post_add(admin_client, "restrictedclaim", enabled="on", **fields)
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors[field] == ["This contains a control character (U+001B); remove it."]
+    assert not RestrictedClaim.objects.exists() or not RestrictedClaim.objects.filter(note=fields["note"]).exists()

@@ -654,3 +654,24 @@ def test_every_admin_list_refuses_a_control_character_in_its_filters(users):
             assert response.status_code == 400, (url, query, response.status_code)
         for query in ("q=" + "x" * 5000, "stop_reason=" + "x" * 5000, "p=" + "9" * 300):
             assert client.get(f"{url}?{query}").status_code < 500, (url, query)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"action": "reject", "note": "no\x00pe"}, "The reason contains a control character (U+0000)"),
+    ({"action": "edit_approve", "text": "We are looking into it\x00.", "note": "ok"},
+     "The edited text contains a control character (U+0000)"),
+    ({"action": "edit_approve", "text": "We are looking into it.", "note": "fine\x1b[31m"},
+     "The justification contains a control character (U+001B)"),
+], ids=["nul-in-reason", "nul-in-edit", "escape-in-justification"])
+def test_a_decision_with_a_control_character_is_refused_with_a_message_and_nothing_decided(demo_runs, users, data,
+                                                                                           message):
+    from reviewer.models import Decision, Escalation
+
+    escalation = Escalation.objects.filter(status="pending").first()
+
+    response = client_for(users.lead).post(reverse("escalation_decide", args=[escalation.pk]), data)
+
+    assert response.status_code == 422
+    assert message in html(response)
+    escalation.refresh_from_db()
+    assert escalation.status == "pending" and not Decision.objects.filter(escalation=escalation).exists()

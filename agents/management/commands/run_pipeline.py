@@ -6,18 +6,16 @@ goal over the start-run form's limit) exits non-zero with a message.
 """
 
 import json
-import re
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.inputs import CONTROL
 from agents.llm.client import client_from_env
 from agents.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.policy import default_policy
 from reviewer.forms import CONTEXT_MAX_BYTES, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 
 
-# C0 and C1 control characters except tab, line feed and carriage return.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def read_context(path: str) -> dict:

@@ -19,6 +19,7 @@ Plain Python: no Django here.
 from __future__ import annotations
 
 import functools
+import re
 
 import re2
 
@@ -41,6 +42,19 @@ _HINTS = (
     ("bad repetition operator: ?+", "a possessive quantifier"),
     ("invalid escape sequence: \\Z", "\\Z (write \\z for the end of the text)"),
 ) + tuple((f"invalid escape sequence: \\{d}", f"a backreference (\\{d})") for d in "123456789")
+
+
+# A `\b` of the pattern (not `\\b`, an escaped backslash and a letter b).
+_WORD_BOUNDARY = re.compile(r"(?<!\\)(?:\\\\)*\\b")
+
+
+def _boundary_by_other_letter(pattern: str) -> bool:
+    r"""Whether a `\b` stands right next to a letter outside ASCII (`\bréglé\b`)."""
+    for m in _WORD_BOUNDARY.finditer(pattern):
+        around = pattern[m.start() - 1 : m.start()] + pattern[m.end() : m.end() + 1]
+        if any(c.isalpha() and not c.isascii() for c in around):
+            return True
+    return False
 
 
 class UnsafePattern(ValueError):
@@ -76,7 +90,7 @@ def compile_pattern(pattern: str, *, case_sensitive: bool = False):
     return _compile(pattern, case_sensitive)
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=128)  # each RE2 object may grow a DFA cache of a few MB
 def _compile(pattern: str, case_sensitive: bool):
     try:
         compiled = re2.compile(pattern, _options(case_sensitive=case_sensitive))
@@ -98,6 +112,9 @@ def pattern_problem(pattern: str) -> str | None:
         compiled = compile_pattern(pattern)
     except UnsafePattern as error:
         return f"This pattern cannot be used: {error}."
+    if _boundary_by_other_letter(pattern):
+        return ("This pattern would not find the word: \\b is ASCII-only in RE2 and marks no word "
+                "boundary next to a letter outside ASCII. Write the word without \\b.")
     if compiled.search("") is not None:
         # A pattern that matches nothing at all would match every text and stop every run.
         return "This pattern matches the empty text, so it would match every answer."

@@ -236,3 +236,10 @@ def test_admin_refuses_a_control_character_in_a_restricted_claim(admin_client, f
     assert response.status_code == 200
     assert response.context["adminform"].form.errors[field] == ["This contains a control character (U+001B); remove it."]
     assert not RestrictedClaim.objects.exists() or not RestrictedClaim.objects.filter(note=fields["note"]).exists()
+
+
+def test_a_word_boundary_next_to_a_letter_outside_ascii_is_refused_because_re2_would_not_find_the_word():
+    assert compile_pattern(r"\bréglé\b").search("le problème est réglé.") is None  # why it is refused
+    assert "\\b is ASCII-only in RE2" in pattern_problem(r"\bréglé\b")
+    assert pattern_problem(r"\bпогашено") and pattern_problem("погашено") is None
+    assert pattern_problem(r"\b“resolved”") is None and pattern_problem(r"\\bé") is None

@@ -21,12 +21,13 @@ LIMIT = 20_000  # the largest max_answer_chars admin allows
 def escalation_under(db):
     def make(patterns, text: str) -> Escalation:
         incident = Incident.objects.create(incident_id="inc_hostile", title="Hostile patterns", region="US",
-                                           status="degraded " + text)
+                                           status="degraded")
         policy = default_policy("reflection").to_dict()
         policy["guard"]["restricted_claims"] = list(patterns)
         policy["max_answer_chars"] = LIMIT
+        context = {**incident.context(), "key_messages": [text]}  # evidence the claims check reads
         run = Run.objects.create(pipeline="reflection", goal="Write the update.", incident=incident,
-                                 context=incident.context(), policy=policy, status=Run.Status.STOPPED,
+                                 context=context, policy=policy, status=Run.Status.STOPPED,
                                  stop_reason="policy_escalation")
         draft = "We are investigating a payment problem. " + text
         return Escalation.objects.create(run=run, stop_reason="policy_escalation", draft=draft, candidate=draft,

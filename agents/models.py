@@ -22,6 +22,7 @@ from django.db import models
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
+from agents.core.inputs import control_character
 from agents.core.llm.endpoints import NAME_HELP, NAME_PATTERN
 from agents.core.llm.schemas import STAGE_TOOLS
 from agents.core.policy import (
@@ -32,6 +33,7 @@ from agents.core.policy import (
     TextPolicy,
 )
 from agents.core.stops import opens_escalation
+from agents.core.patterns import pattern_problem
 
 # The budgets of §3; a row keeps the ones its pipeline's dataclass has and leaves the others empty.
 BUDGET_FIELDS = (
@@ -376,9 +378,13 @@ def worker_names() -> list[str]:
 
 
 class RestrictedClaim(models.Model):
-    """A case-insensitive regular expression for a claim the text may not make unsupported."""
+    """A case-insensitive regular expression (RE2 syntax) for a claim the text may not make unsupported."""
 
-    pattern = models.CharField(max_length=500, unique=True)
+    pattern = models.CharField(
+        max_length=500, unique=True,
+        help_text=r"Case-insensitive, in RE2 syntax (matched in linear time): e.g. \bfully\s+recovered\b. "
+        r"Lookarounds, backreferences and possessive quantifiers are refused; write \z, not \Z.",
+    )
     enabled = models.BooleanField(default=True)
     note = models.CharField(max_length=200, blank=True)
 
@@ -389,16 +395,16 @@ class RestrictedClaim(models.Model):
         return self.pattern
 
     def clean(self):
-        try:
-            compiled = re.compile(self.pattern or "", re.IGNORECASE)
-        except (re.error, OverflowError, RecursionError, ValueError) as error:
-            # OverflowError: a repetition count too large (a{4294967296}); RecursionError: nesting.
-            raise ValidationError({"pattern": f"This pattern does not compile: {error}."}) from None
-        if compiled.search(""):
-            # A pattern that matches nothing at all would match every text and stop every run.
-            raise ValidationError(
-                {"pattern": "This pattern matches the empty text, so it would match every answer."}
-            )
+        errors = {}
+        for name in ("pattern", "note"):
+            if found := control_character(getattr(self, name) or ""):
+                errors[name] = f"This contains a control character (U+{ord(found):04X}); remove it."
+        # Compiled for RE2, as the guard runs it: a pattern that would need backtracking (and could
+        # take minutes on a long text) is refused here, with what to write instead.
+        if "pattern" not in errors and (problem := pattern_problem(self.pattern or "")):
+            errors["pattern"] = problem
+        if errors:
+            raise ValidationError(errors)
 
 
 class RegionToken(models.Model):

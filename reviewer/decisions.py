@@ -20,6 +20,7 @@ from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
 from agents.core.stops import opens_escalation
 from agents.core.text import normalize
+from agents.core.inputs import control_character
 from reviewer.models import Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -114,6 +115,14 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     escalation = Escalation.objects.select_related("run").get(pk=escalation_pk)
     if escalation.status != Escalation.Status.PENDING:
         return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
+    # PostgreSQL cannot store a NUL (a 500 before), and no page should show the other controls.
+    typed = [(note, "reason" if action == Decision.Action.REJECT else "justification")]
+    if action == Decision.Action.EDIT_APPROVE:
+        typed.append((text, "edited text"))
+    for value, what in typed:
+        if found := control_character(value):
+            raise DecisionInvalid(f"The {what} contains a control character (U+{ord(found):04X}); "
+                                  "remove it and try again.")
 
     note = note.strip()
     if action == Decision.Action.EDIT_APPROVE and normalize(text) == normalize(escalation.candidate):

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import uuid
 
 from django import forms
 from django.forms.fields import InvalidJSONInput
 
+from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import Incident, Run
 
-GOAL_MAX_CHARS = 2000
-TICKET_MAX_CHARS = 4000
 
 # C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = CONTROL
 
 
 # Django refuses NUL before our own check runs; say it the same way.
@@ -138,6 +136,18 @@ class RunFilterForm(forms.Form):
         return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")
 
 
+class InboxFilterForm(forms.Form):
+    """The inbox's filters (GET), refused like the run list's: a NUL in a filter would reach the
+    query, which PostgreSQL refuses (a 500), and a value longer than the column matches nothing."""
+
+    pipeline = forms.ChoiceField(required=False, choices=[("", "All pipelines"), *PIPELINE_CHOICES])
+    stop_reason = forms.CharField(required=False, max_length=200)  # Escalation.stop_reason's column
+    mine = forms.BooleanField(required=False, label="Assigned to me")
+
+    def clean_stop_reason(self) -> str:
+        return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")
+
+
 MAX_JSON_DEPTH = 4
 MAX_LIST_ITEMS = 30
 MAX_ITEM_CHARS = 500
@@ -227,4 +237,13 @@ class IncidentForm(forms.ModelForm):
                     _usable_text(data[name], name.replace("_", " "))
                 except forms.ValidationError as error:
                     self.add_error(name, error)
+        if not self.errors:
+            # Each JSON value is bounded, but not how many a policy_hints object holds: bound the
+            # whole context, as run_pipeline --context does.
+            size = len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
+            if size > CONTEXT_MAX_BYTES:
+                raise forms.ValidationError(
+                    f"The incident's facts take {size:,} bytes as JSON; an incident context holds at "
+                    f"most {CONTEXT_MAX_BYTES:,} bytes ({CONTEXT_MAX_BYTES // 1024} KB)."
+                )
         return data

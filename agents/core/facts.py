@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from agents.core.patterns import UnsafePattern, compile_pattern, word_pattern
 from agents.core.policy import GuardRules
 
 # The order callers rely on: the first violation's check becomes the stop reason.
@@ -188,12 +189,13 @@ _INCIDENT_ID = re.compile(r"\binc_[a-z0-9_]+\b", re.IGNORECASE)
 _SEVERITY = re.compile(r"\bp[0-5]\b", re.IGNORECASE)
 
 
-def _region_pattern(token: str) -> re.Pattern:
+def _region_pattern(token: str):
     """Short tokens (us, eu, uk, ua) are ordinary words in lower case ("let us know"), so they
-    name a region only in upper case; longer ones (apac, global) match in any case (§3.5.4)."""
+    name a region only in upper case; longer ones (apac, global) match in any case (§3.5.4).
+    Tokens are admin text, so they are matched with RE2 like every admin pattern."""
     if len(token) <= 2:
-        return re.compile(rf"\b{re.escape(token.upper())}\b")
-    return re.compile(rf"\b{re.escape(token)}\b", re.IGNORECASE)
+        return word_pattern(token.upper(), case_sensitive=True)
+    return word_pattern(token, case_sensitive=False)
 
 
 def _region_in_allowed(token: str, allowed_text: str) -> bool:
@@ -202,7 +204,7 @@ def _region_in_allowed(token: str, allowed_text: str) -> bool:
     # case as a whole JSON string value, never as a lower-case word in prose.
     if _region_pattern(token).search(allowed_text):
         return True
-    return re.search(rf'"{re.escape(token)}"', allowed_text, re.IGNORECASE) is not None
+    return f'"{token}"' in allowed_text.lower()
 
 
 # ---------------------------------------------------------------- restricted claims (§3.5.7)
@@ -239,10 +241,27 @@ def _is_negation(word: str) -> bool:
     return word in _NEGATIONS or word.endswith("n't") or word.endswith("n’t")
 
 
+# How far before a claim its clause is read: a window that grows until it holds the clause's start
+# or the last _HEDGE_WINDOW words (all that is read), up to _LOOK_BACK characters. Reading the text
+# from its start for each match was quadratic: 22 s for 11,000 "resolved" in 100 KB.
+_FIRST_LOOK = 200
+_LOOK_BACK = 3200
+
+
 def _clause_before(text: str, start: int) -> str:
-    head = text[:start]
-    breaks = list(_CLAUSE_BREAK.finditer(head))
-    return head[breaks[-1].end() :] if breaks else head
+    size = _FIRST_LOOK
+    while True:
+        begin = max(0, start - size)
+        head = text[begin:start]
+        if begin and not text[begin - 1].isspace():
+            # Start at a word boundary: a cut word ("...cannot" -> "not") must not read as a hedge.
+            cut = re.search(r"\s", head)
+            head = head[cut.start() :] if cut else ""
+        breaks = list(_CLAUSE_BREAK.finditer(head))
+        clause = head[breaks[-1].end() :] if breaks else head
+        if breaks or not begin or size >= _LOOK_BACK or len(_WORD.findall(clause.lower())) > _HEDGE_WINDOW:
+            return clause
+        size *= 4
 
 
 def is_hedged(text: str, start: int) -> bool:
@@ -262,14 +281,24 @@ def is_hedged(text: str, start: int) -> bool:
     return _MODAL_PHRASES.search(" ".join(words)) is not None
 
 
-def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list[re.Match]:
-    """Every unhedged match of the restricted-claim patterns, in reading order."""
-    claims = []
-    for pattern in patterns:
-        for m in re.finditer(pattern, text, re.IGNORECASE):
-            if not is_hedged(text, m.start()):
-                claims.append(m)
+def _unhedged(text: str, pattern: str):
+    """The unhedged matches of one restricted-claim pattern (RE2, case-insensitive), lazily.
+    Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    return (m for m in compile_pattern(pattern).finditer(text) if not is_hedged(text, m.start()))
+
+
+def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list:
+    """Every unhedged match of the restricted-claim patterns, in reading order.
+
+    Patterns are admin text: they run on RE2 (agents.core.patterns), in time linear in the text; one
+    that RE2 refuses raises :class:`agents.core.patterns.UnsafePattern`."""
+    claims = [m for pattern in patterns for m in _unhedged(text, pattern)]
     return sorted(claims, key=lambda m: m.start())
+
+
+def makes_claim(text: str, pattern: str) -> bool:
+    """Whether ``text`` makes the claim at least once, unhedged (stops at the first)."""
+    return next(_unhedged(text, pattern), None) is not None
 
 
 # ---------------------------------------------------------------- the check
@@ -277,10 +306,11 @@ def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list[re.Mat
 
 # Words aimed at the model rather than at customers: "ignore previous instructions", "say that ...".
 # A clause carrying one is an instruction, not a fact, and licenses no restricted claim.
-_INSTRUCTION = re.compile(
+# On RE2 although it is ours: the `.*` between two word lists backtracks on incident data (which is
+# untrusted), 12 s for a 100 KB clause of "ignore ignore ..." with `re`.
+_INSTRUCTION = compile_pattern(
     r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?)\b"
-    r"|\b(?:say|tell|claim|announce|pretend|state|write|respond|reply)\b",
-    re.IGNORECASE,
+    r"|\b(?:say|tell|claim|announce|pretend|state|write|respond|reply)\b"
 )
 _CLAUSE = re.compile(r"[^.;!?\n]+[.;!?\n]?")
 
@@ -326,22 +356,38 @@ def find_violations(
             message = f"Severity “{m.group()}” is not the one in the context."
             add("new_severity_label", m.group(), message)
 
+    # A snapshot may hold a pattern or token RE2 refuses (saved before admin checked, or edited in
+    # the database). It is never matched with a backtracking engine, and never skipped: it fails
+    # its check, so the text goes to a person with the reason.
     regions = []
     for token in rules.regions:
-        for m in _region_pattern(token.lower()).finditer(text):
-            if not _region_in_allowed(token.lower(), allowed_text):
-                regions.append(m)
+        try:
+            if not isinstance(token, str):
+                raise UnsafePattern(f"a region token must be text, not {type(token).__name__}")
+            matches = list(_region_pattern(token.lower()).finditer(text))
+        except UnsafePattern as error:
+            add("new_region", str(token), f"The region token “{token}” cannot be checked safely: {error}.")
+            continue
+        if matches and not _region_in_allowed(token.lower(), allowed_text):
+            regions += matches
     for m in sorted(regions, key=lambda m: m.start()):
         add("new_region", m.group(), f"Region “{m.group()}” is not named in the context.")
 
     # A claim is supported by an unhedged occurrence in the allowed text: an original that says
     # "not yet resolved" does not license a revision that says "resolved" (§3.5.7 both ways).
     # The strict form (avoid_absolute_guarantees) accepts no support at all.
-    unsupported = [
-        pattern
-        for pattern in rules.restricted_claims
-        if strict_claims or not find_claims(allowed_text if claim_evidence is None else claim_evidence, (pattern,))
-    ]
+    evidence = allowed_text if claim_evidence is None else claim_evidence
+    unsupported = []
+    for pattern in rules.restricted_claims:
+        try:
+            compile_pattern(pattern)
+        except UnsafePattern as error:
+            message = (f"The restricted-claim pattern “{pattern}” cannot be checked safely: {error}. "
+                       "A person must check the text for it.")
+            add("restricted_claims", str(pattern), message)
+            continue
+        if strict_claims or not makes_claim(evidence, pattern):
+            unsupported.append(pattern)
     for m in find_claims(text, unsupported):
         if strict_claims:
             message = f"“{m.group()}” is a restricted claim, and this policy avoids guarantees."

@@ -14,6 +14,7 @@ from agents.core.audit import word_diff
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
 from reviewer import decisions
+from reviewer.forms import InboxFilterForm
 from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 
@@ -23,13 +24,14 @@ PAGE_SIZE = 50
 RECENT = 10
 
 
-def _filters(request) -> dict:
-    pipeline = request.GET.get("pipeline", "")
-    return {
-        "pipeline": pipeline if pipeline in dict(PIPELINE_CHOICES) else "",
-        "stop_reason": request.GET.get("stop_reason", "").strip(),
-        "mine": request.GET.get("mine") == "1",
-    }
+def _filters(request) -> tuple[dict, InboxFilterForm]:
+    """The valid filters; an invalid one (a NUL, an unknown pipeline) is ignored and shown as an error."""
+    form = InboxFilterForm(request.GET)
+    form.is_valid()
+    data = form.cleaned_data
+    filters = {"pipeline": data.get("pipeline", ""), "stop_reason": data.get("stop_reason", ""),
+               "mine": data.get("mine", False)}
+    return filters, form
 
 
 def _pending(filters: dict, user):
@@ -47,11 +49,12 @@ def _pending(filters: dict, user):
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox(request):
-    filters = _filters(request)
+    filters, form = _filters(request)
     page = Paginator(_pending(filters, request.user), PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "filters": filters,
+        "filter_form": form,
         "pipelines": PIPELINE_CHOICES,
         "stop_reasons": (Escalation.objects.pending().order_by("stop_reason")
                          .values_list("stop_reason", flat=True).distinct()),

@@ -100,3 +100,31 @@ def test_a_context_with_a_lone_surrogate_is_a_usage_error(tmp_path):
     path.write_text('{"region": "US \\ud800"}')
     out = manage("reflection", "--goal", "x", "--context", str(path))
     assert out.returncode == 1 and "not valid Unicode" in out.stderr
+
+
+def test_a_context_file_over_the_limit_is_a_usage_error_naming_it(tmp_path):
+    from reviewer.forms import CONTEXT_MAX_BYTES
+
+    context = json.loads(Path(CONTEXT).read_text())
+    path = tmp_path / "ctx.json"
+    fits = {**context, "key_messages": ["x" * (CONTEXT_MAX_BYTES - len(json.dumps(context)) - 40)]}
+    path.write_text(json.dumps(fits))
+    assert path.stat().st_size <= CONTEXT_MAX_BYTES
+    assert manage("reflection", "--goal", "Update", "--context", str(path)).returncode == 0
+
+    path.write_text(json.dumps({**context, "key_messages": ["x" * CONTEXT_MAX_BYTES]}))
+    out = manage("reflection", "--goal", "Update", "--context", str(path))
+
+    assert out.returncode == 1 and out.stdout == ""
+    assert f"is larger than 64 KB ({CONTEXT_MAX_BYTES} bytes), the limit for an incident context" in out.stderr
+
+
+def test_an_endless_context_stream_is_refused_without_reading_it_all():
+    out = manage("reflection", "--goal", "Update", "--context", "/dev/zero")
+    assert out.returncode == 1 and "is larger than 64 KB" in out.stderr
+
+
+@pytest.mark.parametrize("pipeline, limit", [("reflection", 2000), ("routing", 4000)])
+def test_a_goal_over_the_start_form_limit_is_a_usage_error(pipeline, limit):
+    out = manage(pipeline, "--goal", "x" * (limit + 1), "--context", CONTEXT)
+    assert out.returncode == 1 and f"--goal has {limit + 1} characters; the limit for {pipeline} is {limit}" in out.stderr

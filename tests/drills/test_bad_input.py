@@ -18,10 +18,12 @@ import operator
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
+from django.http import QueryDict
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
@@ -348,6 +350,20 @@ def test_the_incident_admin_saves_json_only_when_pages_and_runs_can_use_it(demo_
                               {field: typed})
 
 
+def test_incident_facts_over_the_context_limit_are_refused_in_admin_with_the_limit(demo_data, users):
+    from reviewer.forms import CONTEXT_MAX_BYTES
+
+    incident = demo_data[PAY]
+    before = incident_row(incident.pk)
+    hints = {f"hint_{i}": "x" * 400 for i in range(CONTEXT_MAX_BYTES // 400)}  # each value within its bound
+
+    response = client_for(users.admin).post(reverse("admin:agents_incident_change", args=[incident.pk]),
+                                            incident_form(incident, policy_hints=json.dumps(hints)))
+
+    assert response.status_code == 200 and incident_row(incident.pk) == before
+    assert "an incident context holds at most 65,536 bytes (64 KB)." in html(response)
+
+
 POLICY_BUDGETS = ("max_seconds", "max_draft_chars", "max_answer_chars", "min_patch_similarity",
                   "max_review_issues", "max_fix_items", "max_tokens", "max_cost", "timeout_seconds", "max_retries")
 
@@ -542,3 +558,119 @@ def test_run_pipeline_on_a_stored_incident_records_one_run_or_a_usage_error_for_
     run = Run.objects.get(pk=json.loads(out)["stored_run"])
     assert_ends_documented(run)
     assert_pages_show(client_for(users.ops), run, run.goal)
+
+
+# ---------------------------------------------------------------- (d) query strings on every page
+
+
+def crawl_urls(url_args) -> list[str]:
+    """Every page of reviewer/urls.py (POST-only actions included: a GET must still not crash them)."""
+    from tests.reviewer.test_access import product_urls, resolve
+
+    return [resolve(name, params, url_args) for name, params in product_urls()]
+
+
+@pytest.fixture
+def url_args(demo_runs):
+    run = Run.objects.filter(status="stopped").first()
+    from reviewer.models import Escalation
+
+    return {"pk": {"run": run.pk, "run_trace": run.pk, "run_retry": run.pk}, "incident_id": PAY,
+            "escalation_pk": Escalation.objects.first().pk}
+
+
+# The parameters the pages read, and some they do not (the admin's, made up ones).
+PARAMETERS = ["stop_reason", "status", "pipeline", "since", "page", "mine", "diff", "view", "q", "o", "e", "id"]
+query_value = st.one_of(
+    odd_text,
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=30),  # any Unicode but lone surrogates
+    st.integers(-(2**70), 2**70).map(str),
+    st.builds(operator.mul, st.sampled_from(["resolved", "\u00e4", "\U0001f600", "9"]), st.integers(150, 3000)),
+)
+query_pairs = st.lists(st.tuples(st.one_of(st.sampled_from(PARAMETERS), st.text(max_size=8)), query_value),
+                       max_size=4)
+# Raw query strings as a hand-edited address may carry them: broken percent escapes, bytes that are
+# not UTF-8, NUL, no '=' at all.
+raw_query = st.one_of(
+    query_pairs.map(lambda pairs: urlencode(pairs)),
+    st.sampled_from(["stop_reason=a%00b", "%zz=%zz", "status=%ff%fe", "page=%C3%28", "=&&=&", "stop_reason",
+                     "%", "mine=%E2%82", "pipeline=reflection%00", "page=" + "9" * 400, "stop_reason=" + "x" * 5000]),
+    st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters="#"), max_size=40),
+)
+
+
+def carries_control_characters(query: str) -> bool:
+    return any(has_control_characters(key) or has_control_characters(value)
+               for key, value in QueryDict(query).items())
+
+
+@pytest.mark.parametrize("role", ["lead", "ops"])
+def test_no_page_answers_5xx_to_any_query_string(url_args, users, role):
+    """Runs in both passes of the test command: on PostgreSQL, a NUL in a filter used to be a 500."""
+    client = client_for(getattr(users, role))
+    urls = crawl_urls(url_args)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(url=st.sampled_from(urls), query=raw_query,
+           htmx=st.one_of(st.none(), st.sampled_from(["run-list", "run-form", "inbox-list", "elsewhere"])))
+    def crawl(url, query, htmx):
+        extra = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": htmx} if htmx else {}
+        response = client.get(f"{url}?{query}", **extra)
+        assert response.status_code < 500, (url, query, response.status_code)
+        assert_never_raw(html(response))
+        if carries_control_characters(query):
+            assert response.status_code == 400, (url, query, response.status_code)
+            assert "control character" in html(response)
+
+    crawl()
+
+
+@pytest.mark.parametrize("query", ["stop_reason=a%00b", "pipeline=%00", "mine=1%1b", "page=%7f", "a%00=1"])
+def test_a_control_character_in_a_filter_is_a_400_that_says_so(users, query):
+    response = client_for(users.lead).get(f"/inbox/?{query}")
+
+    assert response.status_code == 400
+    assert "The address has a control character (U+" in html(response) and "Remove it and try again." in html(response)
+
+
+def test_an_inbox_filter_longer_than_its_column_is_ignored_with_a_message(users):
+    response = client_for(users.lead).get("/inbox/", {"stop_reason": "x" * 201, "pipeline": "publish"})
+
+    assert response.status_code == 200
+    assert "Some filters were ignored:" in html(response)
+    assert "Stop reason: Ensure this value has at most 200 characters (it has 201)." in html(response)
+    assert "Pipeline: Select a valid choice. publish is not one of the available choices." in html(response)
+
+
+def test_every_admin_list_refuses_a_control_character_in_its_filters(users):
+    from django.contrib import admin
+
+    client = client_for(users.admin)
+    for model in admin.site._registry:
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        for query in ("q=a%00b", "stop_reason=a%00b", f"{model._meta.pk.name}=%00", "o=%01"):
+            response = client.get(f"{url}?{query}")
+            assert response.status_code == 400, (url, query, response.status_code)
+        for query in ("q=" + "x" * 5000, "stop_reason=" + "x" * 5000, "p=" + "9" * 300):
+            assert client.get(f"{url}?{query}").status_code < 500, (url, query)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"action": "reject", "note": "no\x00pe"}, "The reason contains a control character (U+0000)"),
+    ({"action": "edit_approve", "text": "We are looking into it\x00.", "note": "ok"},
+     "The edited text contains a control character (U+0000)"),
+    ({"action": "edit_approve", "text": "We are looking into it.", "note": "fine\x1b[31m"},
+     "The justification contains a control character (U+001B)"),
+], ids=["nul-in-reason", "nul-in-edit", "escape-in-justification"])
+def test_a_decision_with_a_control_character_is_refused_with_a_message_and_nothing_decided(demo_runs, users, data,
+                                                                                           message):
+    from reviewer.models import Decision, Escalation
+
+    escalation = Escalation.objects.filter(status="pending").first()
+
+    response = client_for(users.lead).post(reverse("escalation_decide", args=[escalation.pk]), data)
+
+    assert response.status_code == 422
+    assert message in html(response)
+    escalation.refresh_from_db()
+    assert escalation.status == "pending" and not Decision.objects.filter(escalation=escalation).exists()

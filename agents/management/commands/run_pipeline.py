@@ -1,28 +1,34 @@
 """python manage.py run_pipeline {reflection|self_critique|routing} --goal TEXT [--context FILE]
 
 Runs one pipeline in-process and prints its result as JSON. Exit 0 for a success and for a recorded
-stop; a usage error (unknown pipeline, unreadable context) exits non-zero with a message.
+stop; a usage error (unknown pipeline, unreadable context, a context file over CONTEXT_MAX_BYTES, a
+goal over the start-run form's limit) exits non-zero with a message.
 """
 
 import json
-import re
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 from agents.core.llm.client import client_from_env
 from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
 
-# C0 and C1 control characters except tab, line feed and carriage return.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
 
 
 def read_context(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as handle:
-            context = json.load(handle)
+        with open(path, "rb") as handle:
+            # Read one byte past the limit, never the whole file: it may be huge, or endless (a pipe).
+            raw = handle.read(CONTEXT_MAX_BYTES + 1)
     except OSError as error:
         raise CommandError(f"cannot read context file {path}: {error.strerror}") from None
+    if len(raw) > CONTEXT_MAX_BYTES:
+        raise CommandError(f"context file {path} is larger than {CONTEXT_MAX_BYTES // 1024} KB "
+                           f"({CONTEXT_MAX_BYTES} bytes), the limit for an incident context")
+    try:
+        context = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise CommandError(f"context file {path} is not UTF-8 text") from None
     except (ValueError, RecursionError) as error:
@@ -53,6 +59,9 @@ class Command(BaseCommand):
         control = CONTROL.search(goal)
         if control:  # PostgreSQL cannot store NUL; no page should show the others
             raise CommandError(f"--goal contains a control character (U+{ord(control.group()):04X}); remove it")
+        limit = TICKET_MAX_CHARS if pipeline == "routing" else GOAL_MAX_CHARS  # as the start-run form
+        if len(goal.strip()) > limit:
+            raise CommandError(f"--goal has {len(goal.strip())} characters; the limit for {pipeline} is {limit}")
         if incident is not None:
             return self.stored_run(pipeline, goal, incident, context, enqueue)
         if enqueue:

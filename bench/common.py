@@ -1,10 +1,12 @@
 """Shared pieces of the benchmarks: the stage-playing model server, a throwaway database, a real
 Celery worker, statistics and table printing.
 
-The model is ``tests.fake_openai.FakeOpenAI`` with a responder that answers every stage correctly
-(by the tool the request asks for) after a configurable latency. It runs in its own process, so its
-CPU time is not counted as ours; our client measures each call's latency, and the benchmarks
-subtract that wait from wall time to isolate our own cost.
+The model is the product's scripted OpenAI-compatible server (``agents.core.llm.scripted_server``,
+which the tests use too) with a responder that answers every stage correctly (by the tool the
+request asks for) after a configurable latency, from the scripted demo answers
+(``agents.core.llm.scripted_demo``). It runs in its own process, so its CPU time is not counted as
+ours; our client measures each call's latency, and the benchmarks subtract that wait from wall
+time to isolate our own cost.
 
     .venv/bin/python -m bench.common serve --latency 0.2   # prints the base URL, serves until killed
 """
@@ -34,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.agents import demo  # noqa: E402  (plain module: the demo context and scripted answers)
-from tests.fake_openai import FakeOpenAI, Reply, content, delay, tool_call  # noqa: E402
+from agents.core.llm import scripted_demo as demo  # noqa: E402  (plain Python: no Django settings needed)
+from agents.core.llm.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
 
 TEXT_GOAL = demo.GOAL
 ROUTING_GOAL = "I was charged twice for my subscription, please refund me. user_id=42"
@@ -187,7 +189,7 @@ def stage_answer(tool: str | None, user_message: str) -> dict | str:
 
 
 class StageResponder:
-    """``FakeOpenAI(responder=StageResponder(latency=0.2))``: every request answered correctly by
+    """``ScriptedServer(responder=StageResponder(latency=0.2))``: every request answered correctly by
     its stage after ``latency`` seconds. Usage is an estimate (characters / 4) so token budgets and
     the run's token columns hold plausible numbers."""
 
@@ -246,7 +248,7 @@ def serve(latency: float) -> None:
     from http.server import ThreadingHTTPServer
 
     ThreadingHTTPServer.request_queue_size = 1024
-    fake = FakeOpenAI(responder=StageResponder(latency)).start()
+    fake = ScriptedServer(responder=StageResponder(latency)).start()
     fake.requests = _Discard()  # a long benchmark would otherwise keep every request body
     print(fake.base_url, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

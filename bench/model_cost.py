@@ -84,12 +84,12 @@ def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> di
     from agents.core.pipelines import run_pipeline
     from agents.core.policy import POLICY_CLASSES, ModelSettings
     from agents.core.text import canonical_json
-    from tests.fake_openai import FakeOpenAI
+    from agents.core.llm.scripted_server import ScriptedServer
 
     responder = responder_class(0.0)
     context = None if pipeline == "routing" else common.demo.DEMO_CONTEXT
     inputs = common.run_inputs(pipeline, approve=approve)
-    with FakeOpenAI(responder=responder) as fake:
+    with ScriptedServer(responder=responder) as fake:
         settings = ModelSettings(base_url=fake.base_url, model="bench-model", structured_output=mode, max_retries=0)
         llm = OpenAIChat(settings, api_key=None)
         result = run_pipeline(pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings),

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import uuid
 
 from django import forms
 from django.forms.fields import InvalidJSONInput
 
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
+from agents.core.text import CONTROL_CHARACTERS
 from agents.models import Incident, Run
 
 GOAL_MAX_CHARS = 2000
 TICKET_MAX_CHARS = 4000
-
-# C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -32,7 +28,7 @@ def default_goal(pipeline: str, incident) -> str:
 
 
 def refuse_control_characters(value: str, what: str) -> str:
-    found = _CONTROL.search(value)
+    found = CONTROL_CHARACTERS.search(value)
     if found:
         raise forms.ValidationError(
             "The %(what)s contains a control character (U+%(code)04X); remove it and try again.",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI
+from agents.core.llm.scripted_server import ScriptedServer
 
 
 @pytest.fixture
 def fake_openai():
     """A started local OpenAI-compatible server (``tests/fake_openai.py``), stopped afterwards."""
-    with FakeOpenAI() as server:
+    with ScriptedServer() as server:
         yield server

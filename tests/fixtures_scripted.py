@@ -15,13 +15,13 @@ import pytest
 from agents.core.llm.breaker import reset_breakers
 from agents.core.llm.client import OpenAIChat
 from agents.core.policy import ModelSettings
-from tests.fake_openai import FakeOpenAI, Reply, content, tool_call
+from agents.core.llm.scripted_server import ScriptedServer, Reply, content, tool_call
 
 TEST_KEY = "sk-test-key-never-shown"
 
 
 class Scripted:
-    def __init__(self, fake: FakeOpenAI, mode: str):
+    def __init__(self, fake: ScriptedServer, mode: str):
         self.fake = fake
         self.mode = mode
         self.settings = ModelSettings(

@@ -2,7 +2,12 @@
 
 import hashlib
 import json
+import re
 from typing import Any
+
+# C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
+# PostgreSQL cannot store NUL, and no page should show the others: the form and run_pipeline refuse them.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def normalize(text: str) -> str:

@@ -18,7 +18,7 @@ from agents.core.validation import (
     validate_review,
     validate_route,
 )
-from tests.agents.demo import DEMO_CONTEXT, DRAFT
+from agents.core.llm.scripted_demo import DEMO_CONTEXT, DRAFT
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),

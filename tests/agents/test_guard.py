@@ -13,7 +13,7 @@ from agents.core.guard import GuardConfig, allowed_text, check_final_answer, che
 from agents.core.phrases import PhraseRules, critique_rules, reflection_rules
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
-from tests.agents.demo import DEMO_CONTEXT
+from agents.core.llm.scripted_demo import DEMO_CONTEXT
 
 RULES = GuardRules()
 DRAFT = (

@@ -15,7 +15,7 @@ from agents.core.llm.client import OpenAIChat, client_from_env
 from agents.core.llm.offline import OfflineModel
 from agents.core.llm.schemas import openai_tool
 from agents.core.policy import ModelSettings
-from tests.fake_openai import (
+from agents.core.llm.scripted_server import (
     content,
     delay,
     hang_up,

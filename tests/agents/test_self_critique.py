@@ -4,7 +4,7 @@ import pytest
 
 from agents.core.pipelines import run_self_critique
 from agents.core.policy import SelfCritiquePolicy
-from tests.agents.demo import (
+from agents.core.llm.scripted_demo import (
     CAVEAT,
     CRITIQUE_APPROVE,
     CRITIQUE_REVISE,

@@ -6,8 +6,8 @@ import pytest
 
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import execute_run, retry_run, start_run, sweep_lost_runs
-from tests.agents.demo import APPROVE, DRAFT
-from tests.fake_openai import delay, tool_call
+from agents.core.llm.scripted_demo import APPROVE, DRAFT
+from agents.core.llm.scripted_server import delay, tool_call
 from tests.fixtures_worker import wait_for
 
 pytestmark = pytest.mark.worker

@@ -38,7 +38,7 @@ from tests.drills.scripted_runs import (
     wait_for_end,
     worker_errors,
 )
-from tests.fake_openai import delay
+from agents.core.llm.scripted_server import delay
 from tests.fixtures_worker import wait_for
 
 pytestmark = [pytest.mark.worker]

@@ -9,9 +9,9 @@ from playwright.sync_api import expect
 
 from agents.models import Incident, Run
 from reviewer.models import Decision, Escalation
-from tests.agents.demo import APPROVE, DRAFT
+from agents.core.llm.scripted_demo import APPROVE, DRAFT
 from tests.conftest import PASSWORD
-from tests.fake_openai import delay, tool_call
+from agents.core.llm.scripted_server import delay, tool_call
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 XSS = '<script>alert("xss")</script><img src=x onerror=alert("img")>'

@@ -5,16 +5,13 @@ stop; a usage error (unknown pipeline, unreadable context) exits non-zero with a
 """
 
 import json
-import re
 
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.core.llm.client import client_from_env
 from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
-
-# C0 and C1 control characters except tab, line feed and carriage return.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+from agents.core.text import CONTROL_CHARACTERS
 
 
 def read_context(path: str) -> dict:
@@ -50,7 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args, pipeline, goal, context, incident, enqueue, **options):
         if not goal.strip():
             raise CommandError("--goal must not be blank")
-        control = CONTROL.search(goal)
+        control = CONTROL_CHARACTERS.search(goal)
         if control:  # PostgreSQL cannot store NUL; no page should show the others
             raise CommandError(f"--goal contains a control character (U+{ord(control.group()):04X}); remove it")
         if incident is not None:

@@ -24,8 +24,18 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from agents.core.llm.scripted_server import (
+    Reply,
+    ScriptedServer,
+    content,
+    delay,
+    hang_up,
+    no_choices,
+    status,
+    tool_call,
+)
 from agents.models import ModelCall, Run
-from tests.drills.scripted_runs import (
+from tests.drills.conftest import (
     STAGES,
     TERMINAL,
     TOOLS,
@@ -37,16 +47,6 @@ from tests.drills.scripted_runs import (
     trace,
     wait_for_end,
     worker_errors,
-)
-from agents.core.llm.scripted_server import (
-    ScriptedServer,
-    Reply,
-    content,
-    delay,
-    hang_up,
-    no_choices,
-    status,
-    tool_call,
 )
 
 pytestmark = [pytest.mark.worker]

@@ -24,10 +24,10 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from agents.core.llm.scripted_server import delay
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import retry_run, sweep_lost_runs
-
-from tests.drills.scripted_runs import (
+from tests.drills.conftest import (
     STAGES,
     clean_script,
     good_reply,
@@ -38,8 +38,7 @@ from tests.drills.scripted_runs import (
     wait_for_end,
     worker_errors,
 )
-from agents.core.llm.scripted_server import delay
-from tests.fixtures_worker import wait_for
+from tests.factories import wait_for
 
 pytestmark = [pytest.mark.worker]
 

@@ -14,7 +14,6 @@ from agents.core.llm.breaker import breaker_for, reset_breakers
 from agents.core.llm.client import OpenAIChat, client_from_env
 from agents.core.llm.offline import OfflineModel
 from agents.core.llm.schemas import openai_tool
-from agents.core.policy import ModelSettings
 from agents.core.llm.scripted_server import (
     content,
     delay,
@@ -24,6 +23,7 @@ from agents.core.llm.scripted_server import (
     tool_call,
     unused_base_url,
 )
+from agents.core.policy import ModelSettings
 
 KEY = "sk-test-KEY-7f3a9c1e-do-not-leak"
 

@@ -1,17 +1,18 @@
-"""Reflection runs scripted per run on the fake OpenAI server, shared by the fault drills.
+"""Helpers of the fault drills: reflection runs scripted per run on the scripted server.
 
-Each run's goal carries a unique marker, so the fake server answers it from its own script
+Each run's goal carries a unique marker, so the server answers it from its own script
 (``ScriptedServer.script_for``) and the requests that reached the server can be counted per run.
+(This folder's fixtures come from ``tests/conftest.py``.)
 """
 
 from __future__ import annotations
 
 import time
 
+from agents.core.llm.scripted_demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
+from agents.core.llm.scripted_server import Reply, ScriptedServer, tool_call
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import start_run
-from agents.core.llm.scripted_demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
-from agents.core.llm.scripted_server import ScriptedServer, Reply, tool_call
 
 TERMINAL = ("ok", "stopped", "interrupted")
 STAGES = ("draft", "review", "revise")

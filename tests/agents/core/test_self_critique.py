@@ -2,8 +2,6 @@
 
 import pytest
 
-from agents.core.pipelines import run_self_critique
-from agents.core.policy import SelfCritiquePolicy
 from agents.core.llm.scripted_demo import (
     CAVEAT,
     CRITIQUE_APPROVE,
@@ -13,6 +11,8 @@ from agents.core.llm.scripted_demo import (
     GOAL,
     REVISED,
 )
+from agents.core.pipelines import run_self_critique
+from agents.core.policy import SelfCritiquePolicy
 
 
 def run(scripted, context=DEMO_CONTEXT, **policy_overrides):

@@ -1,22 +1,15 @@
-"""The product settings plus the SQLite changes of :mod:`bench.candidate` (benchmarks only).
+"""The product settings plus the one change the benchmarks still propose (``--candidate``).
 
-``BENCH_CANDIDATE`` lists the changes to apply (``immediate``, ``sync``, ``poll``); the benchmarks
-set it from their ``--candidate`` option.
+The filesystem broker looks for new messages every 100 ms, so a worker picks a run up ~50 ms after
+it is queued on average; here it looks every 10 ms (an idle worker then lists a folder 100 times a
+second). Only settings: the benchmarks select this module with
+``DJANGO_SETTINGS_MODULE=bench.candidate_settings`` (their ``--candidate`` option), for their own
+process and the worker they start. The other candidates measured earlier (SQLite ``IMMEDIATE``
+transactions, ``synchronous=NORMAL``, one model client per process) ship in the product now.
 """
 
-import os
-
 from reviewer.settings import *  # noqa: F403
-from reviewer.settings import CELERY_BROKER_TRANSPORT_OPTIONS, CELERY_BROKER_URL, DATABASES
+from reviewer.settings import CELERY_BROKER_TRANSPORT_OPTIONS, CELERY_BROKER_URL
 
-CHANGES = set(os.environ.get("BENCH_CANDIDATE", "immediate,sync,client,poll").split(","))
-
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    if "immediate" in CHANGES:
-        DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
-    if "sync" in CHANGES:
-        DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-
-if "poll" in CHANGES and CELERY_BROKER_URL.startswith("filesystem"):
-    # The filesystem broker looks for new messages every 0.1 s; a worker picks a run up 50 ms late on average.
+if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "polling_interval": 0.01}

@@ -1,10 +1,12 @@
 """Shared pieces of the benchmarks: the stage-playing model server, a throwaway database, a real
 Celery worker, statistics and table printing.
 
-The model is ``tests.fake_openai.FakeOpenAI`` with a responder that answers every stage correctly
-(by the tool the request asks for) after a configurable latency. It runs in its own process, so its
-CPU time is not counted as ours; our client measures each call's latency, and the benchmarks
-subtract that wait from wall time to isolate our own cost.
+The model is the product's scripted OpenAI-compatible server (``agents.core.llm.scripted_server``,
+which the tests use too) with a responder that answers every stage correctly (by the tool the
+request asks for) after a configurable latency, from the scripted demo answers
+(``agents.core.llm.scripted_demo``). It runs in its own process, so its CPU time is not counted as
+ours; our client measures each call's latency, and the benchmarks subtract that wait from wall
+time to isolate our own cost.
 
     .venv/bin/python -m bench.common serve --latency 0.2   # prints the base URL, serves until killed
 """
@@ -34,14 +36,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.agents import demo  # noqa: E402  (plain module: the demo context and scripted answers)
-from tests.fake_openai import FakeOpenAI, Reply, content, delay, tool_call  # noqa: E402
+from agents.core.llm import scripted_demo as demo  # noqa: E402  (plain Python: no Django settings needed)
+from agents.core.llm.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
 
 TEXT_GOAL = demo.GOAL
 ROUTING_GOAL = "I was charged twice for my subscription, please refund me. user_id=42"
 APPROVE_MARKER = "[approve]"  # a goal containing this gets an approving review/critique; others a revise
 FINAL_ANSWER = "We checked your account: the duplicate charge of 49.00 USD will be refunded within 5 days."
 PIPELINES = ("reflection", "self_critique", "routing")
+PRODUCT_SETTINGS = "reviewer.settings"
+CANDIDATE_SETTINGS = "bench.candidate_settings"  # --candidate: the one change still proposed
 
 # -- statistics -------------------------------------------------------------------------------
 
@@ -187,7 +191,7 @@ def stage_answer(tool: str | None, user_message: str) -> dict | str:
 
 
 class StageResponder:
-    """``FakeOpenAI(responder=StageResponder(latency=0.2))``: every request answered correctly by
+    """``ScriptedServer(responder=StageResponder(latency=0.2))``: every request answered correctly by
     its stage after ``latency`` seconds. Usage is an estimate (characters / 4) so token budgets and
     the run's token columns hold plausible numbers."""
 
@@ -246,7 +250,7 @@ def serve(latency: float) -> None:
     from http.server import ThreadingHTTPServer
 
     ThreadingHTTPServer.request_queue_size = 1024
-    fake = FakeOpenAI(responder=StageResponder(latency)).start()
+    fake = ScriptedServer(responder=StageResponder(latency)).start()
     fake.requests = _Discard()  # a long benchmark would otherwise keep every request body
     print(fake.base_url, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -270,14 +274,11 @@ class BenchDatabase:
     ``DATABASE_URL`` is a PostgreSQL URL, a new database on that server that we drop at the end.
     Never the developer's database: a SQLite ``DATABASE_URL`` is ignored."""
 
-    def __init__(self, name: str, *, keep: bool = False, candidate: str | None = None):
+    def __init__(self, name: str, *, keep: bool = False, settings_module: str = PRODUCT_SETTINGS):
         self.name = name
         self.keep = keep
-        # --candidate: the product settings plus the recommended changes (bench/candidate.py).
-        self.candidate = candidate
-        self.settings_module = "bench.candidate_settings" if candidate else "reviewer.settings"
-        if candidate:
-            os.environ["BENCH_CANDIDATE"] = candidate
+        # This process and the workers it starts run with these settings (--candidate: CANDIDATE_SETTINGS).
+        self.settings_module = settings_module
         self.var_dir = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
         self.pg_admin_url: str | None = None
         self.pg_database: str | None = None
@@ -333,7 +334,7 @@ class BenchDatabase:
 
     def describe(self) -> str:
         where = f"PostgreSQL database {self.pg_database}" if self.pg_database else f"SQLite {self.url[10:]}"
-        return f"{where}" + (f" with candidate changes: {self.candidate}" if self.candidate else "")
+        return where + (f" with {self.settings_module}" if self.settings_module != PRODUCT_SETTINGS else "")
 
 
 def _with_database(url: str, name: str) -> str:
@@ -342,9 +343,17 @@ def _with_database(url: str, name: str) -> str:
 
 
 def candidate_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--candidate", nargs="?", const="immediate,sync,client,poll", default=None,
-                        help="apply the changes bench/candidate.py describes: all, or a comma list of "
-                             "immediate,sync,client,poll")
+    """``--candidate``: measure with ``bench/candidate_settings.py`` instead of the product settings;
+    the script's ``args.settings`` is the settings module either way."""
+    parser.add_argument("--candidate", dest="settings", action="store_const", const=CANDIDATE_SETTINGS,
+                        default=PRODUCT_SETTINGS,
+                        help=f"run with DJANGO_SETTINGS_MODULE={CANDIDATE_SETTINGS}: the product settings with the "
+                             "filesystem broker polled every 10 ms instead of 100 ms")
+
+
+def settings_label(settings_module: str) -> str:
+    """A table title's suffix that says which settings were measured."""
+    return f" ({settings_module})" if settings_module != PRODUCT_SETTINGS else ""
 
 
 def use_model(base_url: str) -> None:
@@ -395,10 +404,8 @@ class CeleryWorker:
 
     def _start(self) -> None:
         self.log = open(self.log_path, "ab")
-        # --candidate: the same worker, with the model client reused across runs (bench/candidate.py).
-        launcher = "bench.candidate" if self.db.candidate and "client" in self.db.candidate else "celery"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", launcher, "-A", "reviewer", "worker", "--pool", "threads",
+            [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", "threads",
              "--concurrency", str(self.concurrency), "--loglevel", self.loglevel, "--without-gossip",
              "--without-mingle", "--without-heartbeat", "-n", f"{self.log_path.stem}-{os.getpid()}@%h"],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,

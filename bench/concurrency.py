@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/concurrency.py                        # worker concurrency 8, 32 and 100, ~2-5 minutes
     .venv/bin/python bench/concurrency.py --concurrency 100,2x50 --runs 200   # 2x50: two worker processes
-    .venv/bin/python bench/concurrency.py --candidate            # with the changes bench/candidate.py describes
+    .venv/bin/python bench/concurrency.py --candidate            # with bench/candidate_settings.py (10 ms polling)
     CELERY_BROKER_URL=redis://127.0.0.1:6379/0 .venv/bin/python bench/concurrency.py   # another broker
 
 For each worker concurrency (``celery worker --pool threads --concurrency N``), the benchmark submits
@@ -102,7 +102,7 @@ def main() -> None:
     levels = [tuple(int(x) for x in n.split("x")) if "x" in n else (1, int(n))
               for n in args.concurrency.split(",") if n.strip()]
 
-    db = common.BenchDatabase("concurrency", candidate=args.candidate).setup()
+    db = common.BenchDatabase("concurrency", settings_module=args.settings).setup()
     demo = common.load_demo()
     from django.conf import settings
 
@@ -116,7 +116,7 @@ def main() -> None:
             results.append(trial(db, demo, server.base_url, processes, threads, args.runs, args.latency))
             print(f"  concurrency {processes} x {threads}: {time.monotonic() - started:.0f} s", flush=True)
 
-    label = f" (candidate changes: {args.candidate})" if args.candidate else ""
+    label = common.settings_label(args.settings)
     rows = []
     for r in results:
         ok = r["ratio"] <= TARGET_RATIO and not r["lost"] and not r["failed"]

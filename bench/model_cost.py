@@ -82,15 +82,15 @@ def common_prefix(texts: list[str]) -> int:
 def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> dict:
     from agents.core.llm.client import OpenAIChat
     from agents.core.llm.endpoints import Endpoint
+    from agents.core.llm.scripted_server import ScriptedServer
     from agents.core.pipelines import run_pipeline
     from agents.core.policy import POLICY_CLASSES, ModelSettings
     from agents.core.text import canonical_json
-    from tests.fake_openai import FakeOpenAI
 
     responder = responder_class(0.0)
     context = None if pipeline == "routing" else common.demo.DEMO_CONTEXT
     inputs = common.run_inputs(pipeline, approve=approve)
-    with FakeOpenAI(responder=responder) as fake:
+    with ScriptedServer(responder=responder) as fake:
         settings = ModelSettings(model="bench-model", structured_output=mode, max_retries=0)
         llm = OpenAIChat(settings, endpoint=Endpoint("bench", fake.base_url))
         result = run_pipeline(pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings),

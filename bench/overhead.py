@@ -2,11 +2,11 @@
 
     .venv/bin/python bench/overhead.py                 # 200 runs per pipeline and mode, ~3-4 minutes
     .venv/bin/python bench/overhead.py --runs 50 --modes a,b
-    .venv/bin/python bench/overhead.py --candidate     # with the changes bench/candidate.py describes
+    .venv/bin/python bench/overhead.py --candidate     # with bench/candidate_settings.py (10 ms broker polling)
 
 For each pipeline (reflection, self_critique, routing; the revise path, so every stage is used):
 
-  (a) core      run_pipeline with OpenAIChat against the fake server, a null observer, no database
+  (a) core      run_pipeline with OpenAIChat against the scripted server, a null observer, no database
   (b) database  start_run(enqueue=False) + run_now: the row, the policy snapshot, the observer's
                 writes, the result, all in this process
   (c) celery    start_run (enqueued) to a real worker process (threads pool); wall time is from
@@ -14,22 +14,26 @@ For each pipeline (reflection, self_critique, routing; the revise path, so every
 
 "Ours" is wall time minus the model wait our client recorded (the sum of the run's CallRecord
 latencies, which includes the SDK's own request/response handling and the loopback HTTP round trip).
-The fake model runs in another process, so its CPU time is not ours. A second, smaller sample at 1 s
-per call (runs in flight together, started one by one over one latency, then all at once) gives the
-share of wall time that is ours. A third pass times the parts of (b), to show where its time goes.
+The scripted model server runs in another process, so its CPU time is not ours. A second, smaller
+sample at 1 s per call (runs in flight together, started one by one over one latency, then all at
+once) gives the share of wall time that is ours. A third pass times the parts of (b) under Python's
+profiler (nothing in the product is patched), to show where its time goes.
 
-On SQLite, (b) and (c) use the product's own settings; ``DATABASE_URL=postgres://...`` and
-``CELERY_BROKER_URL=redis://...`` measure those instead (the script makes its own database).
+(b) and (c) use the product's own settings (``--candidate``: ``bench/candidate_settings.py``);
+``DATABASE_URL=postgres://...`` and ``CELERY_BROKER_URL=redis://...`` measure those instead (the
+script makes its own database).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import re
 import statistics
 import sys
 import threading
 import time
+import types
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -203,86 +207,64 @@ def summarize(samples: list[tuple]) -> dict:
 # -- where (b)'s time goes -------------------------------------------------------------------------
 
 class Parts:
-    """Times the parts of run_now by wrapping the names it calls (the product code is not changed)."""
+    """Times the parts of run_now with Python's profiler: the cumulative time of the product functions
+    below, found by their file and qualified name. Nothing in the product is wrapped or replaced; the
+    profiler slows every call a little, so compare the parts with each other, not with (b) above."""
 
     NAMES = {
-        "start_run": "start_run: row + policy snapshot",
-        "claim": "claim (conditional UPDATE)",
-        "llm_for": "llm_for: build the model client",
-        "on_step": "observer: trace steps",
-        "on_model_call": "observer: model calls",
-        "record_result": "record_result",
-        "heartbeat": "heartbeat thread start/stop",
+        ("agents/tasks.py", "start_run"): "start_run: row + policy snapshot",
+        ("agents/tasks.py", "claim_run"): "claim (conditional UPDATE)",
+        ("agents/tasks.py", "llm_for"): "llm_for: the model client (cached per process)",
+        ("agents/observer.py", "DatabaseObserver.on_step"): "observer: trace steps",
+        ("agents/observer.py", "DatabaseObserver.on_model_call"): "observer: model calls",
+        ("agents/observer.py", "record_result"): "record_result",
+        ("agents/tasks.py", "Heartbeat.__enter__"): "heartbeat thread start/stop",
+        ("agents/tasks.py", "Heartbeat.__exit__"): "heartbeat thread start/stop",
     }
+    LABELS = list(dict.fromkeys(NAMES.values()))
 
-    def __init__(self):
-        self.current: dict[str, float] = defaultdict(float)
-
-    def timed(self, name, function):
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self.current[name] += (time.perf_counter() - started) * 1000
-
-        return wrapper
-
-    def install(self):
-        from agents import tasks
-        from agents.observer import DatabaseObserver
-
-        saved = {name: getattr(tasks, name) for name in ("start_run", "claim", "llm_for", "record_result")}
-        saved_observer = {name: getattr(DatabaseObserver, name) for name in ("on_step", "on_model_call")}
-        saved_heartbeat = (tasks.Heartbeat.__enter__, tasks.Heartbeat.__exit__)
-        for name, function in saved.items():
-            setattr(tasks, name, self.timed(name, function))
-        for name, function in saved_observer.items():
-            setattr(DatabaseObserver, name, self.timed(name, function))
-        tasks.Heartbeat.__enter__ = self.timed("heartbeat", saved_heartbeat[0])
-        tasks.Heartbeat.__exit__ = self.timed("heartbeat", saved_heartbeat[1])
-
-        def restore():
-            for name, function in saved.items():
-                setattr(tasks, name, function)
-            for name, function in saved_observer.items():
-                setattr(DatabaseObserver, name, function)
-            tasks.Heartbeat.__enter__, tasks.Heartbeat.__exit__ = saved_heartbeat
-
-        return restore
+    @classmethod
+    def measure(cls, function, *args) -> tuple[object, dict[str, float]]:
+        """``function(*args)`` under the profiler: its value and the ms spent in each part."""
+        profiler = cProfile.Profile()
+        value = profiler.runcall(function, *args)
+        spent: dict[str, float] = defaultdict(float)
+        for entry in profiler.getstats():
+            code = entry.code
+            if not isinstance(code, types.CodeType):
+                continue  # a built-in function
+            path = Path(code.co_filename)
+            where = path.relative_to(common.ROOT).as_posix() if path.is_relative_to(common.ROOT) else ""
+            label = cls.NAMES.get((where, code.co_qualname))
+            if label:
+                spent[label] += entry.totaltime * 1000  # includes what it calls
+        return value, spent
 
 
 def breakdown(demo: dict, runs: int) -> tuple[list[list], dict[str, int]]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    parts = Parts()
-    restore = parts.install()
     run = database_runner(demo)
     per_pipeline: dict[str, dict[str, list[float]]] = {p: defaultdict(list) for p in PIPELINES}
     statements = {}
-    try:
+    for pipeline in PIPELINES:
+        with CaptureQueriesContext(connection) as queries:
+            run(pipeline)
+        statements[pipeline] = sum(1 for q in queries.captured_queries
+                                   if not q["sql"].startswith(("SAVEPOINT", "RELEASE")))
+    for _ in range(runs):
         for pipeline in PIPELINES:
-            with CaptureQueriesContext(connection) as queries:
-                run(pipeline)
-            statements[pipeline] = sum(1 for q in queries.captured_queries
-                                       if not q["sql"].startswith(("SAVEPOINT", "RELEASE")))
-        for _ in range(runs):
-            for pipeline in PIPELINES:
-                parts.current = defaultdict(float)
-                wall, wait, _, _ = run(pipeline)
-                named = dict(parts.current)
-                record = per_pipeline[pipeline]
-                for name in Parts.NAMES:
-                    record[name].append(named.get(name, 0.0))
-                # The observer's time includes none of the model wait: on_model_call runs after it.
-                record["rest"].append(wall - wait - sum(named.values()))
-                record["total"].append(wall - wait)
-    finally:
-        restore()
+            (wall, wait, _, _), named = Parts.measure(run, pipeline)
+            record = per_pipeline[pipeline]
+            for label in Parts.LABELS:
+                record[label].append(named.get(label, 0.0))
+            # The observer's time includes none of the model wait: on_model_call runs after it.
+            record["rest"].append(wall - wait - sum(named.values()))
+            record["total"].append(wall - wait)
     rows = []
-    for name, label in [*Parts.NAMES.items(), ("rest", "the rest: core + run_now's own queries"),
-                        ("total", "ours, total")]:
+    for name, label in [*((label, label) for label in Parts.LABELS), ("rest", "the rest: core + run_now's own queries"),
+                        ("total", "ours, total (under the profiler)")]:
         rows.append([label, *(fmt_ms(median(per_pipeline[p][name]), 2) for p in PIPELINES)])
     return rows, statements
 
@@ -300,11 +282,7 @@ def main() -> None:
     args = parser.parse_args()
     modes = [m for m in args.modes.split(",") if m in MODE_NAMES]
 
-    db = common.BenchDatabase("overhead", candidate=args.candidate).setup()
-    if args.candidate and "client" in args.candidate:
-        from bench.candidate import reuse_model_client
-
-        reuse_model_client()
+    db = common.BenchDatabase("overhead", settings_module=args.settings).setup()
     demo = common.load_demo()
     from django.conf import settings
 
@@ -351,7 +329,7 @@ def main() -> None:
                 slow[(mode, pattern)] = {p: summarize(s) for p, s in samples.items()}
             print(f"  {MODE_NAMES[mode]} at {args.slow_latency:g} s: {time.monotonic() - started:.0f} s", flush=True)
 
-    label = f" (candidate changes: {args.candidate})" if args.candidate else ""
+    label = common.settings_label(args.settings)
     rows = []
     for mode in modes:
         for pipeline in PIPELINES:

@@ -19,19 +19,19 @@ from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
 
+
+def incident_from_context(context: dict, title: str) -> dict:
+    """The incident fields of a run context (the inverse of ``Incident.context()``); the report date
+    is left to the day the incidents are loaded."""
+    return {
+        **context["incident"], "title": title, "region": context.get("region", ""),
+        "policy_hints": context.get("policy_hints", {}), "approved_actions": context.get("approved_actions", []),
+    }
+
+
 INCIDENTS = [
-    {
-        "incident_id": "inc_pay_2041",
-        "title": "P1 payment degradation in the US",
-        "region": "US", "severity": "P1", "status": "degraded",
-        "affected_checkout_pct": 27, "failed_payment_rate": 0.034, "chargeback_alerts": 5, "eta_minutes": 45,
-        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
-        "approved_actions": [
-            "monitor payment failures every 15 minutes",
-            "publish customer update via status page every 15 minutes",
-            "prepare support macro with workaround guidance",
-        ],
-    },
+    # The incident of SPEC §3.3, defined once: the context file the README's run_pipeline command reads.
+    incident_from_context(json.loads(CONTEXT_FILE.read_text()), "P1 payment degradation in the US"),
     {
         "incident_id": "inc_api_4021",
         "title": "Public API latency (mitigated)",

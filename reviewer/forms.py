@@ -14,10 +14,6 @@ from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import Incident, Run
 
 
-# C0 and C1 control characters except tab, line feed and carriage return (which a textarea sends).
-_CONTROL = CONTROL
-
-
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
 
@@ -30,7 +26,7 @@ def default_goal(pipeline: str, incident) -> str:
 
 
 def refuse_control_characters(value: str, what: str) -> str:
-    found = _CONTROL.search(value)
+    found = CONTROL.search(value)
     if found:
         raise forms.ValidationError(
             "The %(what)s contains a control character (U+%(code)04X); remove it and try again.",

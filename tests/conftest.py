@@ -1,29 +1,40 @@
-"""Shared fixtures: named users for every role, the demo incident data, real runs made by the
-offline model. Test modules build on these instead of inventing their own users."""
+"""Fixtures every test folder uses: named users for every role, the demo incident data, real runs
+made by the offline model, the scripted OpenAI-compatible server (and a model scripted on it in both
+output modes), and real Celery worker processes. Test modules build on these instead of inventing
+their own; rows made by hand come from ``tests/factories.py``."""
 
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
+from agents.core.llm.breaker import reset_breakers
+from agents.core.llm.client import OpenAIChat
+from agents.core.llm.endpoints import Endpoint
+from agents.core.llm.scripted_server import Reply, ScriptedServer, content, tool_call
+from agents.core.policy import ModelSettings
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
-
-pytest_plugins = ["tests.fixtures_llm", "tests.fixtures_scripted", "tests.fixtures_worker", "tests.fixtures_browser"]
+from tests.factories import database_url, make_user
 
 settings.VAR_DIR.mkdir(parents=True, exist_ok=True)  # SQLite's test database file lives here
 settings.STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing folder
 
-PASSWORD = "a-test-password"  # test users only
+ROOT = Path(__file__).parents[1]
+TEST_KEY = "sk-test-key-never-shown"
 
 
-def make_user(username: str, *, group: str | None = None, staff: bool = False, **fields):
-    user = get_user_model().objects.create_user(username=username, password=PASSWORD, is_staff=staff,
-                                                is_superuser=staff, **fields)
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    return user
+# -- people and demo data -------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -66,3 +77,138 @@ def demo_runs(demo_data, users):
     from reviewer.demo import run_demo_pipelines
 
     return run_demo_pipelines(user=users.ops)
+
+
+# -- the model: the real openai SDK against the scripted server -------------------------------------
+
+
+@pytest.fixture
+def fake_openai():
+    """A started local OpenAI-compatible server (``agents/core/llm/scripted_server.py``), stopped afterwards."""
+    with ScriptedServer() as server:
+        yield server
+
+
+class Scripted:
+    """A scripted model: the real openai SDK, pointed at the scripted server, in either output mode.
+
+        def test_x(scripted):
+            scripted.answer("submit_draft", {"draft": "..."})    # a tool call, or JSON content in json mode
+            result = run_reflection(goal, context, scripted.policy(ReflectionPolicy), scripted.llm)
+    """
+
+    def __init__(self, fake: ScriptedServer, mode: str):
+        self.fake = fake
+        self.mode = mode
+        self.settings = ModelSettings(
+            model="test-model", structured_output=mode, timeout_seconds=2.0, max_retries=0
+        )
+        self.endpoint = Endpoint("test", fake.base_url, "TEST_KEY", TEST_KEY)
+
+    @property
+    def llm(self) -> OpenAIChat:
+        return OpenAIChat(self.settings, endpoint=self.endpoint, sleep=lambda seconds: None)
+
+    def policy(self, cls, **overrides):
+        """A policy of ``cls`` whose model settings point at the scripted server."""
+        return cls(model=self.settings, **overrides)
+
+    def answer(self, tool: str, payload) -> Scripted:
+        """A structured answer: a tool call in tools mode, JSON content in json mode."""
+        if self.mode == "tools":
+            self.fake.script(tool_call(tool, payload))
+        else:
+            self.fake.script(content(payload if isinstance(payload, str) else json.dumps(payload)))
+        return self
+
+    def text(self, text: str | None) -> Scripted:
+        self.fake.script(content(text))
+        return self
+
+    def reply(self, *replies: Reply) -> Scripted:
+        self.fake.script(*replies)
+        return self
+
+    def with_settings(self, **changes) -> Scripted:
+        self.settings = dataclasses.replace(self.settings, **changes)
+        return self
+
+
+@pytest.fixture(params=["tools", "json"])
+def scripted(request, fake_openai):
+    """Both structured-output modes of SPEC §5.1."""
+    reset_breakers()
+    yield Scripted(fake_openai, request.param)
+    reset_breakers()
+
+
+@pytest.fixture
+def scripted_tools(fake_openai):
+    """Tool-call mode only, for tests whose point is not the output mode."""
+    reset_breakers()
+    yield Scripted(fake_openai, "tools")
+    reset_breakers()
+
+
+# -- a real Celery worker process, sharing the test database and the broker ------------------------
+
+
+class Worker:
+    def __init__(self, log_path: Path, env: dict):
+        self.log_path = log_path
+        self.env = env
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 30) -> Worker:
+        self.log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", "threads", "--concurrency", "4",
+             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}@%h"],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while b" ready." not in self.log_path.read_bytes():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the worker did not start:\n{self.log_path.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.1)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no chance to clean up, as when a machine dies."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def worker_env(transactional_db, tmp_path):
+    """Environment for a worker process: the test settings, this test's database, the same broker."""
+    if settings.CELERY_BROKER_URL.startswith("filesystem"):
+        shutil.rmtree(settings.CELERY_BROKER_FOLDER, ignore_errors=True)
+        settings.CELERY_BROKER_FOLDER.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_"))}
+    env.update(DJANGO_SETTINGS_MODULE="reviewer.test_settings", DATABASE_URL=database_url(), PYTHONUNBUFFERED="1")
+    return env
+
+
+@pytest.fixture
+def start_worker(worker_env, tmp_path):
+    """``start_worker(OPENAI_BASE_URL=...)`` starts a worker with extra environment; all stop at the end."""
+    workers: list[Worker] = []
+
+    def start(**extra_env) -> Worker:
+        worker = Worker(tmp_path / f"worker-{len(workers)}.log", {**worker_env, **extra_env}).start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()

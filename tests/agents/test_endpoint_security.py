@@ -20,9 +20,9 @@ from agents.models import PipelinePolicy
 from agents.tasks import run_now
 from agents.models import Run
 from reviewer.roles import POLICY_ADMIN
-from tests.admin_forms import post_change
-from tests.drills.scripted_runs import clean_script, start_scripted
-from tests.fake_openai import FakeOpenAI
+from tests.agents.conftest import post_change
+from tests.drills.conftest import clean_script, start_scripted
+from agents.core.llm.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.django_db
 
@@ -32,13 +32,13 @@ DEFAULT_KEY = "sk-default-key-9876543210"
 
 @pytest.fixture
 def declared():
-    with FakeOpenAI() as server:
+    with ScriptedServer() as server:
         yield server
 
 
 @pytest.fixture
 def elsewhere():
-    with FakeOpenAI() as server:
+    with ScriptedServer() as server:
         yield server
 
 
@@ -66,7 +66,7 @@ def reflection_policy() -> PipelinePolicy:
     return PipelinePolicy.objects.get(pipeline="reflection", active=True)
 
 
-def sent(server: FakeOpenAI) -> str:
+def sent(server: ScriptedServer) -> str:
     """Everything the server received (paths, headers, bodies) as one text to search."""
     return json.dumps([{"path": r.path, "headers": r.headers, "body": dict(r)} for r in server.requests])
 

@@ -17,7 +17,7 @@ from agents.core.guard import GuardConfig, check_final_answer, check_revision, c
 from agents.models import RestrictedClaim
 from agents.core.patterns import MAX_PROGRAM_SIZE, UnsafePattern, compile_pattern, pattern_problem
 from agents.core.policy import GuardRules
-from tests.admin_forms import post_add
+from tests.agents.conftest import post_add
 
 SIZE = 100_000
 # Each pattern with the text that makes a backtracking engine explode on it.
@@ -193,7 +193,7 @@ def hostile_setup(incident, patterns) -> None:
 def test_a_worker_run_under_the_catastrophic_patterns_finishes_with_a_recorded_outcome(start_worker, demo_data):
     from agents.tasks import start_run
     from agents.models import Run
-    from tests.fixtures_worker import wait_for
+    from tests.factories import wait_for
 
     hostile_setup(demo_data["inc_pay_2041"], CATASTROPHIC)
     start_worker(LLM_BACKEND="offline")

@@ -3,7 +3,6 @@
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from agents.models import (
     BUDGET_RANGES,
@@ -15,14 +14,15 @@ from agents.models import (
     StagePrompt,
 )
 from agents.policy_rows import load_policy
-from tests.admin_forms import admin_url, form_data, post_add, post_change
+from tests.agents.conftest import admin_url, form_data, post_add, post_change
+from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def boss(db):
-    return get_user_model().objects.create_superuser("boss", "boss@example.com", "a-test-password")
+    return make_user("boss", staff=True, email="boss@example.com")
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from agents.models import PipelinePolicy
 from agents.tasks import run_now
 from agents.models import ModelCall, Run
 from reviewer.models import Escalation
-from tests.agents.demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
-from tests.drills.scripted_runs import start_scripted
-from tests.fake_openai import Reply, _completion, status, tool_call
+from agents.core.llm.scripted_demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
+from tests.drills.conftest import start_scripted
+from agents.core.llm.scripted_server import Reply, completion, status, tool_call
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +71,7 @@ def echoing_runs(fake, incident, *keys: str) -> list[Run]:
         start_scripted(fake, incident, "echo-error", [
             status(400, {"error": {"message": f"bad key {quoted}", "type": "invalid_request_error"}})]),
         # A refusal that quotes it.
-        start_scripted(fake, incident, "echo-refusal", [Reply(body=_completion(
+        start_scripted(fake, incident, "echo-refusal", [Reply(body=completion(
             {"role": "assistant", "content": None, "refusal": f"I will not say {quoted}"}, "stop", (10, 5)))]),
     ]
     for run in runs:

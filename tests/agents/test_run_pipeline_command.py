@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.demo import APPROVE, DRAFT
-from tests.fake_openai import tool_call
+from agents.core.llm.scripted_demo import APPROVE, DRAFT
+from agents.core.llm.scripted_server import tool_call
 
 ROOT = Path(__file__).parents[2]
 CONTEXT = str(ROOT / "agents" / "fixtures" / "demo_context.json")

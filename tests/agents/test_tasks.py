@@ -17,8 +17,7 @@ from agents.models import PipelinePolicy
 from agents.tasks import claim_run, execute_run, retry_run, run_now, start_run, sweep_lost_runs
 from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from reviewer.models import Escalation
-
-from tests.admin_forms import post_change
+from tests.agents.conftest import post_change
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).parents[2]
@@ -126,7 +125,7 @@ def test_an_admin_policy_change_reaches_the_next_run_and_not_the_stored_one(clie
 
 @pytest.mark.django_db(transaction=True)
 def test_run_pipeline_with_incident_stores_the_run(demo_data):
-    from tests.fixtures_worker import database_url
+    from tests.factories import database_url
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_"))}
     env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="reviewer.test_settings")

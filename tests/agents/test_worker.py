@@ -4,11 +4,11 @@ or Redis when CELERY_BROKER_URL says so (the test command runs this file against
 
 import pytest
 
-from agents.tasks import execute_run, start_run, sweep_lost_runs
+from agents.core.llm.scripted_demo import APPROVE, DRAFT
+from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import ModelCall, Run, TraceStep
-from tests.agents.demo import APPROVE, DRAFT
-from tests.fake_openai import delay, tool_call
-from tests.fixtures_worker import wait_for
+from agents.tasks import execute_run, retry_run, start_run, sweep_lost_runs
+from tests.factories import wait_for
 
 pytestmark = pytest.mark.worker
 

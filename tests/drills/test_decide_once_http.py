@@ -21,10 +21,8 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from agents.core.policy import default_policy
-from agents.models import Incident, Run
 from reviewer.models import Decision, Escalation
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD, make_escalation, make_incident
 
 try:  # the openai SDK's HTTP client; some builds ship it under its new name
     import httpx
@@ -43,13 +41,7 @@ DRAFT = "We are investigating a problem in the EU. Current status: degraded."
 def escalation(db):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: the test command's second pass runs it (DATABASE_URL=postgres://...)")
-    incident = Incident.objects.create(incident_id="inc_http_race", title="HTTP race", region="EU",
-                                       status="degraded")
-    run = Run.objects.create(pipeline="reflection", goal="Write the update.", incident=incident,
-                             context=incident.context(), policy=default_policy("reflection").to_dict(),
-                             status=Run.Status.STOPPED, stop_reason="policy_escalation")
-    return Escalation.objects.create(run=run, stop_reason="policy_escalation", reason="Needs a person.",
-                                     draft=DRAFT, candidate=DRAFT)
+    return make_escalation(incident=make_incident("inc_http_race", title="HTTP race"), text=DRAFT)
 
 
 @dataclass

@@ -24,8 +24,18 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from agents.core.llm.scripted_server import (
+    Reply,
+    ScriptedServer,
+    content,
+    delay,
+    hang_up,
+    no_choices,
+    status,
+    tool_call,
+)
 from agents.models import ModelCall, Run
-from tests.drills.scripted_runs import (
+from tests.drills.conftest import (
     STAGES,
     TERMINAL,
     TOOLS,
@@ -37,16 +47,6 @@ from tests.drills.scripted_runs import (
     trace,
     wait_for_end,
     worker_errors,
-)
-from tests.fake_openai import (
-    FakeOpenAI,
-    Reply,
-    content,
-    delay,
-    hang_up,
-    no_choices,
-    status,
-    tool_call,
 )
 
 pytestmark = [pytest.mark.worker]
@@ -65,7 +65,7 @@ FAILED_HTTP = ("llm_timeout", "llm_unavailable", "llm_rate_limited")  # what the
 assert TRANSIENT_SLOTS * TRIES < BREAKER_THRESHOLD
 
 
-def model_env(fake: FakeOpenAI) -> dict:
+def model_env(fake: ScriptedServer) -> dict:
     return {
         "OPENAI_API_KEY": "sk-drill-test", "OPENAI_BASE_URL": fake.base_url, "OPENAI_MODEL": "drill-model",
         "OPENAI_MAX_RETRIES": str(MAX_RETRIES), "OPENAI_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
@@ -169,7 +169,7 @@ def plan_run(marker: str, fault: str, rng: random.Random) -> Plan:
                 phases + [(stage, "stopped")], transient=False)
 
 
-def check(plan: Plan, fake: FakeOpenAI) -> list[str]:
+def check(plan: Plan, fake: ScriptedServer) -> list[str]:
     """Everything that differs from the plan, as readable lines (empty when the run is exact)."""
     run = Run.objects.get(pk=plan.run.pk)
     got = {
@@ -209,7 +209,7 @@ class Dispatcher:
     transient ones; a waiting slot gets one enqueued at once, or a clean filler run when none is left.
     """
 
-    def __init__(self, fake: FakeOpenAI, incident, plans: list[Plan], worker):
+    def __init__(self, fake: ScriptedServer, incident, plans: list[Plan], worker):
         self.fake = fake
         self.worker = worker
         self.incident = incident
@@ -316,7 +316,7 @@ def test_two_hundred_runs_with_random_model_faults_each_end_with_their_own_stop_
 class Sequence:
     """Runs one scripted run at a time (or a batch side by side) and waits for each to end."""
 
-    def __init__(self, fake: FakeOpenAI, incident, worker):
+    def __init__(self, fake: ScriptedServer, incident, worker):
         self.fake = fake
         self.incident = incident
         self.worker = worker
@@ -336,7 +336,7 @@ class Sequence:
         return self.batch(replies)[0]
 
 
-def refused(fake: FakeOpenAI, marker: str, run: Run) -> bool:
+def refused(fake: ScriptedServer, marker: str, run: Run) -> bool:
     """The run ended on the open breaker without a single request reaching the server."""
     return ((run.status, run.stop_reason, run.phase) == ("stopped", "llm_circuit_open", "draft")
             and requests_for(fake, marker) == [] and outcomes(run) == ["llm_circuit_open"])

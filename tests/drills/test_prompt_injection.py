@@ -19,11 +19,11 @@ import json
 
 import pytest
 
+from agents.core.llm.scripted_demo import APPROVE, CRITIQUE_APPROVE, DRAFT, REVISE, REVISED
 from agents.models import Incident, Run
 from agents.tasks import run_now, start_run
 from reviewer.models import Escalation
-from tests.agents.demo import APPROVE, CRITIQUE_APPROVE, DRAFT, REVISE, REVISED
-from tests.fixtures_scripted import TEST_KEY
+from tests.conftest import TEST_KEY
 
 pytestmark = pytest.mark.django_db
 

@@ -29,15 +29,23 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from agents.tasks import start_run, sweep_lost_runs
+from agents.core.llm.scripted_server import Reply, delay
 from agents.models import ModelCall, Run, TraceStep
-
-from tests.drills.scripted_runs import (
-    STAGES, TOOLS, clean_script, goal_for, good_reply, requests_for, script, start_scripted, trace, wait_for_end,
+from agents.tasks import retry_run, start_run, sweep_lost_runs
+from tests.drills.conftest import (
+    STAGES,
+    TOOLS,
+    goal_for,
+    clean_script,
+    good_reply,
+    requests_for,
+    script,
+    start_scripted,
+    trace,
+    wait_for_end,
     worker_errors,
 )
-from tests.fake_openai import Reply, delay
-from tests.fixtures_worker import wait_for
+from tests.factories import wait_for
 
 pytestmark = [pytest.mark.worker]
 

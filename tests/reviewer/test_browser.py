@@ -7,11 +7,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from agents.core.llm.scripted_demo import APPROVE, DRAFT
+from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import Incident, Run
 from reviewer.models import Decision, Escalation
-from tests.agents.demo import APPROVE, DRAFT
-from tests.conftest import PASSWORD
-from tests.fake_openai import delay, tool_call
+from tests.factories import PASSWORD, make_escalation, make_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 XSS = '<script>alert("xss")</script><img src=x onerror=alert("img")>'
@@ -86,11 +86,10 @@ def test_lead_edits_with_a_violation_justifies_and_approves_then_rejects_another
 
 
 def test_model_text_with_script_and_img_onerror_renders_as_text(page, live_server, users, demo_data):
-    run = Run.objects.create(pipeline="reflection", goal=f"Goal {XSS}", incident=Incident.objects.first(),
-                             status="stopped", stop_reason="policy_escalation", phase="review",
-                             answer="", candidate=f"Draft {XSS}", escalation_reason=f"Reason {XSS}")
-    escalation = Escalation.objects.create(run=run, stop_reason="policy_escalation", reason=f"Reason {XSS}",
-                                           draft=f"Draft {XSS}", candidate=f"Draft {XSS} edited")
+    run = make_run(goal=f"Goal {XSS}", incident=Incident.objects.first(), status="stopped",
+                   stop_reason="policy_escalation", phase="review", answer="", candidate=f"Draft {XSS}",
+                   escalation_reason=f"Reason {XSS}")
+    escalation = make_escalation(run, candidate=f"Draft {XSS} edited")
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     log_in(page, live_server, "lead")

@@ -8,10 +8,9 @@ import threading
 import pytest
 from django.db import connection
 
-from agents.core.policy import default_policy
-from agents.models import Incident, Run
 from reviewer import decisions
 from reviewer.models import Decision, Escalation
+from tests.factories import make_escalation, make_incident
 
 THREADS = 20
 
@@ -22,12 +21,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 def escalation(db):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
-    incident = Incident.objects.create(incident_id="inc_race_1", title="Race", region="EU", status="degraded")
-    run = Run.objects.create(pipeline="reflection", goal="Write the update.", incident=incident,
-                             context=incident.context(), policy=default_policy("reflection").to_dict(),
-                             status=Run.Status.STOPPED, stop_reason="policy_escalation")
-    text = "We are investigating a problem in the EU. Current status: degraded."
-    return Escalation.objects.create(run=run, stop_reason="policy_escalation", draft=text, candidate=text)
+    return make_escalation(incident=make_incident("inc_race_1", title="Race"))
 
 
 def test_twenty_simultaneous_decisions_store_exactly_one(escalation, users):

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.models import Run
 from reviewer.models import Escalation
+from tests.factories import make_run
 
 
 def stat(html: str, element_id: str) -> int:
@@ -43,8 +44,8 @@ def test_dashboard_counts_match_the_demo_runs(login, demo_runs):
 
 
 def test_dashboard_counts_runs_in_flight_and_links_to_them(login, demo_runs):
-    Run.objects.create(pipeline="reflection", goal="g", status="queued")
-    Run.objects.create(pipeline="reflection", goal="g", status="running")
+    make_run(goal="g", status="queued")
+    make_run(goal="g", status="running")
 
     html = login("ops").get(reverse("home")).content.decode()
 
@@ -54,9 +55,9 @@ def test_dashboard_counts_runs_in_flight_and_links_to_them(login, demo_runs):
 
 def test_stop_reason_chart_counts_the_last_24_hours_and_7_days(login, demo_runs):
     demo_reasons = set(Run.objects.values_list("stop_reason", flat=True))
-    Run.objects.create(pipeline="routing", goal="g", status="stopped", stop_reason="llm_timeout")
+    make_run("routing", goal="g", status="stopped", stop_reason="llm_timeout")
     for days in (3, 30):
-        run = Run.objects.create(pipeline="routing", goal="g", status="stopped", stop_reason="llm_timeout")
+        run = make_run("routing", goal="g", status="stopped", stop_reason="llm_timeout")
         Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(days=days))
 
     html = login("ops").get(reverse("home")).content.decode()

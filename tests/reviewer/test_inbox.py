@@ -1,18 +1,15 @@
 """The escalation inbox and the escalation page (SPEC §7, §8): reviewer.views.inbox."""
 
 import re
-from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
-from django.utils import timezone
 
-from agents.core.policy import default_policy
-from agents.models import Incident, Run
+from agents.models import Run
 from reviewer import decisions
 from reviewer.models import Decision, Escalation
-from tests.conftest import make_user
+from tests import factories
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 XSS = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
@@ -20,22 +17,15 @@ XSS = "<script>alert(1)</script> <img src=x onerror=alert(1)>"
 
 @pytest.fixture
 def incident(db):
-    return Incident.objects.create(incident_id="inc_test_1", title="Test incident", region="EU", severity="P2",
-                                   status="degraded", eta_minutes=30)
+    return factories.make_incident(severity="P2", eta_minutes=30)
 
 
 @pytest.fixture
 def make_escalation(incident):
-    """A pending escalation on a quickly made run (no pipeline executed)."""
+    """A pending escalation on a quickly made run on ``incident`` (no pipeline executed)."""
 
-    def make(*, pipeline="reflection", stop_reason="policy_escalation", age_minutes=0, claimed_by=None,
-             text="We are investigating wallet top-up failures in the EU. Current status: degraded.", **fields):
-        run = Run.objects.create(pipeline=pipeline, goal="Write the customer update.", incident=incident,
-                                 context=incident.context(), policy=default_policy(pipeline).to_dict(),
-                                 status=Run.Status.STOPPED, stop_reason=stop_reason)
-        fields = {"draft": text, "candidate": text, "reason": "Needs a person.", **fields}
-        return Escalation.objects.create(run=run, stop_reason=stop_reason, claimed_by=claimed_by,
-                                         opened_at=timezone.now() - timedelta(minutes=age_minutes), **fields)
+    def make(*, text="We are investigating wallet top-up failures in the EU. Current status: degraded.", **fields):
+        return factories.make_escalation(incident=incident, goal="Write the customer update.", text=text, **fields)
 
     return make
 
@@ -196,7 +186,7 @@ def test_anonymous_visitors_are_sent_to_the_login_page(client, make_escalation, 
 
 
 def test_a_reader_without_the_decide_permission_sees_no_decide_buttons(client, make_escalation):
-    reader = make_user("reader")
+    reader = factories.make_user("reader")
     reader.user_permissions.add(Permission.objects.get(codename="view_escalation"))
     escalation = make_escalation()
     client.force_login(reader)

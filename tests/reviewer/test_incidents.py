@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from agents.models import Run
 from agents.policy_rows import load_policy
+from tests.factories import make_run
 
 PAY = "inc_pay_2041"
 
@@ -218,7 +219,7 @@ def test_runs_list_on_the_incident_page_polls_only_while_a_run_is_in_flight(logi
     make_runs(demo_data[PAY], 1)
     assert "every 2s" not in client.get(incident_url()).content.decode()
 
-    Run.objects.create(pipeline="reflection", goal="g", incident=demo_data[PAY], status="running")
+    make_run(goal="g", incident=demo_data[PAY], status="running")
     partial = client.get(incident_url(), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="incident-runs")
     assert partial.content.decode().lstrip().startswith('<div id="incident-runs" hx-get=')
     assert 'hx-trigger="every 2s"' in partial.content.decode()

@@ -9,6 +9,7 @@ from django.urls import reverse
 from agents.core.stops import explain
 from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from reviewer.models import Escalation
+from tests.factories import make_escalation, make_run
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -137,7 +138,7 @@ def test_anonymous_user_is_sent_to_login(client, demo_runs):
 # Live trace ------------------------------------------------------------------------------------
 
 def in_flight_run(status="running", steps=1) -> Run:
-    run = Run.objects.create(pipeline="reflection", goal="Write it.", status=status, phase="draft")
+    run = make_run(status=status, phase="draft")
     for index in range(1, steps + 1):
         TraceStep.objects.create(run=run, index=index, phase="draft", measurements={"draft_chars": 10})
     return run
@@ -201,8 +202,8 @@ def test_trace_keeps_the_chosen_diff_view(login, db):
 
 @pytest.fixture
 def hostile_run(demo_data):
-    run = Run.objects.create(
-        pipeline="self_critique", goal=f"Goal {SCRIPT}", incident=demo_data["inc_pay_2041"], status="stopped",
+    run = make_run(
+        "self_critique", goal=f"Goal {SCRIPT}", incident=demo_data["inc_pay_2041"], status="stopped",
         stop_reason="patch_violation:no_new_facts", answer=f"Answer {SCRIPT}", candidate=f"Candidate {IMG}",
         details={"raw": SCRIPT}, model_label=IMG,
         guard={"violations": [{"check": "patch_violation:no_new_facts", "message": f"found {IMG}", "found": SCRIPT}]},
@@ -217,7 +218,7 @@ def hostile_run(demo_data):
     AuditDiff.objects.create(run=run, before_text=f"Draft {SCRIPT}", after_text=f"Draft {SCRIPT} and {IMG}",
                              changed=True, before_hash="a" * 12, after_hash="b" * 12, before_chars=1, after_chars=2,
                              delta=1, length_increase_pct=1.0, diff_unit="chunks", unified_diff=f"+{IMG}")
-    Escalation.objects.create(run=run, stop_reason=run.stop_reason, candidate=run.candidate)
+    make_escalation(run)
     return run
 
 
@@ -252,8 +253,8 @@ def test_run_lists_escape_model_and_user_text(login, hostile_run):
 
 def test_run_list_filters_by_stop_reason_status_pipeline_and_age(login, demo_runs):
     client = login("ops")
-    new = Run.objects.create(pipeline="routing", goal="new", status="stopped", stop_reason="llm_timeout")
-    old = Run.objects.create(pipeline="routing", goal="old", status="stopped", stop_reason="llm_timeout")
+    new = make_run("routing", goal="new", status="stopped", stop_reason="llm_timeout")
+    old = make_run("routing", goal="old", status="stopped", stop_reason="llm_timeout")
     Run.objects.filter(pk=old.pk).update(created_at=old.created_at - timedelta(days=2))
 
     by_reason = listed_runs(client.get(reverse("runs") + "?stop_reason=llm_timeout").content.decode())
@@ -284,9 +285,8 @@ def test_run_list_filters_over_htmx_return_the_list_only(login, demo_runs):
 # Failed runs and retry -------------------------------------------------------------------------
 
 def test_failed_runs_lists_failed_and_interrupted_runs_but_not_escalated_or_successful_ones(login, demo_runs):
-    exhausted = Run.objects.create(pipeline="routing", goal="Hello", status="stopped",
-                                   stop_reason="max_route_attempts")
-    lost = Run.objects.create(pipeline="reflection", goal="Write it.", status="interrupted", stop_reason="worker_lost")
+    exhausted = make_run("routing", goal="Hello", status="stopped", stop_reason="max_route_attempts")
+    lost = make_run(status="interrupted", stop_reason="worker_lost")
     running = in_flight_run()
 
     html = login("ops").get(reverse("failed_runs")).content.decode()
@@ -326,9 +326,8 @@ def test_retry_starts_a_linked_run_with_the_same_inputs(login, demo_runs, users)
 
 
 def test_retry_of_an_incident_run_uses_the_incident(login, demo_data):
-    failed = Run.objects.create(pipeline="reflection", goal="Write it.", incident=demo_data["inc_wallet_77"],
-                                context=demo_data["inc_wallet_77"].context(), status="stopped",
-                                stop_reason="llm_timeout")
+    failed = make_run(incident=demo_data["inc_wallet_77"], context=demo_data["inc_wallet_77"].context(),
+                      status="stopped", stop_reason="llm_timeout")
 
     login("ops").post(reverse("run_retry", args=[failed.pk]), HTTP_HX_REQUEST="true")
 
@@ -410,8 +409,8 @@ def test_failed_runs_query_count_does_not_grow_with_rows(login, demo_data, djang
 
 @pytest.mark.parametrize("steps", [5, 50])
 def test_run_page_query_count_does_not_grow_with_the_trace(login, demo_data, django_assert_max_num_queries, steps):
-    run = Run.objects.create(pipeline="routing", goal="ticket", status="stopped", stop_reason="max_route_attempts",
-                             incident=demo_data["inc_pay_2041"])
+    run = make_run("routing", goal="ticket", status="stopped", stop_reason="max_route_attempts",
+                   incident=demo_data["inc_pay_2041"])
     TraceStep.objects.bulk_create([
         TraceStep(run=run, index=i, phase="delegate" if i % 2 else "route",
                   measurements={"attempt": i, "target": "billing_specialist", "observation_status": "needs_reroute"},

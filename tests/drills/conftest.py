@@ -1,17 +1,18 @@
-"""Reflection runs scripted per run on the fake OpenAI server, shared by the fault drills.
+"""Helpers of the fault drills: reflection runs scripted per run on the scripted server.
 
-Each run's goal carries a unique marker, so the fake server answers it from its own script
-(``FakeOpenAI.script_for``) and the requests that reached the server can be counted per run.
+Each run's goal carries a unique marker, so the server answers it from its own script
+(``ScriptedServer.script_for``) and the requests that reached the server can be counted per run.
+(This folder's fixtures come from ``tests/conftest.py``.)
 """
 
 from __future__ import annotations
 
 import time
 
+from agents.core.llm.scripted_demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
+from agents.core.llm.scripted_server import Reply, ScriptedServer, tool_call
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import start_run
-from tests.agents.demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
-from tests.fake_openai import FakeOpenAI, Reply, tool_call
 
 TERMINAL = ("ok", "stopped", "interrupted")
 STAGES = ("draft", "review", "revise")
@@ -38,20 +39,20 @@ def goal_for(marker: str) -> str:
     return f"{GOAL} [{marker}]"
 
 
-def script(fake: FakeOpenAI, marker: str, replies: list[Reply]) -> None:
+def script(fake: ScriptedServer, marker: str, replies: list[Reply]) -> None:
     """Append ``replies`` to the answers for the requests of the run(s) with ``marker``."""
     if replies:
         fake.script_for(f"[{marker}]", *replies)
 
 
-def start_scripted(fake: FakeOpenAI, incident, marker: str, replies: list[Reply]) -> Run:
+def start_scripted(fake: ScriptedServer, incident, marker: str, replies: list[Reply]) -> Run:
     """A queued reflection run whose model requests are answered by ``replies``, in order."""
     script(fake, marker, replies)
     run, _ = start_run(pipeline="reflection", goal=goal_for(marker), incident=incident)
     return run
 
 
-def requests_for(fake: FakeOpenAI, marker: str) -> list[str]:
+def requests_for(fake: ScriptedServer, marker: str) -> list[str]:
     """The stages (by tool name) of the requests with ``marker`` that reached the server, in order."""
     tag = f"[{marker}]"
     stages = {tool: stage for stage, tool in TOOLS.items()}

@@ -1,4 +1,5 @@
-"""Post Django admin forms the way a browser would: start from the page's own form, change fields."""
+"""Helpers of the agents app's tests: post Django admin forms the way a browser would, starting from the
+page's own form and changing fields. (This folder's fixtures come from ``tests/conftest.py``.)"""
 
 from django.urls import reverse
 

@@ -1,9 +1,17 @@
-"""Shared inputs for pipeline tests: the demo incident of SPEC §3.3 and texts it supports."""
+"""Scripted answers for the demo incident (SPEC §3.3), for the tests and the benchmarks.
+
+The incident's context is ``agents/fixtures/demo_context.json`` (the file the README's
+``run_pipeline --context`` command reads, and the one the demo's payment incident is built from);
+the answers below pass every stage on it: a draft the facts support, an approving or revising
+review and critique, and the revision that applies the fix. Plain Python, like
+:mod:`agents.core.llm.scripted_server` that serves them.
+"""
 
 import json
 from pathlib import Path
 
-DEMO_CONTEXT = json.loads((Path(__file__).parents[2] / "agents" / "fixtures" / "demo_context.json").read_text())
+DEMO_CONTEXT_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_context.json"
+DEMO_CONTEXT = json.loads(DEMO_CONTEXT_FILE.read_text())
 GOAL = "Write the customer update for the P1 payment degradation."
 
 DRAFT = (

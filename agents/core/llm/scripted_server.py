@@ -1,10 +1,14 @@
-"""A local OpenAI-compatible HTTP server for tests: scripted answers, real sockets, the real SDK.
+"""A local OpenAI-compatible HTTP server with scripted answers, for the tests and the benchmarks.
 
-    with FakeOpenAI() as fake:
-        fake.script(status(429, headers={"Retry-After": "1"}), tool_call("reflect", {...}))
-        chat = OpenAIChat(ModelSettings(), endpoint=Endpoint("test", fake.base_url, "TEST_KEY", "sk-test"))
+The tests drive the real openai SDK against it (real sockets, real retries); the benchmarks in
+``bench/`` run it with a ``responder`` that plays every stage after a set latency. It is plain Python
+(no Django), so both import it without the product's settings.
+
+    with ScriptedServer() as server:
+        server.script(status(429, headers={"Retry-After": "1"}), tool_call("reflect", {...}))
+        chat = OpenAIChat(ModelSettings(), endpoint=Endpoint("test", server.base_url, "TEST_KEY", "sk-test"))
         ...
-        assert len(fake.requests) == 2
+        assert len(server.requests) == 2
 
 Replies are served in the order they were scripted, one per request. A request that finds the queue
 empty gets a 500 whose message says "no scripted reply", so a test that makes more calls than it
@@ -58,7 +62,7 @@ def _usage(usage: tuple[int, int] | None) -> dict[str, Any]:
     }
 
 
-def _completion(message: dict, finish_reason: str, usage: tuple[int, int] | None) -> dict:
+def completion(message: dict, finish_reason: str, usage: tuple[int, int] | None) -> dict:
     return {
         "object": "chat.completion",
         "choices": [
@@ -85,12 +89,12 @@ def tool_call(
             }
         ],
     }
-    return Reply(body=_completion(message, "tool_calls", usage))
+    return Reply(body=completion(message, "tool_calls", usage))
 
 
 def content(text: str | None, *, usage: tuple[int, int] | None = (10, 5)) -> Reply:
     """The model answers in the message content (JSON mode, plain text, or a tool-less server)."""
-    return Reply(body=_completion({"role": "assistant", "content": text}, "stop", usage))
+    return Reply(body=completion({"role": "assistant", "content": text}, "stop", usage))
 
 
 def no_choices(*, usage: tuple[int, int] | None = (10, 0)) -> Reply:
@@ -128,7 +132,7 @@ def unused_base_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-class FakeOpenAI:
+class ScriptedServer:
     def __init__(self, responder: Callable[[dict], Reply] | None = None):
         self.requests: list[ReceivedRequest] = []
         self._queue: list[Reply] = []
@@ -152,7 +156,7 @@ class FakeOpenAI:
         with self._lock:
             self._marked.setdefault(marker, []).extend(replies)
 
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> "ScriptedServer":
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -160,7 +164,7 @@ class FakeOpenAI:
                 fake._serve(self)
 
             def do_GET(self):
-                fake._send(self, 404, {"error": {"message": "FakeOpenAI serves POST only"}}, {})
+                fake._send(self, 404, {"error": {"message": "ScriptedServer serves POST only"}}, {})
 
             def log_message(self, format, *args):  # keep pytest output clean
                 pass
@@ -185,7 +189,7 @@ class FakeOpenAI:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> "ScriptedServer":
         return self.start()
 
     def __exit__(self, *exc_info) -> None:
@@ -210,12 +214,12 @@ class FakeOpenAI:
             reply = self.responder(body)
 
         if handler.path.rstrip("/") != CHAT_PATH:
-            message = f"FakeOpenAI serves POST {CHAT_PATH} only, not {handler.path}"
-            self._send(handler, 404, {"error": {"message": message, "type": "fake_openai"}}, {})
+            message = f"ScriptedServer serves POST {CHAT_PATH} only, not {handler.path}"
+            self._send(handler, 404, {"error": {"message": message, "type": "scripted_server"}}, {})
             return
         if reply is None:
-            message = "FakeOpenAI: no scripted reply left for this request (script more replies)"
-            self._send(handler, 500, {"error": {"message": message, "type": "fake_openai"}}, {})
+            message = "ScriptedServer: no scripted reply left for this request (script more replies)"
+            self._send(handler, 500, {"error": {"message": message, "type": "scripted_server"}}, {})
             return
         if reply.delay and self._stopping.wait(reply.delay):
             return

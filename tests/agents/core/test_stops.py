@@ -12,7 +12,7 @@ import pytest
 
 from agents.core.stops import STOP_REASONS, explain, opens_escalation
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 SOURCE = [p for folder in ("agents", "reviewer") for p in sorted((ROOT / folder).rglob("*.py"))
           if "migrations" not in p.parts and p.name != "stops.py"]
 EXACT = {name for name in STOP_REASONS if "<" not in name}

@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
+from agents.core.llm.scripted_demo import APPROVE, CAVEAT, DEMO_CONTEXT, DRAFT, ESCALATE, GOAL, REVISE, REVISED
 from agents.core.pipelines import run_reflection
 from agents.core.policy import ReflectionPolicy
-from tests.agents.demo import APPROVE, CAVEAT, DEMO_CONTEXT, DRAFT, ESCALATE, GOAL, REVISE, REVISED
 
 
 def run(scripted, **policy_overrides):

@@ -2,9 +2,7 @@
 
 import pytest
 
-from agents.core.pipelines import run_self_critique
-from agents.core.policy import SelfCritiquePolicy
-from tests.agents.demo import (
+from agents.core.llm.scripted_demo import (
     CAVEAT,
     CRITIQUE_APPROVE,
     CRITIQUE_REVISE,
@@ -13,6 +11,8 @@ from tests.agents.demo import (
     GOAL,
     REVISED,
 )
+from agents.core.pipelines import run_self_critique
+from agents.core.policy import SelfCritiquePolicy
 
 
 def run(scripted, context=DEMO_CONTEXT, **policy_overrides):

@@ -1,4 +1,5 @@
-"""Playwright drives Debian's headless Chromium (no browser download); screenshots go to test-artifacts/."""
+"""Fixtures of the dashboard tests: Playwright drives Debian's headless Chromium (no browser
+download); screenshots go to test-artifacts/."""
 
 import os
 import shutil
@@ -9,7 +10,7 @@ import pytest
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).parents[1] / "test-artifacts"
+ARTIFACTS = Path(__file__).parents[2] / "test-artifacts"
 
 
 @pytest.fixture(scope="session")

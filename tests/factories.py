@@ -1,0 +1,100 @@
+"""One factory per model that tests create by hand, and the plain helpers that several test folders use.
+
+A factory makes a row the way the product would have left it, without executing a pipeline;
+keyword arguments override or add fields. Fixtures live in the ``conftest.py`` of the folder that
+uses them (``tests/conftest.py`` for those used everywhere), not here.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from urllib.parse import quote
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import connection
+from django.utils import timezone
+
+from agents.core.policy import default_policy
+from agents.models import Incident, Run
+from reviewer.models import Escalation
+
+PASSWORD = "a-test-password"  # test users only
+
+
+# -- factories, one per model -------------------------------------------------------------------
+
+
+def make_user(username: str, *, group: str | None = None, staff: bool = False, **fields):
+    """A user with ``PASSWORD``, in the role ``group`` (``reviewer.roles``); ``staff`` makes a superuser."""
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, is_staff=staff,
+                                                is_superuser=staff, **fields)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+def make_incident(incident_id: str = "inc_test_1", **fields) -> Incident:
+    """An incident in the EU, degraded; ``fields`` add facts or override these."""
+    return Incident.objects.create(incident_id=incident_id, **{"title": "Test incident", "region": "EU",
+                                                               "status": "degraded", **fields})
+
+
+def make_run(pipeline: str = "reflection", *, goal: str = "Write it.", snapshot: bool = False, **fields) -> Run:
+    """A run row (queued unless ``status`` says otherwise), as a worker would have left it.
+
+    ``snapshot=True`` also stores what ``start_run`` snapshots: the incident's context (if any) and
+    the pipeline's default policy.
+    """
+    if snapshot:
+        incident = fields.get("incident")
+        fields = {"context": incident.context() if incident is not None else {},
+                  "policy": default_policy(pipeline).to_dict(), **fields}
+    return Run.objects.create(pipeline=pipeline, goal=goal, **fields)
+
+
+def make_escalation(run: Run | None = None, *, incident: Incident | None = None, pipeline: str = "reflection",
+                    goal: str = "Write the update.", stop_reason: str = "policy_escalation",
+                    text: str = "We are investigating a problem in the EU. Current status: degraded.",
+                    age_minutes: float = 0, **fields) -> Escalation:
+    """A pending escalation opened ``age_minutes`` ago.
+
+    On ``run``, it holds what the run stopped with, as the product opens it: the run's stop reason,
+    reason, candidate (also as the draft) and guard. Without ``run``, it is on a new run that a gate
+    stopped on ``incident`` (no pipeline executed), with ``text`` as the draft and the candidate.
+    """
+    if run is None:
+        run = make_run(pipeline, goal=goal, incident=incident, snapshot=True, status=Run.Status.STOPPED,
+                       stop_reason=stop_reason)
+        fields = {"draft": text, "candidate": text, "reason": "Needs a person.", **fields}
+    else:
+        fields = {"stop_reason": run.stop_reason, "reason": run.escalation_reason, "draft": run.candidate,
+                  "candidate": run.candidate, "guard": run.guard, **fields}
+    fields.setdefault("stop_reason", stop_reason)
+    return Escalation.objects.create(run=run, opened_at=timezone.now() - timedelta(minutes=age_minutes), **fields)
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def wait_for(predicate, timeout: float = 30, every: float = 0.05, message: str = "condition"):
+    """The first truthy value of ``predicate()``, polled until ``timeout`` (for another process's work)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+def database_url() -> str:
+    """The URL of the database this test is using (the test database), for another process."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    if connection.vendor == "postgresql":
+        auth = quote(db["USER"] or "") + (":" + quote(db["PASSWORD"]) if db.get("PASSWORD") else "")
+        return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    raise RuntimeError(f"no worker support for {connection.vendor}")

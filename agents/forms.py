@@ -4,8 +4,8 @@
 from django import forms
 
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT, EndpointError, endpoint_names
-from agents.models import PipelinePolicy, StagePrompt
 from agents.core.policy import DECISIONS
+from agents.models import PipelinePolicy, StagePrompt
 
 DECISION_CHOICES = [(decision, decision) for decision in DECISIONS]
 

@@ -16,8 +16,8 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
-from django.core.validators import RegexValidator
 from django.core.serializers.json import DjangoJSONEncoder
+from django.core.validators import RegexValidator
 from django.db import models
 from django.forms.models import model_to_dict
 from django.utils import timezone
@@ -25,6 +25,7 @@ from django.utils import timezone
 from agents.core.inputs import control_character
 from agents.core.llm.endpoints import NAME_HELP, NAME_PATTERN
 from agents.core.llm.schemas import STAGE_TOOLS
+from agents.core.patterns import pattern_problem
 from agents.core.policy import (
     DECISIONS,
     PIPELINE_CHOICES,
@@ -33,7 +34,6 @@ from agents.core.policy import (
     TextPolicy,
 )
 from agents.core.stops import opens_escalation
-from agents.core.patterns import pattern_problem
 
 # The budgets of §3; a row keeps the ones its pipeline's dataclass has and leaves the others empty.
 BUDGET_FIELDS = (
@@ -470,7 +470,7 @@ class PolicyChange(models.Model):
 
     @classmethod
     def record(cls, user, obj: models.Model, action: str, *, before=None, after=None,
-               object_id=None, policy: PipelinePolicy | None = None) -> "PolicyChange":
+               object_id=None, policy: PipelinePolicy | None = None) -> PolicyChange:
         user = user if getattr(user, "is_authenticated", False) else None
         return cls.objects.create(
             user=user,

@@ -23,12 +23,12 @@ from django.utils import timezone
 from agents.core.llm.base import LLM
 from agents.core.llm.client import client_from_env
 from agents.core.llm.endpoints import key_variables
-from agents.observer import DatabaseObserver, record_result
 from agents.core.pipelines import RunResult, run_pipeline
-from agents.policy_rows import load_policy
 from agents.core.policy import POLICY_CLASSES, Policy
-from agents.store import database_workers
 from agents.models import Incident, Run, TraceStep
+from agents.observer import DatabaseObserver, record_result
+from agents.policy_rows import load_policy
+from agents.store import database_workers
 
 log = logging.getLogger("agents.tasks")
 

@@ -28,8 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,7 +134,7 @@ def machine_info() -> dict[str, str]:
             with connection.cursor() as cursor:
                 cursor.execute("SHOW server_version")
                 info["postgresql"] = cursor.fetchone()[0]
-    except Exception:  # noqa: BLE001 - informational only
+    except Exception:
         pass
     return info
 
@@ -223,7 +224,7 @@ class ModelServer:
         self.process: subprocess.Popen | None = None
         self.base_url = ""
 
-    def __enter__(self) -> "ModelServer":
+    def __enter__(self) -> ModelServer:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bench.common", "serve", "--latency", str(self.latency)],
             cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True,
@@ -291,7 +292,7 @@ class BenchDatabase:
             self.url = f"sqlite:///{self.var_dir / 'bench.sqlite3'}"
         self.vendor = "postgresql" if self.pg_database else "sqlite"
 
-    def setup(self) -> "BenchDatabase":
+    def setup(self) -> BenchDatabase:
         """Create the database, point Django at it (before ``django.setup()``), migrate."""
         if self.pg_database:
             import psycopg
@@ -320,7 +321,7 @@ class BenchDatabase:
             from django.db import connections
 
             connections.close_all()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         if self.pg_database and not self.keep:
             import psycopg
@@ -397,7 +398,7 @@ class CeleryWorker:
         self.loglevel = loglevel
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "CeleryWorker":
+    def __enter__(self) -> CeleryWorker:
         self.crashes: list[str] = []
         self._start()
         return self

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import common  # noqa: E402
-from bench.common import PIPELINES, fmt_ms, median, percentile, print_table  # noqa: E402
+from bench import common
+from bench.common import PIPELINES, fmt_ms, median, percentile, print_table
 
 TARGET_RATIO = 1.5
 

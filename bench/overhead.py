@@ -40,8 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import common  # noqa: E402
-from bench.common import PIPELINES, fmt_ms, median, percentile, print_table  # noqa: E402
+from bench import common
+from bench.common import PIPELINES, fmt_ms, median, percentile, print_table
 
 TARGET_DB_MS = 10.0  # (b) per run
 TARGET_SHARE = 1.0  # % of wall time at 1 s model latency
@@ -103,7 +103,7 @@ def database_runner(demo: dict):
                                  user=demo["user"], enqueue=False)
         try:
             tasks.run_now(row.pk)
-        except Exception as error:  # noqa: BLE001 - counted as a failed run, and reported
+        except Exception as error:
             FAILURES.append(f"(b) run {row.pk}: {type(error).__name__}: {error}")
         wall = (time.perf_counter() - started) * 1000
         wait = common.model_wait_ms([row.pk]).get(row.pk, 0.0)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import common  # noqa: E402
-from bench.common import PIPELINES, fmt_ms, median, percentile, print_table  # noqa: E402
+from bench import common
+from bench.common import PIPELINES, fmt_ms, median, percentile, print_table
 
 TARGET_P95_MS = 100.0
 BATCH = 500  # rows per INSERT (SQLite allows 32,766 parameters; a run has ~35 columns)
@@ -484,7 +484,7 @@ def main() -> None:
         ["page", f"queries @ {small_label}", f"queries @ {large_label}", "median (small)", "p95 (small)",
          "median (large)", "p95 (large)", f"target p95 ≤ {TARGET_P95_MS:g} ms, same queries"],
         rows,
-        [f"large database: " + ", ".join(f"{v:,} {k}" for k, v in large_sizes.items())
+        ["large database: " + ", ".join(f"{v:,} {k}" for k, v in large_sizes.items())
          + f"; generated in {load_seconds:.0f} s. Time is around client.get (Django test Client, in process)."],
     )
     for name in urls:

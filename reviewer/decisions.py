@@ -17,10 +17,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.core.guard import check_final_answer, check_revision, guard_config
+from agents.core.inputs import control_character
 from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
 from agents.core.stops import opens_escalation
 from agents.core.text import normalize
-from agents.core.inputs import control_character
 from reviewer.models import Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"

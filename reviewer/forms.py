@@ -13,7 +13,6 @@ from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKE
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import Incident, Run
 
-
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
 

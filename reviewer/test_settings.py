@@ -2,12 +2,12 @@
 
 from pathlib import Path
 
-from reviewer.settings import *  # noqa: F403
+from reviewer.settings import *
 from reviewer.settings import BASE_DIR, DATABASES, os
 
 VAR_DIR = Path(os.environ.get("TEST_VAR_DIR") or BASE_DIR / "var" / "test")  # per-session: TEST_VAR_DIR
 CELERY_BROKER_FOLDER = VAR_DIR / "broker"
-if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
+if CELERY_BROKER_URL.startswith("filesystem"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER),
         "data_folder_out": str(CELERY_BROKER_FOLDER),
@@ -21,6 +21,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_SQLITE_NAME") or str(VAR_DIR / "test-db.sqlite3")}
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 1)  # noqa: F405
-RUN_STALE_SECONDS = envint("RUN_STALE_SECONDS", 4)  # noqa: F405
+RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 1)
+RUN_STALE_SECONDS = envint("RUN_STALE_SECONDS", 4)
 STATIC_ROOT = VAR_DIR / "static"  # created by tests/conftest.py; tests that need files run collectstatic

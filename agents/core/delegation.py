@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from agents.core.policy import RoutingPolicy
 from agents.core.specialists import Observation, Worker, WorkerArgsError
@@ -38,7 +39,7 @@ class RouteGateway:
             observation = worker(dict(args))
         except WorkerArgsError as error:
             raise Stop("route_bad_args:" + target, error=str(error)) from None
-        except Exception as error:  # noqa: BLE001 - a failing worker is a recorded stop
+        except Exception as error:
             raise Stop("route_error:" + target, error=f"{type(error).__name__}: {error}"[:500]) from None
         status = observation.get("status") if isinstance(observation, dict) else None
         if status not in EXPECTED_STATUSES:

@@ -9,7 +9,7 @@ output still goes through the patch guard. Plain Python: no Django here.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from agents.core.phrases import normalize_phrase, phrase_present
 

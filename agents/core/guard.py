@@ -8,14 +8,13 @@ phrases not applied). Plain Python: no Django here.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from agents.core.facts import find_violations, without_instructions
 from agents.core.phrases import PhraseRules, missing_and_present
 from agents.core.policy import GuardRules, SelfCritiquePolicy, TextPolicy
 from agents.core.text import canonical_json, normalize
-
 
 # The stop reason of each fact and claim check (agents.core.facts.CHECKS), on a revision and on
 # a final answer.

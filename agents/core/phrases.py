@@ -9,8 +9,8 @@ reason, never silently dropped. Plain Python: no Django here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 PHRASE_MIN, PHRASE_MAX = 3, 160
 

@@ -5,7 +5,8 @@ that provider-side prefix caching can reuse.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from agents.core.llm.base import StageRequest
 from agents.core.llm.schemas import STAGE_TOOLS, TOOLS

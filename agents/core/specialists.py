@@ -8,10 +8,11 @@ arguments are unusable; any other exception is a worker failure. Workers read fa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 Observation = dict[str, Any]
 Worker = Callable[[dict[str, Any]], Observation]

@@ -2,8 +2,8 @@
 
 import hashlib
 import json
-import re
 from typing import Any
+
 
 def normalize(text: str) -> str:
     """Trim and collapse every run of whitespace to one space (SPEC §3)."""

@@ -20,6 +20,7 @@ from agents.models import Run, since
 from reviewer.forms import IN_FLIGHT
 from reviewer.models import Escalation
 
+
 @login_required
 @require_GET
 def home(request):

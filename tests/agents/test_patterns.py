@@ -14,9 +14,9 @@ from django.utils.html import escape
 
 from agents.core.facts import find_claims, find_violations, is_hedged, without_instructions
 from agents.core.guard import GuardConfig, check_final_answer, check_revision, claim_evidence
-from agents.models import RestrictedClaim
 from agents.core.patterns import MAX_PROGRAM_SIZE, UnsafePattern, compile_pattern, pattern_problem
 from agents.core.policy import GuardRules
+from agents.models import RestrictedClaim
 from tests.agents.conftest import post_add
 
 SIZE = 100_000
@@ -191,8 +191,8 @@ def hostile_setup(incident, patterns) -> None:
 
 @pytest.mark.worker
 def test_a_worker_run_under_the_catastrophic_patterns_finishes_with_a_recorded_outcome(start_worker, demo_data):
-    from agents.tasks import start_run
     from agents.models import Run
+    from agents.tasks import start_run
     from tests.factories import wait_for
 
     hostile_setup(demo_data["inc_pay_2041"], CATASTROPHIC)

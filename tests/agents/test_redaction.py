@@ -16,13 +16,12 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from agents.core.llm.breaker import reset_breakers
-from agents.models import PipelinePolicy
-from agents.tasks import run_now
-from agents.models import ModelCall, Run
-from reviewer.models import Escalation
 from agents.core.llm.scripted_demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
-from tests.drills.conftest import start_scripted
 from agents.core.llm.scripted_server import Reply, completion, status, tool_call
+from agents.models import ModelCall, PipelinePolicy, Run
+from agents.tasks import run_now
+from reviewer.models import Escalation
+from tests.drills.conftest import start_scripted
 
 pytestmark = pytest.mark.django_db
 

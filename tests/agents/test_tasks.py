@@ -5,17 +5,15 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from unittest import mock
 
 import pytest
 import time_machine
 
-from agents.models import PipelinePolicy
+from agents.models import AuditDiff, ModelCall, PipelinePolicy, Review, Run, TraceStep
 from agents.tasks import claim_run, execute_run, retry_run, run_now, start_run, sweep_lost_runs
-from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from reviewer.models import Escalation
 from tests.agents.conftest import post_change
 
@@ -157,7 +155,7 @@ def test_switching_a_route_off_for_execution_in_admin_denies_the_next_routing_ru
 # ---------------------------------------------------------------- killed work resumes by itself (issue 9, item 7)
 # The clock is time-machine's: the sweep reads timezone.now(), so "61 s later" is a travel, not a sleep.
 
-T0 = datetime(2026, 11, 23, 9, 0, tzinfo=dt_timezone.utc)
+T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
 def later(seconds: float):

@@ -7,7 +7,7 @@ import pytest
 from agents.core.llm.scripted_demo import APPROVE, DRAFT
 from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import ModelCall, Run, TraceStep
-from agents.tasks import execute_run, retry_run, start_run, sweep_lost_runs
+from agents.tasks import execute_run, start_run, sweep_lost_runs
 from tests.factories import wait_for
 
 pytestmark = pytest.mark.worker

@@ -102,7 +102,7 @@ def test_fifty_leads_deciding_one_escalation_over_http_store_exactly_one_decisio
             response = browser.post(decide_url, data=data, headers=headers)
             press.status, press.body = response.status_code, response.text
             press.location = response.headers.get("location", "")
-        except BaseException as error:  # noqa: BLE001 - reported below with the thread it came from
+        except BaseException as error:
             with lock:
                 errors.append((press.index, error))
 

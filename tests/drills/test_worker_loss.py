@@ -31,12 +31,12 @@ from django.utils import timezone
 
 from agents.core.llm.scripted_server import Reply, delay
 from agents.models import ModelCall, Run, TraceStep
-from agents.tasks import retry_run, start_run, sweep_lost_runs
+from agents.tasks import start_run, sweep_lost_runs
 from tests.drills.conftest import (
     STAGES,
     TOOLS,
-    goal_for,
     clean_script,
+    goal_for,
     good_reply,
     requests_for,
     script,

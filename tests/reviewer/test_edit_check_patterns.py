@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from agents.core.policy import default_policy
-from reviewer import decisions
 from agents.models import Incident, Run
+from reviewer import decisions
 from reviewer.models import Escalation
 from tests.agents.test_patterns import CATASTROPHIC
 

@@ -18,7 +18,8 @@ import math
 import os
 import random
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import openai
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from agents.core.facts import find_violations
 from agents.core.fallback import apply_fallback

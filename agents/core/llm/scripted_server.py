@@ -22,9 +22,10 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -156,7 +157,7 @@ class ScriptedServer:
         with self._lock:
             self._marked.setdefault(marker, []).extend(replies)
 
-    def start(self) -> "ScriptedServer":
+    def start(self) -> ScriptedServer:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -189,7 +190,7 @@ class ScriptedServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

@@ -11,9 +11,10 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
 from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
 from agents.core.policy import Policy
@@ -197,7 +198,7 @@ def execute(
             if name in details:
                 setattr(result, name, details.pop(name))
         result.details = _jsonable(details)
-    except Exception as error:  # noqa: BLE001 - the contract: a crash is a recorded stop
+    except Exception as error:
         log.exception("run %s crashed in phase %s", run.run_id, run.phase)
         result.status = "stopped"
         result.stop_reason = "internal_error:" + type(error).__name__

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from agents.core.audit import audit_record
 from agents.core.guard import check_revision, guard_config

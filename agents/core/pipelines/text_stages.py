@@ -3,7 +3,8 @@ and the final-answer checks. The pipelines differ only in what they pass in."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from agents.core.guard import GuardResult, check_final_answer
 from agents.core.llm.base import ModelReply

@@ -15,8 +15,6 @@ from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
 
 
-
-
 def read_context(path: str) -> dict:
     try:
         with open(path, "rb") as handle:

@@ -35,7 +35,7 @@ class PipelinePolicyForm(forms.ModelForm):
 
     class Meta:
         model = PipelinePolicy
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 (the ModelAdmin's fieldsets choose what is shown)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -602,14 +602,13 @@ class Incident(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = IncidentQuerySet.as_manager()
+
     class Meta:
         ordering = ["-report_date", "incident_id"]
 
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.title}"
-
-
-    objects = IncidentQuerySet.as_manager()
 
     @property
     def facts(self) -> list[tuple[str, str]]:
@@ -722,6 +721,8 @@ class Run(models.Model):
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
 
+    objects = RunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -740,9 +741,6 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.pk} ({self.pipeline}, {self.status})"
-
-
-    objects = RunQuerySet.as_manager()
 
     @property
     def in_flight(self) -> bool:
@@ -765,7 +763,6 @@ class Run(models.Model):
 
 class TraceStep(models.Model):
     """One completed step, written by the observer while the run is in flight."""
-
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField()
     phase = models.CharField(max_length=20)
@@ -780,6 +777,10 @@ class TraceStep(models.Model):
     class Meta:
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="trace_step_once")]
+
+    def __str__(self) -> str:
+        return f"Run {self.run_id} step {self.index} ({self.phase}, {self.status})"
+
 
 
 class ModelCall(models.Model):
@@ -802,6 +803,10 @@ class ModelCall(models.Model):
     class Meta:
         ordering = ["run", "id"]
 
+    def __str__(self) -> str:
+        return f"Run {self.run_id} {self.stage} call (attempt {self.attempt}, try {self.try_number})"
+
+
 
 class Review(models.Model):
     """The reviewer model's verdict (reflection review or self-critique), as the gateway accepted it."""
@@ -820,6 +825,10 @@ class Review(models.Model):
     quality = models.CharField(max_length=20, blank=True)
     completeness = models.CharField(max_length=20, blank=True)
 
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of run {self.run_id}: {self.decision}"
+
+
 
 class AuditDiff(models.Model):
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="audit")
@@ -837,3 +846,7 @@ class AuditDiff(models.Model):
     diff_unit = models.CharField(max_length=10)
     unified_diff = models.TextField(blank=True)
     diff_excerpt = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return f"Audit of run {self.run_id} ({self.before_hash} -> {self.after_hash})"
+

@@ -99,7 +99,8 @@ def load_policy(pipeline: str) -> Policy:
                 RestrictedClaim.objects.filter(enabled=True).order_by("id").values_list("pattern", flat=True)
             ),
             regions=tuple(
-                t.lower() for t in RegionToken.objects.filter(enabled=True).order_by("id").values_list("token", flat=True)
+                t.lower()
+                for t in RegionToken.objects.filter(enabled=True).order_by("id").values_list("token", flat=True)
             ),
         )
     if "routes" in used:

@@ -2,8 +2,8 @@
 
 ``start_run`` creates the row and enqueues on commit; ``execute_run`` claims it with a conditional
 update (so a duplicate delivery never runs the pipeline twice), runs it with the database observer
-and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose worker went silent and retries them automatically (bounded),
-and enqueues again the queued runs whose message was lost.
+and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose worker went silent and
+retries them automatically (bounded), and enqueues again the queued runs whose message was lost.
 """
 
 from __future__ import annotations
@@ -54,8 +54,17 @@ def llm_for(policy: Policy) -> LLM:
         return _clients[key]
 
 
-def start_run(*, pipeline: str, goal: str, incident: Incident | None = None, context: dict | None = None,
-              user=None, idempotency_key: str = "", retry_of: Run | None = None, enqueue: bool = True) -> tuple[Run, bool]:
+def start_run(
+    *,
+    pipeline: str,
+    goal: str,
+    incident: Incident | None = None,
+    context: dict | None = None,
+    user=None,
+    idempotency_key: str = "",
+    retry_of: Run | None = None,
+    enqueue: bool = True,
+) -> tuple[Run, bool]:
     """Create a queued run with its context and policy snapshots; enqueue it once the row is committed.
 
     Returns ``(run, created)``: the same ``idempotency_key`` from the same user returns the same run.
@@ -247,7 +256,9 @@ def _enqueue_lost_messages(older: datetime, now: datetime) -> None:
     A queued run's ``heartbeat_at`` records when the sweep last enqueued it (its claim overwrites it):
     a backlog that is only slow gets one extra message per threshold, not one per sweep.
     """
-    waiting = Q(status=Run.Status.QUEUED, created_at__lt=older) & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=older))
+    waiting = Q(status=Run.Status.QUEUED, created_at__lt=older) & (
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=older)
+    )
     again = []
     for pk in list(Run.objects.filter(waiting).order_by("created_at", "pk").values_list("pk", flat=True)):
         if Run.objects.filter(waiting, pk=pk).update(heartbeat_at=now):

@@ -85,7 +85,7 @@ def print_table(title: str, headers: Sequence[str], rows: Iterable[Sequence[Any]
     widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
 
     def line(cells):
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
 
     out = [f"\n### {title}", "", line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [line(r) for r in rows]
@@ -417,7 +417,9 @@ class CeleryWorker:
         it and how often: "OperationalError: database is locked (agents/observer.py:85 in record_result) x3"."""
         found: dict[str, int] = {}
         where = ""
-        frame = re.compile(r'^\s*File "' + re.escape(str(ROOT)) + r'/((?:agents|reviewer)/[^"]+)", line (\d+), in (\w+)')
+        frame = re.compile(
+            r'^\s*File "' + re.escape(str(ROOT)) + r'/((?:agents|reviewer)/[^"]+)", line (\d+), in (\w+)'
+        )
         last = ""
         for line in self.log_path.read_text(errors="replace").splitlines():
             if line.startswith("Traceback"):
@@ -428,7 +430,9 @@ class CeleryWorker:
             elif match := frame.match(line):
                 where = f"{match[1]}:{match[2]} in {match[3]}"
             elif re.match(r"^(?:\w+\.)+\w*(?:Error|Exception): ", line) and "The above exception" not in line:
-                key = f"{line.split(': ', 1)[0].split('.')[-1]}: {line.split(': ', 1)[1]}" + (f" ({where})" if where else "")
+                key = f"{line.split(': ', 1)[0].split('.')[-1]}: {line.split(': ', 1)[1]}" + (
+                    f" ({where})" if where else ""
+                )
                 found[key] = found.get(key, 0) + 1
                 last = key
         return [f"{key} x{count}" for key, count in sorted(found.items()) if count] + self.crashes
@@ -439,7 +443,9 @@ class CeleryWorker:
         if self.process.poll() is None:
             return False
         tail = self.log_path.read_text(errors="replace").splitlines()
-        last = next((line for line in reversed(tail) if re.match(r"^[\w.]+(?:Error|Exception): ", line)), "no exception")
+        last = next(
+            (line for line in reversed(tail) if re.match(r"^[\w.]+(?:Error|Exception): ", line)), "no exception"
+        )
         self.crashes.append(f"the worker process exited (code {self.process.returncode}) after: {last}")
         self.log.close()
         self._start()
@@ -494,7 +500,7 @@ def wait_finished(run_pks: Sequence[int], timeout: float, worker: CeleryWorker |
             progress = time.monotonic()
         pending -= done
         if pending:
-            if any([w.restart_if_dead() for w in workers]):
+            if any([w.restart_if_dead() for w in workers]):  # noqa: C419 (restart every dead worker, not the first)
                 return  # what the dead worker held is lost; the caller counts it
             time.sleep(every)
 

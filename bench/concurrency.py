@@ -132,14 +132,28 @@ def main() -> None:
                      f"≤ {TARGET_RATIO:g}x, 0 lost: " + ("met" if ok else "MISSED (" + "; ".join(why) + ")")])
     print_table(
         f"{args.runs} runs submitted at once, {args.latency:g} s per model call, threads pool{label}",
-        ["worker processes x threads", "runs", "submit s", "ideal s", "total s", "ratio", "slowest run / ideal", "lost",
-         "failed", "redelivered",
-         "per-run s median / p95 / max", "target"],
+        [
+            "worker processes x threads",
+            "runs",
+            "submit s",
+            "ideal s",
+            "total s",
+            "ratio",
+            "slowest run / ideal",
+            "lost",
+            "failed",
+            "redelivered",
+            "per-run s median / p95 / max",
+            "target",
+        ],
         rows,
-        ["ideal = the slowest pipeline's run alone on the same worker (its model calls x latency + our overhead). "
-         "lost = still queued/running/interrupted at the end; failed = stopped.",
-         "total = submit of the first run to finished_at of the last (so it includes the time this one process takes "
-         "to call start_run 100 times); slowest run = the longest submit-to-finish of one run. n/a when runs were lost."],
+        [
+            "ideal = the slowest pipeline's run alone on the same worker (its model calls x latency + our overhead). "
+            "lost = still queued/running/interrupted at the end; failed = stopped.",
+            "total = submit of the first run to finished_at of the last (so it includes the time this one "
+            "process takes to call start_run 100 times); slowest run = the longest submit-to-finish of one run. "
+            "n/a when runs were lost.",
+        ],
     )
     for r in results:
         for reason in r["stop_reasons"]:

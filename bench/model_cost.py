@@ -93,8 +93,9 @@ def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> di
     with ScriptedServer(responder=responder) as fake:
         settings = ModelSettings(model="bench-model", structured_output=mode, max_retries=0)
         llm = OpenAIChat(settings, endpoint=Endpoint("bench", fake.base_url))
-        result = run_pipeline(pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings),
-                              llm=llm)
+        result = run_pipeline(
+            pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings), llm=llm
+        )
         bodies = [dict(r) for r in fake.requests]
     calls = []
     for body in bodies:
@@ -132,9 +133,21 @@ def main() -> None:
     for (pipeline, label, mode), r in results.items():
         sent = sum(c["sent_chars"] for c in r["calls"])
         received = sum(len(c["received"]) for c in r["calls"])
-        rows.append([pipeline, label, mode, len(r["calls"]), f"{r['result'].stop_reason}", f"{sent:,}",
-                     f"{tokens(sent):,}", f"{received:,}", f"{tokens(received):,}", yes_no(r["context_once"]),
-                     yes_no(r["stable_prefix"]) + (f" ({r['shared_prefix']:,} chars shared)" if r["stable_prefix"] else "")])
+        rows.append(
+            [
+                pipeline,
+                label,
+                mode,
+                len(r["calls"]),
+                f"{r['result'].stop_reason}",
+                f"{sent:,}",
+                f"{tokens(sent):,}",
+                f"{received:,}",
+                f"{tokens(received):,}",
+                yes_no(r["context_once"]),
+                yes_no(r["stable_prefix"]) + (f" ({r['shared_prefix']:,} chars shared)" if r["stable_prefix"] else ""),
+            ]
+        )
     print_table(
         "Model cost per run on the demo incident (scripted answers; tokens are estimates: characters / 4)",
         ["pipeline", "path", "mode", "calls", "stop reason", "sent chars", "sent tokens (est.)", "received chars",
@@ -145,7 +158,7 @@ def main() -> None:
 
     rows = []
     seen = set()
-    for (pipeline, label, mode), r in results.items():
+    for (pipeline, _label, mode), r in results.items():
         for call in r["calls"]:
             key = (pipeline, mode, call["tool"], call["system"], len(call["user"]) // 50)
             if key in seen:
@@ -158,8 +171,19 @@ def main() -> None:
                          f"{tokens(len(call['received'])):,}"])
     print_table(
         "Prompt sizes per stage, characters (tokens are estimates: characters / 4)",
-        ["pipeline", "mode", "stage tool", "system", "user", "of which context", "tool schema", "sent", "sent tokens (est.)",
-         "answer", "answer tokens (est.)"],
+        [
+            "pipeline",
+            "mode",
+            "stage tool",
+            "system",
+            "user",
+            "of which context",
+            "tool schema",
+            "sent",
+            "sent tokens (est.)",
+            "answer",
+            "answer tokens (est.)",
+        ],
         rows,
     )
     common.print_machine()

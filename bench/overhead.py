@@ -74,7 +74,9 @@ def core_runner(base_url: str):
     from agents.core.policy import POLICY_CLASSES, ModelSettings
 
     settings = ModelSettings(model="bench-model")
-    llm = OpenAIChat(settings, endpoint=Endpoint("bench", base_url))  # one client, as a long-lived process would keep it
+    llm = OpenAIChat(
+        settings, endpoint=Endpoint("bench", base_url)
+    )  # one client, as a long-lived process would keep it
     policies = {p: POLICY_CLASSES[p](model=settings) for p in PIPELINES}
 
     def run(pipeline: str):
@@ -165,7 +167,7 @@ def concurrent(run, runs: int, spacing: float) -> dict[str, list[tuple]]:
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         results = list(pool.map(start_at, enumerate(jobs)))
     samples = {p: [] for p in PIPELINES}
-    for pipeline, sample in zip(jobs, results):
+    for pipeline, sample in zip(jobs, results, strict=True):
         samples[pipeline].append(sample)
     return samples
 

@@ -46,15 +46,29 @@ ESCALATING = {
                       "patch_violation:length_increase_limit", "invalid_answer:restricted_claims"],
 }
 OTHER_STOPS = {
-    "reflection": [("stopped", "llm_timeout", 3), ("stopped", "llm_invalid_json", 2),
-                   ("stopped", "invalid_review:revise_without_fix_plan", 1), ("stopped", "llm_rate_limited", 1),
-                   ("stopped", "invalid_draft:too_long", 1), ("interrupted", "worker_lost", 1)],
-    "self_critique": [("stopped", "llm_timeout", 3), ("stopped", "invalid_critique:required_changes_not_enforceable", 2),
-                      ("stopped", "llm_unavailable", 1), ("stopped", "max_seconds", 1),
-                      ("interrupted", "worker_lost", 1)],
-    "routing": [("stopped", "invalid_route:route_not_allowed:sales_specialist", 2), ("stopped", "max_route_attempts", 2),
-                ("stopped", "route_error:billing_specialist", 1), ("stopped", "llm_timeout", 2),
-                ("stopped", "invalid_route:non_json", 1), ("interrupted", "worker_lost", 1)],
+    "reflection": [
+        ("stopped", "llm_timeout", 3),
+        ("stopped", "llm_invalid_json", 2),
+        ("stopped", "invalid_review:revise_without_fix_plan", 1),
+        ("stopped", "llm_rate_limited", 1),
+        ("stopped", "invalid_draft:too_long", 1),
+        ("interrupted", "worker_lost", 1),
+    ],
+    "self_critique": [
+        ("stopped", "llm_timeout", 3),
+        ("stopped", "invalid_critique:required_changes_not_enforceable", 2),
+        ("stopped", "llm_unavailable", 1),
+        ("stopped", "max_seconds", 1),
+        ("interrupted", "worker_lost", 1),
+    ],
+    "routing": [
+        ("stopped", "invalid_route:route_not_allowed:sales_specialist", 2),
+        ("stopped", "max_route_attempts", 2),
+        ("stopped", "route_error:billing_specialist", 1),
+        ("stopped", "llm_timeout", 2),
+        ("stopped", "invalid_route:non_json", 1),
+        ("interrupted", "worker_lost", 1),
+    ],
 }
 PIPELINE_WEIGHTS = {"reflection": 40, "self_critique": 35, "routing": 25}
 SUCCESS_SHARE = 0.85  # of the runs that open no escalation
@@ -206,8 +220,11 @@ def grow(gen: Generator, runs: int, pending: int, decided: int, *, long_trace: b
             bulk(Review, reviews)
             bulk(AuditDiff, audits)
             # Decided ones are picked at random, so the pending backlog spans the whole 90 days.
-            to_decide = set(gen.rng.sample(range(len(escalations)), round(len(escalations) * decided / (pending + decided)))) \
-                if escalations else set()
+            to_decide = (
+                set(gen.rng.sample(range(len(escalations)), round(len(escalations) * decided / (pending + decided))))
+                if escalations
+                else set()
+            )
             for i in to_decide:
                 esc = escalations[i]
                 esc.status = gen.rng.choice(["approved", "rejected"])
@@ -215,10 +232,21 @@ def grow(gen: Generator, runs: int, pending: int, decided: int, *, long_trace: b
                 esc.decided_at = esc.opened_at + timedelta(minutes=gen.rng.uniform(5, 600))
                 esc.final_text = esc.candidate if esc.status == "approved" else ""
             escalations = bulk(Escalation, escalations)
-            bulk(Decision, [Decision(escalation=esc, actor=gen.users["lead"], at=esc.decided_at,
-                                     action="approve" if esc.status == "approved" else "reject",
-                                     final_text=esc.final_text, note="" if esc.status == "approved" else "Not accurate.")
-                            for esc in escalations if esc.status != "pending"])
+            bulk(
+                Decision,
+                [
+                    Decision(
+                        escalation=esc,
+                        actor=gen.users["lead"],
+                        at=esc.decided_at,
+                        action="approve" if esc.status == "approved" else "reject",
+                        final_text=esc.final_text,
+                        note="" if esc.status == "approved" else "Not accurate.",
+                    )
+                    for esc in escalations
+                    if esc.status != "pending"
+                ],
+            )
         counts["runs"] += len(made)
         counts["steps"] += len(steps)
         counts["calls"] += len(calls)

@@ -35,14 +35,22 @@ INCIDENTS = [
     {
         "incident_id": "inc_api_4021",
         "title": "Public API latency (mitigated)",
-        "region": "EU", "severity": "P2", "status": "mitigated",
+        "region": "EU",
+        "severity": "P2",
+        "status": "mitigated",
         "policy_hints": {"avoid_absolute_guarantees": True},
-        "approved_actions": ["watch API latency dashboards", "publish customer update via status page every 30 minutes"],
+        "approved_actions": [
+            "watch API latency dashboards",
+            "publish customer update via status page every 30 minutes",
+        ],
     },
     {
         "incident_id": "inc_wallet_77",
         "title": "Wallet top-ups failing in the EU",
-        "region": "EU", "severity": "P2", "status": "degraded", "eta_minutes": 30,
+        "region": "EU",
+        "severity": "P2",
+        "status": "degraded",
+        "eta_minutes": 30,
         "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
     },
 ]

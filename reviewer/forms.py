@@ -215,14 +215,17 @@ class IncidentJSONField(forms.JSONField):
 
 
 class IncidentForm(forms.ModelForm):
-    policy_hints = IncidentJSONField(shape=dict, required=False,
-                                     help_text='e.g. {"avoid_absolute_guarantees": true, "max_length_increase_pct": 20}')
-    approved_actions = IncidentJSONField(shape=list, required=False, help_text='e.g. ["monitor payment failures every 15 minutes"]')
+    policy_hints = IncidentJSONField(
+        shape=dict, required=False, help_text='e.g. {"avoid_absolute_guarantees": true, "max_length_increase_pct": 20}'
+    )
+    approved_actions = IncidentJSONField(
+        shape=list, required=False, help_text='e.g. ["monitor payment failures every 15 minutes"]'
+    )
     key_messages = IncidentJSONField(shape=list, required=False, help_text="Sentences ops wants in the update")
 
     class Meta:
         model = Incident
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 (the ModelAdmin's fieldsets choose what is shown)
 
     def clean(self):
         data = super().clean()

@@ -52,6 +52,8 @@ class Escalation(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     final_text = models.TextField(blank=True)
 
+    objects = EscalationQuerySet.as_manager()
+
     class Meta:
         ordering = ["opened_at", "id"]
         indexes = [
@@ -61,8 +63,6 @@ class Escalation(models.Model):
             models.Index(fields=["-decided_at"], name="escalation_decided_newest"),
         ]
         permissions = [("decide_escalation", "Can decide escalations")]
-
-    objects = EscalationQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"Escalation {self.pk} ({self.stop_reason}, {self.status})"
@@ -98,3 +98,7 @@ class Decision(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} by {self.actor} on escalation {self.escalation_id}"
+

@@ -43,7 +43,9 @@ def test_the_agents_app_never_imports_the_reviewer_app():
 
 
 def test_no_view_module_imports_another():
-    offenders = [f"{path}: {module}" for path, module, _ in imports("reviewer/views") if under(module, "reviewer.views")]
+    offenders = [
+        f"{path}: {module}" for path, module, _ in imports("reviewer/views") if under(module, "reviewer.views")
+    ]
     assert offenders == []
 
 
@@ -58,7 +60,8 @@ def test_nothing_outside_the_core_imports_a_private_name_of_the_core():
 
 def test_running_every_pipeline_loads_no_django_module():
     code = (
-        "import sys, json; from agents.core.pipelines import run_pipeline; from agents.core.policy import default_policy;"
+        "import sys, json; from agents.core.pipelines import run_pipeline;"
+        "from agents.core.policy import default_policy;"
         "from agents.core.llm.offline import OfflineModel;"
         "ctx = json.load(open('agents/fixtures/demo_context.json'));"
         "[run_pipeline(n, goal='refund user_id=42' if n == 'routing' else 'Customer update', context=ctx,"

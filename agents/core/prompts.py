@@ -78,4 +78,6 @@ def build_request(
     for title, value in sections:
         text = value if isinstance(value, str) else canonical_json(value)
         parts.append(f"{title}:\n{text}")
-    return StageRequest(stage=stage, system=system, user="\n\n".join(parts), tool=tool, inputs=dict(inputs), attempt=attempt)
+    return StageRequest(
+        stage=stage, system=system, user="\n\n".join(parts), tool=tool, inputs=dict(inputs), attempt=attempt
+    )

@@ -65,7 +65,9 @@ class DemoData:
     def __init__(self, today: date | None = None):
         self._today = today or date.today()
         self.customers = {
-            42: CustomerFacts(42, "Anna", "US", "pro_monthly", Decimal("49.00"), "USD", self._today - timedelta(days=10)),
+            42: CustomerFacts(
+                42, "Anna", "US", "pro_monthly", Decimal("49.00"), "USD", self._today - timedelta(days=10)
+            ),
             7: CustomerFacts(7, "Max", "US", "free", Decimal("0.00"), "USD", self._today - timedelta(days=120)),
         }
         self.incidents = {"INC-4021": ServiceIncidentFacts("INC-4021", "public-api", "mitigated", 30)}
@@ -93,7 +95,8 @@ SALES_WORDS = ("price", "pricing", "quote", "plan", "discount", "upgrade", "seat
 
 def _mentions(ticket: str, words: tuple[str, ...]) -> bool:
     """Whole words, allowing a plural or verb ending (refunds, charged, errors)."""
-    pattern = r"\b(?:%s)(?:s|es|ed|ing)?\b" % "|".join(map(re.escape, words))
+    alternatives = "|".join(map(re.escape, words))
+    pattern = rf"\b(?:{alternatives})(?:s|es|ed|ing)?\b"
     return re.search(pattern, ticket, re.IGNORECASE) is not None
 
 

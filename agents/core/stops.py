@@ -34,7 +34,10 @@ STOP_REASONS: dict[str, str] = {
     "llm_invalid_json": "The model's answer was not parseable JSON, or carried no structured payload.",
     "llm_invalid_schema": "The model's JSON had the wrong shape (a required text field missing or not a string).",
     "llm_empty": "The model returned an empty answer where text was required.",
-    "llm_misconfigured": "The model settings are invalid (e.g. OPENAI_TIMEOUT_SECONDS is not a number) or ask for an endpoint the operator did not declare; no request was sent. See the run's details.",
+    "llm_misconfigured": (
+        "The model settings are invalid (e.g. OPENAI_TIMEOUT_SECONDS is not a number) or ask for an endpoint "
+        "the operator did not declare; no request was sent. See the run's details."
+    ),
     "llm_wrong_tool": "The model called a different tool than the one the stage asked for.",
     "internal_error:<ExceptionClass>": "An unexpected error inside the pipeline; the traceback is logged.",
     # Draft
@@ -59,7 +62,9 @@ STOP_REASONS: dict[str, str] = {
     "invalid_review:revise_without_fix_plan": "The review asked for a revision without a fix plan.",
     "invalid_review:high_risk_requires_escalate": "A high-risk issue must be escalated to a person, not revised.",
     "invalid_review:escalate_reason_required": "The review escalated without giving a reason.",
-    "review_decision_denied_execution:<decision>": "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off).",
+    "review_decision_denied_execution:<decision>": (
+        "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off)."
+    ),
     # Self-critique (§3.2)
     "invalid_critique:not_object": "The critique was not a JSON object.",
     "invalid_critique:decision": "The critique's decision was missing or blank.",
@@ -78,10 +83,14 @@ STOP_REASONS: dict[str, str] = {
     "invalid_critique:approve_with_required_changes": "The critique approved the draft while requiring changes.",
     "invalid_critique:approve_with_high_risk": "The critique approved a high-risk draft.",
     "invalid_critique:revise_without_required_changes": "The critique asked for a revision without required changes.",
-    "invalid_critique:required_changes_not_enforceable": "A required change had no single quoted phrase with an ADD/REMOVE marker.",
+    "invalid_critique:required_changes_not_enforceable": (
+        "A required change had no single quoted phrase with an ADD/REMOVE marker."
+    ),
     "invalid_critique:high_risk_requires_escalate": "A high-risk critique must be escalated to a person, not revised.",
     "invalid_critique:escalate_reason_required": "The critique escalated without giving a reason.",
-    "critique_decision_denied_execution:<decision>": "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off).",
+    "critique_decision_denied_execution:<decision>": (
+        "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off)."
+    ),
     # Escalation
     "policy_escalation": "The reviewer model escalated the draft to a person.",
     # Patch guard (§3.4)
@@ -94,9 +103,13 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:new_severity_label": "The revision used a severity label (P0-P5) that is not in the context.",
     "patch_violation:new_region": "The revision named a region that is not in the context.",
     "patch_violation:length_increase_limit": "The revision grew the text by more than the allowed percentage.",
-    "patch_violation:restricted_claims": "The revision made a restricted claim (e.g. 'resolved') not supported by the context.",
+    "patch_violation:restricted_claims": (
+        "The revision made a restricted claim (e.g. 'resolved') not supported by the context."
+    ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
-    "patch_violation:required_changes_not_applied": "The revision did not apply the critique's required changes, even after retries and the fallback.",
+    "patch_violation:required_changes_not_applied": (
+        "The revision did not apply the critique's required changes, even after retries and the fallback."
+    ),
     # Final answer (§3.1 step 5, §3.5.5)
     "invalid_answer:empty": "The final answer was empty.",
     "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",

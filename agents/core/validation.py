@@ -142,7 +142,14 @@ def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_i
 
     if decision not in policy.execution_allowlist:
         raise Stop("review_decision_denied_execution:" + decision)
-    return ReviewVerdict(decision, issues, fix_plan, reason, _choice(data.get("quality"), QUALITIES), _choice(data.get("completeness"), COMPLETENESS))
+    return ReviewVerdict(
+        decision,
+        issues,
+        fix_plan,
+        reason,
+        _choice(data.get("quality"), QUALITIES),
+        _choice(data.get("completeness"), COMPLETENESS),
+    )
 
 
 @dataclass(frozen=True)
@@ -170,8 +177,13 @@ def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_requ
                    not_list="invalid_critique:risks", too_many="invalid_critique:too_many_risks")
     risks = _typed_notes(risks, policy, not_object="invalid_critique:risk_item", no_type="invalid_critique:risk_type",
                          not_allowed="critique_risk_not_allowed_policy:", no_note="invalid_critique:risk_note")
-    changes = _items(data, "required_changes", budget=max_required_changes,
-                     not_list="invalid_critique:required_changes", too_many="invalid_critique:too_many_required_changes")
+    changes = _items(
+        data,
+        "required_changes",
+        budget=max_required_changes,
+        not_list="invalid_critique:required_changes",
+        too_many="invalid_critique:too_many_required_changes",
+    )
     changes = _strings(changes, "invalid_critique:required_change_item")
     reason = _reason(data, "invalid_critique:reason")
     high_risk = severity == "high" or any(risk["type"] in policy.high_risk_types for risk in risks)

@@ -76,5 +76,12 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
             "label_y": y + 11, "bar_y": y + 15, "width": width, "count_x": width + 6, "count_y": y + 26,
             "url": reverse("runs") + "?" + urlencode({"stop_reason": reason, "since": since}),
         })
-    return {"chart": {"bars": bars, "width": CHART_WIDTH, "height": max(len(bars) * ROW_HEIGHT, 1), "total": sum(counts.values()),
-            "since": since}}
+    return {
+        "chart": {
+            "bars": bars,
+            "width": CHART_WIDTH,
+            "height": max(len(bars) * ROW_HEIGHT, 1),
+            "total": sum(counts.values()),
+            "since": since,
+        }
+    }

@@ -23,7 +23,7 @@ def form_data(response) -> dict:
     add(response.context["adminform"].form)
     for inline in response.context["inline_admin_formsets"]:
         formset = inline.formset
-        for name, field in formset.management_form.fields.items():
+        for name in formset.management_form.fields:
             data[formset.management_form.add_prefix(name)] = formset.management_form[name].value()
         for form in formset.forms:
             add(form)

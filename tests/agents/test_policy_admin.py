@@ -77,7 +77,9 @@ def test_budget_out_of_range_is_refused_with_the_range(admin_client, field, valu
 
 def test_self_critique_attempts_out_of_range_are_refused(admin_client):
     policy = PipelinePolicy.objects.get(pipeline="self_critique", active=True)
-    response = post_change(admin_client, "pipelinepolicy", policy, max_revise_attempts="0", max_length_increase_pct="600")
+    response = post_change(
+        admin_client, "pipelinepolicy", policy, max_revise_attempts="0", max_length_increase_pct="600"
+    )
     assert_refused(response, "Must be between 1 and 10")
     assert "Must be between 0 and 500" in response.content.decode()
 
@@ -184,7 +186,12 @@ def test_adding_a_shared_list_row_is_recorded(admin_client, boss):
     assert response.status_code == 302
     token = RegionToken.objects.get(token="mena")  # stored lower-case
     change = PolicyChange.objects.get()
-    assert (change.action, change.object_id, change.after["token"], change.user) == ("added", str(token.pk), "mena", boss)
+    assert (change.action, change.object_id, change.after["token"], change.user) == (
+        "added",
+        str(token.pk),
+        "mena",
+        boss,
+    )
 
 
 def test_delete_through_admin_is_recorded_with_before(admin_client):
@@ -276,6 +283,11 @@ def test_a_new_policy_for_a_pipeline_gets_the_contract_defaults_for_blank_budget
                         pipeline="self_critique", name="Draft copy", max_seconds="", max_cost="0.50")
     assert response.status_code == 302
     row = PipelinePolicy.objects.get(name="Draft copy")
-    assert (row.max_seconds, row.max_answer_chars, row.max_revise_attempts, row.max_route_attempts) == (120, 980, 3, None)
+    assert (row.max_seconds, row.max_answer_chars, row.max_revise_attempts, row.max_route_attempts) == (
+        120,
+        980,
+        3,
+        None,
+    )
     assert row.max_cost == Decimal("0.50") and row.active is False
     assert PolicyChange.objects.get().action == "added"

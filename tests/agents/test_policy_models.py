@@ -161,7 +161,9 @@ def test_snapshot_is_json_and_round_trips_through_from_dict(pipeline):
 
 def test_a_prompt_for_a_stage_its_pipeline_lacks_is_refused_naming_the_stages():
     prompt = StagePrompt(policy=active("routing"), stage="draft", text="Call submit_draft.")
-    with pytest.raises(ValidationError, match="The routing pipeline has no draft stage; its stages are route, finalize."):
+    with pytest.raises(
+        ValidationError, match="The routing pipeline has no draft stage; its stages are route, finalize."
+    ):
         prompt.full_clean()
 
 

@@ -86,7 +86,9 @@ def test_bad_context_files_are_usage_errors(tmp_path, content, message):
 
 
 def test_bad_timeout_setting_is_a_usage_error():
-    out = manage("reflection", "--goal", "x", "--context", CONTEXT, OPENAI_API_KEY="sk-x", OPENAI_TIMEOUT_SECONDS="soon")
+    out = manage(
+        "reflection", "--goal", "x", "--context", CONTEXT, OPENAI_API_KEY="sk-x", OPENAI_TIMEOUT_SECONDS="soon"
+    )
     assert out.returncode == 1 and "OPENAI_TIMEOUT_SECONDS" in out.stderr
 
 
@@ -127,4 +129,6 @@ def test_an_endless_context_stream_is_refused_without_reading_it_all():
 @pytest.mark.parametrize("pipeline, limit", [("reflection", 2000), ("routing", 4000)])
 def test_a_goal_over_the_start_form_limit_is_a_usage_error(pipeline, limit):
     out = manage(pipeline, "--goal", "x" * (limit + 1), "--context", CONTEXT)
-    assert out.returncode == 1 and f"--goal has {limit + 1} characters; the limit for {pipeline} is {limit}" in out.stderr
+    assert (
+        out.returncode == 1 and f"--goal has {limit + 1} characters; the limit for {pipeline} is {limit}" in out.stderr
+    )

@@ -18,8 +18,12 @@ def model_env(fake):
             "OPENAI_MODEL": "test-model"}
 
 
-def test_a_run_goes_queued_running_ok_with_its_trace_stored_in_order_while_in_flight(start_worker, demo_data, fake_openai):
-    fake_openai.script(delay(1.0, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE)))
+def test_a_run_goes_queued_running_ok_with_its_trace_stored_in_order_while_in_flight(
+    start_worker, demo_data, fake_openai
+):
+    fake_openai.script(
+        delay(1.0, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE))
+    )
     start_worker(**model_env(fake_openai))
     run, _ = start_run(pipeline="reflection", goal="Customer update", incident=demo_data["inc_pay_2041"])
     seen = [Run.objects.get(pk=run.pk).status]

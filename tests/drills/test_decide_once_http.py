@@ -107,7 +107,7 @@ def test_fifty_leads_deciding_one_escalation_over_http_store_exactly_one_decisio
                 errors.append((press.index, error))
 
     threads = [threading.Thread(target=press_button, args=(p, b), name=f"lead-{p.index}")
-               for p, b in zip(presses, browsers)]
+               for p, b in zip(presses, browsers, strict=True)]
     try:
         for thread in threads:
             thread.start()

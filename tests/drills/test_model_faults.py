@@ -113,14 +113,18 @@ def _bad_answer(fault: str, stage: str, rng: random.Random) -> tuple[Reply, str]
     """A 200 answer the pipeline must refuse, and the outcome the client records for it."""
     tool = TOOLS[stage]
     if fault == "invalid_json":
-        text = rng.choice(['{"draft": "We are investigating', "not json at all", "{draft: 'x'}", "[1, 2", "```\n{\n```"])
+        text = rng.choice(
+            ['{"draft": "We are investigating', "not json at all", "{draft: 'x'}", "[1, 2", "```\n{\n```"]
+        )
         return tool_call(tool, text), "ok"
     if fault == "wrong_shape":
         field_name = "draft" if stage == "draft" else "revised_answer"
         return tool_call(tool, rng.choice([{"text": "A well-formed answer."}, {field_name: 42}, {field_name: None},
                                            ["a", "list"], '"a JSON string"'])), "ok"
     if fault == "empty":
-        return rng.choice([content(""), content(None), tool_call(tool, ""), tool_call(tool, "   "), no_choices()]), "llm_empty"
+        return rng.choice(
+            [content(""), content(None), tool_call(tool, ""), tool_call(tool, "   "), no_choices()]
+        ), "llm_empty"
     assert fault == "wrong_tool"
     return tool_call(rng.choice([t for t in (*TOOLS.values(), "route") if t != tool]), {"draft": "x"}), "llm_wrong_tool"
 
@@ -150,7 +154,11 @@ def plan_run(marker: str, fault: str, rng: random.Random) -> Plan:
 
     if fault == "recovered":  # one transient failure, then the retry gets a good answer
         reply, outcome = _transient(rng.choice(list(TRANSIENT_FAULTS)), rng, TOOLS[stage])
-        rest = list(STAGES[STAGES.index(stage):]) if revise else [s for s in STAGES[STAGES.index(stage):] if s != "revise"]
+        rest = (
+            list(STAGES[STAGES.index(stage) :])
+            if revise
+            else [s for s in STAGES[STAGES.index(stage) :] if s != "revise"]
+        )
         replies += [reply] + [good_reply(s, revise=revise) for s in rest]
         calls += [outcome] + ["ok"] * len(rest)
         phases += [(s, "ok") for s in rest] + [("finalize", "ok")]
@@ -330,7 +338,7 @@ class Sequence:
     def batch(self, *scripts: list[Reply]) -> list[tuple[str, Run]]:
         started = [self.start(replies) for replies in scripts]
         ended = wait_for_end([run for _, run in started], self.worker, alive=self.worker)
-        return [(marker, run) for (marker, _), run in zip(started, ended)]
+        return [(marker, run) for (marker, _), run in zip(started, ended, strict=True)]
 
     def one(self, replies: list[Reply]) -> tuple[str, Run]:
         return self.batch(replies)[0]

@@ -139,7 +139,9 @@ def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate
         for chain, marker in enumerate(markers):
             stage = kill_stage(chain, kill)
             expected_requests[marker] += stages_before(stage) + [stage]
-            wait_for(lambda: at_stage(fake_openai, marker, current[chain], stage, expected_requests[marker]),
+            run = current[chain]
+            wait_for(lambda marker=marker, run=run, stage=stage: at_stage(
+                         fake_openai, marker, run, stage, expected_requests[marker]),
                      timeout=30, message=f"{marker} to be in its {stage} call (kill {kill + 1})")
         worker.kill()
         for chain, run in enumerate(current):
@@ -149,11 +151,12 @@ def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate
             # Late acknowledgement: the tasks wait in Redis, and the runs stay "running" meanwhile.
             assert set(Run.objects.filter(pk__in=[run.pk for run in current]).values_list("status", flat=True)) == {
                 "running"}
-            wait_for(lambda: redeliverable(current), timeout=VISIBILITY_TIMEOUT + settings.RUN_STALE_SECONDS + 10,
+            wait_for(lambda current=current: redeliverable(current),
+                     timeout=VISIBILITY_TIMEOUT + settings.RUN_STALE_SECONDS + 10,
                      every=0.2, message="the visibility timeout and stale heartbeats")
         else:
             # The tasks died with the worker; the sweep ends the runs once their heartbeat is stale.
-            def swept(pks=[run.pk for run in current]):
+            def swept(pks=tuple(run.pk for run in current)):
                 sweep_lost_runs()
                 return not Run.objects.filter(pk__in=pks, status="running").exists()
 
@@ -169,7 +172,7 @@ def test_runs_whose_worker_is_killed_in_any_stage_end_terminal_without_duplicate
     workers.append(final_worker)
     done = wait_for_end(current, *workers, timeout=30 + (VISIBILITY_TIMEOUT if REDIS else 0))
 
-    for chain, (marker, run) in enumerate(zip(markers, done)):
+    for chain, (marker, run) in enumerate(zip(markers, done, strict=True)):
         expected_requests[marker] += list(STAGES)
         assert (run.status, run.stop_reason, run.outcome) == ("ok", "success", "revised_once"), (
             marker, run.status, run.stop_reason, worker_errors(*workers))
@@ -233,7 +236,7 @@ def test_two_hundred_runs_and_two_worker_kills_finish_with_nobody_retrying_by_ha
     for ended in KILL_AFTER:
         worker = start_worker(**model_env(fake_openai))
         workers.append(worker)
-        sweep_until(lambda: Run.objects.filter(status__in=("ok", "stopped")).count() >= ended
+        sweep_until(lambda ended=ended: Run.objects.filter(status__in=("ok", "stopped")).count() >= ended
                     and Run.objects.filter(status="running").exists(), timeout=90, workers=workers, alive=worker)
         worker.kill()
 
@@ -249,7 +252,7 @@ def test_two_hundred_runs_and_two_worker_kills_finish_with_nobody_retrying_by_ha
         chain = lineage_from(pk)
         assert [run.status for run in chain] == ["interrupted"] * (len(chain) - 1) + ["ok"], [
             (run.pk, run.status, run.stop_reason, run.details) for run in chain]
-        assert all(run.details.get("retried_as") == after.pk for run, after in zip(chain, chain[1:]))
+        assert all(run.details.get("retried_as") == after.pk for run, after in zip(chain, chain[1:], strict=False))
     assert Run.objects.filter(status="ok").count() == RUNS
     for run in Run.objects.filter(status="ok"):  # no step written twice, none missing
         assert [phase for _, phase, _ in trace(run)] == ["draft", "review", "finalize"], (run.pk, trace(run))

@@ -27,7 +27,9 @@ def log_in(page, live_server, username):
 
 def test_ops_starts_a_run_and_watches_the_timeline_fill_in_then_stop_polling(
         page, live_server, users, demo_data, start_worker, fake_openai, screenshot):
-    fake_openai.script(delay(1.5, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE)))
+    fake_openai.script(
+        delay(1.5, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE))
+    )
     start_worker(OPENAI_API_KEY="sk-browser", OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
     trace_polls = []
     page.on("request", lambda request: "/trace/" in request.url and trace_polls.append(request.url))

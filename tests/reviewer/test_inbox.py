@@ -276,7 +276,9 @@ def test_the_escalation_page_shows_draft_candidate_review_guard_and_word_diff(lo
 
 
 def test_the_diff_has_a_side_by_side_view_that_works_without_javascript(login, make_escalation):
-    escalation = make_escalation(text="We see errors. Next update soon.", candidate="We see some errors. Next update soon.")
+    escalation = make_escalation(
+        text="We see errors. Next update soon.", candidate="We see some errors. Next update soon."
+    )
     url = reverse("escalation", args=[escalation.pk])
     client = login("lead")
 

@@ -25,4 +25,7 @@ def test_static_assets_are_served_without_debug(collected, settings, path, conte
 
 def test_pages_reference_htmx_from_static_never_a_cdn(login):
     page = login("ops").get("/").content.decode()
-    assert '/static/django_htmx/htmx-2.min.js' in page and "://" not in page.split("htmx-2.min.js")[0].rsplit("<script", 1)[-1]
+    assert (
+        "/static/django_htmx/htmx-2.min.js" in page
+        and "://" not in page.split("htmx-2.min.js")[0].rsplit("<script", 1)[-1]
+    )

@@ -72,7 +72,9 @@ def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, End
                 f"{where}: after '|' comes the NAME of the variable that holds the key "
                 "(letters, digits and '_'), never the key itself"
             )
-        endpoints[name] = Endpoint(name, _checked_url(url, where), variable, _env(environ, variable) if variable else "")
+        endpoints[name] = Endpoint(
+            name, _checked_url(url, where), variable, _env(environ, variable) if variable else ""
+        )
     backend = _env(environ, "LLM_BACKEND").lower()
     base_url = _env(environ, "OPENAI_BASE_URL")
     if DEFAULT_ENDPOINT in endpoints:

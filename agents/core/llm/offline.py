@@ -32,8 +32,10 @@ LABEL = "offline model"
 CAVEAT = "This estimate may change as we learn more."
 HEDGES = re.compile(r"\b(may|might|expect|estimate|aim|hope|could|likely|approximately)\b", re.IGNORECASE)
 ETA = re.compile(r"\bwithin\s+\S+\s+(?:minutes|hours)\b", re.IGNORECASE)
-ABSOLUTE = re.compile(r"\b(guarantee[sd]?|definitely|certainly|never\s+happen|will\s+not\s+happen\s+again|100\s?%|promise)\b",
-                      re.IGNORECASE)
+ABSOLUTE = re.compile(
+    r"\b(guarantee[sd]?|definitely|certainly|never\s+happen|will\s+not\s+happen\s+again|100\s?%|promise)\b",
+    re.IGNORECASE,
+)
 LEGAL = re.compile(r"\b(compensat\w*|refund\w*|credits?|lawsuit|liab\w*|legal|sla)\b", re.IGNORECASE)
 SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 
@@ -147,7 +149,11 @@ def critique(inputs: Mapping[str, Any]) -> dict:
 
 def revise(inputs: Mapping[str, Any]) -> str:
     instructions = [i for i in inputs.get("instructions") or [] if isinstance(i, str)]
-    rules = critique_rules(instructions) if instructions and all(map(is_enforceable, instructions)) else reflection_rules(instructions)
+    rules = (
+        critique_rules(instructions)
+        if instructions and all(map(is_enforceable, instructions))
+        else reflection_rules(instructions)
+    )
     return apply_fallback(inputs.get("draft", ""), rules.must_include, rules.must_remove)
 
 

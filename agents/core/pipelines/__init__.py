@@ -31,8 +31,15 @@ def run_pipeline(
     if name == "self_critique":
         return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id)
     if name == "routing":
-        return run_routing(goal, context, policy, llm, workers=workers if workers is not None else builtin_workers(DemoData()),
-                           observer=observer, run_id=run_id)
+        return run_routing(
+            goal,
+            context,
+            policy,
+            llm,
+            workers=workers if workers is not None else builtin_workers(DemoData()),
+            observer=observer,
+            run_id=run_id,
+        )
     raise ValueError(f"unknown pipeline {name!r}; expected one of {', '.join(PIPELINE_NAMES)}")
 
 

@@ -184,7 +184,9 @@ def execute(
     clock=time.monotonic,
 ) -> RunResult:
     """Run one pipeline body and return its result; stops and crashes are results too."""
-    run = RunState(run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock)
+    run = RunState(
+        run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock
+    )
     result = RunResult(run_id=run.run_id, pipeline=pipeline, status="ok", stop_reason="success", model=llm.label)
     try:
         _check_input(goal, context)  # preconditions, before any token is spent

@@ -42,7 +42,10 @@ def check_draft(draft: str, policy: TextPolicy) -> None:
 
 def ask_draft(run: RunState, goal: str, context: Mapping[str, Any], policy: TextPolicy) -> str:
     request = build_request(
-        policy, "draft", context=context, sections=[("GOAL", goal), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
+        policy,
+        "draft",
+        context=context,
+        sections=[("GOAL", goal), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
         inputs={"goal": goal, "context": context, "max_chars": policy.max_draft_chars},
     )
     return structured_text(run.ask(request), "draft")
@@ -70,7 +73,11 @@ def blocked(result: GuardResult, candidate: str, **details: Any) -> Stop:
 
 
 def guard_dict(result: GuardResult) -> dict:
-    return {"stop_reason": result.stop_reason, "violations": list(result.violations), "measurements": result.measurements}
+    return {
+        "stop_reason": result.stop_reason,
+        "violations": list(result.violations),
+        "measurements": result.measurements,
+    }
 
 
 def finalize(run: RunState, answer: str, context: Mapping[str, Any], policy: TextPolicy, *, strict_claims: bool = False,

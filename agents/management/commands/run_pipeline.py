@@ -36,7 +36,9 @@ def read_context(path: str) -> dict:
     try:
         json.dumps(context, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise CommandError(f"context file {path} holds text that is not valid Unicode (a lone surrogate escape)") from None
+        raise CommandError(
+            f"context file {path} holds text that is not valid Unicode (a lone surrogate escape)"
+        ) from None
     return context
 
 
@@ -47,7 +49,9 @@ class Command(BaseCommand):
         parser.add_argument("pipeline", choices=PIPELINE_NAMES)
         parser.add_argument("--goal", required=True, help="What the run should achieve (for routing: the ticket).")
         parser.add_argument("--context", help="JSON file with the incident context (optional for routing).")
-        parser.add_argument("--incident", help="Run on this stored incident (its id, e.g. inc_pay_2041) and store the run.")
+        parser.add_argument(
+            "--incident", help="Run on this stored incident (its id, e.g. inc_pay_2041) and store the run."
+        )
         parser.add_argument("--enqueue", action="store_true",
                             help="With --incident: hand the run to a worker instead of running it here.")
 
@@ -84,7 +88,10 @@ class Command(BaseCommand):
             raise CommandError("--context and --incident exclude each other: a stored run uses the incident's facts")
         incident = Incident.objects.filter(incident_id=incident_id).first()
         if incident is None:
-            raise CommandError(f"no incident {incident_id!r}; known: {', '.join(Incident.objects.values_list('incident_id', flat=True)) or 'none'}")
+            raise CommandError(
+                f"no incident {incident_id!r}; known: "
+                f"{', '.join(Incident.objects.values_list('incident_id', flat=True)) or 'none'}"
+            )
         try:
             run, _ = start_run(pipeline=pipeline, goal=goal, incident=incident, enqueue=enqueue)
         except PolicyMissing as error:
@@ -93,4 +100,6 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"stored_run": run.pk, "status": run.status}))
             return
         result = run_now(run.pk)
-        self.stdout.write(json.dumps({"stored_run": run.pk, **result.to_dict()}, indent=2, ensure_ascii=False, default=str))
+        self.stdout.write(
+            json.dumps({"stored_run": run.pk, **result.to_dict()}, indent=2, ensure_ascii=False, default=str)
+        )

@@ -87,32 +87,57 @@ REVIEW_STOPS = [
     pytest.param(["not", "an", "object"], "invalid_review:not_object", id="invalid_review:not_object"),
     pytest.param(review(decision=...), "invalid_review:decision", id="invalid_review:decision"),
     pytest.param(review(decision="  "), "invalid_review:decision", id="invalid_review:decision-blank"),
-    pytest.param(review(decision="publish"), "review_decision_not_allowed_policy:publish",
-                 id="review_decision_not_allowed_policy:publish"),
+    pytest.param(
+        review(decision="publish"),
+        "review_decision_not_allowed_policy:publish",
+        id="review_decision_not_allowed_policy:publish",
+    ),
     pytest.param(review(issues="none"), "invalid_review:issues", id="invalid_review:issues"),
-    pytest.param(review(issues=[{"type": "overconfidence", "note": "n"}] * 5), "invalid_review:too_many_issues",
-                 id="invalid_review:too_many_issues"),
+    pytest.param(
+        review(issues=[{"type": "overconfidence", "note": "n"}] * 5),
+        "invalid_review:too_many_issues",
+        id="invalid_review:too_many_issues",
+    ),
     pytest.param(review(issues=["overconfidence"]), "invalid_review:issue_item", id="invalid_review:issue_item"),
     pytest.param(review(issues=[{"note": "n"}]), "invalid_review:issue_type", id="invalid_review:issue_type"),
-    pytest.param(review(issues=[{"type": "tone", "note": "n"}]), "review_issue_not_allowed_policy:tone",
-                 id="review_issue_not_allowed_policy:tone"),
-    pytest.param(review(issues=[{"type": "overconfidence", "note": " "}]), "invalid_review:issue_note",
-                 id="invalid_review:issue_note"),
+    pytest.param(
+        review(issues=[{"type": "tone", "note": "n"}]),
+        "review_issue_not_allowed_policy:tone",
+        id="review_issue_not_allowed_policy:tone",
+    ),
+    pytest.param(
+        review(issues=[{"type": "overconfidence", "note": " "}]),
+        "invalid_review:issue_note",
+        id="invalid_review:issue_note",
+    ),
     pytest.param(review(fix_plan="do it"), "invalid_review:fix_plan", id="invalid_review:fix_plan"),
-    pytest.param(review(fix_plan=['Add "a b c"'] * 5), "invalid_review:too_many_fix_items",
-                 id="invalid_review:too_many_fix_items"),
+    pytest.param(
+        review(fix_plan=['Add "a b c"'] * 5),
+        "invalid_review:too_many_fix_items",
+        id="invalid_review:too_many_fix_items",
+    ),
     pytest.param(review(fix_plan=["Add 'x y z'", ""]), "invalid_review:fix_item", id="invalid_review:fix_item"),
     pytest.param(review(fix_plan=[7]), "invalid_review:fix_item", id="invalid_review:fix_item-not-string"),
     pytest.param(review(reason=["why"]), "invalid_review:reason", id="invalid_review:reason"),
-    pytest.param(dict(APPROVE, issues=[{"type": "legal_risk", "note": "refund promise"}]),
-                 "invalid_review:approve_with_high_risk_issue", id="invalid_review:approve_with_high_risk_issue"),
+    pytest.param(
+        dict(APPROVE, issues=[{"type": "legal_risk", "note": "refund promise"}]),
+        "invalid_review:approve_with_high_risk_issue",
+        id="invalid_review:approve_with_high_risk_issue",
+    ),
     pytest.param(review(issues=[]), "invalid_review:revise_without_issues", id="invalid_review:revise_without_issues"),
-    pytest.param(review(fix_plan=[]), "invalid_review:revise_without_fix_plan",
-                 id="invalid_review:revise_without_fix_plan"),
-    pytest.param(review(issues=[{"type": "policy_violation", "note": "n"}]), "invalid_review:high_risk_requires_escalate",
-                 id="invalid_review:high_risk_requires_escalate"),
-    pytest.param(dict(ESCALATE, reason=None), "invalid_review:escalate_reason_required",
-                 id="invalid_review:escalate_reason_required"),
+    pytest.param(
+        review(fix_plan=[]), "invalid_review:revise_without_fix_plan", id="invalid_review:revise_without_fix_plan"
+    ),
+    pytest.param(
+        review(issues=[{"type": "policy_violation", "note": "n"}]),
+        "invalid_review:high_risk_requires_escalate",
+        id="invalid_review:high_risk_requires_escalate",
+    ),
+    pytest.param(
+        dict(ESCALATE, reason=None),
+        "invalid_review:escalate_reason_required",
+        id="invalid_review:escalate_reason_required",
+    ),
 ]
 
 
@@ -151,17 +176,29 @@ REVISION_STOPS = [
     pytest.param("", "invalid_revised:empty", id="invalid_revised:empty"),
     pytest.param(REVISED + " More." * 200, "invalid_revised:too_long", id="invalid_revised:too_long"),
     pytest.param("  " + DRAFT.replace(" ", "   ") + " ", "invalid_revised:no_changes", id="invalid_revised:no_changes"),
-    pytest.param(f"Everything is different now and nobody knows anything. {CAVEAT}", "patch_violation:too_large_edit",
-                 id="patch_violation:too_large_edit"),
-    pytest.param(REVISED.replace("45 minutes", "50 minutes"), "patch_violation:no_new_facts",
-                 id="patch_violation:no_new_facts"),
-    pytest.param(REVISED + " See inc_other_99.", "patch_violation:new_incident_id", id="patch_violation:new_incident_id"),
-    pytest.param(REVISED + " This is a P0.", "patch_violation:new_severity_label", id="patch_violation:new_severity_label"),
+    pytest.param(
+        f"Everything is different now and nobody knows anything. {CAVEAT}",
+        "patch_violation:too_large_edit",
+        id="patch_violation:too_large_edit",
+    ),
+    pytest.param(
+        REVISED.replace("45 minutes", "50 minutes"), "patch_violation:no_new_facts", id="patch_violation:no_new_facts"
+    ),
+    pytest.param(
+        REVISED + " See inc_other_99.", "patch_violation:new_incident_id", id="patch_violation:new_incident_id"
+    ),
+    pytest.param(
+        REVISED + " This is a P0.", "patch_violation:new_severity_label", id="patch_violation:new_severity_label"
+    ),
     pytest.param(REVISED.replace("the US", "the EU"), "patch_violation:new_region", id="patch_violation:new_region"),
-    pytest.param(REVISED + " The issue is resolved.", "patch_violation:restricted_claims",
-                 id="patch_violation:restricted_claims"),
-    pytest.param(DRAFT + " We are working on it.", "patch_violation:fix_plan_not_applied",
-                 id="patch_violation:fix_plan_not_applied"),
+    pytest.param(
+        REVISED + " The issue is resolved.", "patch_violation:restricted_claims", id="patch_violation:restricted_claims"
+    ),
+    pytest.param(
+        DRAFT + " We are working on it.",
+        "patch_violation:fix_plan_not_applied",
+        id="patch_violation:fix_plan_not_applied",
+    ),
 ]
 
 
@@ -183,13 +220,18 @@ def test_revision_with_wrong_schema_is_llm_invalid_schema(scripted):
 
 FINAL_STOPS = [
     pytest.param(DRAFT + " Refunds take 7 days.", "invalid_answer:no_new_facts", id="invalid_answer:no_new_facts"),
-    pytest.param(DRAFT + " Tracked as inc_other_1.", "invalid_answer:new_incident_id", id="invalid_answer:new_incident_id"),
-    pytest.param(DRAFT + " This is now a P2.", "invalid_answer:new_severity_label",
-                 id="invalid_answer:new_severity_label"),
-    pytest.param(DRAFT + " Customers in the UK are affected too.", "invalid_answer:new_region",
-                 id="invalid_answer:new_region"),
-    pytest.param(DRAFT + " All payments are stable.", "invalid_answer:restricted_claims",
-                 id="invalid_answer:restricted_claims"),
+    pytest.param(
+        DRAFT + " Tracked as inc_other_1.", "invalid_answer:new_incident_id", id="invalid_answer:new_incident_id"
+    ),
+    pytest.param(
+        DRAFT + " This is now a P2.", "invalid_answer:new_severity_label", id="invalid_answer:new_severity_label"
+    ),
+    pytest.param(
+        DRAFT + " Customers in the UK are affected too.", "invalid_answer:new_region", id="invalid_answer:new_region"
+    ),
+    pytest.param(
+        DRAFT + " All payments are stable.", "invalid_answer:restricted_claims", id="invalid_answer:restricted_claims"
+    ),
 ]
 
 
@@ -241,4 +283,6 @@ def test_an_exception_inside_the_core_is_recorded_as_internal_error(scripted_too
 def test_policy_snapshot_round_trips(scripted_tools):
     policy = scripted_tools.policy(ReflectionPolicy, auto_revision=False, max_fix_items=2)
     assert ReflectionPolicy.from_dict(policy.to_dict()) == policy
-    assert dataclasses.replace(policy, auto_revision=True).execution_allowlist == frozenset({"approve", "revise", "escalate"})
+    assert dataclasses.replace(policy, auto_revision=True).execution_allowlist == frozenset(
+        {"approve", "revise", "escalate"}
+    )

@@ -63,15 +63,29 @@ def test_reroute_then_the_right_specialist(scripted):
 ROUTE_STOPS = [
     pytest.param("billing please", "invalid_route:non_json", id="invalid_route:non_json"),
     pytest.param(["billing_specialist"], "invalid_route:not_object", id="invalid_route:not_object"),
-    pytest.param(dict(route("billing_specialist"), kind="answer"), "invalid_route:bad_kind", id="invalid_route:bad_kind"),
-    pytest.param(route("billing_specialist", answer="refunded"), "invalid_route:extra_keys", id="invalid_route:extra_keys"),
+    pytest.param(
+        dict(route("billing_specialist"), kind="answer"), "invalid_route:bad_kind", id="invalid_route:bad_kind"
+    ),
+    pytest.param(
+        route("billing_specialist", answer="refunded"), "invalid_route:extra_keys", id="invalid_route:extra_keys"
+    ),
     pytest.param(route(" "), "invalid_route:missing_target", id="invalid_route:missing_target"),
-    pytest.param(route("legal_team"), "invalid_route:route_not_allowed:legal_team",
-                 id="invalid_route:route_not_allowed:legal_team"),
-    pytest.param(dict(route("billing_specialist"), args="refund"), "invalid_route:bad_args", id="invalid_route:bad_args"),
-    pytest.param(dict(route("billing_specialist"), args=None), "invalid_route:missing_ticket",
-                 id="invalid_route:missing_ticket-null-args"),
-    pytest.param(route("billing_specialist", ticket=""), "invalid_route:missing_ticket", id="invalid_route:missing_ticket"),
+    pytest.param(
+        route("legal_team"),
+        "invalid_route:route_not_allowed:legal_team",
+        id="invalid_route:route_not_allowed:legal_team",
+    ),
+    pytest.param(
+        dict(route("billing_specialist"), args="refund"), "invalid_route:bad_args", id="invalid_route:bad_args"
+    ),
+    pytest.param(
+        dict(route("billing_specialist"), args=None),
+        "invalid_route:missing_ticket",
+        id="invalid_route:missing_ticket-null-args",
+    ),
+    pytest.param(
+        route("billing_specialist", ticket=""), "invalid_route:missing_ticket", id="invalid_route:missing_ticket"
+    ),
 ]
 
 

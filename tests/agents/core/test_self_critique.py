@@ -60,7 +60,11 @@ def test_draft_still_too_long_after_shortening_is_invalid_draft_too_long(scripte
     long_draft = "x" * 1000
     scripted_tools.answer("submit_draft", {"draft": long_draft}).answer("submit_draft", {"draft": long_draft})
     result = run(scripted_tools)
-    assert (result.stop_reason, result.phase, len(scripted_tools.fake.requests)) == ("invalid_draft:too_long", "draft", 2)
+    assert (result.stop_reason, result.phase, len(scripted_tools.fake.requests)) == (
+        "invalid_draft:too_long",
+        "draft",
+        2,
+    )
 
 
 def test_empty_draft_is_not_retried_and_stops_invalid_draft_empty(scripted_tools):
@@ -73,43 +77,87 @@ CRITIQUE_STOPS = [
     pytest.param("nope", "llm_invalid_json", id="llm_invalid_json"),
     pytest.param([1, 2], "invalid_critique:not_object", id="invalid_critique:not_object"),
     pytest.param(critique(decision=None), "invalid_critique:decision", id="invalid_critique:decision"),
-    pytest.param(critique(decision="ship"), "critique_decision_not_allowed_policy:ship",
-                 id="critique_decision_not_allowed_policy:ship"),
+    pytest.param(
+        critique(decision="ship"),
+        "critique_decision_not_allowed_policy:ship",
+        id="critique_decision_not_allowed_policy:ship",
+    ),
     pytest.param(critique(severity="urgent"), "invalid_critique:severity", id="invalid_critique:severity"),
     pytest.param(critique(severity=""), "invalid_critique:severity", id="invalid_critique:severity-blank"),
     pytest.param(critique(risks={"type": "x"}), "invalid_critique:risks", id="invalid_critique:risks"),
-    pytest.param(critique(risks=[{"type": "overconfidence", "note": "n"}] * 6), "invalid_critique:too_many_risks",
-                 id="invalid_critique:too_many_risks"),
+    pytest.param(
+        critique(risks=[{"type": "overconfidence", "note": "n"}] * 6),
+        "invalid_critique:too_many_risks",
+        id="invalid_critique:too_many_risks",
+    ),
     pytest.param(critique(risks=[None]), "invalid_critique:risk_item", id="invalid_critique:risk_item"),
-    pytest.param(critique(risks=[{"type": "", "note": "n"}]), "invalid_critique:risk_type",
-                 id="invalid_critique:risk_type"),
-    pytest.param(critique(risks=[{"type": "vibes", "note": "n"}]), "critique_risk_not_allowed_policy:vibes",
-                 id="critique_risk_not_allowed_policy:vibes"),
-    pytest.param(critique(risks=[{"type": "overconfidence"}]), "invalid_critique:risk_note",
-                 id="invalid_critique:risk_note"),
-    pytest.param(critique(required_changes='ADD "x y z"'), "invalid_critique:required_changes",
-                 id="invalid_critique:required_changes"),
-    pytest.param(critique(required_changes=['ADD "a b c"'] * 6), "invalid_critique:too_many_required_changes",
-                 id="invalid_critique:too_many_required_changes"),
-    pytest.param(critique(required_changes=[" "]), "invalid_critique:required_change_item",
-                 id="invalid_critique:required_change_item"),
+    pytest.param(
+        critique(risks=[{"type": "", "note": "n"}]), "invalid_critique:risk_type", id="invalid_critique:risk_type"
+    ),
+    pytest.param(
+        critique(risks=[{"type": "vibes", "note": "n"}]),
+        "critique_risk_not_allowed_policy:vibes",
+        id="critique_risk_not_allowed_policy:vibes",
+    ),
+    pytest.param(
+        critique(risks=[{"type": "overconfidence"}]), "invalid_critique:risk_note", id="invalid_critique:risk_note"
+    ),
+    pytest.param(
+        critique(required_changes='ADD "x y z"'),
+        "invalid_critique:required_changes",
+        id="invalid_critique:required_changes",
+    ),
+    pytest.param(
+        critique(required_changes=['ADD "a b c"'] * 6),
+        "invalid_critique:too_many_required_changes",
+        id="invalid_critique:too_many_required_changes",
+    ),
+    pytest.param(
+        critique(required_changes=[" "]),
+        "invalid_critique:required_change_item",
+        id="invalid_critique:required_change_item",
+    ),
     pytest.param(critique(reason=5), "invalid_critique:reason", id="invalid_critique:reason"),
-    pytest.param(dict(CRITIQUE_APPROVE, required_changes=['ADD "x y z"']), "invalid_critique:approve_with_required_changes",
-                 id="invalid_critique:approve_with_required_changes"),
-    pytest.param(dict(CRITIQUE_APPROVE, severity="high"), "invalid_critique:approve_with_high_risk",
-                 id="invalid_critique:approve_with_high_risk"),
-    pytest.param(dict(CRITIQUE_APPROVE, risks=[{"type": "legal_risk", "note": "n"}]),
-                 "invalid_critique:approve_with_high_risk", id="invalid_critique:approve_with_high_risk-type"),
-    pytest.param(critique(required_changes=[]), "invalid_critique:revise_without_required_changes",
-                 id="invalid_critique:revise_without_required_changes"),
-    pytest.param(critique(required_changes=["Make it softer"]), "invalid_critique:required_changes_not_enforceable",
-                 id="invalid_critique:required_changes_not_enforceable"),
-    pytest.param(critique(required_changes=['ADD "a b c" and "d e f"']), "invalid_critique:required_changes_not_enforceable",
-                 id="invalid_critique:required_changes_not_enforceable-two-phrases"),
-    pytest.param(critique(severity="HIGH"), "invalid_critique:high_risk_requires_escalate",
-                 id="invalid_critique:high_risk_requires_escalate"),
-    pytest.param(critique(decision="escalate", reason=""), "invalid_critique:escalate_reason_required",
-                 id="invalid_critique:escalate_reason_required"),
+    pytest.param(
+        dict(CRITIQUE_APPROVE, required_changes=['ADD "x y z"']),
+        "invalid_critique:approve_with_required_changes",
+        id="invalid_critique:approve_with_required_changes",
+    ),
+    pytest.param(
+        dict(CRITIQUE_APPROVE, severity="high"),
+        "invalid_critique:approve_with_high_risk",
+        id="invalid_critique:approve_with_high_risk",
+    ),
+    pytest.param(
+        dict(CRITIQUE_APPROVE, risks=[{"type": "legal_risk", "note": "n"}]),
+        "invalid_critique:approve_with_high_risk",
+        id="invalid_critique:approve_with_high_risk-type",
+    ),
+    pytest.param(
+        critique(required_changes=[]),
+        "invalid_critique:revise_without_required_changes",
+        id="invalid_critique:revise_without_required_changes",
+    ),
+    pytest.param(
+        critique(required_changes=["Make it softer"]),
+        "invalid_critique:required_changes_not_enforceable",
+        id="invalid_critique:required_changes_not_enforceable",
+    ),
+    pytest.param(
+        critique(required_changes=['ADD "a b c" and "d e f"']),
+        "invalid_critique:required_changes_not_enforceable",
+        id="invalid_critique:required_changes_not_enforceable-two-phrases",
+    ),
+    pytest.param(
+        critique(severity="HIGH"),
+        "invalid_critique:high_risk_requires_escalate",
+        id="invalid_critique:high_risk_requires_escalate",
+    ),
+    pytest.param(
+        critique(decision="escalate", reason=""),
+        "invalid_critique:escalate_reason_required",
+        id="invalid_critique:escalate_reason_required",
+    ),
 ]
 
 
@@ -131,7 +179,11 @@ def test_escalation_is_policy_escalation_in_the_critique_phase(scripted_tools):
     scripted_tools.answer("submit_draft", {"draft": DRAFT}).answer(
         "submit_critique", critique(decision="escalate", severity="high", reason="Needs legal review."))
     result = run(scripted_tools)
-    assert (result.stop_reason, result.phase, result.escalation_reason) == ("policy_escalation", "critique", "Needs legal review.")
+    assert (result.stop_reason, result.phase, result.escalation_reason) == (
+        "policy_escalation",
+        "critique",
+        "Needs legal review.",
+    )
 
 
 def test_auto_revision_off_is_critique_decision_denied_execution(scripted_tools):
@@ -144,7 +196,9 @@ NOT_APPLIED = DRAFT.replace("We expect to restore", "We aim to restore")
 
 def test_second_attempt_uses_the_strict_instruction_and_succeeds(scripted):
     scripted.answer("submit_draft", {"draft": DRAFT}).answer("submit_critique", CRITIQUE_REVISE)
-    scripted.answer("submit_revision", {"revised_answer": NOT_APPLIED}).answer("submit_revision", {"revised_answer": REVISED})
+    scripted.answer("submit_revision", {"revised_answer": NOT_APPLIED}).answer(
+        "submit_revision", {"revised_answer": REVISED}
+    )
     result = run(scripted)
     assert (result.stop_reason, result.outcome) == ("success", "revised_retry")
     revises = [s for s in result.trace if s["phase"] == "revise"]
@@ -197,7 +251,9 @@ def test_length_growth_above_the_context_hint_is_patch_violation_length_increase
 def test_strict_claims_stop_a_claim_the_draft_already_had(scripted_tools):
     """avoid_absolute_guarantees makes the claim check strict (SPEC §3.4.6)."""
     draft = DRAFT + " Card payments are resolved."
-    context = dict(DEMO_CONTEXT, incident=dict(DEMO_CONTEXT["incident"], status="card payments resolved, wallets degraded"))
+    context = dict(
+        DEMO_CONTEXT, incident=dict(DEMO_CONTEXT["incident"], status="card payments resolved, wallets degraded")
+    )
     scripted_tools.answer("submit_draft", {"draft": draft}).answer("submit_critique", CRITIQUE_REVISE)
     scripted_tools.answer("submit_revision", {"revised_answer": f"{draft} {CAVEAT}"})
     result = run(scripted_tools, context=context)

@@ -29,13 +29,24 @@ words = st.sampled_from(["approve", "revise", "escalate", "APPROVE", " revise ",
 issue = st.fixed_dictionaries({"type": st.sampled_from(["overconfidence", "legal_risk", "tone", "", None]),
                                "note": st.sampled_from(["n", "", None, 5])}) | json_values
 # Answers shaped like the real thing, with each field sometimes wrong, reach the deeper checks.
-reviews = st.fixed_dictionaries({}, optional={
-    "decision": words, "issues": st.lists(issue, max_size=6) | json_values,
-    "fix_plan": st.lists(st.sampled_from(['Add "a caveat here"', "", 4, "Replace 'x' with 'y'"]), max_size=6) | json_values,
-    "reason": st.sampled_from(["why", "", None, 1]), "severity": st.sampled_from(["low", "HIGH", "", "odd", None]),
-    "risks": st.lists(issue, max_size=7) | json_values,
-    "required_changes": st.lists(st.sampled_from(['ADD "a caveat here"', "REMOVE 'x'", "soften", ""]), max_size=7),
-}) | json_values
+reviews = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "decision": words,
+            "issues": st.lists(issue, max_size=6) | json_values,
+            "fix_plan": st.lists(st.sampled_from(['Add "a caveat here"', "", 4, "Replace 'x' with 'y'"]), max_size=6)
+            | json_values,
+            "reason": st.sampled_from(["why", "", None, 1]),
+            "severity": st.sampled_from(["low", "HIGH", "", "odd", None]),
+            "risks": st.lists(issue, max_size=7) | json_values,
+            "required_changes": st.lists(
+                st.sampled_from(['ADD "a caveat here"', "REMOVE 'x'", "soften", ""]), max_size=7
+            ),
+        },
+    )
+    | json_values
+)
 
 
 def documented(reason: str) -> bool:
@@ -65,11 +76,18 @@ def test_critique_validator_returns_a_critique_or_a_documented_stop(value):
         assert not (critique.decision == "approve" and critique.high_risk)
 
 
-routes = st.fixed_dictionaries({}, optional={
-    "kind": st.sampled_from(["route", "answer", None]),
-    "target": st.sampled_from(["billing_specialist", "sales_specialist", "nobody", "", None, 1]),
-    "args": st.fixed_dictionaries({}, optional={"ticket": st.sampled_from(["refund user_id=42", " ", None, 3])}) | json_values,
-}) | json_values
+routes = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "kind": st.sampled_from(["route", "answer", None]),
+            "target": st.sampled_from(["billing_specialist", "sales_specialist", "nobody", "", None, 1]),
+            "args": st.fixed_dictionaries({}, optional={"ticket": st.sampled_from(["refund user_id=42", " ", None, 3])})
+            | json_values,
+        },
+    )
+    | json_values
+)
 
 
 @given(routes, st.sampled_from([None, "sales_specialist"]))

@@ -10,7 +10,10 @@ MESSAGES = {
     "reviewer.decide_escalation": "Only support leads can decide escalations.",
     "reviewer.view_escalation": "Only support leads can open the escalation inbox.",
     "reviewer.view_run": "Your role cannot see runs.",
+    "reviewer.view_incident": "Your role cannot see incidents.",
 }
+NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
+           "Policy admins.")
 
 
 def require_perm(perm: str):
@@ -21,6 +24,8 @@ def require_perm(perm: str):
         @wraps(view)
         def wrapped(request, *args, **kwargs):
             if not request.user.has_perm(perm):
+                if not request.user.is_superuser and not request.user.groups.exists():
+                    raise PermissionDenied(NO_ROLE)
                 raise PermissionDenied(MESSAGES.get(perm, "Your role does not allow this."))
             return view(request, *args, **kwargs)
 

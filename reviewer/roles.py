@@ -7,7 +7,10 @@ OPS = "Ops staff"
 POLICY_ADMIN = "Policy admins"
 
 ROLE_PERMISSIONS = {
-    SUPPORT_LEAD: ["reviewer.decide_escalation", "reviewer.view_run", "reviewer.view_escalation"],
+    # Every page needs a view permission (reviewer.permissions.require_perm): the dashboard view_run,
+    # the incident pages view_incident, which all three roles have; a user with no role sees nothing.
+    SUPPORT_LEAD: ["reviewer.decide_escalation", "reviewer.view_run", "reviewer.view_escalation",
+                   "reviewer.view_incident"],
     OPS: ["reviewer.start_run", "reviewer.view_run", "reviewer.view_incident", "reviewer.change_incident"],
     # Policy admins also need is_staff to enter the admin site.
     POLICY_ADMIN: ["agents.*", "reviewer.view_run", "reviewer.view_incident", "reviewer.add_incident",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,6 +17,7 @@ from django.views.decorators.http import require_GET
 from agents.stops import explain, opens_escalation
 from reviewer.forms import IN_FLIGHT
 from reviewer.models import Escalation, Run
+from reviewer.permissions import require_perm
 from reviewer.views.runs import since_cutoff
 
 CHART_WIDTH = 560
@@ -42,7 +42,7 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
             "since": since}
 
 
-@login_required
+@require_perm("reviewer.view_run")  # the dashboard counts runs; all three roles have it
 @require_GET
 def home(request):
     now = timezone.now()

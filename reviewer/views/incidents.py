@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
@@ -41,7 +40,7 @@ def facts(incident: Incident) -> list[tuple[str, str]]:
     return [(label, value) for label, value in rows if value]
 
 
-@login_required
+@require_perm("reviewer.view_incident")
 @require_GET
 def incident_list(request):
     latest = Run.objects.filter(incident=OuterRef("pk")).order_by("-created_at", "-id")
@@ -76,7 +75,7 @@ def _render_incident(request, incident, form, *, status=200):
     return render(request, "incidents/detail.html", context, status=status)
 
 
-@login_required
+@require_perm("reviewer.view_incident")
 @require_GET
 @vary_on_headers("HX-Request")
 def incident_detail(request, incident_id):

@@ -14,7 +14,9 @@ ROLE_PERMISSIONS = {
     OPS: ["reviewer.start_run", "reviewer.view_run", "reviewer.view_incident", "reviewer.change_incident"],
     # Policy admins also need is_staff to enter the admin site.
     POLICY_ADMIN: ["agents.*", "reviewer.view_run", "reviewer.view_incident", "reviewer.add_incident",
-                   "reviewer.change_incident"],
+                   "reviewer.change_incident",
+                   # unlock logins locked by repeated failures (django-axes), in the admin site
+                   "axes.view_accessattempt", "axes.delete_accessattempt"],
 }
 
 

@@ -85,13 +85,17 @@ def test_pages_follow_the_roles(client, login, url_args, policy_admin, role, nam
     assert (response.status_code == 200) is allowed, response.status_code
 
 
-@pytest.fixture
-def policy_admin(users):
+def make_policy_admin(username="policy-admin"):
     """A policy admin as the demo makes one: staff for the admin site, not a superuser."""
-    user = make_user("policy-admin", group=POLICY_ADMIN)
+    user = make_user(username, group=POLICY_ADMIN)
     user.is_staff = True
     user.save()
     return user
+
+
+@pytest.fixture
+def policy_admin(users):
+    return make_policy_admin()
 
 
 @pytest.mark.parametrize("method", ["get", "post"])

@@ -142,3 +142,19 @@ def test_model_text_with_script_and_img_onerror_renders_as_text(page, live_serve
         expect(page.locator("main")).to_contain_text('<script>alert("xss")</script>')
         assert page.locator("img[src=x]").count() == 0, path
     assert dialogs == []
+
+
+def test_a_policy_admin_works_in_the_admin_site_under_the_policy(page, live_server, demo_data, csp_violations):
+    from tests.reviewer.test_access import make_policy_admin
+
+    make_policy_admin("padmin")
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("input[name=username]", "padmin")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    expect(page.locator("#site-name")).to_be_visible()
+    page.goto(f"{live_server.url}/admin/agents/pipelinepolicy/")
+    page.click("#result_list tbody tr th a")
+    expect(page.locator("form#pipelinepolicy_form")).to_be_visible()
+    page.goto(f"{live_server.url}/admin/reviewer/incident/add/")
+    expect(page.locator("form#incident_form")).to_be_visible()

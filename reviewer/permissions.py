@@ -12,8 +12,6 @@ MESSAGES = {
     "reviewer.view_run": "Your role cannot see runs.",
     "reviewer.view_incident": "Your role cannot see incidents.",
 }
-# Pages every role may see: to a user with no role, their 403 says only what is missing.
-ROLE_NEUTRAL = {"reviewer.view_run", "reviewer.view_incident"}
 NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
            "Policy admins.")
 
@@ -28,7 +26,7 @@ def require_perm(perm: str):
             if not request.user.has_perm(perm):
                 message = MESSAGES.get(perm, "Your role does not allow this.")
                 if not request.user.groups.exists():
-                    message = f"{NO_ROLE} {message}" if perm not in ROLE_NEUTRAL else NO_ROLE
+                    message = f"{NO_ROLE} {message}"
                 raise PermissionDenied(message)
             return view(request, *args, **kwargs)
 

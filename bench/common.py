@@ -21,6 +21,7 @@ import math
 import os
 import platform
 import re
+import secrets
 import shutil
 import signal
 import sqlite3
@@ -308,6 +309,7 @@ class BenchDatabase:
             ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
             LOG_LEVEL=os.environ.get("LOG_LEVEL", "ERROR"),
             DEBUG="false",
+            SECRET_KEY=os.environ.get("SECRET_KEY") or secrets.token_hex(32),  # DEBUG off needs a key of its own
         )
         import django
         from django.core.management import call_command

@@ -11,6 +11,8 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 
 from agents.core.llm.offline import OfflineModel
 from agents.models import Incident, Run
@@ -84,6 +86,17 @@ def load_incidents(today: date | None = None) -> list[Incident]:
     return incidents
 
 
+def new_password(user) -> str:
+    """A random password that Django's password validators accept (AUTH_PASSWORD_VALIDATORS)."""
+    while True:
+        password = secrets.token_urlsafe(12)
+        try:
+            validate_password(password, user)
+        except ValidationError:
+            continue
+        return password
+
+
 def ensure_users(logins_file: Path) -> dict[str, str]:
     """The demo users, one per role. Passwords are random on first creation and kept in a local
     file (never in the repository) so that a second start can print them again."""
@@ -92,10 +105,12 @@ def ensure_users(logins_file: Path) -> dict[str, str]:
     for username, first_name, group, staff in USERS:
         user, created = User.objects.get_or_create(username=username, defaults={"first_name": first_name})
         if created or username not in logins:
-            logins[username] = secrets.token_urlsafe(9)
+            logins[username] = new_password(user)
             user.set_password(logins[username])
+        # The admin is a policy admin (staff, for the admin site), not a superuser: deciding escalations
+        # and starting runs stay with their roles. A superuser is made by hand (createsuperuser).
         user.is_staff = staff
-        user.is_superuser = staff
+        user.is_superuser = False
         user.save()
         user.groups.add(Group.objects.get(name=group))
     logins_file.parent.mkdir(parents=True, exist_ok=True)

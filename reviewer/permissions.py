@@ -10,7 +10,10 @@ MESSAGES = {
     "reviewer.decide_escalation": "Only support leads can decide escalations.",
     "reviewer.view_escalation": "Only support leads can open the escalation inbox.",
     "agents.view_run": "Your role cannot see runs.",
+    "agents.view_incident": "Your role cannot see incidents.",
 }
+NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
+           "Policy admins.")
 
 
 def require_perm(perm: str):
@@ -21,7 +24,10 @@ def require_perm(perm: str):
         @wraps(view)
         def wrapped(request, *args, **kwargs):
             if not request.user.has_perm(perm):
-                raise PermissionDenied(MESSAGES.get(perm, "Your role does not allow this."))
+                message = MESSAGES.get(perm, "Your role does not allow this.")
+                if not request.user.groups.exists():
+                    message = f"{NO_ROLE} {message}"
+                raise PermissionDenied(message)
             return view(request, *args, **kwargs)
 
         return wrapped

@@ -1,9 +1,11 @@
 """One settings module; every deployment difference comes from the environment."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -29,10 +31,56 @@ def envint(name: str, default: int) -> int:
         raise ValueError(f"{name} must be a whole number, got {value!r}") from None
 
 
+def envlist(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def secret_key() -> str:
+    """SECRET_KEY, or the contents of the file SECRET_KEY_FILE names (the demo writes one in var/)."""
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = os.environ.get("SECRET_KEY_FILE")
+    if path:
+        try:
+            key = Path(path).read_text().strip()
+        except OSError as error:
+            raise ImproperlyConfigured(f"SECRET_KEY_FILE {path!r} cannot be read: {error.strerror}") from None
+        if not key:
+            raise ImproperlyConfigured(f"SECRET_KEY_FILE {path!r} is empty")
+        return key
+    return BUILTIN_SECRET_KEY
+
+
 DEBUG = envbool("DEBUG", False)
-# The embedded default is for a laptop; production sets its own key.
-SECRET_KEY = os.environ.get("SECRET_KEY") or "insecure-local-only-key-set-SECRET_KEY-in-production"
-ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+# Only for DEBUG on a laptop: with DEBUG off the product refuses to start with this key (below).
+BUILTIN_SECRET_KEY = "insecure-local-only-key-set-SECRET_KEY-in-production"
+SECRET_KEY = secret_key()
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost")
+
+# Production fails closed: without DEBUG, a guessable key or a host wildcard is a refusal to start.
+if not DEBUG:
+    if SECRET_KEY == BUILTIN_SECRET_KEY:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set: with DEBUG off the product will not start on the built-in key. Set "
+            "SECRET_KEY (or SECRET_KEY_FILE, a file holding it); `bash .ci/demo` makes one in var/.")
+    if not ALLOWED_HOSTS or any("*" in host for host in ALLOWED_HOSTS):
+        raise ImproperlyConfigured(
+            f"ALLOWED_HOSTS must name this site's host names with DEBUG off (got {ALLOWED_HOSTS!r}); "
+            "a wildcard lets any Host header in.")
+
+# HTTPS deployments (README, Security): all off by default, as the demo serves plain HTTP on loopback.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+# Behind a TLS-terminating proxy: the header it sets, e.g. X-Forwarded-Proto (its value must be https).
+if os.environ.get("SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (
+        "HTTP_" + os.environ["SECURE_PROXY_SSL_HEADER"].strip().upper().replace("-", "_"), "https")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
+SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -43,6 +91,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "csp",
+    "axes",
     "agents",
     "reviewer",
 ]
@@ -57,7 +107,53 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "reviewer.middleware.RefuseControlCharactersMiddleware",  # a NUL in a filter is a 400, not a 500
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into the lockout page
+]
+
+# Content-Security-Policy: scripts, styles and requests from this site only; no inline script or
+# style anywhere (htmx's own indicator style is off in base.html's htmx-config).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    },
+}
+
+# Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked, and so is an address,
+# each on its own, for AXES_COOLOFF_MINUTES (README, Security: unlock in admin or `axes_reset`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The client address is REMOTE_ADDR; behind N trusted reverse proxies, the N-th address from the right
+# of X-Forwarded-For (what the nearest proxy saw), never a value the client typed itself.
+TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
+if TRUSTED_PROXY_COUNT:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+    AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
+    AXES_IPWARE_PROXY_ORDER = "right-most"
+else:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 ROOT_URLCONF = "reviewer.urls"

@@ -1,9 +1,14 @@
 """Test overrides, in one place. Worker subprocesses started by the tests use this module too."""
 
+import os
 from pathlib import Path
 
+# The tests' own key (DEBUG is off in tests, so settings refuse the built-in one); manage.py and worker
+# subprocesses started by the tests inherit it. Not a secret: it signs nothing outside the tests.
+os.environ.setdefault("SECRET_KEY", "tests-only-key-4b1c9e0d7a6f5e3b2a1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e")
+
 from reviewer.settings import *
-from reviewer.settings import BASE_DIR, DATABASES, os
+from reviewer.settings import BASE_DIR, DATABASES
 
 VAR_DIR = Path(os.environ.get("TEST_VAR_DIR") or BASE_DIR / "var" / "test")  # per-session: TEST_VAR_DIR
 CELERY_BROKER_FOLDER = VAR_DIR / "broker"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.shortcuts import render
 from django.urls import reverse
@@ -19,9 +18,10 @@ from agents.core.stops import opens_escalation
 from agents.models import Run, since
 from reviewer.forms import IN_FLIGHT
 from reviewer.models import Escalation
+from reviewer.permissions import require_perm
 
 
-@login_required
+@require_perm("agents.view_run")  # the dashboard counts runs; all three roles have it
 @require_GET
 def home(request):
     now = timezone.now()

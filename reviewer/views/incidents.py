@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,7 +19,7 @@ from reviewer.permissions import require_perm
 RUNS_PER_PAGE = 20
 
 
-@login_required
+@require_perm("agents.view_incident")
 @require_GET
 def incident_list(request):
     return render(request, "incidents/list.html", {"incidents": Incident.objects.with_latest_run()})
@@ -44,7 +43,7 @@ def _render_incident(request, incident, form, *, status=200):
     return render(request, "incidents/detail.html", context, status=status)
 
 
-@login_required
+@require_perm("agents.view_incident")
 @require_GET
 @vary_on_headers("HX-Request")
 def incident_detail(request, incident_id):

@@ -6,6 +6,8 @@ from django.urls import URLPattern, get_resolver, reverse
 
 from agents.models import Run
 from reviewer.models import Escalation
+from reviewer.roles import POLICY_ADMIN
+from tests.factories import make_user
 
 PUBLIC = {"login", "logout"}
 
@@ -68,8 +70,43 @@ def test_no_page_answers_500_to_any_role(login, url_args, role):
     ("outsider", "inbox", False), ("ops", "inbox", False), ("lead", "inbox", True),
     ("outsider", "run", False), ("ops", "run", True), ("lead", "run", True),
     ("outsider", "failed_runs", False), ("ops", "failed_runs", True),
+    ("outsider", "home", False), ("lead", "home", True), ("ops", "home", True), ("policy_admin", "home", True),
+    ("outsider", "incidents", False), ("lead", "incidents", True), ("ops", "incidents", True),
+    ("policy_admin", "incidents", True),
+    ("outsider", "incident", False), ("lead", "incident", True), ("ops", "incident", True),
+    ("policy_admin", "incident", True), ("policy_admin", "run", True),
 ])
-def test_pages_follow_the_roles(login, url_args, role, name, allowed):
+def test_pages_follow_the_roles(client, login, url_args, policy_admin, role, name, allowed):
     params = [p for n, p in product_urls() if n == name][0]
-    response = login(role).get(resolve(name, params, url_args))
+    if role == "policy_admin":
+        client.force_login(policy_admin)
+    else:
+        client = login(role)
+    response = client.get(resolve(name, params, url_args))
     assert (response.status_code == 200) is allowed, response.status_code
+
+
+def make_policy_admin(username="policy-admin"):
+    """A policy admin as the demo makes one: staff for the admin site, not a superuser."""
+    user = make_user(username, group=POLICY_ADMIN)
+    user.is_staff = True
+    user.save()
+    return user
+
+
+@pytest.fixture
+def policy_admin(users):
+    return make_policy_admin()
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_a_logged_in_user_without_a_role_gets_403_on_every_page(login, url_args, method):
+    """Logged in, but in no group: no page of the product, not even the dashboard or the incident
+    pages (run goals, statuses and who started them), and the 403 page says what is missing."""
+    client = login("outsider")
+    for name, params in product_urls():
+        response = getattr(client, method)(resolve(name, params, url_args))
+        assert response.status_code == 403, (method, name, response.status_code)
+        assert "no role yet" in response.content.decode(), name
+        assert "payment degradation" not in response.content.decode(), name  # no incident title, no goal
+    assert Escalation.objects.filter(status="pending").count() == 2

@@ -17,6 +17,56 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 XSS = '<script>alert("xss")</script><img src=x onerror=alert("img")>'
 
 
+# Every page a test visits is watched for Content-Security-Policy violations: the browser fires a
+# securitypolicyviolation event (reported to Python through a binding, which the policy cannot block)
+# and logs a console error; either one fails the test.
+REPORT_VIOLATIONS = """
+window.cspReports = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.cspReports.push(window.cspViolation(
+    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} on ${document.location.pathname}`));
+});
+"""
+
+
+@pytest.fixture
+def csp_violations(page):
+    violations = []
+    page.expose_function("cspViolation", lambda text: violations.append(text))
+    page.add_init_script(REPORT_VIOLATIONS)
+    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
+    return violations
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violation(csp_violations, live_server):
+    yield
+    assert csp_violations == [], "the pages broke their Content-Security-Policy"
+
+
+def test_the_violation_watch_sees_a_blocked_inline_script(page, live_server, users, csp_violations):
+    """The watch above can fail: an inline script and an inline style are blocked, and reported."""
+    page.goto(f"{live_server.url}/accounts/login/")
+    assert "script-src 'self'" in page.evaluate(
+        "() => fetch(location.href).then(r => r.headers.get('content-security-policy'))"
+    )
+    page.evaluate("""() => new Promise((resolve) => {
+      let seen = 0;
+      document.addEventListener("securitypolicyviolation", () => ++seen === 2 && resolve());
+      const script = document.createElement("script");
+      script.textContent = "window.ran = true";
+      document.body.append(script);
+      const style = document.createElement("style");
+      style.textContent = "body { color: red }";
+      document.head.append(style);
+    }).then(() => Promise.all(window.cspReports))""")
+    assert page.evaluate("() => window.ran") is None
+    assert page.evaluate("() => getComputedStyle(document.body).color") != "rgb(255, 0, 0)"
+    assert any(v.startswith("script-src") for v in csp_violations), csp_violations
+    assert any(v.startswith("style-src") for v in csp_violations), csp_violations
+    csp_violations.clear()
+
+
 def log_in(page, live_server, username):
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", username)
@@ -100,3 +150,19 @@ def test_model_text_with_script_and_img_onerror_renders_as_text(page, live_serve
         expect(page.locator("main")).to_contain_text('<script>alert("xss")</script>')
         assert page.locator("img[src=x]").count() == 0, path
     assert dialogs == []
+
+
+def test_a_policy_admin_works_in_the_admin_site_under_the_policy(page, live_server, demo_data, csp_violations):
+    from tests.reviewer.test_access import make_policy_admin
+
+    make_policy_admin("padmin")
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("input[name=username]", "padmin")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    expect(page.locator("#site-name")).to_be_visible()
+    page.goto(f"{live_server.url}/admin/agents/pipelinepolicy/")
+    page.click("#result_list tbody tr th a")
+    expect(page.locator("form#pipelinepolicy_form")).to_be_visible()
+    page.goto(f"{live_server.url}/admin/agents/incident/add/")
+    expect(page.locator("form#incident_form")).to_be_visible()

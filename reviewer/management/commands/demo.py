@@ -1,9 +1,13 @@
 """python manage.py demo: the whole product on this machine with the embedded defaults.
 
 Migrates, loads the demo incidents, customers and users, runs the demo pipelines with the offline
-model (first start only), then serves the web app and a Celery worker together until Ctrl-C.
+model (first start only), then serves the web app (gunicorn), a Celery worker and Celery beat (the
+sweep) until Ctrl-C or SIGTERM. Each child runs in its own process group and is stopped with its
+whole group; when one of them ends on its own, the others are stopped too, so no child (beat
+included) outlives the others or keeps the port.
 """
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -14,11 +18,13 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Run
 from reviewer.demo import load_everything, run_demo_pipelines
 from reviewer.models import Escalation
+
+STOP_SECONDS = 15  # then SIGKILL: a worker's warm shutdown waits for the runs in flight
 
 
 class Command(BaseCommand):
@@ -27,8 +33,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--setup-only", action="store_true", help="Prepare the data, then exit (no servers).")
+        parser.add_argument("--web-workers", type=int, help="gunicorn worker processes (reviewer/gunicorn_conf.py)")
+        parser.add_argument("--web-threads", type=int, help="threads per gunicorn worker (reviewer/gunicorn_conf.py)")
 
-    def handle(self, *args, port, setup_only, **options):
+    def handle(self, *args, port, setup_only, web_workers, web_threads, **options):
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)  # WhiteNoise serves them
         logins_file = Path(settings.VAR_DIR) / "demo-logins.json"
@@ -40,7 +48,7 @@ class Command(BaseCommand):
                           "escalations pending.")
         if setup_only:
             return self.print_logins(logins, port)
-        self.serve(port, logins)
+        self.serve(port, logins, web_workers=web_workers, web_threads=web_threads)
 
     def print_logins(self, logins, port):
         self.stdout.write(self.style.SUCCESS(f"\n  Open http://127.0.0.1:{port}/  (admin: http://127.0.0.1:{port}/admin/)\n"))
@@ -50,28 +58,93 @@ class Command(BaseCommand):
             self.stdout.write(f"  {username:6} / {password:16} {roles.get(username, '')}")
         self.stdout.write(f"  (kept in {Path(settings.VAR_DIR) / 'demo-logins.json'})\n")
 
-    def serve(self, port, logins):
-        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--beat", "--pool", "threads",
-             "--concurrency", "32", "--loglevel", "WARNING", "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
-            cwd=settings.BASE_DIR, start_new_session=True)
-        web = subprocess.Popen([*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=settings.BASE_DIR,
-                               start_new_session=True)
-        self.print_logins(logins, port)
-        self.stdout.write("  Ctrl-C stops the web app and the worker.\n")
+    def serve(self, port, logins, *, web_workers, web_threads):
+        # SIGTERM (a service manager, `kill`) stops the children like Ctrl-C does, instead of ending
+        # this process alone and leaving them running.
+        signal.signal(signal.SIGTERM, _stop_requested)
+        web = [sys.executable, "-m", "gunicorn", "-c", "python:reviewer.gunicorn_conf", "--bind", f"127.0.0.1:{port}"]
+        web += ["--workers", str(web_workers)] if web_workers else []
+        web += ["--threads", str(web_threads)] if web_threads else []
+        commands = {
+            "web": [*web, "reviewer.wsgi"],
+            "worker": [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", "threads",
+                       "--concurrency", "32", "--loglevel", "WARNING"],
+            "beat": [sys.executable, "-m", "celery", "-A", "reviewer", "beat", "--loglevel", "WARNING",
+                     "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
+        }
+        children, ended = {}, []
         try:
-            while worker.poll() is None and web.poll() is None:
-                time.sleep(0.5)
-            self.stderr.write("A process ended on its own; stopping the other.")
-        except KeyboardInterrupt:
+            for name, command in commands.items():
+                children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True,
+                                                  preexec_fn=_die_with_parent)
+            self.print_logins(logins, port)
+            self.stdout.write("  Ctrl-C stops the web app, the worker and beat.\n")
+            # Wait for any child to end, without reaping it (Popen still sees its exit status).
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+            ended = [name for name, child in children.items() if child.poll() is not None] or ["a child"]
+            self.stderr.write(f"{', '.join(ended)} ended on its own; stopping the others…")
+        except (KeyboardInterrupt, StopRequested):
             self.stdout.write("\nStopping…")
         finally:
-            for process in (web, worker):
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGTERM)
-            for process in (web, worker):
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            stop_all(children.values())
+        if ended:
+            raise CommandError(f"{', '.join(ended)} ended on its own; the demo stopped the others.")
+
+
+class StopRequested(Exception):
+    """SIGTERM arrived."""
+
+
+def _stop_requested(signum, frame):
+    raise StopRequested
+
+
+def _die_with_parent():
+    """In a child, before exec: SIGTERM when the demo itself dies, even by SIGKILL (Linux)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def stop_all(children) -> None:
+    """SIGTERM to every child's whole process group (a child that already ended may have left
+    processes in its group: gunicorn's workers, a forked helper), then SIGKILL to what is left after
+    STOP_SECONDS. Returns when every group is empty."""
+    children = list(children)
+    for child in children:
+        _signal_group(child.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_SECONDS
+    for child in children:
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for child in children:
+        _wait_group(child.pid, deadline)
+        if _group_alive(child.pid):
+            _signal_group(child.pid, signal.SIGKILL)
+        child.wait()
+        _wait_group(child.pid, time.monotonic() + 5)
+
+
+def _wait_group(pgid: int, deadline: float) -> None:
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)

@@ -1,0 +1,194 @@
+"""`manage.py demo` as a person runs it: a real process on a free loopback port serving the app with
+gunicorn, a Celery worker and beat. Ctrl-C (SIGINT) and SIGTERM stop every child and grandchild and
+free the port; a worker that dies takes the demo down with it, beat included."""
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+READY_SECONDS = 180  # a loaded 2-core machine: migrate is done by the fixture, this is start-up only
+pytestmark = pytest.mark.worker
+
+
+@pytest.fixture(scope="module")
+def demo_env(tmp_path_factory):
+    """The demo's data, prepared once (`demo --setup-only`) in a folder of its own."""
+    var_dir = tmp_path_factory.mktemp("demo")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "OPENAI_", "LLM_", "SECRET_KEY", "DEBUG"))}
+    env.update(DJANGO_SETTINGS_MODULE="reviewer.settings", VAR_DIR=str(var_dir), STATIC_ROOT=str(var_dir / "static"),
+               DATABASE_URL=f"sqlite:///{var_dir / 'demo.sqlite3'}", SECRET_KEY=secrets.token_urlsafe(50),
+               PYTHONUNBUFFERED="1")
+    out = subprocess.run([sys.executable, "manage.py", "demo", "--setup-only"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def processes() -> dict[int, tuple[int, str, str, str]]:
+    """pid -> (parent pid, state, start time, command line), from /proc."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        table[int(entry.name)] = (int(fields[1]), fields[0], fields[19], cmdline)
+    return table
+
+
+def descendants(pid: int) -> dict[int, tuple[str, str]]:
+    """Every live descendant of ``pid``: pid -> (start time, command line)."""
+    table = processes()
+    found, frontier = {}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, state, started, cmdline) in table.items():
+            if ppid == parent and child not in found and state != "Z":
+                found[child] = (started, cmdline)
+                frontier.append(child)
+    return found
+
+
+def alive(pid: int, started: str) -> bool:
+    """Still the same process (not a reused pid), and not a zombie."""
+    row = processes().get(pid)
+    return row is not None and row[2] == started and row[1] != "Z"
+
+
+def serves(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        if sock.connect_ex(("127.0.0.1", port)) == 0:
+            return False
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for(condition, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)  # polling for a state, bounded by the deadline; nothing depends on its length
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+class Demo:
+    def __init__(self, env, log_path: Path):
+        self.port = free_port()
+        for old in Path(env["VAR_DIR"]).glob("celerybeat-schedule*"):
+            old.unlink()
+        self.schedule = Path(env["VAR_DIR"])
+        self.log_path = log_path
+        self.log = log_path.open("w")
+        self.seen: dict[int, tuple[str, str]] = {}
+        self.process = subprocess.Popen([sys.executable, "manage.py", "demo", "--port", str(self.port)], cwd=ROOT,
+                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self) -> dict[int, tuple[str, str]]:
+        """Web answers, and beat has started (it writes its schedule file when it starts)."""
+        wait_for(lambda: serves(self.port) or self.process.poll() is not None, READY_SECONDS, "the demo to serve")
+        assert self.process.poll() is None, self.log_path.read_text()
+        wait_for(lambda: any(self.schedule.glob("celerybeat-schedule*")), READY_SECONDS, "beat to start")
+        tree = descendants(self.process.pid)
+        assert len(tree) >= 3, tree
+        self.seen.update(tree)
+        return tree
+
+    def kill_everything(self):
+        """After the test, whatever happened: nothing of this demo is left running (orphans included)."""
+        self.seen.update(descendants(self.process.pid))
+        for pid, (started, _) in self.seen.items():
+            if alive(pid, started):
+                os.kill(pid, signal.SIGKILL)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+@pytest.fixture
+def demo(demo_env, tmp_path):
+    started = []
+
+    def start():
+        started.append(Demo(demo_env, tmp_path / f"demo-{len(started)}.log"))
+        return started[-1]
+
+    yield start
+    for each in started:
+        each.kill_everything()
+
+
+def assert_all_gone(demo: Demo, tree: dict[int, tuple[str, str]]):
+    wait_for(lambda: not [pid for pid, (started, _) in tree.items() if alive(pid, started)], 30,
+             "every child of the demo to end")
+    wait_for(lambda: port_free(demo.port), 30, f"port {demo.port} to be free")
+
+
+def test_the_demo_serves_with_gunicorn_not_runserver(demo):
+    running = demo()
+    tree = running.wait_ready()
+    commands = [cmdline for _, cmdline in tree.values()]
+    assert any("gunicorn" in c and "reviewer.wsgi" in c for c in commands), commands
+    assert not any("runserver" in c for c in commands)
+    assert any("celery -A reviewer worker" in c for c in commands) and any(
+        "celery -A reviewer beat" in c for c in commands
+    )
+    with urllib.request.urlopen(f"http://127.0.0.1:{running.port}/accounts/login/", timeout=10) as response:
+        assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_demo_stops_every_child_and_frees_the_port(demo, signum):
+    running = demo()
+    tree = running.wait_ready()
+    os.kill(running.process.pid, signum)  # SIGINT is what Ctrl-C sends (the children are in their own sessions)
+    assert running.process.wait(timeout=60) is not None
+    assert_all_gone(running, tree)
+    assert "Stopping" in running.log_path.read_text()
+
+
+def test_beat_does_not_outlive_its_worker(demo):
+    running = demo()
+    tree = running.wait_ready()
+    worker = next(pid for pid, (_, cmdline) in tree.items()
+                  if "celery" in cmdline and " worker" in cmdline and processes()[pid][0] == running.process.pid)
+    os.kill(worker, signal.SIGKILL)  # the worker dies (OOM killer, a crash)
+    assert running.process.wait(timeout=60) != 0
+    assert_all_gone(running, tree)
+    assert "worker ended on its own" in running.log_path.read_text()

@@ -24,6 +24,14 @@ from agents.core.pipelines.frame import RunResult
 from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from agents.signals import run_finished
 
+
+def fit(model, field: str, value: str) -> str:
+    """``value`` shortened to its column's length, with an ellipsis: an operator's long model name or
+    URL is kept as a label, never refused by the database (PostgreSQL) in the middle of a run."""
+    limit = model._meta.get_field(field).max_length
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 STEP_COLUMNS = {"index", "phase", "status", "stop_reason", "decision", "duration_ms", "output"}
 
 
@@ -53,7 +61,7 @@ class DatabaseObserver:
         record = redact(record)
         ModelCall.objects.create(
             run_id=self.run_pk, stage=record.stage, attempt=record.attempt, try_number=record.try_number,
-            delivery=self.delivery, model=record.model, latency_ms=record.latency_ms,
+            delivery=self.delivery, model=fit(ModelCall, "model", record.model), latency_ms=record.latency_ms,
             prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
             outcome=record.outcome, raw=record.raw, error=record.error,
         )
@@ -87,7 +95,7 @@ def record_result(run_pk: int, result: RunResult) -> Run:
     run.candidate = result.candidate or ""
     run.guard = result.guard
     run.details = result.details
-    run.model_label = result.model
+    run.model_label = fit(Run, "model_label", result.model)
     run.duration_ms = result.duration_ms
     run.finished_at = timezone.now()
     run.model_calls = result.usage.get("model_calls", 0)

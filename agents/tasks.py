@@ -26,7 +26,7 @@ from agents.core.llm.endpoints import key_variables
 from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import POLICY_CLASSES, Policy
 from agents.models import Incident, Run, TraceStep
-from agents.observer import DatabaseObserver, record_result
+from agents.observer import DatabaseObserver, fit, record_result
 from agents.policy_rows import load_policy
 from agents.store import database_workers
 
@@ -157,7 +157,8 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
                            phase="setup", details={"error": str(error)})
         record_result(run_pk, result)
         return result
-    Run.objects.filter(pk=run_pk).update(model_label=llm.label, endpoint=llm.endpoint)
+    Run.objects.filter(pk=run_pk).update(model_label=fit(Run, "model_label", llm.label),
+                                         endpoint=fit(Run, "endpoint", llm.endpoint))
     with Heartbeat(run_pk, settings.RUN_HEARTBEAT_SECONDS):
         result = run_pipeline(
             run.pipeline, goal=run.goal, context=run.context or None, policy=policy, llm=llm,

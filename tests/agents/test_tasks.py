@@ -241,3 +241,24 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_per_threshol
     # A duplicate message is harmless: the first delivery claims the run, the second finds it taken.
     assert run_now(lost.pk) is not None and run_now(lost.pk) is None
     assert Run.objects.get(pk=lost.pk).status in ("ok", "stopped")
+
+
+def test_labels_longer_than_their_columns_are_stored_shortened_not_refused(demo_data, monkeypatch, fake_openai):
+    """An operator's long model name or URL must not fail the run when it is stored (PostgreSQL refuses
+    a value longer than its column; SQLite would quietly keep it)."""
+    from agents.core.llm.scripted_demo import APPROVE, DRAFT
+    from agents.core.llm.scripted_server import tool_call
+
+    long_model = "m" * 400
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-long-label-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_MODEL", long_model)
+    monkeypatch.setenv("OPENAI_MAX_RETRIES", "0")
+    fake_openai.script(tool_call("submit_draft", {"draft": DRAFT}), tool_call("reflect", APPROVE))
+    run, _ = start_run(pipeline="reflection", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    run_now(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.stop_reason) == ("ok", "success")
+    for row, field in [(run, "model_label"), (run, "endpoint")] + [(call, "model") for call in run.calls.all()]:
+        value, limit = getattr(row, field), type(row)._meta.get_field(field).max_length
+        assert len(value) <= limit and value.endswith("…"), (field, len(value))

@@ -1,6 +1,6 @@
-"""The gated pipelines.
+"""The runner: the gated pipelines, their policies, and the runs they make.
 
-The core (``agents.core.pipelines``, ``agents.core.guard``, ``agents.core.llm``, ``agents.routing`` and the small
-modules beside them) is plain Python with no Django import. The Django glue (models, admin, tasks,
-management commands) lives beside it and only calls into the core.
+``agents.core`` is the pipelines as plain Python (no Django, no Celery, no database). Around it,
+the Django glue: policy and run models, admin, the tasks that execute runs, the observer that
+records them, and the ``run_pipeline`` command. Nothing here imports the reviewer app.
 """

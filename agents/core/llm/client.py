@@ -235,11 +235,14 @@ class OpenAIChat:
         if message is None:
             raise fail("llm_empty", "the answer's first choice had no message")
         finish_reason = getattr(choices[0], "finish_reason", None)
-        if finish_reason == "length":
+        limit = self._completion_limit(request)
+        # llama-cpp-python reports a tool call cut at the limit as finish_reason "tool_calls": an answer
+        # that used the whole limit is taken as cut too.
+        if finish_reason == "length" or completion_tokens >= limit:
             raise fail(
                 "llm_truncated",
-                f"the answer was cut at the completion limit ({self._completion_limit(request)} tokens; "
-                f"{completion_tokens} generated; finish_reason: length)",
+                f"the answer was cut at the completion limit ({limit} tokens; {completion_tokens} generated; "
+                f"finish_reason: {finish_reason})",
                 raw=_answer_text(message),
             )
         via_tool = False

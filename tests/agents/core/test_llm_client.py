@@ -682,6 +682,14 @@ def test_finish_reason_length_is_llm_truncated_not_invalid_json(make_chat, fake_
     assert len(fake_openai.requests) == 1  # a cut answer is not retried: it would be cut again
 
 
+def test_an_answer_that_used_the_whole_limit_is_llm_truncated_whatever_its_finish_reason(make_chat, fake_openai):
+    # llama-cpp-python answers a tool call cut at max_tokens with finish_reason "tool_calls".
+    fake_openai.script(tool_call("reflect", '{"decision": "appr', usage=(300, 64)))
+    error = stop_reason(make_chat(), dataclasses.replace(REVIEW_REQUEST, max_completion_tokens=64))
+    assert error.reason == "llm_truncated"
+    assert "finish_reason: tool_calls" in error.calls[0].error
+
+
 def endpoint_chat(fake_openai, **options):
     return OpenAIChat(ModelSettings(), endpoint=Endpoint("local", fake_openai.base_url, **options))
 

@@ -76,7 +76,8 @@ def test_the_run_records_its_effective_settings_the_environment_winning(local_en
 
 
 def test_finish_reason_length_ends_the_run_as_llm_truncated(local_env, server):
-    call = {"id": "call_1", "type": "function", "function": {"name": "submit_draft", "arguments": '{"draft": "We are inv'}}
+    function = {"name": "submit_draft", "arguments": '{"draft": "We are inv'}
+    call = {"id": "call_1", "type": "function", "function": function}
     cut = completion({"role": "assistant", "content": None, "tool_calls": [call]}, "length", (400, 514))
     server.script(Reply(body=cut))
 

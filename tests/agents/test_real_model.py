@@ -30,13 +30,14 @@ GOALS = {
     "self_critique": "Customer update for the payment incident, two sentences.",
     "routing": "I was charged twice for invoice 1001, please refund. user_id=42",
 }
-# Small budgets keep CPU inference short: a 240-character draft is asked for in at most 184 tokens,
-# every other answer in at most 160.
+# Small budgets keep CPU inference short: every answer in at most 96 tokens (a grammar-constrained
+# answer runs at a few tokens a second on 2 busy cores), every run in at most 90 seconds.
+MAX_COMPLETION_TOKENS = 96
 BUDGETS = {
-    "reflection": {"max_draft_chars": 240, "max_answer_chars": 300, "max_seconds": 150},
-    "self_critique": {"max_draft_chars": 240, "max_answer_chars": 300, "max_seconds": 150,
+    "reflection": {"max_draft_chars": 240, "max_answer_chars": 300, "max_seconds": 90},
+    "self_critique": {"max_draft_chars": 240, "max_answer_chars": 300, "max_seconds": 90,
                       "max_revise_attempts": 1},
-    "routing": {"max_route_attempts": 1, "max_seconds": 150},
+    "routing": {"max_route_attempts": 1, "max_seconds": 90},
 }
 SEEN: dict[str, dict] = {}
 
@@ -66,11 +67,11 @@ def test_each_pipeline_ends_with_a_documented_stop_against_llama_cpp(
     # The README's settings for llama.cpp's server ("With a real model").
     for name, value in {
         "LLM_BACKEND": "openai", "OPENAI_BASE_URL": llama_server, "OPENAI_MODEL": LLAMA_MODEL_ALIAS,
-        "OPENAI_STRUCTURED_OUTPUT": mode, "OPENAI_TIMEOUT_SECONDS": "120", "OPENAI_MAX_RETRIES": "0",
+        "OPENAI_STRUCTURED_OUTPUT": mode, "OPENAI_TIMEOUT_SECONDS": "90", "OPENAI_MAX_RETRIES": "0",
         "OPENAI_ENDPOINT_OPTIONS": "limit_param=max_tokens;instructions_in_user=yes",
     }.items():
         clean_model_env.setenv(name, value)
-    PipelinePolicy.objects.filter(pipeline=pipeline, active=True).update(max_completion_tokens=160,
+    PipelinePolicy.objects.filter(pipeline=pipeline, active=True).update(max_completion_tokens=MAX_COMPLETION_TOKENS,
                                                                          **BUDGETS[pipeline])
     run, _ = start_run(pipeline=pipeline, goal=GOALS[pipeline],
                        context=None if pipeline == "routing" else DEMO_CONTEXT, enqueue=False)
@@ -95,4 +96,4 @@ def test_each_pipeline_ends_with_a_documented_stop_against_llama_cpp(
         assert call.latency_ms > 0
         if call.outcome not in ("llm_timeout", "llm_unavailable"):  # an answer came: usage is read
             assert call.prompt_tokens > 0 and call.completion_tokens > 0, call.outcome
-        assert call.completion_tokens <= 184
+        assert call.completion_tokens <= MAX_COMPLETION_TOKENS

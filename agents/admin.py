@@ -156,7 +156,7 @@ class PipelinePolicyAdmin(RecordedAdmin):
             "Model endpoint",
             {
                 "fields": ["model_name", "endpoint", "structured_output", "timeout_seconds", "max_retries",
-                           "input_cost_per_1k", "output_cost_per_1k"],
+                           "max_completion_tokens", "input_cost_per_1k", "output_cost_per_1k"],
                 "description": "Endpoints, their base URLs and their API keys are declared by the operator "
                 "in the environment (LLM_ENDPOINTS, OPENAI_*); here a policy only chooses one by name.",
             },

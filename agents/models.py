@@ -69,6 +69,7 @@ BUDGET_RANGES: dict[str, tuple[int | float, int | float]] = {
     "max_cost": (0, 10_000),
     "timeout_seconds": (1, 600),
     "max_retries": (0, 10),
+    "max_completion_tokens": (16, 100_000),
     "input_cost_per_1k": (0, 1000),
     "output_cost_per_1k": (0, 1000),
 }
@@ -181,6 +182,11 @@ class PipelinePolicy(models.Model):
     )
     timeout_seconds = models.FloatField(default=ModelSettings.timeout_seconds)
     max_retries = models.PositiveSmallIntegerField(default=ModelSettings.max_retries)
+    max_completion_tokens = models.PositiveIntegerField(
+        default=ModelSettings.max_completion_tokens,
+        help_text="The most tokens one model answer may have (sent with every request). The draft's and "
+        "the revision's limits are derived from their character budgets, never above this.",
+    )
     input_cost_per_1k = models.DecimalField(
         "input cost per 1k tokens (USD)", max_digits=10, decimal_places=6, default=Decimal("0")
     )
@@ -798,6 +804,7 @@ class ModelCall(models.Model):
     outcome = models.CharField(max_length=200, default="ok")
     raw = models.TextField(blank=True)  # kept whole for audit
     error = models.TextField(blank=True)
+    note = models.TextField(blank=True)  # what the server did unasked (e.g. answered without the tool)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -63,7 +63,7 @@ class DatabaseObserver:
             run_id=self.run_pk, stage=record.stage, attempt=record.attempt, try_number=record.try_number,
             delivery=self.delivery, model=fit(ModelCall, "model", record.model), latency_ms=record.latency_ms,
             prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
-            outcome=record.outcome, raw=record.raw, error=record.error,
+            outcome=record.outcome, raw=record.raw, error=record.error, note=record.note,
         )
         Run.objects.filter(pk=self.run_pk).update(
             heartbeat_at=timezone.now(),

@@ -72,6 +72,7 @@ def load_policy(pipeline: str) -> Policy:
             structured_output=row.structured_output,
             timeout_seconds=float(row.timeout_seconds),
             max_retries=row.max_retries,
+            max_completion_tokens=row.max_completion_tokens,
             input_cost_per_1k=float(row.input_cost_per_1k),
             output_cost_per_1k=float(row.output_cost_per_1k),
         ),

@@ -21,7 +21,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.core.llm.base import LLM
-from agents.core.llm.client import client_from_env
+from agents.core.llm.client import client_from_env, effective_policy
 from agents.core.llm.endpoints import key_variables
 from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import POLICY_CLASSES, Policy
@@ -150,6 +150,9 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     run = Run.objects.get(pk=run_pk)
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
     try:
+        # The model settings the run executes under (its row's, the environment winning), computed
+        # once: the prompts and the client both read them, and the run records them.
+        policy = effective_policy(policy)
         llm = llm or llm_for(policy)
     except ValueError as error:  # a bad OPENAI_* value or an undeclared endpoint: a recorded stop, no request
         log.error("run %s: model configuration: %s", run_pk, error)
@@ -164,8 +167,19 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
             run.pipeline, goal=run.goal, context=run.context or None, policy=policy, llm=llm,
             observer=DatabaseObserver(run_pk, delivery), run_id=str(run_pk), workers=database_workers(),
         )
+    result.details = {**result.details, "model_settings": model_settings_record(policy, llm)}
     record_result(run_pk, result)
     return result
+
+
+def model_settings_record(policy: Policy, llm: LLM) -> dict:
+    """The effective model settings a run executed under, for its details (no URL, no key)."""
+    model = policy.model
+    record = {"model": model.model, "structured_output": model.structured_output,
+              "timeout_seconds": model.timeout_seconds, "max_retries": model.max_retries,
+              "max_completion_tokens": model.max_completion_tokens}
+    record.update(getattr(llm, "endpoint_settings", None) or {"endpoint": "offline"})
+    return record
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

@@ -150,6 +150,17 @@ def scripted_tools(fake_openai):
     reset_breakers()
 
 
+@pytest.fixture
+def clean_model_env(monkeypatch):
+    """No model variables but the ones a test sets (``clean_model_env.setenv``); no breaker left from
+    another test."""
+    for name in [k for k in os.environ if k.startswith(("OPENAI_", "LLM_"))]:
+        monkeypatch.delenv(name)
+    reset_breakers()
+    yield monkeypatch
+    reset_breakers()
+
+
 # -- a real Celery worker process, sharing the test database and the broker ------------------------
 
 

@@ -55,6 +55,9 @@ class ModelSettings:
     timeout_seconds: float = 60.0
     max_retries: int = 2
     temperature: float = 0.0
+    # The most tokens one answer may have. A text stage's limit is derived from its character
+    # budget (see agents/core/prompts.py), never above this.
+    max_completion_tokens: int = 1024
     # USD per 1,000 tokens; 0 means calls cost nothing against the run's cost budget.
     input_cost_per_1k: float = 0.0
     output_cost_per_1k: float = 0.0

@@ -52,6 +52,22 @@ DEFAULT_PROMPTS: dict[str, str] = {
 }
 
 
+# A text stage's completion limit: its character budget at CHARS_PER_TOKEN (English runs ~4 characters
+# a token; 2 leaves room for numbers, quotes escaped in JSON and other languages) plus the JSON around it.
+CHARS_PER_TOKEN = 2
+JSON_OVERHEAD_TOKENS = 64
+
+
+def completion_limit(policy: Policy, max_chars: int | None) -> int:
+    """The completion-token limit of one stage: derived from its character budget when it has one,
+    never above the policy's ``model.max_completion_tokens`` (admin-tunable, the limit of every
+    other stage)."""
+    ceiling = policy.model.max_completion_tokens
+    if max_chars is None:
+        return ceiling
+    return min(ceiling, -(-max_chars // CHARS_PER_TOKEN) + JSON_OVERHEAD_TOKENS)
+
+
 def _json_mode_note(tool: str) -> str:
     fields = ", ".join(TOOLS[tool]["parameters"]["properties"])
     return f"\nAnswer with one JSON object with the fields: {fields}."
@@ -66,8 +82,14 @@ def build_request(
     inputs: Mapping[str, Any],
     attempt: int = 1,
     prompt_key: str | None = None,
+    max_chars: int | None = None,
 ) -> StageRequest:
-    """Render one stage's request: context first, then the stage's own sections in order."""
+    """Render one stage's request: context first, then the stage's own sections in order.
+
+    ``policy`` is the run's effective policy (``agents.core.llm.client.effective_policy``): its
+    ``model.structured_output`` is the mode the client sends, so JSON mode always carries the note
+    (OpenAI refuses ``json_object`` requests whose messages never say "JSON"). ``max_chars`` is the
+    stage's character budget, from which its completion limit is derived."""
     tool = STAGE_TOOLS[stage]
     system = policy.prompts.get(prompt_key or stage) or DEFAULT_PROMPTS[prompt_key or stage]
     if tool and policy.model.structured_output == "json":
@@ -78,6 +100,5 @@ def build_request(
     for title, value in sections:
         text = value if isinstance(value, str) else canonical_json(value)
         parts.append(f"{title}:\n{text}")
-    return StageRequest(
-        stage=stage, system=system, user="\n\n".join(parts), tool=tool, inputs=dict(inputs), attempt=attempt
-    )
+    return StageRequest(stage=stage, system=system, user="\n\n".join(parts), tool=tool, inputs=dict(inputs),
+                        attempt=attempt, max_completion_tokens=completion_limit(policy, max_chars))

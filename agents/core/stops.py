@@ -22,7 +22,7 @@ class Stop(Exception):
 STOP_REASONS: dict[str, str] = {
     "success": "The run passed every gate.",
     # Budgets and the model layer (§3, §5)
-    "max_seconds": "The run used up its wall-time budget before the next model call.",
+    "max_seconds": "The run used up its wall-time budget (before the next model call, or during one).",
     "max_tokens": "The run used up its token budget.",
     "max_cost": "The run used up its cost budget.",
     "llm_timeout": "The model did not answer in time, even after retries.",
@@ -39,6 +39,7 @@ STOP_REASONS: dict[str, str] = {
         "the operator did not declare; no request was sent. See the run's details."
     ),
     "llm_wrong_tool": "The model called a different tool than the one the stage asked for.",
+    "llm_truncated": "The model's answer was cut at the stage's completion-token limit (finish_reason: length).",
     "internal_error:<ExceptionClass>": "An unexpected error inside the pipeline; the traceback is logged.",
     # Draft
     "invalid_draft:empty": "The draft was empty.",

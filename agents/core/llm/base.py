@@ -22,6 +22,10 @@ class StageRequest:
     tool: str | None
     inputs: Mapping[str, Any] = field(default_factory=dict)
     attempt: int = 1
+    #: The most tokens the answer may have (sent as the request's completion limit).
+    max_completion_tokens: int | None = None
+    #: The run's remaining wall time, set by the frame: no request of this call waits longer.
+    time_left: float | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class CallRecord:
     outcome: str = "ok"  # "ok", or the stop reason / error class this request ended with
     raw: str = ""  # what the model answered (tool arguments, JSON or text), kept for audit
     error: str = ""
+    note: str = ""  # what the server did that the stage did not ask for (e.g. no tool call)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 
@@ -27,7 +27,7 @@ from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageReq
 from agents.core.llm.breaker import CircuitBreaker, breaker_for
 from agents.core.llm.endpoints import Endpoint, configured_keys, redact, resolve_endpoint
 from agents.core.llm.schemas import openai_tool
-from agents.core.policy import ModelSettings
+from agents.core.policy import ModelSettings, Policy
 
 log = logging.getLogger("agents.core.llm")
 
@@ -36,6 +36,8 @@ BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 8.0
 RETRY_AFTER_CAP_SECONDS = 20.0  # a longer server-requested wait is shortened to this
 MAX_ERROR_CHARS = 500
+
+P = TypeVar("P", bound=Policy)
 
 
 class OpenAIChat:
@@ -77,6 +79,10 @@ class OpenAIChat:
             max_retries=0,
         )
         self.endpoint = f"{_public_url(self._client.base_url)}#{settings.model}"
+        self.endpoint_settings = endpoint.settings()
+        self._tool_choice = endpoint.tool_choice
+        self._limit_param = endpoint.limit_param
+        self._instructions_in_user = endpoint.instructions_in_user
 
     def __repr__(self) -> str:
         return f"<OpenAIChat {self.endpoint}>"
@@ -97,7 +103,17 @@ class OpenAIChat:
         params = self._params(request)
         records: list[CallRecord] = []
         tries = self.settings.max_retries + 1
+        # The run's remaining wall time bounds every request of this call and the waits between them.
+        deadline = None if request.time_left is None else time.monotonic() + request.time_left
         for try_number in range(1, tries + 1):
+            timeout = self.settings.timeout_seconds
+            if deadline is not None:
+                timeout = min(timeout, deadline - time.monotonic())
+                if timeout <= 0:
+                    message = "the run's time budget ran out before this request"
+                    if records:
+                        message += f" (last error: {records[-1].outcome}: {records[-1].error})"
+                    raise LLMError("llm_timeout", message, calls=tuple(records))
             breaker = self.breaker
             if not breaker.allow():
                 message = (
@@ -114,7 +130,7 @@ class OpenAIChat:
 
             started = time.perf_counter()
             try:
-                response = self._client.chat.completions.create(**params)
+                response = self._client.chat.completions.create(**params, timeout=timeout)
             except openai.APIError as exc:
                 latency_ms = (time.perf_counter() - started) * 1000
                 reason, transient = _classify(exc)
@@ -127,6 +143,8 @@ class OpenAIChat:
                     breaker.record_success()
                 if transient and try_number < tries:
                     wait = self._retry_delay(try_number, exc)
+                    if deadline is not None:
+                        wait = max(0.0, min(wait, deadline - time.monotonic()))
                     log.info(
                         "LLM %s stage=%s attempt=%s try %s/%s failed with %s (%s); retry in %.2fs",
                         self.endpoint, request.stage, request.attempt, try_number, tries,
@@ -147,21 +165,33 @@ class OpenAIChat:
     # -- request ---------------------------------------------------------------------------
 
     def _params(self, request: StageRequest) -> dict[str, Any]:
+        user = request.user
+        if self._instructions_in_user:  # for chat templates that drop the system message
+            user = f"INSTRUCTIONS:\n{request.system}\n\n{user}"
         params: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [
                 {"role": "system", "content": request.system},
-                {"role": "user", "content": request.user},
+                {"role": "user", "content": user},
             ],
             "temperature": self.settings.temperature,
+            self._limit_param: self._completion_limit(request),
         }
         if request.tool is not None:
             if self.settings.structured_output == "tools":
                 params["tools"] = [openai_tool(request.tool)]
-                params["tool_choice"] = {"type": "function", "function": {"name": request.tool}}
+                if self._tool_choice == "named":
+                    params["tool_choice"] = {"type": "function", "function": {"name": request.tool}}
+                elif self._tool_choice != "omit":
+                    params["tool_choice"] = self._tool_choice
             else:
                 params["response_format"] = {"type": "json_object"}
         return params
+
+    def _completion_limit(self, request: StageRequest) -> int:
+        """Every request is bounded: the stage's own limit, never above the policy's ceiling."""
+        ceiling = self.settings.max_completion_tokens
+        return min(request.max_completion_tokens or ceiling, ceiling)
 
     def _retry_delay(self, try_number: int, exc: openai.APIError) -> float:
         """The server's Retry-After when it sent one, else exponential backoff with full jitter."""
@@ -204,7 +234,19 @@ class OpenAIChat:
         message = getattr(choices[0], "message", None)
         if message is None:
             raise fail("llm_empty", "the answer's first choice had no message")
+        finish_reason = getattr(choices[0], "finish_reason", None)
+        limit = self._completion_limit(request)
+        # llama-cpp-python reports a tool call cut at the limit as finish_reason "tool_calls": an answer
+        # that used the whole limit is taken as cut too.
+        if finish_reason == "length" or completion_tokens >= limit:
+            raise fail(
+                "llm_truncated",
+                f"the answer was cut at the completion limit ({limit} tokens; {completion_tokens} generated; "
+                f"finish_reason: {finish_reason})",
+                raw=_answer_text(message),
+            )
         via_tool = False
+        note = ""
         if request.tool is not None and self.settings.structured_output == "tools":
             tool_calls = message.tool_calls or []
             if tool_calls:
@@ -220,8 +262,13 @@ class OpenAIChat:
                 text, via_tool = arguments, True
             else:
                 # Some servers ignore tool_choice and answer in the content; the pipeline
-                # validates that text like any other.
+                # validates that text like any other, and the call and the trace say so.
                 text = message.content or ""
+                if isinstance(text, str) and text.strip():
+                    note = (f"no tool call (finish_reason: {finish_reason}); the answer in the message "
+                            "content was accepted and validated as the stage's JSON")
+                else:
+                    note = f"no tool call (finish_reason: {finish_reason}) and no content"
         else:
             text = message.content or ""
         if not isinstance(text, str):  # the SDK does not validate answers; some servers are odd
@@ -230,12 +277,15 @@ class OpenAIChat:
             refusal = getattr(message, "refusal", None)
             where = "tool call arguments" if via_tool else "message"
             detail = f"the model refused: {refusal}" if refusal else f"the {where} was empty"
+            if note:
+                detail = note
             raise fail("llm_empty", detail, raw=text)
 
         records.append(
             self._record(
                 request, try_number, latency_ms, "ok",
                 prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, raw=text,
+                note=self._redact(note),
             )
         )
         return ModelReply(
@@ -277,6 +327,16 @@ class OpenAIChat:
     def _redact(self, text: str) -> str:
         """Every configured key out (this endpoint's and the others'), then cut to length."""
         return redact(text, [self._api_key, *configured_keys()])[:MAX_ERROR_CHARS]
+
+
+def _answer_text(message: Any) -> str:
+    """Whatever text a (possibly cut) answer carries: its tool arguments, else its content."""
+    for call in getattr(message, "tool_calls", None) or []:
+        arguments = getattr(getattr(call, "function", None), "arguments", None)
+        if isinstance(arguments, str):
+            return arguments
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else ""
 
 
 def _classify(exc: openai.APIError) -> tuple[str, bool]:
@@ -383,6 +443,14 @@ def client_from_env(
         raise ValueError("LLM_BREAKER_THRESHOLD must be at least 1 and LLM_BREAKER_COOLDOWN_SECONDS not negative")
     return OpenAIChat(settings, endpoint=endpoint, breaker_threshold=threshold_count,
                       breaker_cooldown=cooldown_seconds)
+
+
+def effective_policy(policy: P, environ: Mapping[str, str] = os.environ) -> P:
+    """The policy a run executes under: its model settings as the environment makes them
+    (:func:`settings_from_env`, the environment winning). The one place that computes them: the
+    prompts (the JSON-mode note) and the client (``response_format``) both read this policy's
+    ``model``. Bad values raise ``ValueError``, as :func:`settings_from_env` does."""
+    return dataclasses.replace(policy, model=settings_from_env(policy.model, environ))
 
 
 def settings_from_env(settings: ModelSettings, environ: Mapping[str, str]) -> ModelSettings:

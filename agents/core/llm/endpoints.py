@@ -7,7 +7,13 @@ holds a URL or a key.
     LLM_ENDPOINTS=local=http://127.0.0.1:8080/v1,openai=https://api.openai.com/v1|OPENAI_KEY
 
 Entries are separated by commas; each is ``name=base_url``, optionally ``|KEY_VARIABLE``: the
-*name* of the environment variable that holds the endpoint's key (a local server may need none).
+*name* of the environment variable that holds the endpoint's key (a local server may need none),
+then optionally ``;option=value`` settings for what the server accepts (see :data:`OPTIONS`):
+
+    LLM_ENDPOINTS='local=http://127.0.0.1:8080/v1;tool_choice=required;instructions_in_user=yes'
+
+The ``default`` endpoint takes the same settings from ``OPENAI_ENDPOINT_OPTIONS``
+(``tool_choice=required;limit_param=max_tokens``).
 The ``OPENAI_*`` variables stay the one-endpoint shorthand: ``OPENAI_BASE_URL`` (or OpenAI's
 URL) with ``OPENAI_API_KEY`` is the endpoint named ``default``, declared when either is set (or
 ``LLM_BACKEND=openai``). ``LLM_ENDPOINT=name`` makes every policy use that endpoint.
@@ -23,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 ENDPOINTS_VARIABLE = "LLM_ENDPOINTS"
+DEFAULT_OPTIONS_VARIABLE = "OPENAI_ENDPOINT_OPTIONS"
 OVERRIDE_VARIABLE = "LLM_ENDPOINT"
 DEFAULT_ENDPOINT = "default"
 OPENAI_URL = "https://api.openai.com/v1"
@@ -40,12 +47,57 @@ class EndpointError(ValueError):
     """The declared endpoints cannot be read, or a policy asks for one that is not declared."""
 
 
+# option -> (allowed values, default, meaning)
+OPTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "tool_choice": (
+        ("named", "required", "auto", "omit"), "named",
+        "how a tools-mode request forces the stage's tool: the named-function object (OpenAI, vLLM), "
+        "\"required\", \"auto\", or omit the parameter (servers that refuse the object form)",
+    ),
+    "limit_param": (
+        ("max_completion_tokens", "max_tokens"), "max_completion_tokens",
+        "the request parameter that carries the completion-token limit",
+    ),
+    "instructions_in_user": (
+        ("no", "yes"), "no",
+        "also repeat the stage instructions at the top of the user message (chat templates that drop "
+        "the system message)",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Endpoint:
     name: str
     base_url: str
     key_variable: str = ""  # the variable that holds the key; "" for a server that needs none
     api_key: str = field(default="", repr=False)
+    tool_choice: str = "named"
+    limit_param: str = "max_completion_tokens"
+    instructions_in_user: bool = False
+
+    def settings(self) -> dict[str, Any]:
+        """The endpoint's request settings, for the run record (no URL, no key)."""
+        return {"endpoint": self.name, "tool_choice": self.tool_choice, "limit_param": self.limit_param,
+                "instructions_in_user": self.instructions_in_user}
+
+
+def parse_options(text: str, where: str) -> dict[str, Any]:
+    """``tool_choice=required;instructions_in_user=yes`` as Endpoint fields; unknown names or values
+    raise :class:`EndpointError` naming ``where``."""
+    values: dict[str, Any] = {}
+    for item in text.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        name, equals, value = (part.strip().lower() for part in item.partition("="))
+        if name not in OPTIONS or not equals:
+            raise EndpointError(f"{where}: unknown endpoint setting {item!r} (known: {', '.join(OPTIONS)})")
+        allowed = OPTIONS[name][0]
+        if value not in allowed:
+            raise EndpointError(f"{where}: {name} must be one of {', '.join(allowed)}, got {value!r}")
+        values[name] = value == "yes" if name == "instructions_in_user" else value
+    return values
 
 
 def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, Endpoint]:
@@ -55,7 +107,7 @@ def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, End
     """
     endpoints: dict[str, Endpoint] = {}
     for number, entry in enumerate(_env(environ, ENDPOINTS_VARIABLE).split(","), start=1):
-        entry = entry.strip()
+        entry, _, options = (part.strip() for part in entry.strip().partition(";"))
         if not entry:
             continue
         name, equals, rest = (part.strip() for part in entry.partition("="))
@@ -72,9 +124,8 @@ def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, End
                 f"{where}: after '|' comes the NAME of the variable that holds the key "
                 "(letters, digits and '_'), never the key itself"
             )
-        endpoints[name] = Endpoint(
-            name, _checked_url(url, where), variable, _env(environ, variable) if variable else ""
-        )
+        key = _env(environ, variable) if variable else ""
+        endpoints[name] = Endpoint(name, _checked_url(url, where), variable, key, **parse_options(options, where))
     backend = _env(environ, "LLM_BACKEND").lower()
     base_url = _env(environ, "OPENAI_BASE_URL")
     if DEFAULT_ENDPOINT in endpoints:
@@ -87,6 +138,7 @@ def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, End
         endpoints[DEFAULT_ENDPOINT] = Endpoint(
             DEFAULT_ENDPOINT, _checked_url(base_url, "OPENAI_BASE_URL") if base_url else OPENAI_URL,
             "OPENAI_API_KEY", _env(environ, "OPENAI_API_KEY"),
+            **parse_options(_env(environ, DEFAULT_OPTIONS_VARIABLE), DEFAULT_OPTIONS_VARIABLE),
         )
     return endpoints
 

@@ -13,12 +13,18 @@ The tests drive the real openai SDK against it (real sockets, real retries); the
 Replies are served in the order they were scripted, one per request. A request that finds the queue
 empty gets a 500 whose message says "no scripted reply", so a test that makes more calls than it
 scripted fails loudly instead of hanging.
+
+The server is as strict as the API it imitates: a request that OpenAI's chat completions endpoint
+refuses (see :func:`refusal`: a ``json_object`` request whose messages never say "json", a
+``tool_choice`` naming a tool the request does not declare, ...) gets OpenAI's HTTP 400 and consumes
+no scripted reply. It also refuses, as the product's own rule, a request without a completion limit.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import socket
 import threading
 import time
@@ -28,6 +34,82 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
+ROLES = ("system", "developer", "user", "assistant", "tool")
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
+
+
+def refusal(body: dict, *, require_limit: bool = True) -> tuple[str, str | None] | None:
+    """(message, param) of the HTTP 400 that OpenAI's chat completions API answers ``body`` with,
+    or None for a request it accepts. The rules the product relies on, in OpenAI's words."""
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "you must provide a model parameter", "model"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "[] is too short - 'messages'", "messages"
+    for number, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            return (f"Invalid value for 'messages[{number}].role': expected one of "
+                    f"{', '.join(repr(r) for r in ROLES)}."), f"messages[{number}].role"
+        content = message.get("content")
+        if content is None and not (message["role"] == "assistant" and message.get("tool_calls")):
+            return f"Invalid value for 'messages[{number}].content': expected a string, got null.", \
+                f"messages[{number}].content"
+    temperature = body.get("temperature")
+    if temperature is not None and not (isinstance(temperature, (int, float)) and 0 <= temperature <= 2):
+        return ("Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got "
+                f"{temperature} instead."), "temperature"
+    if all(name in body for name in LIMIT_PARAMS):
+        return ("max_tokens and max_completion_tokens cannot both be set; max_tokens is deprecated in "
+                "favor of max_completion_tokens."), "max_tokens"
+    for name in LIMIT_PARAMS:
+        value = body.get(name)
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return (f"Invalid '{name}': integer below minimum value. Expected a value >= 1, but got "
+                    f"{value} instead."), name
+    tools = body.get("tools")
+    declared: list[str] = []
+    if tools is not None:
+        if not isinstance(tools, list) or not tools:
+            return "[] is too short - 'tools'", "tools"
+        for number, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict):
+                return f"Missing required parameter: 'tools[{number}].function'.", f"tools[{number}].function"
+            name = function.get("name")
+            if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+                return (f"Invalid 'tools[{number}].function.name': string does not match pattern. Expected a "
+                        "string that matches the pattern '^[a-zA-Z0-9_-]+$'."), f"tools[{number}].function.name"
+            declared.append(name)
+    choice = body.get("tool_choice")
+    if choice is not None:
+        if tools is None:
+            return ("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+                    "specified."), "tool_choice"
+        if isinstance(choice, str):
+            if choice not in ("none", "auto", "required"):
+                return (f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', and 'required'."), \
+                    "tool_choice"
+        else:
+            name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
+            if not isinstance(choice, dict) or choice.get("type") != "function" or not isinstance(name, str):
+                return "Missing required parameter: 'tool_choice.function'.", "tool_choice.function"
+            if name not in declared:
+                return (f"Invalid value for 'tool_choice': function '{name}' not found in 'tools' "
+                        "parameter."), "tool_choice"
+    response_format = body.get("response_format")
+    if response_format is not None:
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        if kind not in ("text", "json_object", "json_schema"):
+            return (f"Invalid value: '{kind}'. Supported values are: 'text', 'json_object', and "
+                    "'json_schema'."), "response_format.type"
+        if kind == "json_object" and "json" not in json.dumps(messages).lower():
+            return ("'messages' must contain the word 'json' in some form, to use 'response_format' of "
+                    "type 'json_object'."), "messages"
+    if require_limit and not any(name in body for name in LIMIT_PARAMS):
+        # Not OpenAI's rule: the product's (every request is bounded), checked on every test request.
+        return "ScriptedServer: the request sets no completion limit (max_completion_tokens or max_tokens)", None
+    return None
 
 
 @dataclass(frozen=True)
@@ -134,8 +216,9 @@ def unused_base_url() -> str:
 
 
 class ScriptedServer:
-    def __init__(self, responder: Callable[[dict], Reply] | None = None):
+    def __init__(self, responder: Callable[[dict], Reply] | None = None, *, require_limit: bool = True):
         self.requests: list[ReceivedRequest] = []
+        self.require_limit = require_limit
         self._queue: list[Reply] = []
         self._marked: dict[str, list[Reply]] = {}
         # Answers what no script covers (benchmarks use one that plays every stage with a latency).
@@ -208,8 +291,14 @@ class ScriptedServer:
         if not isinstance(body, dict):
             body = {"_body": body}
         headers = {name.lower(): value for name, value in handler.headers.items()}
+        refused = refusal(body, require_limit=self.require_limit) if handler.path.rstrip("/") == CHAT_PATH else None
         with self._lock:
             self.requests.append(ReceivedRequest(body, path=handler.path, headers=headers))
+            if refused is not None:  # a refused request consumes no scripted reply
+                message, param = refused
+                error = {"message": message, "type": "invalid_request_error", "param": param, "code": None}
+                self._send(handler, 400, {"error": error}, {})
+                return
             reply = self._next_reply(raw.decode("utf-8", "replace"))
         if reply is None and self.responder is not None:
             reply = self.responder(body)

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
@@ -95,6 +95,7 @@ class RunState:
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self._entry: dict | None = None  # the step in flight
 
     # -- budgets -----------------------------------------------------------------------------
     @property
@@ -118,10 +119,16 @@ class RunState:
         if self.elapsed() >= self.policy.max_seconds:
             raise Stop("max_seconds", elapsed=round(self.elapsed(), 3), budget=self.policy.max_seconds)
         self._check_budgets()  # a budget already spent stops before spending more
+        # No request of this call may outlast the run's wall-time budget.
+        request = replace(request, time_left=self.policy.max_seconds - self.elapsed())
         try:
             reply = self.llm.complete(request)
         except LLMError as error:
             self._account(error.calls)
+            if error.reason == "llm_timeout" and self.elapsed() >= self.policy.max_seconds:
+                # The call was cut by the run's budget, not by the endpoint's own timeout.
+                raise Stop("max_seconds", elapsed=round(self.elapsed(), 3), budget=self.policy.max_seconds,
+                           message=str(error)) from None
             raise Stop(error.reason, message=str(error)) from None
         self._account(reply.calls)
         self._check_budgets()
@@ -129,6 +136,8 @@ class RunState:
 
     def _account(self, calls: tuple[CallRecord, ...]) -> None:
         for record in calls:
+            if record.note and self._entry is not None:  # what the server did shows in the step too
+                self._entry.setdefault("model_notes", []).append(record.note)
             self.calls += 1
             self.prompt_tokens += record.prompt_tokens
             self.completion_tokens += record.completion_tokens
@@ -144,6 +153,7 @@ class RunState:
         """
         self.phase = phase
         entry: dict[str, Any] = {}
+        self._entry = entry
         started = self.clock()
         try:
             yield entry
@@ -234,12 +244,14 @@ def _jsonable(value: Any) -> Any:
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
-    """(True, value) when ``text`` is JSON, else (False, None). Tolerates a fenced code block."""
+    """(True, value) when ``text`` is JSON, else (False, None). Tolerates a fenced code block and raw
+    control characters (newlines, tabs) inside strings, as llama.cpp's grammar-constrained tool
+    arguments carry them (``strict=False``)."""
     candidate = text.strip()
     if candidate.startswith("```"):
         candidate = candidate.strip("`")
         candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
     try:
-        return True, json.loads(candidate)
+        return True, json.loads(candidate, strict=False)
     except (ValueError, RecursionError):
         return False, None

@@ -41,6 +41,7 @@ def _draft(run: RunState, goal: str, context: Mapping[str, Any], policy: SelfCri
                 policy, "shorten", context=context,
                 sections=[("DRAFT", draft), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
                 inputs={"goal": goal, "context": context, "draft": draft, "max_chars": policy.max_draft_chars},
+                max_chars=policy.max_draft_chars,
             )
             draft = structured_text(run.ask(request), "draft")
             attempts = 2

@@ -47,6 +47,7 @@ def ask_draft(run: RunState, goal: str, context: Mapping[str, Any], policy: Text
         context=context,
         sections=[("GOAL", goal), ("LIMIT", f"at most {policy.max_draft_chars} characters")],
         inputs={"goal": goal, "context": context, "max_chars": policy.max_draft_chars},
+        max_chars=policy.max_draft_chars,
     )
     return structured_text(run.ask(request), "draft")
 
@@ -58,7 +59,7 @@ def ask_revision(run: RunState, goal: str, context: Mapping[str, Any], policy: T
         sections=[("GOAL", goal), ("DRAFT", draft), ("INSTRUCTIONS", instructions),
                   ("LIMIT", f"at most {policy.max_answer_chars} characters")],
         inputs={"goal": goal, "context": context, "draft": draft, "instructions": instructions, "strict": strict},
-        attempt=attempt, prompt_key="revise_strict" if strict else "revise",
+        attempt=attempt, prompt_key="revise_strict" if strict else "revise", max_chars=policy.max_answer_chars,
     )
     return structured_text(run.ask(request), "revised_answer")
 

@@ -10,7 +10,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
-from agents.core.llm.client import client_from_env
+from agents.core.llm.client import client_from_env, effective_policy
 from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
 
@@ -71,8 +71,8 @@ class Command(BaseCommand):
         if context is None and pipeline != "routing":
             raise CommandError(f"--context is required for the {pipeline} pipeline")
         context_data = read_context(context) if context else None
-        policy = default_policy(pipeline)
         try:
+            policy = effective_policy(default_policy(pipeline))
             llm = client_from_env(policy.model)
         except ValueError as error:
             raise CommandError(str(error)) from None

@@ -11,11 +11,23 @@ def run(scripted, **policy_overrides):
     return run_reflection(GOAL, DEMO_CONTEXT, scripted.policy(ReflectionPolicy, **policy_overrides), scripted.llm)
 
 
-def test_wall_time_budget_is_checked_before_each_model_call_max_seconds(scripted_tools):
-    scripted_tools.reply(delay(0.4, tool_call("submit_draft", {"draft": DRAFT})))
+def test_a_model_call_is_cut_at_the_runs_remaining_wall_time_max_seconds(scripted_tools):
+    # The endpoint's own timeout is 60 s: the run's 0.3 s budget is what bounds the request.
+    scripted_tools.reply(delay(2, tool_call("submit_draft", {"draft": DRAFT})))
     result = run(scripted_tools, max_seconds=0.3)
-    assert (result.stop_reason, result.phase) == ("max_seconds", "review")
+    assert (result.stop_reason, result.phase) == ("max_seconds", "draft")
+    assert result.duration_ms < 1500
     assert len(scripted_tools.fake.requests) == 1  # the review call was never made
+
+
+def test_timed_out_retries_stay_within_the_runs_wall_time_max_seconds(scripted_tools):
+    # Before: each retry waited its full timeout (a 30 s run stopped after 182.8 s of retries).
+    scripted_tools.with_settings(timeout_seconds=0.4, max_retries=5)
+    scripted_tools.reply(*[delay(2, tool_call("submit_draft", {"draft": DRAFT}))] * 6)
+    result = run(scripted_tools, max_seconds=1.0)
+    assert (result.stop_reason, result.phase) == ("max_seconds", "draft")
+    assert result.duration_ms < 2000
+    assert len(scripted_tools.fake.requests) < 6
 
 
 def test_token_budget_is_max_tokens(scripted_tools):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import logging
@@ -32,6 +33,7 @@ REVIEW = {"decision": "approve", "issues": [], "fix_plan": [], "reason": "fine"}
 REVIEW_REQUEST = StageRequest(
     stage="review", system="You review drafts.", user="Draft: all good.", tool="reflect", attempt=1
 )
+JSON_REVIEW_REQUEST = dataclasses.replace(REVIEW_REQUEST, system="You review drafts. Answer in JSON.")
 TEXT_REQUEST = StageRequest(
     stage="finalize", system="You write the answer.", user="Ticket: hello", tool=None
 )
@@ -114,7 +116,7 @@ def test_json_mode_asks_for_a_json_object_and_returns_the_content(make_chat, fak
     fake_openai.script(content(json.dumps(REVIEW)))
     chat = make_chat(structured_output="json")
 
-    reply = chat.complete(REVIEW_REQUEST)
+    reply = chat.complete(JSON_REVIEW_REQUEST)
 
     assert json.loads(reply.text) == REVIEW
     assert reply.via_tool is False
@@ -173,7 +175,7 @@ def test_calling_another_tool_stops_with_llm_wrong_tool(make_chat, fake_openai):
 @pytest.mark.parametrize("text", [None, "", "  \n "])
 @pytest.mark.parametrize(
     "mode, request_",
-    [("tools", REVIEW_REQUEST), ("json", REVIEW_REQUEST), ("tools", TEXT_REQUEST)],
+    [("tools", REVIEW_REQUEST), ("json", JSON_REVIEW_REQUEST), ("tools", TEXT_REQUEST)],
 )
 def test_an_empty_message_stops_with_llm_empty(make_chat, fake_openai, text, mode, request_):
     fake_openai.script(content(text))
@@ -650,3 +652,133 @@ def test_breaker_settings_come_from_the_environment():
     assert (chat.breaker.failure_threshold, chat.breaker.cooldown_seconds) == (2, 0.5)
     with pytest.raises(ValueError, match="LLM_BREAKER_THRESHOLD"):
         client_from_env(environ={"OPENAI_API_KEY": "sk-x", "LLM_BREAKER_THRESHOLD": "many"})
+
+
+# -- bounded calls, endpoint settings, what the server did (issue 10) -------------------------------
+
+
+def test_every_request_carries_a_completion_limit_from_the_stage_never_above_the_ceiling(make_chat, fake_openai):
+    fake_openai.script(tool_call("reflect", REVIEW), tool_call("reflect", REVIEW), content("hi"))
+    chat = make_chat(max_completion_tokens=300)
+    chat.complete(dataclasses.replace(REVIEW_REQUEST, max_completion_tokens=120))
+    chat.complete(dataclasses.replace(REVIEW_REQUEST, max_completion_tokens=5000))
+    chat.complete(TEXT_REQUEST)
+    assert [r["max_completion_tokens"] for r in fake_openai.requests] == [120, 300, 300]
+    assert all("max_tokens" not in r for r in fake_openai.requests)
+
+
+@pytest.mark.parametrize("mode, reply", [("tools", tool_call("reflect", '{"decision": "appr')),
+                                         ("json", content('{"decision": "appr'))])
+def test_finish_reason_length_is_llm_truncated_not_invalid_json(make_chat, fake_openai, mode, reply):
+    body = dict(reply.body)
+    body["choices"] = [dict(body["choices"][0], finish_reason="length")]
+    fake_openai.script(dataclasses.replace(reply, body=body))
+    request = JSON_REVIEW_REQUEST if mode == "json" else REVIEW_REQUEST
+    error = stop_reason(make_chat(structured_output=mode), dataclasses.replace(request, max_completion_tokens=64))
+    assert error.reason == "llm_truncated"
+    [record] = error.calls
+    assert record.outcome == "llm_truncated" and record.raw == '{"decision": "appr'
+    assert "64 tokens" in record.error
+    assert len(fake_openai.requests) == 1  # a cut answer is not retried: it would be cut again
+
+
+def test_an_answer_that_used_the_whole_limit_is_llm_truncated_whatever_its_finish_reason(make_chat, fake_openai):
+    # llama-cpp-python answers a tool call cut at max_tokens with finish_reason "tool_calls".
+    fake_openai.script(tool_call("reflect", '{"decision": "appr', usage=(300, 64)))
+    error = stop_reason(make_chat(), dataclasses.replace(REVIEW_REQUEST, max_completion_tokens=64))
+    assert error.reason == "llm_truncated"
+    assert "finish_reason: tool_calls" in error.calls[0].error
+
+
+def endpoint_chat(fake_openai, **options):
+    return OpenAIChat(ModelSettings(), endpoint=Endpoint("local", fake_openai.base_url, **options))
+
+
+@pytest.mark.parametrize("form, sent", [
+    ("named", {"type": "function", "function": {"name": "reflect"}}),
+    ("required", "required"),
+    ("auto", "auto"),
+    ("omit", None),
+])
+def test_the_tool_choice_form_is_an_endpoint_setting(fake_openai, form, sent):
+    fake_openai.script(tool_call("reflect", REVIEW))
+    endpoint_chat(fake_openai, tool_choice=form).complete(REVIEW_REQUEST)
+    [request] = fake_openai.requests
+    assert request.get("tool_choice") == sent
+    assert request["tools"][0]["function"]["name"] == "reflect"
+
+
+def test_the_limit_parameter_and_instructions_in_user_are_endpoint_settings(fake_openai):
+    fake_openai.script(tool_call("reflect", REVIEW))
+    endpoint_chat(fake_openai, limit_param="max_tokens", instructions_in_user=True).complete(REVIEW_REQUEST)
+    [request] = fake_openai.requests
+    assert request["max_tokens"] == 1024 and "max_completion_tokens" not in request
+    system, user = request["messages"]
+    assert system == {"role": "system", "content": "You review drafts."}
+    assert user["content"] == "INSTRUCTIONS:\nYou review drafts.\n\nDraft: all good."
+
+
+def test_endpoint_settings_are_declared_with_the_endpoint():
+    from agents.core.llm.endpoints import EndpointError, declared_endpoints
+
+    endpoints = declared_endpoints({"LLM_ENDPOINTS": "local=http://127.0.0.1:8080/v1;tool_choice=required;"
+                                                     "instructions_in_user=yes;limit_param=max_tokens,"
+                                    "oa=https://api.openai.com/v1|OA_KEY", "OA_KEY": KEY})
+    local, oa = endpoints["local"], endpoints["oa"]
+    assert (local.tool_choice, local.instructions_in_user, local.limit_param) == ("required", True, "max_tokens")
+    assert (oa.tool_choice, oa.instructions_in_user, oa.limit_param) == ("named", False, "max_completion_tokens")
+    default = declared_endpoints({"OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+                                  "OPENAI_ENDPOINT_OPTIONS": "tool_choice=omit"})["default"]
+    assert default.tool_choice == "omit"
+    with pytest.raises(EndpointError, match="tool_choice must be one of"):
+        declared_endpoints({"LLM_ENDPOINTS": "local=http://127.0.0.1:8080/v1;tool_choice=object"})
+    with pytest.raises(EndpointError, match="unknown endpoint setting"):
+        declared_endpoints({"OPENAI_API_KEY": KEY, "OPENAI_ENDPOINT_OPTIONS": "grammar=on"})
+
+
+def test_an_answer_without_the_tool_call_is_noted_on_the_call(make_chat, fake_openai):
+    fake_openai.script(content(json.dumps(REVIEW)))
+    reply = make_chat().complete(REVIEW_REQUEST)
+    assert json.loads(reply.text) == REVIEW and reply.via_tool is False
+    [record] = reply.calls
+    assert record.note.startswith("no tool call (finish_reason: stop); the answer in the message content was accepted")
+
+
+def post_json(url: str, body: dict) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"response_format": {"type": "json_object"}}, "must contain the word 'json'"),
+    ({"tool_choice": {"type": "function", "function": {"name": "route"}}}, "function 'route' not found"),
+    ({"tools": None, "tool_choice": "required"}, "only allowed when 'tools' are specified"),
+    ({"tool_choice": "any"}, "Supported values are: 'none', 'auto', and 'required'"),
+    ({"max_tokens": 10}, "cannot both be set"),
+    ({"max_completion_tokens": 0}, "Expected a value >= 1"),
+    ({"temperature": 3}, "Expected a value <= 2"),
+    ({"messages": []}, "too short - 'messages'"),
+    ({"max_completion_tokens": None}, "no completion limit"),
+])
+def test_the_scripted_server_refuses_what_the_api_refuses(fake_openai, change, message):
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 10,
+            "tools": [openai_tool("reflect")]}
+    body.update(change)
+    body = {k: v for k, v in body.items() if v is not None}
+    fake_openai.script(content("never served"))
+    code, answer = post_json(fake_openai.base_url + "/chat/completions", body)
+    assert code == 400
+    assert message in answer["error"]["message"]
+    assert answer["error"]["type"] == "invalid_request_error"
+    # a refused request consumes no scripted reply
+    code, answer = post_json(fake_openai.base_url + "/chat/completions",
+                             {"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                              "max_completion_tokens": 10})
+    assert (code, answer["choices"][0]["message"]["content"]) == (200, "never served")

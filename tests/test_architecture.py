@@ -70,3 +70,13 @@ def test_running_every_pipeline_loads_no_django_module():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_template_lines_stay_readable():
+    """Templates keep lines to 120 characters, and a {# comment #} closes on its own line (Django's
+    one-line comments: an unclosed one is shown to the user as text)."""
+    offenders = [f"{path.relative_to(ROOT)}:{number}"
+                 for path in sorted((ROOT / "templates").rglob("*.html"))
+                 for number, line in enumerate(path.read_text().splitlines(), 1)
+                 if len(line) > 120 or ("{#" in line and "#}" not in line)]
+    assert offenders == []

@@ -1,7 +1,8 @@
 """Presentation helpers for the review pages: how a trace step's measurements and outputs read.
 
 ``{% load review %}``, then ``{{ step.measurements|measurements }}`` and ``{{ step.output|as_text }}``.
-Both return plain strings; the template escapes them like any other value.
+Both return plain strings; the template escapes them like any other value. ``{% word_diff ops %}``
+writes a word diff as escaped HTML.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from urllib.parse import urlencode
 
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from agents.core.stops import explain
 
@@ -55,6 +58,28 @@ def as_text(output) -> str:
     if isinstance(output, str):
         return output
     return json.dumps(output, indent=2, ensure_ascii=False)
+
+
+@register.filter
+def step_status(status: str) -> str:
+    """The status pill of a trace step: ok, running (a retry under way) or stopped."""
+    return {"ok": "ok", "retry": "running"}.get(status, "stopped")
+
+
+@register.simple_tag
+def word_diff(ops: list[tuple[str, str]], side: str | None = None) -> SafeString:
+    """The word diff of ``agents.core.audit.word_diff`` as HTML, every word escaped, written on one
+    line for a ``<pre>``: ``side="before"`` shows the old text with its deletions (``<del>``),
+    ``side="after"`` the new text with its insertions (``<ins>``); no side shows both inline."""
+    pieces = []
+    for op, part in ops:
+        if op == "equal":
+            pieces.append(format_html("{}", part))
+        elif op == "delete" and side != "after":
+            pieces.append(format_html("<del>{}</del>", part))
+        elif op == "insert" and side != "before":
+            pieces.append(format_html("<ins>{}</ins>", part))
+    return format_html_join("", "{}", ((piece,) for piece in pieces))
 
 
 CHART_WIDTH = 560

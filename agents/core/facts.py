@@ -226,13 +226,16 @@ def _quantity_words(text: str) -> list[Number]:
 # A date or a time of day supports only itself, written any way, never a bare number: the 11 of
 # "2026-11-22" is a month, not a count of anything. The same holds for the digits of an id.
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_MONTH = (
+    r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
 _ISO = re.compile(
     r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})"
     r"(?:[T ](?P<hh>\d{2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
 )
 _SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
-_DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b\.?(?:,?\s+(?P<y>\d{4})\b)?")
+_DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
 _CLOCK = re.compile(
     r"\b(?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?)(?![a-z]))?"
@@ -500,6 +503,10 @@ def _clause_before(text: str, start: int) -> str:
         size *= 4
 
 
+_AFTER_CLAUSE = re.compile(r"(?:[^.;!?]|\.(?=\d))*?(?=[.;!?]|\b(?:and|but|so|however|although|though|because)\b|$)",
+                           re.IGNORECASE)
+
+
 def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
     """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
     in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,
@@ -518,10 +525,12 @@ def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None
         return True
     if _wrapped(words):
         return True
-    if hedges:
+    if hedges and end is not None:
+        # A family's own hedges also count inside the claim ("within about 45 minutes") and after it
+        # in the same clause, where a comma does not end it ("Within 45 minutes, we expect ...").
         own = set(hedges)
-        inside = _WORD.findall(text[start:end].lower()) if end is not None else []
-        if any(word in own for word in [*words, *inside]):
+        rest = _AFTER_CLAUSE.match(text, end, min(len(text), end + _FIRST_LOOK)).group()
+        if any(word in own for word in [*words, *_WORD.findall(text[start:end].lower() + " " + rest.lower())]):
             return True
     return _MODAL_PHRASES.search(" ".join(words)) is not None
 
@@ -564,6 +573,27 @@ def family_makes_claim(text: str, family: ClaimFamily) -> bool:
     return any(next(_unhedged(text, p, family.hedges), None) is not None for p in family.patterns)
 
 
+@dataclass(frozen=True)
+class TrialMatch:
+    found: str  # the words the family matched
+    pattern: str  # the canonical pattern or the paraphrase that matched
+    hedged: bool  # True: a hedge wraps or negates it, so the guard lets it pass
+
+
+def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
+    """What a family matches in a sample text, hedged matches included, in reading order (admin's
+    "try it on sample text"). Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    hits = sorted(((m, p) for p in family.patterns for m in compile_pattern(p).finditer(text)),
+                  key=lambda hit: (hit[0].start(), -hit[0].end()))
+    kept: list[TrialMatch] = []
+    last_end = -1
+    for m, pattern in hits:
+        if m.start() >= last_end:
+            kept.append(TrialMatch(m.group(), pattern, is_hedged(text, m.start(), family.hedges, m.end())))
+            last_end = m.end()
+    return kept
+
+
 def family_problem(family: ClaimFamily) -> str | None:
     """Why a family cannot be checked safely (a pattern RE2 refuses), or None."""
     for pattern in family.patterns:
@@ -585,7 +615,10 @@ def family_problem(family: ClaimFamily) -> str | None:
 # "write errors", "call volumes") only with an object ("state that", "call it P3").
 # On RE2 although it is ours: the `.*` between two word lists backtracks on incident data (which is
 # untrusted), 12 s for a 100 KB clause of "ignore ignore ..." with `re`.
-_ORDER = r"(?:^|[,:(]|\b(?:and|then|please|just|instead|to|now|also)\b)\s*(?:(?:please|just|also|now|instead|simply)\s+)*"
+_ORDER = (
+    r"(?:^|[,:(]|\b(?:and|then|please|just|instead|to|now|also)\b)\s*"
+    r"(?:(?:please|just|also|now|instead|simply)\s+)*"
+)
 _INSTRUCTION = compile_pattern(
     r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?|polic(?:y|ies))\b"
     r"|\bpretend\b|\b(?:assistant|chatbot|language\s+model)\b"

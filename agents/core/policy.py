@@ -113,7 +113,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         rf"{_ESTIMATE}{_QUANTITY}[\s-]*{_TIME_UNIT}\b",
         paraphrases=(
             rf"\b(?:will|shall|going\s+to)\s+(?:\w+\s+){{0,4}}?in\s+{_ESTIMATE}{_QUANTITY}[\s-]*{_TIME_UNIT}\b",
-            r"\bby\s+\d{1,2}(?::\d{2}\s*(?:am|pm|utc|gmt|cet)?|\s*(?:am|pm|a\.m\.|p\.m\.|o[’']clock))",
+            r"\bby\s+\d{1,2}(?::\d{2}(?:\s*(?:am|pm|utc|gmt|cet)\b)?|\s*(?:am|pm|a\.m\.|p\.m\.|o[’']clock))",
             r"\bby\s+(?:noon|midnight|tonight|tomorrow|(?:the\s+)?end\s+of\s+(?:the\s+)?(?:day|hour))\b",
             r"\bat\s+the\s+(?:very\s+)?latest\b",
             r"\bno\s+later\s+than\b",

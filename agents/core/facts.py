@@ -8,6 +8,7 @@ Plain Python: no Django here.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -300,11 +301,21 @@ def find_moments(text: str) -> list[Moment]:
 
 
 def _spans(text: str, moments: list[Moment]) -> list[tuple[int, int]]:
-    return [(m.start, m.end) for m in moments] + [(m.start(), m.end()) for m in _ID.finditer(text)]
+    """The spans of dates, times and ids, merged and sorted (for :func:`_outside`'s bisection)."""
+    spans = sorted([(m.start, m.end) for m in moments] + [(m.start(), m.end()) for m in _ID.finditer(text)])
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def _outside(start: int, spans: list[tuple[int, int]]) -> bool:
-    return all(not (a <= start < b) for a, b in spans)
+    # Bisection: a text with thousands of dates and numbers stays linear-logarithmic.
+    i = bisect.bisect_right(spans, (start, float("inf"))) - 1
+    return i < 0 or not (spans[i][0] <= start < spans[i][1])
 
 
 def _moment_supported(moment: Moment, allowed: list[Moment]) -> bool:

@@ -70,7 +70,7 @@ def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
     if isinstance(eta, (int, float)) and not isinstance(eta, bool):
         # "should": an estimate, not a firm time promise (avoid_absolute_guarantees); still plain
         # enough that the reviewer asks for the caveat.
-        parts.append(f"Normal service should return within {eta:g} minutes.")
+        parts.append(f"We should restore full service within {eta:g} minutes.")
     actions = [normalize(a) for a in context.get("approved_actions") or [] if isinstance(a, str) and a.strip()]
     if actions:
         parts.append("Next actions: " + "; ".join(actions) + ".")

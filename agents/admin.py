@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from agents.core.policy import POLICY_CLASSES
-from agents.forms import PipelinePolicyForm, StagePromptForm
+from agents.forms import PipelinePolicyForm, RestrictedClaimForm, StagePromptForm
 from agents.models import (
     BUDGET_FIELDS,
     PIPELINE_STAGES,
@@ -232,16 +232,25 @@ class RouteTargetAdmin(RecordedAdmin):
 
 @admin.register(RestrictedClaim)
 class RestrictedClaimAdmin(RecordedAdmin):
-    list_display = ("pattern", "enabled", "note")
-    list_filter = ("enabled",)
-    search_fields = ("pattern", "note")
+    """Claim families (issue 11); the change form tries a family on a sample text."""
+
+    form = RestrictedClaimForm
+    list_display = ("family", "pattern", "strict_only", "enabled", "note")
+    list_filter = ("enabled", "strict_only")
+    search_fields = ("family", "pattern", "paraphrases", "note")
+    fields = ("family", "pattern", "paraphrases", "hedges", "strict_only", "enabled", "note", "sample_text")
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.trial:
+            messages.info(request, "On the sample text: " + " · ".join(form.trial))
 
 
 @admin.register(RegionToken)
 class RegionTokenAdmin(RecordedAdmin):
-    list_display = ("token", "enabled")
+    list_display = ("token", "words", "enabled")
     list_filter = ("enabled",)
-    search_fields = ("token",)
+    search_fields = ("token", "words")
 
 
 @admin.register(PolicyChange)

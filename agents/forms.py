@@ -3,9 +3,14 @@
 
 from django import forms
 
+from agents.core.facts import family_trial
+from agents.core.inputs import control_character
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT, EndpointError, endpoint_names
+from agents.core.patterns import UnsafePattern
 from agents.core.policy import DECISIONS
-from agents.models import PipelinePolicy, StagePrompt
+from agents.models import PipelinePolicy, RestrictedClaim, StagePrompt
+
+SAMPLE_MAX_CHARS = 4000
 
 DECISION_CHOICES = [(decision, decision) for decision in DECISIONS]
 
@@ -73,3 +78,54 @@ class StagePromptForm(forms.ModelForm):
         model = StagePrompt
         fields = ["stage", "text"]
         widgets = {"text": forms.Textarea(attrs={"rows": 4, "cols": 80})}
+
+
+def describe_trial(text: str, claim: RestrictedClaim) -> list[str]:
+    """What a claim family matches in ``text``, one line a match, for a person."""
+    try:
+        matches = family_trial(text, claim.as_family())
+    except UnsafePattern as error:
+        return [f"The family cannot be tried: {error}."]
+    if not matches:
+        return ["The family matches nothing in the sample text."]
+    lines = []
+    for match in matches:
+        verdict = "hedged, passes" if match.hedged else "a claim: stopped unless the context supports it"
+        lines.append(f"“{match.found}” ({verdict}; pattern {match.pattern})")
+    return lines
+
+
+class RestrictedClaimForm(forms.ModelForm):
+    """A claim family, with a sample text to try it on: "Try on sample text" shows what the family
+    matches (and which matches a hedge lets pass) without saving anything."""
+
+    sample_text = forms.CharField(
+        label="Try it on sample text",
+        required=False,
+        max_length=SAMPLE_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Not saved. Press “Try on sample text” to see what the family matches here, "
+        "and which matches are hedged (passed by the guard).",
+    )
+
+    class Meta:
+        model = RestrictedClaim
+        fields = ["family", "pattern", "paraphrases", "hedges", "strict_only", "enabled", "note"]
+
+    trial: list[str] | None = None
+
+    def clean_sample_text(self):
+        text = self.cleaned_data.get("sample_text") or ""
+        if found := control_character(text):
+            raise forms.ValidationError(f"This contains a control character (U+{ord(found):04X}); remove it.")
+        return text
+
+    def _post_clean(self):
+        super()._post_clean()  # the model's clean(): every pattern compiles on RE2
+        text = self.cleaned_data.get("sample_text")
+        if not text or any(name in self.errors for name in ("pattern", "paraphrases", "hedges", "sample_text")):
+            return
+        self.trial = describe_trial(text, self.instance)
+        if "_try" in self.data:
+            # Nothing is saved on a trial: the result is shown at the field and the form comes back.
+            self.add_error("sample_text", ["Trial only, nothing saved. " + self.trial[0], *self.trial[1:]])

@@ -30,6 +30,7 @@ from agents.core.policy import (
     DECISIONS,
     PIPELINE_CHOICES,
     POLICY_CLASSES,
+    ClaimFamily,
     ModelSettings,
     TextPolicy,
 )
@@ -383,13 +384,43 @@ def worker_names() -> list[str]:
     return sorted(builtin_workers(DemoData()))
 
 
+def split_lines(text: str) -> tuple[str, ...]:
+    """One entry a line, blank lines and surrounding spaces left out."""
+    return tuple(line.strip() for line in (text or "").splitlines() if line.strip())
+
+
+def split_words(text: str) -> tuple[str, ...]:
+    """Comma-separated entries, trimmed; empty ones left out."""
+    return tuple(word.strip() for word in (text or "").split(",") if word.strip())
+
+
 class RestrictedClaim(models.Model):
-    """A case-insensitive regular expression (RE2 syntax) for a claim the text may not make unsupported."""
+    """A claim family (issue 11): a canonical claim the text may not make unsupported, plus its
+    paraphrases and inflections, each a case-insensitive regular expression in RE2 syntax."""
 
     pattern = models.CharField(
+        "canonical claim",
         max_length=500, unique=True,
         help_text=r"Case-insensitive, in RE2 syntax (matched in linear time): e.g. \bfully\s+recovered\b. "
         r"Lookarounds, backreferences and possessive quantifiers are refused; write \z, not \Z.",
+    )
+    family = models.CharField(
+        max_length=80, blank=True,
+        help_text="The family's name, shown with every violation (e.g. “recovery”). Blank: the canonical pattern.",
+    )
+    paraphrases = models.TextField(
+        blank=True,
+        help_text="Other wordings and inflections of the same claim: one RE2 pattern a line, each checked "
+        "like the canonical one, with the same hedge handling (“not yet fixed” is not the claim).",
+    )
+    hedges = models.CharField(
+        max_length=500, blank=True,
+        help_text="Extra words that hedge this family only, comma-separated, read before the claim and "
+        "inside it (e.g. estimate, about, expect for time promises).",
+    )
+    strict_only = models.BooleanField(
+        default=False,
+        help_text="Check this family only when the context asks to avoid absolute guarantees (§3.4.6).",
     )
     enabled = models.BooleanField(default=True)
     note = models.CharField(max_length=200, blank=True)
@@ -398,17 +429,32 @@ class RestrictedClaim(models.Model):
         ordering = ["id"]
 
     def __str__(self) -> str:
-        return self.pattern
+        return self.family or self.pattern
+
+    def as_family(self) -> ClaimFamily:
+        return ClaimFamily(
+            name=self.family, pattern=self.pattern, paraphrases=split_lines(self.paraphrases),
+            hedges=tuple(w.lower() for w in split_words(self.hedges)), strict_only=self.strict_only,
+        )
 
     def clean(self):
         errors = {}
-        for name in ("pattern", "note"):
+        for name in ("pattern", "family", "paraphrases", "hedges", "note"):
             if found := control_character(getattr(self, name) or ""):
                 errors[name] = f"This contains a control character (U+{ord(found):04X}); remove it."
         # Compiled for RE2, as the guard runs it: a pattern that would need backtracking (and could
         # take minutes on a long text) is refused here, with what to write instead.
         if "pattern" not in errors and (problem := pattern_problem(self.pattern or "")):
             errors["pattern"] = problem
+        if "paraphrases" not in errors:
+            problems = [f"Line {n}: {problem}" for n, line in enumerate((self.paraphrases or "").splitlines(), 1)
+                        if line.strip() and (problem := pattern_problem(line.strip()))]
+            if problems:
+                errors["paraphrases"] = problems
+        if "hedges" not in errors:
+            bad = [w for w in split_words(self.hedges) if not re.fullmatch(r"[A-Za-z’']+", w)]
+            if bad:
+                errors["hedges"] = f"Hedges are single words, comma-separated; not: {', '.join(bad)}."
         if errors:
             raise ValidationError(errors)
 
@@ -417,6 +463,11 @@ class RegionToken(models.Model):
     """A word that names a region; a revision may name only regions its context names."""
 
     token = models.CharField(max_length=32, unique=True)
+    words = models.CharField(
+        max_length=300, blank=True,
+        help_text="The region's names in words and adjectives, comma-separated (e.g. Europe, European); "
+        "a mention of one is a mention of the region.",
+    )
     enabled = models.BooleanField(default=True)
 
     class Meta:
@@ -434,6 +485,13 @@ class RegionToken(models.Model):
             )
         # Stored lower-case; the guard matches two-letter tokens only in upper case (§3.5.4).
         self.token = token.lower()
+        bad = [w for w in split_words(self.words) if not re.fullmatch(r"[A-Za-z][A-Za-z .’'-]{0,60}", w)]
+        if bad:
+            raise ValidationError({"words": "Region words are letters, spaces, dots, apostrophes and hyphens, "
+                                            f"comma-separated; not: {', '.join(bad)}."})
+
+    def as_words(self) -> tuple[str, tuple[str, ...]]:
+        return self.token.lower(), split_words(self.words)
 
 
 # ---------------------------------------------------------------- the change record

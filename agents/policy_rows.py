@@ -14,9 +14,10 @@ from typing import Any
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT
 from agents.core.policy import (
     DECISIONS,
+    DEFAULT_CLAIM_FAMILIES,
     DEFAULT_ISSUE_TYPES,
+    DEFAULT_REGION_WORDS,
     DEFAULT_REGIONS,
-    DEFAULT_RESTRICTED_CLAIMS,
     DEFAULT_ROUTES,
     POLICY_CLASSES,
     GuardRules,
@@ -95,14 +96,13 @@ def load_policy(pipeline: str) -> Policy:
     if "issue_types" in used:
         values["issue_types"] = dict(IssueType.objects.filter(enabled=True).values_list("name", "high_risk"))
     if "guard" in used:
+        claims = list(RestrictedClaim.objects.filter(enabled=True).order_by("id"))
+        regions = list(RegionToken.objects.filter(enabled=True).order_by("id"))
         values["guard"] = GuardRules(
-            restricted_claims=tuple(
-                RestrictedClaim.objects.filter(enabled=True).order_by("id").values_list("pattern", flat=True)
-            ),
-            regions=tuple(
-                t.lower()
-                for t in RegionToken.objects.filter(enabled=True).order_by("id").values_list("token", flat=True)
-            ),
+            restricted_claims=tuple(c.pattern for c in claims),
+            claim_families=tuple(c.as_family() for c in claims),
+            regions=tuple(t.token.lower() for t in regions),
+            region_words=tuple(t.as_words() for t in regions),
         )
     if "routes" in used:
         values["routes"] = {
@@ -142,7 +142,32 @@ ISSUE_DESCRIPTIONS = {
     "policy_violation": "Breaks a communication policy. High risk: escalates to a person.",
     "legal_risk": "Could create a legal commitment or liability. High risk: escalates to a person.",
 }
-CLAIM_NOTES = ("“resolved” while it is not", "“fully recovered”", "“incident closed”", "“all payments are stable”")
+CLAIM_NOTES = {
+    "resolution": "“resolved” while it is not, and “fixed”, “the outage is over”…",
+    "recovery": "“fully recovered”, “back to normal”, “fully restored”…",
+    "closure": "“incident closed”, “the incident has been closed”…",
+    "stability": "“all payments are stable”, “stable again”, “stabilised”…",
+    "guarantees": "“guaranteed”, “we promise”, “we assure you”…",
+    "absolute assurances": "“never happen again”, “completely safe”, “nothing to worry about”…",
+    "time promises": "With avoid_absolute_guarantees: “fixed within 45 minutes”, “by 14:00 at the latest”; "
+                     "hedged estimates pass.",
+}
+
+
+def claim_row_values(family, model) -> dict:
+    """A default family as a RestrictedClaim row's values, for the columns ``model`` has (the data
+    migration 0002 runs with the model as it was before families)."""
+    values = {"pattern": family.pattern, "note": CLAIM_NOTES.get(family.name, ""), "family": family.name,
+              "paraphrases": "\n".join(family.paraphrases), "hedges": ", ".join(family.hedges),
+              "strict_only": family.strict_only}
+    columns = {f.name for f in model._meta.get_fields()}
+    return {k: v for k, v in values.items() if k in columns}
+
+
+def region_row_values(token: str, model) -> dict:
+    values = {"token": token, "words": ", ".join(DEFAULT_REGION_WORDS.get(token, ()))}
+    columns = {f.name for f in model._meta.get_fields()}
+    return {k: v for k, v in values.items() if k in columns}
 POLICY_TABLES = ("PipelinePolicy", "IssueType", "RouteTarget", "RestrictedClaim", "RegionToken", "PolicyChange")
 
 
@@ -189,11 +214,10 @@ def install_defaults(apps=None, using: str = "default") -> bool:
                              allowed_policy=route.allowed_policy, allowed_execution=route.allowed_execution)
         for name, route in DEFAULT_ROUTES.items()
     )
-    model["RestrictedClaim"].objects.using(using).bulk_create(
-        model["RestrictedClaim"](pattern=pattern, note=note)
-        for pattern, note in zip(DEFAULT_RESTRICTED_CLAIMS, CLAIM_NOTES, strict=True)
-    )
-    model["RegionToken"].objects.using(using).bulk_create(model["RegionToken"](token=t) for t in DEFAULT_REGIONS)
+    claim = model["RestrictedClaim"]
+    claim.objects.using(using).bulk_create(claim(**claim_row_values(f, claim)) for f in DEFAULT_CLAIM_FAMILIES)
+    region = model["RegionToken"]
+    region.objects.using(using).bulk_create(region(**region_row_values(t, region)) for t in DEFAULT_REGIONS)
     return True
 
 

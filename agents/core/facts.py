@@ -8,12 +8,16 @@ Plain Python: no Django here.
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+import re2
+
 from agents.core.patterns import UnsafePattern, compile_pattern, word_pattern
-from agents.core.policy import GuardRules
+from agents.core.policy import ClaimFamily, GuardRules
 
 # The order callers rely on: the first violation's check becomes the stop reason.
 CHECKS = (
@@ -30,14 +34,19 @@ class Violation:
     check: str  # one of CHECKS
     found: str  # the offending token or phrase, as written in the checked text
     message: str
+    family: str = ""  # restricted_claims: the claim family the words belong to
 
 
 @dataclass(frozen=True)
 class Number:
-    found: str  # as written: "27%", "3.4 %", "forty-five"
+    found: str  # as written: "27%", "3.4 %", "forty-five", "a couple of hours"
     value: Decimal  # Decimal keeps 0.034 * 100 == 3.4 exact, and 45 == 45.0
     percent: bool
     start: int
+    # The unit, when the text gives one: "%" (percent), "s" (a duration, ``seconds`` holds it in
+    # seconds), "ratio" (a JSON value named *_rate), or None (a bare number).
+    unit: str | None = None
+    seconds: Decimal | None = None
 
 
 # ---------------------------------------------------------------- numbers (§3.4.4, §3.5.6)
@@ -154,33 +163,237 @@ def _spelled_numbers(text: str) -> list[Number]:
         if percent:
             end += percent.end()
         value = Decimal(_spelled_value(words))
-        numbers.append(Number(text[start:end], value, bool(percent), start))
+        numbers.append(_with_unit(text[start:end], value, start, text[end:], percent=bool(percent)))
     return numbers
 
 
-def extract_numbers(text: str) -> list[Number]:
-    """Every quantity in ``text``, written in digits or spelled in words, in reading order."""
+# A duration's unit after a number: "45 minutes", "45-minute", "45min", "2h", "300 ms".
+_DURATION = re.compile(
+    r"(?:[\s-]+|(?=[a-z]))(?:(ms|milliseconds?)|(s|secs?|seconds?)|(m|mins?|minutes?)|(h|hrs?|hours?)"
+    r"|(d|days?)|(w|weeks?))\b",
+    re.IGNORECASE,
+)
+_SECONDS = (Decimal("0.001"), Decimal(1), Decimal(60), Decimal(3600), Decimal(86400), Decimal(604800))
+
+
+def _with_unit(found: str, value: Decimal, start: int, after: str, *, percent: bool = False) -> Number:
+    """The number with the unit written right after it (a percent sign was read by the caller)."""
+    if percent:
+        return Number(found, value, True, start, "%")
+    duration = _DURATION.match(after)
+    if duration:
+        # One-letter units only when written onto the number ("45m"), never after a space ("5 m").
+        if not (duration.group(0)[:1].isspace() and len(duration.group(0).strip(" -")) == 1):
+            scale = next(_SECONDS[i] for i in range(6) if duration.group(i + 1))
+            return Number(found, value, False, start, "s", value * scale)
+    return Number(found, value, False, start)
+
+
+# Quantities written as words that are not number words: "a dozen", "a couple of", "twice", "half".
+# A fraction before a unit of time is a duration ("half an hour" = 30 minutes); otherwise a share
+# ("half of the checkouts" = 50 %).
+_QUANTITY_WORDS = re.compile(
+    r"\b(?:(?P<dozen>(?:a\s+|one\s+)?dozen)|(?P<couple>a\s+(?:couple|pair)(?:\s+of)?)"
+    r"|(?P<score>a\s+score\s+of)(?!\s+\d)|(?P<twice>twice)|(?P<thrice>thrice)"
+    r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter))\b",
+    re.IGNORECASE,
+)
+_QUANTITY_VALUES = {"dozen": 12, "couple": 2, "score": 20, "twice": 2, "thrice": 3}
+_FRACTION_OF_TIME = re.compile(
+    r"[\s-]+(?:of\s+)?(?:an?\s+)?(?:(?P<m>minute)|(?P<h>hour)|(?P<d>day))\b", re.IGNORECASE
+)
+_FRACTIONS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
+
+
+def _quantity_words(text: str) -> list[Number]:
+    numbers = []
+    for m in _QUANTITY_WORDS.finditer(text):
+        kind = m.lastgroup
+        if kind in _FRACTIONS:
+            of_time = _FRACTION_OF_TIME.match(text, m.end())
+            if of_time:
+                scale = {"m": 60, "h": 3600, "d": 86400}[of_time.lastgroup]
+                seconds = _FRACTIONS[kind] * scale
+                numbers.append(Number(m.group() + of_time.group(), seconds / scale, False, m.start(), "s", seconds))
+            else:
+                numbers.append(Number(m.group(), _FRACTIONS[kind] * 100, True, m.start(), "%"))
+            continue
+        numbers.append(_with_unit(m.group(), Decimal(_QUANTITY_VALUES[kind]), m.start(), text[m.end():]))
+    return numbers
+
+
+# ---------------------------------------------------------------- dates, times and ids (§3.5.6)
+
+# A date or a time of day supports only itself, written any way, never a bare number: the 11 of
+# "2026-11-22" is a month, not a count of anything. The same holds for the digits of an id.
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (
+    r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_ISO = re.compile(
+    r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})"
+    r"(?:[T ](?P<hh>\d{2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+)
+_SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
+_DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
+_MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
+_CLOCK = re.compile(
+    r"\b(?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?)(?![a-z]))?"
+    r"|\b(?P<h12>\d{1,2})\s*(?P<ampm2>[ap]\.?m\.?)(?![a-z])",
+    re.IGNORECASE,
+)
+# Letters joined to digits by - _ # or /, or a # before digits: INC-2041, ticket #4821, ref_77.
+_ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[-_#/][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*|#\d+\b")
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A date (year optional) or a time of day, as found in a text."""
+
+    found: str
+    start: int
+    end: int
+    date: tuple[int | None, int, int] | None = None  # (year, month, day)
+    time: tuple[int, int] | None = None  # (hour 0-23, minute)
+
+
+def _hour(hour: int, ampm: str | None) -> int:
+    if not ampm:
+        return hour
+    pm = ampm.lower().startswith("p")
+    return (hour % 12) + (12 if pm else 0)
+
+
+def find_moments(text: str) -> list[Moment]:
+    """Every date and time of day in ``text``; a later pattern never re-reads a span already taken."""
+    moments: list[Moment] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(m) -> bool:
+        return all(m.end() <= a or m.start() >= b for a, b in taken)
+
+    def add(m, **kw) -> None:
+        taken.append((m.start(), m.end()))
+        moments.append(Moment(m.group(), m.start(), m.end(), **kw))
+
+    for m in _ISO.finditer(text):
+        time = (int(m["hh"]), int(m["mm"])) if m["hh"] else None
+        add(m, date=(int(m["y"]), int(m["m"]), int(m["d"])), time=time)
+        if time:  # the date and the time of a timestamp each support themselves
+            moments.append(Moment(m.group(), m.start(), m.end(), time=time))
+    for pattern in (_DAY_MONTH, _MONTH_DAY):
+        for m in pattern.finditer(text):
+            if free(m):
+                year = int(m["y"]) if m["y"] else None
+                add(m, date=(year, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["d"])))
+    for m in _SLASHED.finditer(text):
+        if free(m):  # day/month or month/day: either reading may match
+            add(m, date=(int(m["y"]), int(m["b"]), int(m["a"])))
+            moments.append(Moment(m.group(), m.start(), m.end(), date=(int(m["y"]), int(m["a"]), int(m["b"]))))
+    for m in _CLOCK.finditer(text):
+        if free(m):
+            if m["hh"] is not None:
+                add(m, time=(_hour(int(m["hh"]), m["ampm"]), int(m["mm"])))
+            else:
+                add(m, time=(_hour(int(m["h12"]), m["ampm2"]), 0))
+    return moments
+
+
+def _spans(text: str, moments: list[Moment]) -> list[tuple[int, int]]:
+    """The spans of dates, times and ids, merged and sorted (for :func:`_outside`'s bisection)."""
+    spans = sorted([(m.start, m.end) for m in moments] + [(m.start(), m.end()) for m in _ID.finditer(text)])
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _outside(start: int, spans: list[tuple[int, int]]) -> bool:
+    # Bisection: a text with thousands of dates and numbers stays linear-logarithmic.
+    i = bisect.bisect_right(spans, (start, float("inf"))) - 1
+    return i < 0 or not (spans[i][0] <= start < spans[i][1])
+
+
+def _moment_supported(moment: Moment, allowed: list[Moment]) -> bool:
+    for other in allowed:
+        if moment.time is not None and moment.date is None and other.time == moment.time:
+            return True
+        if moment.date is not None and other.date is not None:
+            year, month, day = moment.date
+            if (month, day) == other.date[1:] and (year is None or other.date[0] in (None, year)):
+                return True
+    return False
+
+
+def extract_numbers(text: str, *, skip: list[tuple[int, int]] | None = None) -> list[Number]:
+    """Every quantity in ``text``, in digits, number words or quantity words, in reading order.
+    Digits inside dates, times of day and ids are not quantities and are left out."""
+    spans = _spans(text, find_moments(text)) if skip is None else skip
     numbers = []
     for m in _DIGITS.finditer(text):
+        if not _outside(m.start(), spans):
+            continue
         digits = m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")
-        numbers.append(Number(m.group(0), Decimal(digits), bool(m.group(3)), m.start()))
-    numbers.extend(_spelled_numbers(text))
+        numbers.append(_with_unit(m.group(0), Decimal(digits), m.start(), text[m.end():], percent=bool(m.group(3))))
+    numbers.extend(n for n in _spelled_numbers(text) if _outside(n.start, spans))
+    numbers.extend(n for n in _quantity_words(text) if _outside(n.start, spans))
     return sorted(numbers, key=lambda n: n.start)
 
 
-def _supported_values(allowed_text: str) -> set[Decimal]:
-    values = {n.value for n in extract_numbers(allowed_text)}
-    # Compact JSON writes lists as "[1,200]": also read each part on its own, so a grouped
-    # reading ("1,200" = 1200) never hides the plain ones.
-    values.update(Decimal(m.group()) for m in _PLAIN_DIGITS.finditer(allowed_text))
-    return values
+# The unit a JSON value carries in its key's name: "eta_minutes":45 is 45 minutes.
+_JSON_NUMBER = re.compile(r'"([A-Za-z0-9_]+)":(-?\d+(?:\.\d+)?)(?=[,}\]])')
+_KEY_UNITS = (
+    (re.compile(r"(?:^|_)(?:pct|percent|percentage)$", re.IGNORECASE), "%", None),
+    (re.compile(r"(?:^|_)(?:rate|ratio|share|fraction)$", re.IGNORECASE), "ratio", None),
+    (re.compile(r"(?:^|_)(?:ms|millis|milliseconds)$", re.IGNORECASE), "s", Decimal("0.001")),
+    (re.compile(r"(?:^|_)(?:s|secs?|seconds)$", re.IGNORECASE), "s", Decimal(1)),
+    (re.compile(r"(?:^|_)(?:mins?|minutes)$", re.IGNORECASE), "s", Decimal(60)),
+    (re.compile(r"(?:^|_)(?:h|hrs?|hours)$", re.IGNORECASE), "s", Decimal(3600)),
+    (re.compile(r"(?:^|_)days?$", re.IGNORECASE), "s", Decimal(86400)),
+)
 
 
-def _number_supported(number: Number, allowed: set[Decimal]) -> bool:
-    if number.value in allowed:
-        return True
-    # 3.4% is the ratio 0.034; a bare 3.4 is not (it would be a different quantity).
-    return number.percent and number.value / 100 in allowed
+def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Number]:
+    numbers = extract_numbers(allowed_text, skip=spans)
+    keyed = {}
+    for m in _JSON_NUMBER.finditer(allowed_text):
+        for pattern, unit, scale in _KEY_UNITS:
+            if pattern.search(m.group(1)):
+                value = Decimal(m.group(2))
+                keyed[m.start(2)] = Number(m.group(2), value, unit == "%", m.start(2), unit,
+                                           value * scale if scale is not None else None)
+                break
+    numbers = [keyed.get(n.start, n) for n in numbers]
+    # Compact JSON writes lists as "[1,200]": also read each part of a grouped number on its own,
+    # so a grouped reading ("1,200" = 1200) never hides the plain ones.
+    for grouped in _DIGITS.finditer(allowed_text):
+        if "," in grouped.group(1) and _outside(grouped.start(), spans):
+            numbers += [Number(m.group(), Decimal(m.group()), False, grouped.start() + m.start())
+                        for m in _PLAIN_DIGITS.finditer(grouped.group(0))]
+    return numbers
+
+
+def _number_supported(number: Number, allowed: list[Number]) -> bool:
+    """A number is supported by the same quantity in the context: the same value with no unit on
+    either side, or in the same unit (durations compared in seconds; 3.4 % is the ratio 0.034). A
+    value the context has only in another unit is a new fact: 45 % is not 45 minutes."""
+    for other in allowed:
+        if number.unit == "s" and other.unit == "s":
+            if number.seconds == other.seconds:
+                return True
+        elif number.unit == "%":
+            if other.unit in ("%", None) and other.value == number.value:
+                return True
+            if other.unit in ("ratio", None) and other.value == number.value / 100:
+                return True
+        elif number.value == other.value and (number.unit is None or other.unit is None):
+            # A bare number is never supported by a ratio's value (3.4 is not 0.034).
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- ids, labels, regions
@@ -198,13 +411,26 @@ def _region_pattern(token: str):
     return word_pattern(token, case_sensitive=False)
 
 
-def _region_in_allowed(token: str, allowed_text: str) -> bool:
+def _region_word_pattern(word: str):
+    """A region's name in words ("Europe", "European", "Asia-Pacific"): in any case, as whole
+    words; spaces and hyphens inside it may be written either way. "U.S." is read as written."""
+    parts = [re2.escape(part) for part in re.split(r"[\s-]+", word.strip()) if part]
+    body = r"[\s-]+".join(parts)
+    start = r"\b" if word[:1].isalnum() else ""
+    end = r"\b" if word[-1:].isalnum() else ""
+    return compile_pattern(f"{start}{body}{end}")
+
+
+def _region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = ()) -> bool:
     # The context is JSON ("region":"us" is as good as "US"), but the original draft in the same
     # allowed text may say "let us know": a short token counts in upper case as a word, or in any
-    # case as a whole JSON string value, never as a lower-case word in prose.
+    # case as a whole JSON string value, never as a lower-case word in prose. A region named in
+    # words in the context ("European merchants") names it too.
     if _region_pattern(token).search(allowed_text):
         return True
-    return f'"{token}"' in allowed_text.lower()
+    if f'"{token}"' in allowed_text.lower():
+        return True
+    return any(_region_word_pattern(word).search(allowed_text) for word in words)
 
 
 # ---------------------------------------------------------------- restricted claims (§3.5.7)
@@ -219,7 +445,7 @@ _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)*")
 # Words that may sit between a negation and the claim: "has not yet been fully resolved".
 _AUX = {
     "am", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "it's", "it’s",
-    "yet", "fully", "completely", "entirely", "totally", "still", "quite", "now",
+    "yet", "fully", "completely", "entirely", "totally", "still", "quite", "now", "all", "every",
 }  # fmt: skip
 _NEGATIONS = {"not", "never", "no"}
 # Anywhere earlier in the clause these make the claim a condition or an expectation, not a
@@ -237,8 +463,32 @@ _MODAL_PHRASES = re.compile(r"\bworking\s+(?:to|towards?|on)\b")
 _HEDGE_WINDOW = 10  # words before the claim that can hedge it
 
 
+# A hedge that wraps the claim: a verb of saying or knowing that is negated or premature, so the
+# claim is what cannot be said yet: "we are not in a position to say that all payments are stable",
+# "it is too early to call this resolved", "nobody can confirm yet that it is fixed".
+_REPORTING = {
+    "say", "saying", "call", "calling", "confirm", "confirming", "confirmed", "declare", "declaring",
+    "claim", "state", "promise", "guarantee", "announce", "know", "think", "believe", "consider",
+    "sure", "certain", "clear", "ready", "verify", "verified", "conclude",
+}  # fmt: skip
+_WRAP_NEGATIONS = {"nobody", "unable", "cannot", "unclear", "premature", "none"}
+_WRAP_REACH = 6  # words between the negation and the verb it governs: "not in a position to say"
+
+
 def _is_negation(word: str) -> bool:
-    return word in _NEGATIONS or word.endswith("n't") or word.endswith("n’t")
+    return word in _NEGATIONS or word.endswith("n't") or word.endswith("n’t") or word == "cannot"
+
+
+def _wrapped(words: list[str]) -> bool:
+    for i, word in enumerate(words):
+        if word not in _REPORTING:
+            continue
+        before = words[max(0, i - _WRAP_REACH) : i]
+        if any(_is_negation(w) or w in _WRAP_NEGATIONS for w in before):
+            return True
+        if any(w == "too" and nxt in ("early", "soon") for w, nxt in zip(before, before[1:], strict=False)):
+            return True
+    return False
 
 
 # How far before a claim its clause is read: a window that grows until it holds the clause's start
@@ -264,8 +514,14 @@ def _clause_before(text: str, start: int) -> str:
         size *= 4
 
 
-def is_hedged(text: str, start: int) -> bool:
-    """Whether the claim starting at ``start`` is negated, conditional or an expectation."""
+_AFTER_CLAUSE = re.compile(r"(?:[^.;!?]|\.(?=\d))*?(?=[.;!?]|\b(?:and|but|so|however|although|though|because)\b|$)",
+                           re.IGNORECASE)
+
+
+def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
+    """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
+    in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,
+    read in the clause before the claim and in the claim itself (up to ``end``)."""
     clause = _clause_before(text, start).lower()
     words = _WORD.findall(clause)[-_HEDGE_WINDOW:]
     # A negation hedges only when it governs the claim: nothing but auxiliaries and adverbs in
@@ -278,13 +534,23 @@ def is_hedged(text: str, start: int) -> bool:
             break
     if any(word in _SUBORDINATORS or word in _MODALS for word in words):
         return True
+    if _wrapped(words):
+        return True
+    if hedges and end is not None:
+        # A family's own hedges also count inside the claim ("within about 45 minutes") and after it
+        # in the same clause, where a comma does not end it ("Within 45 minutes, we expect ...").
+        own = set(hedges)
+        rest = _AFTER_CLAUSE.match(text, end, min(len(text), end + _FIRST_LOOK)).group()
+        if any(word in own for word in [*words, *_WORD.findall(text[start:end].lower() + " " + rest.lower())]):
+            return True
     return _MODAL_PHRASES.search(" ".join(words)) is not None
 
 
-def _unhedged(text: str, pattern: str):
+def _unhedged(text: str, pattern: str, hedges: Iterable[str] = ()):
     """The unhedged matches of one restricted-claim pattern (RE2, case-insensitive), lazily.
     Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
-    return (m for m in compile_pattern(pattern).finditer(text) if not is_hedged(text, m.start()))
+    hedges = tuple(hedges)
+    return (m for m in compile_pattern(pattern).finditer(text) if not is_hedged(text, m.start(), hedges, m.end()))
 
 
 def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list:
@@ -301,23 +567,91 @@ def makes_claim(text: str, pattern: str) -> bool:
     return next(_unhedged(text, pattern), None) is not None
 
 
+def family_claims(text: str, family: ClaimFamily) -> list:
+    """The unhedged matches of a claim family (its canonical claim and every paraphrase), in reading
+    order, a match overlapping an earlier one left out ("have fully recovered" is one claim).
+    Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    matches = sorted((m for p in family.patterns for m in _unhedged(text, p, family.hedges)),
+                     key=lambda m: (m.start(), -m.end()))
+    kept: list = []
+    for m in matches:
+        if not kept or m.start() >= kept[-1].end():
+            kept.append(m)
+    return kept
+
+
+def family_makes_claim(text: str, family: ClaimFamily) -> bool:
+    return any(next(_unhedged(text, p, family.hedges), None) is not None for p in family.patterns)
+
+
+@dataclass(frozen=True)
+class TrialMatch:
+    found: str  # the words the family matched
+    pattern: str  # the canonical pattern or the paraphrase that matched
+    hedged: bool  # True: a hedge wraps or negates it, so the guard lets it pass
+
+
+def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
+    """What a family matches in a sample text, hedged matches included, in reading order (admin's
+    "try it on sample text"). Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    hits = sorted(((m, p) for p in family.patterns for m in compile_pattern(p).finditer(text)),
+                  key=lambda hit: (hit[0].start(), -hit[0].end()))
+    kept: list[TrialMatch] = []
+    last_end = -1
+    for m, pattern in hits:
+        if m.start() >= last_end:
+            kept.append(TrialMatch(m.group(), pattern, is_hedged(text, m.start(), family.hedges, m.end())))
+            last_end = m.end()
+    return kept
+
+
+def family_problem(family: ClaimFamily) -> str | None:
+    """Why a family cannot be checked safely (a pattern RE2 refuses), or None."""
+    for pattern in family.patterns:
+        try:
+            compile_pattern(pattern)
+        except UnsafePattern as error:
+            return f"The restricted-claim pattern “{pattern}” cannot be checked safely: {error}"
+    return None
+
+
 # ---------------------------------------------------------------- the check
 
 
-# Words aimed at the model rather than at customers: "ignore previous instructions", "say that ...".
-# A clause carrying one is an instruction, not a fact, and licenses no restricted claim.
+# Words aimed at the model rather than at customers: "ignore previous instructions", "say that ...",
+# "call it P3", "widen it to all regions", "promise 10 minutes". A clause carrying one is an
+# instruction, not a fact: it licenses no restricted claim, and no number, region or severity label.
+# The verbs count only where an order starts (the clause's start, or after "and", "then", "to",
+# "please", ":"), and the ones that are also ordinary words in incident data ("state of payments",
+# "write errors", "call volumes") only with an object ("state that", "call it P3").
 # On RE2 although it is ours: the `.*` between two word lists backtracks on incident data (which is
 # untrusted), 12 s for a 100 KB clause of "ignore ignore ..." with `re`.
-_INSTRUCTION = compile_pattern(
-    r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?)\b"
-    r"|\b(?:say|tell|claim|announce|pretend|state|write|respond|reply)\b"
+_ORDER = (
+    r"(?:^|[,:(]|\b(?:and|then|please|just|instead|to|now|also)\b)\s*"
+    r"(?:(?:please|just|also|now|instead|simply)\s+)*"
 )
-_CLAUSE = re.compile(r"[^.;!?\n]+[.;!?\n]?")
+_INSTRUCTION = compile_pattern(
+    r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?|polic(?:y|ies))\b"
+    r"|\bpretend\b|\b(?:assistant|chatbot|language\s+model)\b"
+    r"|\byou\s+(?:must|should|need\s+to|have\s+to|are\s+to)\b"
+    + "|" + _ORDER + r"(?:say|tell|announce|respond|reply|promise|guarantee)\b"
+    + "|" + _ORDER + r"(?:state|write|claim|confirm)\s+(?:that|it)\b"
+    + "|" + _ORDER + r"(?:call|mark|label|treat|describe|widen|extend|classify)\s+(?:it|this|that|them|the\s+\w+)\b"
+)
+# A decimal point ("3.4%") does not end a clause.
+_CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\d))+[.;!?\n]?")
 
 
 def without_instructions(text: str) -> str:
     """``text`` with every clause that instructs the model removed."""
     return " ".join(c.strip() for c in _CLAUSE.findall(text) if c.strip() and not _INSTRUCTION.search(c))
+
+
+def _claim_message(found: str, family: ClaimFamily, strict: bool) -> str:
+    named = f" of the “{family.name}” family" if family.name else ""
+    if strict:
+        return f"“{found}” is a restricted claim{named}, and this policy avoids guarantees."
+    return f"“{found}” is a restricted claim{named} the incident context does not support."
 
 
 def find_violations(
@@ -327,22 +661,34 @@ def find_violations(
     """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
 
     ``claim_evidence`` is the text whose claims may license a restricted claim (default: the
-    allowed text); the guard passes the context and draft with instructions to the model removed.
+    allowed text); the guard passes the context and draft with instructions to the model removed
+    (and an allowed text built from them, so an instruction is no evidence for anything).
     """
     found: list[Violation] = []
     seen: set[tuple[str, str]] = set()
 
-    def add(check: str, token: str, message: str) -> None:
+    def add(check: str, token: str, message: str, family: str = "") -> None:
         key = (check, token.lower())
         if key not in seen:  # one entry per distinct token keeps the UI readable
             seen.add(key)
-            found.append(Violation(check, token, message))
+            found.append(Violation(check, token, message, family))
 
-    allowed_values = _supported_values(allowed_text)
-    for number in extract_numbers(text):
-        if not _number_supported(number, allowed_values):
-            message = f"“{number.found}” is not supported by the incident context."
-            add("no_new_facts", number.found, message)
+    text_moments = find_moments(text)
+    allowed_moments = find_moments(allowed_text)
+    allowed_numbers = _allowed_numbers(allowed_text, _spans(allowed_text, allowed_moments))
+    facts: list[tuple[int, str]] = []
+    for number in extract_numbers(text, skip=_spans(text, text_moments)):
+        if not _number_supported(number, allowed_numbers):
+            facts.append((number.start, number.found))
+    for moment in text_moments:
+        if not _moment_supported(moment, allowed_moments):
+            facts.append((moment.start, moment.found))
+    allowed_lower = allowed_text.lower()
+    for m in _ID.finditer(text):
+        if m.group().lower() not in allowed_lower and not _INCIDENT_ID.fullmatch(m.group()):
+            facts.append((m.start(), m.group()))
+    for _, token in sorted(facts):
+        add("no_new_facts", token, f"“{token}” is not supported by the incident context.")
 
     allowed_ids = {m.group().lower() for m in _INCIDENT_ID.finditer(allowed_text)}
     for m in _INCIDENT_ID.finditer(text):
@@ -359,40 +705,40 @@ def find_violations(
     # A snapshot may hold a pattern or token RE2 refuses (saved before admin checked, or edited in
     # the database). It is never matched with a backtracking engine, and never skipped: it fails
     # its check, so the text goes to a person with the reason.
+    region_words = dict(rules.region_words)
     regions = []
     for token in rules.regions:
         try:
             if not isinstance(token, str):
                 raise UnsafePattern(f"a region token must be text, not {type(token).__name__}")
+            words = region_words.get(token.lower(), ())
             matches = list(_region_pattern(token.lower()).finditer(text))
+            for word in words:
+                matches += _region_word_pattern(word).finditer(text)
         except UnsafePattern as error:
             add("new_region", str(token), f"The region token “{token}” cannot be checked safely: {error}.")
             continue
-        if matches and not _region_in_allowed(token.lower(), allowed_text):
+        if matches and not _region_in_allowed(token.lower(), allowed_text, words):
             regions += matches
     for m in sorted(regions, key=lambda m: m.start()):
         add("new_region", m.group(), f"Region “{m.group()}” is not named in the context.")
 
-    # A claim is supported by an unhedged occurrence in the allowed text: an original that says
-    # "not yet resolved" does not license a revision that says "resolved" (§3.5.7 both ways).
-    # The strict form (avoid_absolute_guarantees) accepts no support at all.
+    # A claim is supported by an unhedged occurrence of its family in the allowed text: an original
+    # that says "not yet resolved" does not license a revision that says "fixed" (§3.5.7 both ways).
+    # The strict form (avoid_absolute_guarantees) accepts no support at all; a strict-only family
+    # (firm time promises) applies only there.
     evidence = allowed_text if claim_evidence is None else claim_evidence
-    unsupported = []
-    for pattern in rules.restricted_claims:
-        try:
-            compile_pattern(pattern)
-        except UnsafePattern as error:
-            message = (f"The restricted-claim pattern “{pattern}” cannot be checked safely: {error}. "
-                       "A person must check the text for it.")
-            add("restricted_claims", str(pattern), message)
+    claims = []
+    for family in rules.families():
+        if family.strict_only and not strict_claims:
             continue
-        if strict_claims or not makes_claim(evidence, pattern):
-            unsupported.append(pattern)
-    for m in find_claims(text, unsupported):
-        if strict_claims:
-            message = f"“{m.group()}” is a restricted claim, and this policy avoids guarantees."
-        else:
-            message = f"“{m.group()}” is a restricted claim the incident context does not support."
-        add("restricted_claims", m.group(), message)
+        problem = family_problem(family)
+        if problem:
+            add("restricted_claims", str(family.pattern), f"{problem}. A person must check the text for it.")
+            continue
+        if strict_claims or not family_makes_claim(evidence, family):
+            claims += [(m, family) for m in family_claims(text, family)]
+    for m, family in sorted(claims, key=lambda c: c[0].start()):
+        add("restricted_claims", m.group(), _claim_message(m.group(), family, strict_claims), family.name)
 
     return sorted(found, key=lambda v: CHECKS.index(v.check))

@@ -95,8 +95,26 @@ class GuardResult:
 
 
 def allowed_text(context: Mapping, original: str) -> str:
-    """What a revision may draw facts from: the canonical context JSON and the original draft."""
-    return canonical_json(context) + "\n" + original
+    """What a revision may draw facts from: the canonical context JSON and the original draft,
+    without the clauses that instruct the model (:func:`evidence_json`)."""
+    return evidence_json(context) + "\n" + without_instructions(original)
+
+
+def _without_instructions_in(value):
+    if isinstance(value, str):
+        return without_instructions(value)
+    if isinstance(value, Mapping):
+        return {key: _without_instructions_in(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_instructions_in(item) for item in value]
+    return value
+
+
+def evidence_json(context: Mapping) -> str:
+    """The canonical context JSON with every clause that instructs the model taken out of its text:
+    "call it P3", "widen it to all regions" or "promise 10 minutes" in incident data is an injection,
+    and the number, region or severity label inside it supports nothing (like a claim, below)."""
+    return canonical_json(_without_instructions_in(context))
 
 
 def _strings(value) -> list[str]:
@@ -227,7 +245,7 @@ def check_final_answer(
     if _text_too_long(answer, max_answer_chars):
         message = f"The final answer has {chars} characters; the limit is {max_answer_chars}."
         return _stop("invalid_answer:too_long", message, measurements)
-    found = find_violations(answer, canonical_json(context), rules, strict_claims=strict_claims,
+    found = find_violations(answer, evidence_json(context), rules, strict_claims=strict_claims,
                             claim_evidence=claim_evidence(context))
     violations = [_violation(ANSWER_REASONS[v.check], v.message, v.found) for v in found]
     return _result(violations, measurements)

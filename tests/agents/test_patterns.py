@@ -144,7 +144,9 @@ def test_the_default_patterns_compile_and_match_as_before():
 def test_a_snapshot_pattern_re2_refuses_fails_the_claims_check_with_the_reason():
     rules = GuardRules(restricted_claims=(r"\bresolved\b", r"(?<!not )fixed"))
 
-    found = find_violations("The outage is over.", "{}", rules)
+    # Issue 11: "The outage is over." (the sentence here before) is now a paraphrase in the
+    # resolution family of \bresolved\b; a sentence that claims nothing keeps the test's point.
+    found = find_violations("Payments are slow.", "{}", rules)
 
     assert [(v.check, v.found) for v in found] == [("restricted_claims", r"(?<!not )fixed")]
     assert "cannot be checked safely: it uses a negative lookbehind" in found[0].message

@@ -130,7 +130,11 @@ def test_disabled_issue_types_claims_and_regions_are_left_out():
     RegionToken.objects.filter(token="latam").update(enabled=False)
     policy = load_policy("self_critique")
     assert "scope_leak" not in policy.issue_types and len(policy.issue_types) == 5
-    assert r"\bresolved\b" not in policy.guard.restricted_claims and len(policy.guard.restricted_claims) == 3
+    # Issue 11: the defaults are seven claim families now (were four patterns); the disabled one goes
+    # with its paraphrases.
+    assert r"\bresolved\b" not in policy.guard.restricted_claims
+    assert len(policy.guard.restricted_claims) == len(DEFAULT_RESTRICTED_CLAIMS) - 1
+    assert "resolution" not in [f.name for f in policy.guard.families()]
     assert "latam" not in policy.guard.regions and len(policy.guard.regions) == 7
 
 

@@ -40,7 +40,7 @@ def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: Re
             sections=[("GOAL", goal), ("DRAFT", draft), ("ALLOWED ISSUE TYPES", sorted(policy.issue_types)),
                       ("BUDGET", {"max_issues": policy.max_review_issues, "max_fix_items": policy.max_fix_items})],
             inputs={"goal": goal, "context": context, "draft": draft, "issue_types": dict(policy.issue_types),
-                    "restricted_claims": list(policy.guard.restricted_claims)},
+                    "restricted_claims": list(policy.guard.restricted_claims), "guard": policy.guard},
         )
         review = validate_review(structured_object(run.ask(request)), policy,
                                  max_issues=policy.max_review_issues, max_fix_items=policy.max_fix_items)

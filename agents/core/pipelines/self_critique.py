@@ -60,7 +60,8 @@ def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy:
             sections=[("GOAL", goal), ("DRAFT", draft), ("ALLOWED RISK TYPES", sorted(policy.issue_types)),
                       ("BUDGET", {"max_risks": policy.max_risks, "max_required_changes": policy.max_required_changes})],
             inputs={"goal": goal, "context": context, "draft": draft, "issue_types": dict(policy.issue_types),
-                    "restricted_claims": list(policy.guard.restricted_claims), "style": "critique"},
+                    "restricted_claims": list(policy.guard.restricted_claims), "guard": policy.guard,
+                    "style": "critique"},
         )
         critique = validate_critique(structured_object(run.ask(request)), policy,
                                      max_risks=policy.max_risks, max_required_changes=policy.max_required_changes)

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "ninja",  # serves the API docs' Swagger UI from static files, not a CDN
     "agents",
     "reviewer",
 ]

@@ -176,11 +176,12 @@ def _supported_values(allowed_text: str) -> set[Decimal]:
     return values
 
 
-def _number_supported(number: Number, allowed: set[Decimal]) -> bool:
+def _number_supported(number: Number, allowed: set[Decimal], ratios: frozenset[Decimal] | None = None) -> bool:
     if number.value in allowed:
         return True
-    # 3.4% is the ratio 0.034; a bare 3.4 is not (it would be a different quantity).
-    return number.percent and number.value / 100 in allowed
+    # 3.4% is the ratio 0.034; a bare 3.4 is not (it would be a different quantity). When the
+    # context says its facts' units, only a ratio fact supports a percentage: 500% is not 5 alerts.
+    return number.percent and number.value / 100 in (allowed if ratios is None else ratios)
 
 
 # ---------------------------------------------------------------- ids, labels, regions
@@ -322,12 +323,14 @@ def without_instructions(text: str) -> str:
 
 def find_violations(
     text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
-    claim_evidence: str | None = None,
+    claim_evidence: str | None = None, ratios: frozenset[Decimal] | None = None,
 ) -> list[Violation]:
     """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
 
     ``claim_evidence`` is the text whose claims may license a restricted claim (default: the
     allowed text); the guard passes the context and draft with instructions to the model removed.
+    ``ratios`` are the values of the context's ratio facts (``agents.core.units.ratio_values``):
+    given, only they support a percentage; None (a context without units) lets any number do.
     """
     found: list[Violation] = []
     seen: set[tuple[str, str]] = set()
@@ -340,7 +343,7 @@ def find_violations(
 
     allowed_values = _supported_values(allowed_text)
     for number in extract_numbers(text):
-        if not _number_supported(number, allowed_values):
+        if not _number_supported(number, allowed_values, ratios):
             message = f"“{number.found}” is not supported by the incident context."
             add("no_new_facts", number.found, message)
 

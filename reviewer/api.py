@@ -288,7 +288,7 @@ def list_incidents(request, status: str | None = Query(None, max_length=200),
     return [_incident_out(i) for i in rows.prefetch_related("fact_rows")[offset:offset + limit]]
 
 
-@api.post("/incidents", response={400: Error, 201: IncidentOut, 401: Error, 403: Error, 409: Error, 422: Error},
+@api.post("/incidents", response={201: IncidentOut, 400: Error, 401: Error, 403: Error, 409: Error, 422: Error},
           tags=["incidents"])
 def create_incident(request, body: IncidentCreate):
     _need(request, "agents.add_incident")
@@ -311,7 +311,8 @@ def read_incident(request, incident_id: str = IncidentPath):
     return _incident_out(_get_incident(incident_id))
 
 
-@api.patch("/incidents/{incident_id}", response={400: Error, 200: IncidentOut, 401: Error, 403: Error, 404: Error, 422: Error},
+@api.patch("/incidents/{incident_id}",
+           response={200: IncidentOut, 400: Error, 401: Error, 403: Error, 404: Error, 422: Error},
            tags=["incidents"])
 def update_incident(request, body: IncidentFields, incident_id: str = IncidentPath):
     """A partial update: the fields given change, facts are upserted by key; a new version if anything changed."""
@@ -492,7 +493,8 @@ def _claim_key(user, key: str, fingerprint: str) -> ApiIdempotencyKey | Run:
     raise ApiError(409, "A request with this Idempotency-Key is still being processed; retry shortly.")
 
 
-@api.post("/runs", response={400: Error, 200: RunOut, 202: RunOut, 401: Error, 403: Error, 404: Error, 409: Error, 422: Error},
+@api.post("/runs",
+          response={200: RunOut, 202: RunOut, 400: Error, 401: Error, 403: Error, 404: Error, 409: Error, 422: Error},
           tags=["runs"])
 def start_run(request, body: RunStart,
               idempotency_key: str | None = Header(None, alias="Idempotency-Key", max_length=200)):

@@ -88,4 +88,4 @@ def test_the_incident_page_shows_the_history(incident, users, client):
 
     page = client.get(reverse("incident", args=[incident.incident_id])).content.decode()
 
-    assert "History of the facts" in page and "v2" in page and "ETA: 45 minutes → 30 minutes" in page
+    assert "History of the facts" in page and "v2" in page and "ETA 45 minutes → 30 minutes" in page

@@ -10,6 +10,7 @@ stop reason or the validation ``detail`` where there is one.
 from __future__ import annotations
 
 import hashlib
+import math
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
@@ -30,7 +31,7 @@ from agents.core.units import UNITS
 from agents.models import Incident, IncidentFact, Run
 from agents.tasks import start_run as start_pipeline_run
 from reviewer import decisions
-from reviewer.forms import StartRunForm
+from reviewer.forms import MAX_JSON_DEPTH, StartRunForm
 from reviewer.models import ApiIdempotencyKey, ApiToken, Decision, Escalation
 from reviewer.permissions import MESSAGES
 
@@ -128,21 +129,29 @@ def _text(value: str | None, what: str) -> None:
                        detail=[{"loc": [what], "msg": "control character"}])
 
 
-def _strings(value: Any, what: str) -> None:
-    """Every text inside a JSON value, checked for control characters (and lone surrogates)."""
+def _strings(value: Any, what: str, depth: int = 0) -> None:
+    """Every text inside a JSON value, checked for control characters (and lone surrogates); numbers
+    must be finite (Python's JSON reads NaN, which no database stores) and nesting shallow."""
+    if depth > MAX_JSON_DEPTH:
+        raise ApiError(422, f"The {what} is nested more than {MAX_JSON_DEPTH} levels deep.",
+                       detail=[{"loc": [what], "msg": "too deep"}])
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ApiError(422, f"The {what} holds a number that is not finite ({value}).",
+                       detail=[{"loc": [what], "msg": "not finite"}])
     if isinstance(value, str):
         _text(value, what)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise ApiError(422, f"The {what} is not valid Unicode text.") from None
+            raise ApiError(422, f"The {what} is not valid Unicode text.",
+                           detail=[{"loc": [what], "msg": "lone surrogate"}]) from None
     elif isinstance(value, dict):
         for key, item in value.items():
-            _strings(key, what)
-            _strings(item, what)
+            _strings(key, what, depth + 1)
+            _strings(item, what, depth + 1)
     elif isinstance(value, list):
         for item in value:
-            _strings(item, what)
+            _strings(item, what, depth + 1)
 
 
 # ---------------------------------------------------------------- incidents
@@ -253,7 +262,7 @@ def _apply(incident: Incident, data: IncidentFields, user) -> None:
         incident.save()
         existing = {f.key: f for f in incident.fact_list()}
         for position, fact in enumerate(data.facts or [], start=len(existing)):
-            _text(fact.label, "fact label")
+            _strings([fact.label, fact.value], f"fact “{fact.key}”")
             row = existing.get(fact.key)
             if fact.value is None:
                 if row is not None:
@@ -504,6 +513,7 @@ def start_run(request, body: RunStart,
     key = idempotency_key or ""
     if key and (control_character(key) or not key.strip()):
         raise ApiError(422, "The Idempotency-Key is at most 200 printable characters.")
+    _strings(body.goal, "goal")
     incident = None
     if body.incident_id is not None:
         incident = _get_incident(body.incident_id)
@@ -646,6 +656,7 @@ def decide(request, body: DecideIn, escalation_id: int = Path(..., ge=1, le=2**6
     """Decide once: approve, edit then approve (the guard checks the text; violations need a note),
     or reject (with a reason). Someone quicker → 409 naming who decided."""
     _need(request, decisions.DECIDE_PERMISSION)
+    _strings([body.text, body.note], "decision")
     if not Escalation.objects.filter(pk=escalation_id).exists():
         raise Http404(f"No escalation {escalation_id}.")
     try:

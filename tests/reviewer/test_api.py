@@ -103,6 +103,9 @@ def test_a_webhook_upserts_an_incident_by_its_id(api, db):
     ({"title": "bad \u0000 title"}, None),
     ({"regions": [""]}, None),
     ({"title": None}, None),
+    ({"policy_hints": {"a": float("nan")}}, None),  # Python's JSON reads NaN; no database stores it
+    ({"facts": [{"key": "n", "value": float("inf"), "unit": "count"}]}, None),
+    ({"policy_hints": {"a": {"b": {"c": {"d": {"e": 1}}}}}}, None),
 ])
 def test_bad_incident_input_is_a_422_with_detail_and_changes_nothing(api, demo_data, body, field):
     admin = api("admin")
@@ -165,6 +168,7 @@ def test_a_run_reads_in_the_result_shape_with_trace_and_model_calls(api, demo_da
     {"pipeline": "nope", "goal": "Write it.", "incident_id": PAY},
     {"pipeline": "reflection", "goal": "x\u0000", "incident_id": PAY},
     {"pipeline": "reflection", "goal": "x" * 5000, "incident_id": PAY},
+    {"pipeline": "reflection", "goal": "a lone \ud800 surrogate", "incident_id": PAY},
 ])
 def test_a_run_that_cannot_start_is_a_422_with_detail(api, demo_data, body):
     response = api("ops").post("/runs", body)
@@ -220,3 +224,5 @@ def test_a_rejection_needs_a_reason_and_an_unknown_escalation_is_a_404(api, demo
     lead = api("lead")
     assert lead.post(f"/escalations/{escalation.pk}/decision", {"action": "reject"}).status_code == 422
     assert lead.post("/escalations/999999/decision", {"action": "approve"}).status_code == 404
+    odd = lead.post(f"/escalations/{escalation.pk}/decision", {"action": "reject", "note": "no \ud800"})
+    assert odd.status_code == 422 and odd.json()["detail"]

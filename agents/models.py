@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import models, transaction
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
@@ -35,6 +35,7 @@ from agents.core.policy import (
     TextPolicy,
 )
 from agents.core.stops import opens_escalation
+from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
 # The budgets of §3; a row keeps the ones its pipeline's dataclass has and leaves the others empty.
 BUDGET_FIELDS = (
@@ -648,18 +649,15 @@ class IncidentQuerySet(models.QuerySet):
 
 
 class Incident(models.Model):
-    """An incident and the facts a text pipeline may use (the context of SPEC §3.3)."""
+    """An incident: its identity, its facts (``IncidentFact`` rows, each with a unit) and what ops
+    approved for customers; ``context()`` is the run context of SPEC §3.3 built from them."""
 
     incident_id = models.SlugField(max_length=64, unique=True, help_text="e.g. inc_pay_2041")
     title = models.CharField(max_length=200)
     report_date = models.DateField(default=timezone.localdate)
-    region = models.CharField(max_length=32, blank=True)
+    regions = models.JSONField(default=list, blank=True, help_text='Region tokens, e.g. ["EU", "UK"]')
     severity = models.CharField(max_length=8, blank=True, help_text="P0-P5")
     status = models.CharField(max_length=200, blank=True, help_text="e.g. degraded, mitigated")
-    affected_checkout_pct = models.FloatField(null=True, blank=True)
-    failed_payment_rate = models.FloatField(null=True, blank=True, help_text="A ratio: 0.034 is 3.4%")
-    chargeback_alerts = models.PositiveIntegerField(null=True, blank=True)
-    eta_minutes = models.PositiveIntegerField(null=True, blank=True)
     policy_hints = models.JSONField(default=dict, blank=True)
     approved_actions = models.JSONField(default=list, blank=True)
     key_messages = models.JSONField(default=list, blank=True, help_text="Sentences ops wants in the update")
@@ -675,41 +673,172 @@ class Incident(models.Model):
         return f"{self.incident_id}: {self.title}"
 
     @property
+    def region(self) -> str:
+        """The regions as one text, as the run context and people read them ("EU, UK")."""
+        return ", ".join(r for r in self.regions or [] if isinstance(r, str) and r.strip())
+
+    def fact_list(self) -> list[IncidentFact]:
+        return list(self.fact_rows.all())
+
+    @property
     def facts(self) -> list[tuple[str, str]]:
-        """The incident's facts as (label, text) for people; unset facts are left out."""
-        rows = [
-            ("Severity", self.severity),
-            ("Region", self.region),
-            ("Status", self.status),
-            ("Checkouts affected", self.affected_checkout_pct is not None and f"{self.affected_checkout_pct:g}%"),
-            ("Failed payment rate",
-             self.failed_payment_rate is not None and f"{round(self.failed_payment_rate * 100, 4):g}%"),
-            ("Chargeback alerts", self.chargeback_alerts is not None and str(self.chargeback_alerts)),
-            ("ETA", self.eta_minutes is not None and f"{self.eta_minutes} minutes"),
-        ]
+        """The incident's identity and facts as (label, text) for people; unset ones are left out."""
+        rows = [("Severity", self.severity), ("Regions", self.region), ("Status", self.status)]
+        rows += [(fact.label, fact.shown) for fact in self.fact_list()]
         return [(label, value) for label, value in rows if value]
 
-    def context(self) -> dict:
-        """The run context, in the shape the pipelines read; unset facts are left out."""
-        facts = {
-            "incident_id": self.incident_id,
-            "severity": self.severity,
-            "status": self.status,
-            "affected_checkout_pct": self.affected_checkout_pct,
-            "failed_payment_rate": self.failed_payment_rate,
-            "chargeback_alerts": self.chargeback_alerts,
-            "eta_minutes": self.eta_minutes,
+    def snapshot(self) -> dict:
+        """What a version holds: the identity, the facts (as stored) and the lists ops edits."""
+        return {
+            "title": self.title, "severity": self.severity, "status": self.status, "regions": list(self.regions or []),
+            "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit}
+                      for f in self.fact_list()],
+            "approved_actions": self.approved_actions or [], "key_messages": self.key_messages or [],
+            "policy_hints": self.policy_hints or {},
         }
+
+    def latest_version(self) -> IncidentVersion | None:
+        return self.versions.order_by("-number").first()
+
+    def record_version(self, user=None) -> IncidentVersion:
+        """A new version when the facts differ from the newest one (the newest otherwise). The
+        incident row is locked, so two saves at once number their versions one after the other."""
+        with transaction.atomic():
+            Incident.objects.select_for_update().filter(pk=self.pk).first()
+            latest = self.latest_version()
+            snapshot = json.loads(json.dumps(self.snapshot(), cls=DjangoJSONEncoder))
+            if latest is not None and latest.snapshot == snapshot:
+                return latest
+            changes = fact_changes(latest.snapshot, snapshot) if latest else []
+            return IncidentVersion.objects.create(
+                incident=self, number=(latest.number + 1) if latest else 1, snapshot=snapshot, changes=changes,
+                created_by=user if getattr(user, "pk", None) else None)
+
+    def context(self) -> dict:
+        """The run context, in the shape the pipelines read: the identity and each fact's typed value
+        under ``incident``, each fact's key, label and unit under ``fact_meta`` (for the number rules)."""
+        facts = self.fact_list()
+        identity = {"incident_id": self.incident_id, "severity": self.severity, "status": self.status}
+        values = {k: v for k, v in identity.items() if v not in (None, "")}
+        values.update((fact.key, fact.typed_value) for fact in facts)
         context = {
             "report_date": self.report_date.isoformat(),
             "region": self.region,
-            "incident": {k: v for k, v in facts.items() if v not in (None, "")},
+            "incident": values,
             "policy_hints": self.policy_hints or {},
             "approved_actions": self.approved_actions or [],
         }
+        if facts:
+            context["fact_meta"] = [{"key": f.key, "label": f.label, "unit": f.unit} for f in facts]
         if self.key_messages:
             context["key_messages"] = self.key_messages
         return context
+
+
+def fact_changes(before: dict, after: dict) -> list[dict]:
+    """What changed between two version snapshots, one entry per field or fact, for people:
+    ``{"what": "ETA", "before": "45 minutes", "after": "30 minutes"}`` (None where there was none)."""
+    changes = []
+    for name in ("title", "severity", "status", "regions", "approved_actions", "key_messages", "policy_hints"):
+        if before.get(name) != after.get(name):
+            changes.append({"what": name.replace("_", " ").capitalize(), "before": before.get(name),
+                            "after": after.get(name)})
+    old = {f["key"]: f for f in before.get("facts", [])}
+    new = {f["key"]: f for f in after.get("facts", [])}
+    for key in [*old, *(k for k in new if k not in old)]:
+        a, b = old.get(key), new.get(key)
+        if a is None or b is None or (a["value"], a["unit"], a["label"]) != (b["value"], b["unit"], b["label"]):
+            changes.append({"what": (b or a)["label"], "before": a and show(a["value"], a["unit"]),
+                            "after": b and show(b["value"], b["unit"])})
+    return changes
+
+
+def changes_text(changes: list[dict]) -> str:
+    """The changes in one line for people: "ETA 45 minutes → 30 minutes; Status degraded → mitigated"."""
+    parts = []
+    for change in changes:
+        before, after = change.get("before"), change.get("after")
+        if isinstance(before, str | None) and isinstance(after, str | None):
+            parts.append(f"{change['what']} {before or '—'} → {after or '—'}")
+        else:
+            parts.append(f"{change['what']} changed")
+    return "; ".join(parts)
+
+
+class IncidentVersion(models.Model):
+    """One immutable version of an incident's facts: who, when, what changed since the one before.
+    ``Incident.record_version()`` writes one whenever the facts differ from the newest version."""
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    snapshot = models.JSONField()  # identity, facts and lists, as Incident.snapshot() gives them
+    changes = models.JSONField(default=list)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["incident", "-number"]
+        constraints = [models.UniqueConstraint(fields=["incident", "number"], name="incident_version_once")]
+
+    def __str__(self) -> str:
+        return f"{self.incident_id} v{self.number}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValueError("An incident version is immutable; record a new one.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("An incident version is immutable.")
+
+    @property
+    def changes_text(self) -> str:
+        return changes_text(self.changes)
+
+
+class IncidentFact(models.Model):
+    """One fact of an incident: a key the context uses, a label for people, a value in a unit."""
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="fact_rows")
+    position = models.PositiveSmallIntegerField(default=0)
+    key = models.SlugField(max_length=64, help_text="e.g. failed_payment_rate (the context's name for it)")
+    label = models.CharField(max_length=100, help_text="e.g. Failed payment rate")
+    value = models.CharField(max_length=FACT_VALUE_MAX_CHARS, help_text="e.g. 0.034, 27, 45, degraded")
+    unit = models.CharField(max_length=10, choices=list(UNITS.items()), default="text")
+
+    class Meta:
+        ordering = ["incident", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["incident", "key"], name="incident_fact_key_once")]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.shown}"
+
+    def clean(self):
+        if self.key in ("incident_id", "severity", "status"):
+            raise ValidationError({"key": f"“{self.key}” is part of the incident's identity, not a fact."})
+        for name in ("label", "value"):
+            found = control_character(getattr(self, name) or "")
+            if found:
+                message = f"The {name} contains a control character (U+{ord(found):04X}); remove it."
+                raise ValidationError({name: message})
+        try:
+            parse_value(self.value or "", self.unit)
+        except ValueError as error:
+            raise ValidationError({"value": str(error)}) from None
+
+    @property
+    def typed_value(self):
+        """The value as the context carries it: a number in every unit but text (the text when it
+        does not parse, so a row written before a check never breaks a run)."""
+        try:
+            return parse_value(self.value, self.unit)
+        except ValueError:
+            return self.value
+
+    @property
+    def shown(self) -> str:
+        return show(self.typed_value, self.unit)
 
 
 def since(window: str | None, now=None):
@@ -751,6 +880,8 @@ class Run(models.Model):
     pipeline = models.CharField(max_length=20, choices=PIPELINE_CHOICES)
     goal = models.TextField()
     incident = models.ForeignKey(Incident, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    incident_version = models.ForeignKey("IncidentVersion", null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="runs")  # the version of the facts the run ran on
     context = models.JSONField(default=dict, blank=True)  # the snapshot the run used
     policy = models.JSONField(default=dict)  # the policy snapshot the run ran under
     model_label = models.CharField(max_length=200, blank=True)

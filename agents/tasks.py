@@ -76,8 +76,9 @@ def start_run(
     policy = load_policy(pipeline)
     try:
         with transaction.atomic():
+            version = incident.record_version(user) if incident is not None else None
             run = Run.objects.create(
-                pipeline=pipeline, goal=goal, incident=incident,
+                pipeline=pipeline, goal=goal, incident=incident, incident_version=version,
                 context=incident.context() if incident is not None else (context or {}),
                 policy=policy.to_dict(), triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
             )

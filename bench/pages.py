@@ -458,8 +458,9 @@ def main() -> None:
     base = Incident.objects.get(incident_id=HOT_INCIDENT)
     rng = random.Random(args.seed)
     Incident.objects.bulk_create([
-        Incident(incident_id=f"inc_gen_{i:04d}", title=f"Generated incident {i}", region=rng.choice(["US", "EU", "UK"]),
-                 severity=rng.choice(["P1", "P2", "P3"]), status="degraded", eta_minutes=45,
+        Incident(incident_id=f"inc_gen_{i:04d}", title=f"Generated incident {i}",
+                 regions=[rng.choice(["US", "EU", "UK"])],
+                 severity=rng.choice(["P1", "P2", "P3"]), status="degraded",
                  policy_hints=base.policy_hints, approved_actions=base.approved_actions)
         for i in range(max(0, args.incidents - Incident.objects.count()))])
     gen = Generator(args.seed, demo, templates, list(Incident.objects.all()), users)

@@ -1,11 +1,12 @@
 """Runs, escalations and decisions in the admin: read-only records (they are written by the
 pipelines and by people's decisions, never edited by hand). Incidents are editable."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils import timezone
 
-from agents.models import AuditDiff, Incident, ModelCall, Review, Run, TraceStep
-from reviewer.forms import IncidentForm
-from reviewer.models import Decision, Escalation
+from agents.models import AuditDiff, Incident, IncidentFact, ModelCall, Review, Run, TraceStep
+from reviewer.forms import IncidentFactForm, IncidentForm
+from reviewer.models import ApiToken, Decision, Escalation
 
 
 class ReadOnlyMixin:
@@ -19,12 +20,27 @@ class ReadOnlyMixin:
         return False
 
 
+class IncidentFactInline(admin.TabularInline):
+    """The facts, edited in line with the incident: one row each (key, label, value, unit)."""
+
+    model = IncidentFact
+    form = IncidentFactForm
+    fields = ["position", "key", "label", "value", "unit"]
+    extra = 1
+    max_num = 50  # with each value bounded, the facts stay well within a context's 64 KB
+
+
 @admin.register(Incident)
 class IncidentAdmin(admin.ModelAdmin):
     form = IncidentForm
     list_display = ["incident_id", "title", "severity", "region", "status", "report_date"]
-    list_filter = ["severity", "region"]
+    list_filter = ["severity"]
     search_fields = ["incident_id", "title"]
+    inlines = [IncidentFactInline]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        form.instance.record_version(request.user)  # once the facts are saved too
 
 
 class TraceStepInline(ReadOnlyMixin, admin.TabularInline):
@@ -77,3 +93,38 @@ class EscalationAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["status", "stop_reason"]
     list_select_related = ["run", "claimed_by", "decided_by"]
     inlines = [DecisionInline]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """API tokens: created here (the token is shown once, in the message after saving; only its hash
+    is stored), revoked with the list action. A token acts with its user's role."""
+
+    list_display = ["prefix", "name", "user", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    list_select_related = ["user"]
+    fields = ["user", "name"]
+    readonly_fields = []
+    actions = ["revoke"]
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)  # the list, for revoking
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoke instead: the row says who had which token and when
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"] if obj else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        row, token = ApiToken.issue(obj.user, obj.name)
+        obj.pk, obj.prefix, obj.key_hash, obj.created_at = row.pk, row.prefix, row.key_hash, row.created_at
+        obj._state.adding = False
+        messages.warning(request, f"The API token for {row.user}: {token} — copy it now; it is not shown again.")
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked.")

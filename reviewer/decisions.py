@@ -20,7 +20,7 @@ from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.inputs import control_character
 from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
 from agents.core.stops import opens_escalation
-from agents.core.text import normalize
+from agents.core.text import normalize, text_hash
 from reviewer.models import Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -105,14 +105,23 @@ def _already_decided(escalation_pk: int) -> Outcome:
     return Outcome(won=False, escalation=Escalation.objects.select_related("decided_by").get(pk=escalation_pk))
 
 
-def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str = "") -> Outcome:
+def facts_changed_message(escalation: Escalation) -> str:
+    return (f"The incident's facts changed since this draft ({escalation.facts_changed_text}). "
+            "Confirm that the text still holds to approve it.")
+
+
+def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str = "",
+           confirm_changed_facts: bool = False) -> Outcome:
     """Record a person's decision exactly once. Raises :class:`DecisionInvalid` for a decision that
-    cannot stand as sent; returns ``Outcome(won=False)`` when someone else decided first."""
+    cannot stand as sent; returns ``Outcome(won=False)`` when someone else decided first.
+
+    Approving a text whose incident changed its facts since the run needs ``confirm_changed_facts``.
+    The decision records the hash of the text approved, the incident version and the policy snapshot."""
     if not user.has_perm(DECIDE_PERMISSION):
         raise PermissionDenied("Only support leads can decide escalations.")
     if action not in ACTIONS:
         raise DecisionInvalid(f"Unknown action “{action}”: approve, edit_approve or reject.")
-    escalation = Escalation.objects.select_related("run").get(pk=escalation_pk)
+    escalation = Escalation.objects.select_related("run", "run__incident_version").get(pk=escalation_pk)
     if escalation.status != Escalation.Status.PENDING:
         return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
     # PostgreSQL cannot store a NUL (a 500 before), and no page should show the other controls.
@@ -141,6 +150,13 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
             raise DecisionInvalid("Rejecting needs a reason.")
         final_text, guard_results, status = "", _block_results(escalation), "rejected"
 
+    if status == "approved" and escalation.facts_changes and not confirm_changed_facts:
+        raise DecisionInvalid(facts_changed_message(escalation))
+    incident = escalation.run.incident
+    version = incident.latest_version() if incident is not None else None
+    recorded = {"text_hash": text_hash(final_text) if final_text else "", "incident_version": version,
+                "policy": escalation.run.policy or {}}
+
     now = timezone.now()
     with transaction.atomic():
         won = Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING).update(
@@ -148,7 +164,8 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
         if not won:
             return _already_decided(escalation_pk)
         decision = Decision.objects.create(escalation_id=escalation_pk, actor=user, at=now, action=action,
-                                           final_text=final_text, guard_results=guard_results, note=note)
+                                           final_text=final_text, guard_results=guard_results, note=note,
+                                           **recorded)
     return Outcome(won=True, escalation=Escalation.objects.select_related("decided_by").get(pk=escalation_pk),
                    decision=decision)
 

@@ -15,7 +15,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 
 from agents.core.llm.offline import OfflineModel
-from agents.models import Incident, Run
+from agents.models import Incident, IncidentFact, Run
 from agents.store import load_demo_data
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
@@ -23,37 +23,53 @@ CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.j
 
 
 def incident_from_context(context: dict, title: str) -> dict:
-    """The incident fields of a run context (the inverse of ``Incident.context()``); the report date
-    is left to the day the incidents are loaded."""
+    """The incident of a run context (the inverse of ``Incident.context()``): its identity, and its
+    facts as (key, label, value, unit); the report date is left to the day the incidents are loaded."""
+    values = context["incident"]
     return {
-        **context["incident"], "title": title, "region": context.get("region", ""),
+        "incident_id": values["incident_id"], "title": title, "severity": values.get("severity", ""),
+        "status": values.get("status", ""), "regions": [r.strip() for r in context.get("region", "").split(",")],
         "policy_hints": context.get("policy_hints", {}), "approved_actions": context.get("approved_actions", []),
+        "facts": [(m["key"], m["label"], str(values[m["key"]]), m["unit"]) for m in context.get("fact_meta", [])],
     }
 
 
+# Three kinds of incident, each with its own facts: (key, label, value, unit).
 INCIDENTS = [
     # The incident of SPEC §3.3, defined once: the context file the README's run_pipeline command reads.
     incident_from_context(json.loads(CONTEXT_FILE.read_text()), "P1 payment degradation in the US"),
     {
         "incident_id": "inc_api_4021",
         "title": "Public API latency (mitigated)",
-        "region": "EU",
-        "severity": "P2",
-        "status": "mitigated",
+        "regions": ["EU"], "severity": "P2", "status": "mitigated",
         "policy_hints": {"avoid_absolute_guarantees": True},
-        "approved_actions": [
-            "watch API latency dashboards",
-            "publish customer update via status page every 30 minutes",
+        "approved_actions": ["watch API latency dashboards",
+                             "publish customer update via status page every 30 minutes"],
+        "facts": [
+            ("p95_latency_ms", "p95 latency", "1800", "ms"),
+            ("api_error_rate", "API error rate", "0.021", "ratio"),
+            ("affected_endpoints", "Affected endpoints", "/v2/orders and /v2/payments", "text"),
         ],
     },
     {
         "incident_id": "inc_wallet_77",
         "title": "Wallet top-ups failing in the EU",
-        "region": "EU",
-        "severity": "P2",
-        "status": "degraded",
-        "eta_minutes": 30,
+        "regions": ["EU"], "severity": "P2", "status": "degraded",
         "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
+        "facts": [("eta_minutes", "ETA", "30", "minutes")],
+    },
+    {
+        "incident_id": "inc_region_eu_3",
+        "title": "Regional outage: EU and UK data centres",
+        "regions": ["EU", "UK"], "severity": "P1", "status": "partial outage",
+        "policy_hints": {"avoid_absolute_guarantees": True},
+        "approved_actions": ["fail traffic over to healthy zones",
+                             "publish customer update via status page every 20 minutes"],
+        "facts": [
+            ("availability_zones_down", "Availability zones down", "2", "count"),
+            ("requests_failing_pct", "Requests failing", "12", "%"),
+            ("eta_minutes", "ETA", "90", "minutes"),
+        ],
     },
 ]
 
@@ -79,9 +95,14 @@ RUNS = [
 def load_incidents(today: date | None = None) -> list[Incident]:
     incidents = []
     for spec in INCIDENTS:
-        fields = {k: v for k, v in spec.items() if k != "incident_id"}
+        fields = {k: v for k, v in spec.items() if k not in ("incident_id", "facts")}
         incident, _ = Incident.objects.update_or_create(
             incident_id=spec["incident_id"], defaults={**fields, "report_date": today or date.today()})
+        incident.fact_rows.all().delete()
+        IncidentFact.objects.bulk_create(
+            IncidentFact(incident=incident, position=i, key=key, label=label, value=value, unit=unit)
+            for i, (key, label, value, unit) in enumerate(spec["facts"]))
+        incident.record_version()
         incidents.append(incident)
     return incidents
 

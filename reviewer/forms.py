@@ -11,7 +11,7 @@ from django.forms.fields import InvalidJSONInput
 
 from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
-from agents.models import Incident, Run
+from agents.models import Incident, IncidentFact, Run
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -215,6 +215,7 @@ class IncidentJSONField(forms.JSONField):
 
 
 class IncidentForm(forms.ModelForm):
+    regions = IncidentJSONField(shape=list, required=False, help_text='Region tokens, e.g. ["EU", "UK"]')
     policy_hints = IncidentJSONField(
         shape=dict, required=False, help_text='e.g. {"avoid_absolute_guarantees": true, "max_length_increase_pct": 20}'
     )
@@ -229,7 +230,7 @@ class IncidentForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        for name in ("incident_id", "title", "region", "severity", "status"):
+        for name in ("incident_id", "title", "severity", "status"):
             if isinstance(data.get(name), str):
                 try:
                     _usable_text(data[name], name.replace("_", " "))
@@ -245,3 +246,10 @@ class IncidentForm(forms.ModelForm):
                     f"most {CONTEXT_MAX_BYTES:,} bytes ({CONTEXT_MAX_BYTES // 1024} KB)."
                 )
         return data
+
+
+class IncidentFactForm(forms.ModelForm):
+    class Meta:
+        model = IncidentFact
+        fields = ["position", "key", "label", "value", "unit"]
+        error_messages = {name: {"null_characters_not_allowed": _NUL_MESSAGE % name} for name in ("label", "value")}

@@ -7,12 +7,17 @@ The runs themselves, their trace and the incidents they ran on belong to the age
 
 from __future__ import annotations
 
+import hashlib
+import json
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from agents.core.stops import explain
-from agents.models import Run
+from agents.models import IncidentVersion, Run, changes_text, fact_changes
 
 
 class EscalationQuerySet(models.QuerySet):
@@ -23,9 +28,16 @@ class EscalationQuerySet(models.QuerySet):
         return self.exclude(status=Escalation.Status.PENDING)
 
     def for_list(self):
-        """What a list row needs: the run and incident without the run's large JSON columns."""
-        return (self.select_related("run", "run__incident", "claimed_by", "decided_by")
-                .defer("run__context", "run__policy", "run__details", "run__guard"))
+        """What a list row needs: the run and incident without the run's large JSON columns, and the
+        incident's newest version (to say when its facts changed since the run)."""
+        return (self.select_related("run", "run__incident", "run__incident_version", "claimed_by", "decided_by")
+                .defer("run__context", "run__policy", "run__details", "run__guard")
+                .with_latest_facts())
+
+    def with_latest_facts(self):
+        newest = IncidentVersion.objects.filter(incident=models.OuterRef("run__incident")).order_by("-number")
+        return self.annotate(latest_version_number=models.Subquery(newest.values("number")[:1]),
+                             latest_version_snapshot=models.Subquery(newest.values("snapshot")[:1]))
 
 
 class Escalation(models.Model):
@@ -71,6 +83,28 @@ class Escalation(models.Model):
     def explanation(self) -> str:
         return explain(self.stop_reason)
 
+    @cached_property
+    def facts_changes(self) -> list[dict]:
+        """What changed in the incident's facts since the run drafted this text ([] if nothing did,
+        or the run recorded no version)."""
+        ran_on = self.run.incident_version if self.run.incident_version_id else None
+        if ran_on is None:
+            return []
+        if hasattr(self, "latest_version_number"):
+            number, snapshot = self.latest_version_number, self.latest_version_snapshot
+            if isinstance(snapshot, str):  # a JSON column read through a subquery on SQLite
+                snapshot = json.loads(snapshot)
+        else:
+            latest = ran_on.incident.latest_version()
+            number, snapshot = latest.number, latest.snapshot
+        if number is None or number == ran_on.number:
+            return []
+        return fact_changes(ran_on.snapshot, snapshot)
+
+    @property
+    def facts_changed_text(self) -> str:
+        return changes_text(self.facts_changes)
+
     @property
     def summary(self) -> str:
         """One line for a list: the reviewer's reason, else the first guard message, else the explanation."""
@@ -94,6 +128,12 @@ class Decision(models.Model):
     final_text = models.TextField(blank=True)
     guard_results = models.JSONField(default=dict, blank=True)
     note = models.TextField(blank=True)  # the rejection reason or the justification for overriding the guard
+    # What an approval was checked under: the hash of the approved text (agents.core.text.text_hash),
+    # the incident's version of the facts when it was decided, and the run's policy snapshot.
+    text_hash = models.CharField(max_length=12, blank=True)
+    incident_version = models.ForeignKey(IncidentVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="decisions")
+    policy = models.JSONField(default=dict, blank=True)
     corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections")
 
     class Meta:
@@ -102,3 +142,61 @@ class Decision(models.Model):
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.actor} on escalation {self.escalation_id}"
 
+
+class ApiToken(models.Model):
+    """A per-user token for the JSON API (SPEC §9). Only its SHA-256 is stored: the token itself is
+    shown once, when admin creates it. A request with it acts as its user, with the user's role."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What uses it, e.g. “alerting webhook”.")
+    prefix = models.CharField(max_length=12, editable=False)  # to recognise it in lists, never enough to use it
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name}, {self.user})"
+
+    @staticmethod
+    def digest(token: str) -> str:
+        return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+    @classmethod
+    def issue(cls, user, name: str) -> tuple[ApiToken, str]:
+        """A new token for ``user``: the row, and the token text (returned only this once)."""
+        token = "gr_" + secrets.token_urlsafe(32)
+        row = cls.objects.create(user=user, name=name, prefix=token[:10], key_hash=cls.digest(token))
+        return row, token
+
+    @classmethod
+    def user_for(cls, token: str):
+        """The active user a live token belongs to, or None."""
+        row = (cls.objects.select_related("user").filter(key_hash=cls.digest(token), revoked_at__isnull=True)
+               .first())
+        if row is None or not row.user.is_active:
+            return None
+        cls.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+        return row.user
+
+
+class ApiIdempotencyKey(models.Model):
+    """An ``Idempotency-Key`` a user sent to start a run (IETF httpapi idempotency-key draft): the
+    fingerprint of the request it came with, and the run once the request made one. A row without a
+    run is a request still being processed."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=64)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="api_idempotency_key_once")]
+
+    def __str__(self) -> str:
+        return f"Idempotency-Key {self.key!r} of {self.user_id}"

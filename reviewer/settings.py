@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "template_partials",
     "csp",
     "axes",
+    "ninja",  # serves the API docs' Swagger UI from static files, not a CDN
     "agents",
     "reviewer",
 ]

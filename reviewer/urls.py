@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from reviewer.api import api
 from reviewer.views import home, inbox, incidents, runs
 
 urlpatterns = [
@@ -23,4 +24,5 @@ urlpatterns = [
     path("escalations/<int:pk>/claim/", inbox.claim, name="escalation_claim"),
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
     path("admin/", admin.site.urls),
+    path("api/", api.urls),
 ]

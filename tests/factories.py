@@ -17,7 +17,7 @@ from django.db import connection
 from django.utils import timezone
 
 from agents.core.policy import default_policy
-from agents.models import Incident, Run
+from agents.models import Incident, IncidentFact, Run
 from reviewer.models import Escalation
 
 PASSWORD = "a-test-password"  # test users only
@@ -35,10 +35,24 @@ def make_user(username: str, *, group: str | None = None, staff: bool = False, *
     return user
 
 
-def make_incident(incident_id: str = "inc_test_1", **fields) -> Incident:
-    """An incident in the EU, degraded; ``fields`` add facts or override these."""
-    return Incident.objects.create(incident_id=incident_id, **{"title": "Test incident", "region": "EU",
-                                                               "status": "degraded", **fields})
+# Units of the facts tests name by keyword (make_incident(eta_minutes=30)); any other fact is text.
+FACT_UNITS = {"affected_checkout_pct": ("Checkouts affected", "%"),
+              "failed_payment_rate": ("Failed payment rate", "ratio"),
+              "chargeback_alerts": ("Chargeback alerts", "count"), "eta_minutes": ("ETA", "minutes")}
+
+
+def make_incident(incident_id: str = "inc_test_1", *, facts=(), **fields) -> Incident:
+    """An incident in the EU, degraded; ``fields`` override these, and those that are no column of
+    Incident are facts (``eta_minutes=30``); ``facts`` adds (key, label, value, unit) rows."""
+    columns = {f.name for f in Incident._meta.get_fields()}
+    keyword_facts = [(key, *FACT_UNITS.get(key, (key, "text"))[:1], str(value), FACT_UNITS.get(key, ("", "text"))[1])
+                     for key, value in fields.items() if key not in columns]
+    incident = Incident.objects.create(incident_id=incident_id, **{
+        "title": "Test incident", "regions": ["EU"], "status": "degraded",
+        **{k: v for k, v in fields.items() if k in columns}})
+    for position, (key, label, value, unit) in enumerate([*keyword_facts, *facts]):
+        IncidentFact.objects.create(incident=incident, position=position, key=key, label=label, value=value, unit=unit)
+    return incident
 
 
 def make_run(pipeline: str = "reflection", *, goal: str = "Write it.", snapshot: bool = False, **fields) -> Run:

@@ -377,10 +377,12 @@ def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Nu
     return numbers
 
 
-def _number_supported(number: Number, allowed: list[Number]) -> bool:
+def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[Decimal] | None = None) -> bool:
     """A number is supported by the same quantity in the context: the same value with no unit on
     either side, or in the same unit (durations compared in seconds; 3.4 % is the ratio 0.034). A
-    value the context has only in another unit is a new fact: 45 % is not 45 minutes."""
+    value the context has only in another unit is a new fact: 45 % is not 45 minutes. When the
+    context says its facts' units (``ratios`` given), only a ratio fact supports a percentage read
+    as a ratio: 500 % is not 5 alerts."""
     for other in allowed:
         if number.unit == "s" and other.unit == "s":
             if number.seconds == other.seconds:
@@ -388,7 +390,10 @@ def _number_supported(number: Number, allowed: list[Number]) -> bool:
         elif number.unit == "%":
             if other.unit in ("%", None) and other.value == number.value:
                 return True
-            if other.unit in ("ratio", None) and other.value == number.value / 100:
+            ratio = number.value / 100
+            if other.value == ratio and (other.unit == "ratio" or (other.unit is None and ratios is None)):
+                return True
+            if ratios is not None and ratio in ratios:
                 return True
         elif number.value == other.value and (number.unit is None or other.unit is None):
             # A bare number is never supported by a ratio's value (3.4 is not 0.034).
@@ -656,13 +661,16 @@ def _claim_message(found: str, family: ClaimFamily, strict: bool) -> str:
 
 def find_violations(
     text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
-    claim_evidence: str | None = None,
+    claim_evidence: str | None = None, ratios: frozenset[Decimal] | None = None,
 ) -> list[Violation]:
     """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
 
     ``claim_evidence`` is the text whose claims may license a restricted claim (default: the
     allowed text); the guard passes the context and draft with instructions to the model removed
     (and an allowed text built from them, so an instruction is no evidence for anything).
+    ``ratios`` are the values of the context's ratio facts (``agents.core.units.ratio_values``):
+    given, only they support a percentage read as a ratio; None (a context without units) lets a
+    bare number do.
     """
     found: list[Violation] = []
     seen: set[tuple[str, str]] = set()
@@ -678,7 +686,7 @@ def find_violations(
     allowed_numbers = _allowed_numbers(allowed_text, _spans(allowed_text, allowed_moments))
     facts: list[tuple[int, str]] = []
     for number in extract_numbers(text, skip=_spans(text, text_moments)):
-        if not _number_supported(number, allowed_numbers):
+        if not _number_supported(number, allowed_numbers, ratios):
             facts.append((number.start, number.found))
     for moment in text_moments:
         if not _moment_supported(moment, allowed_moments):

@@ -68,7 +68,7 @@ def inbox(request):
 
 
 def _escalation(pk: int) -> Escalation:
-    related = ("run", "run__incident", "run__review", "claimed_by", "decided_by")
+    related = ("run", "run__incident", "run__incident_version", "run__review", "claimed_by", "decided_by")
     return get_object_or_404(Escalation.objects.select_related(*related), pk=pk)
 
 
@@ -138,7 +138,8 @@ def decide(request, pk):
     action, note = request.POST.get("action", ""), request.POST.get("note", "")
     text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
     try:
-        outcome = decisions.decide(pk, request.user, action, text=text, note=note)
+        outcome = decisions.decide(pk, request.user, action, text=text, note=note,
+                                   confirm_changed_facts=request.POST.get("confirm_facts") == "on")
     except decisions.DecisionInvalid as invalid:
         form = {"error": str(invalid), "note": note, "form_action": action}
         if action == "edit_approve":

@@ -22,7 +22,8 @@ RUNS_PER_PAGE = 20
 @require_perm("agents.view_incident")
 @require_GET
 def incident_list(request):
-    return render(request, "incidents/list.html", {"incidents": Incident.objects.with_latest_run()})
+    incidents = Incident.objects.with_latest_run().prefetch_related("fact_rows")
+    return render(request, "incidents/list.html", {"incidents": incidents})
 
 
 def _runs_page(request, incident):
@@ -39,6 +40,7 @@ def _render_incident(request, incident, form, *, status=200):
         "form": form,
         "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),
+        "versions": incident.versions.select_related("created_by")[:50],
     }
     return render(request, "incidents/detail.html", context, status=status)
 

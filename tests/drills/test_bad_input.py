@@ -259,27 +259,37 @@ def test_bytes_that_are_not_utf8_in_a_submission_start_one_run_or_get_a_message(
 
 # ---------------------------------------------------------------- (b) the admin
 
-INCIDENT_TEXT_FIELDS = ("title", "region", "severity", "status")
-INCIDENT_JSON_FIELDS = ("policy_hints", "approved_actions", "key_messages")
-INCIDENT_NUMBER_FIELDS = ("affected_checkout_pct", "failed_payment_rate", "chargeback_alerts", "eta_minutes")
+INCIDENT_TEXT_FIELDS = ("title", "severity", "status")
+INCIDENT_JSON_FIELDS = ("regions", "policy_hints", "approved_actions", "key_messages")
+# The demo payment incident's facts, by their row in the admin's inline (fact_rows-N-value).
+INCIDENT_NUMBER_FIELDS = tuple(f"fact_rows-{i}-value" for i in range(4))
+INCIDENT_FACT_FIELDS = ("position", "key", "label", "value", "unit")
 
 
 def incident_form(incident: Incident, **changes) -> dict:
-    """What the Incident admin's change form sends for ``incident``, with ``changes`` on top."""
+    """What the Incident admin's change form sends for ``incident`` (its facts in the inline),
+    with ``changes`` on top."""
+    facts = incident.fact_list()
     data = {
         "incident_id": incident.incident_id, "title": incident.title,
-        "report_date": incident.report_date.isoformat(), "region": incident.region,
+        "report_date": incident.report_date.isoformat(),
         "severity": incident.severity, "status": incident.status,
-        **{name: "" if getattr(incident, name) is None else str(getattr(incident, name))
-           for name in INCIDENT_NUMBER_FIELDS},
         **{name: json.dumps(getattr(incident, name)) for name in INCIDENT_JSON_FIELDS},
+        "fact_rows-TOTAL_FORMS": str(len(facts)), "fact_rows-INITIAL_FORMS": str(len(facts)),
+        "fact_rows-MIN_NUM_FORMS": "0", "fact_rows-MAX_NUM_FORMS": "1000",
+        **{f"fact_rows-{i}-{name}": str(getattr(fact, name)) for i, fact in enumerate(facts)
+           for name in INCIDENT_FACT_FIELDS},
+        **{f"fact_rows-{i}-id": str(fact.pk) for i, fact in enumerate(facts)},
+        **{f"fact_rows-{i}-incident": str(incident.pk) for i, fact in enumerate(facts)},
         "_save": "Save",
     }
     return {**data, **changes}
 
 
 def incident_row(pk: int) -> dict:
-    return Incident.objects.filter(pk=pk).values().get()
+    incident = Incident.objects.get(pk=pk)
+    return {**Incident.objects.filter(pk=pk).values().get(),
+            "facts": [(f.key, f.label, f.value, f.unit) for f in incident.fact_list()]}
 
 
 odd_number = st.one_of(st.sampled_from(["", "nan", "inf", "-1", "1e309", "\uff11\uff12", "0x10", "27%", "\x00",

@@ -21,7 +21,7 @@ LIMIT = 20_000  # the largest max_answer_chars admin allows
 @pytest.fixture
 def escalation_under(db):
     def make(patterns, text: str) -> Escalation:
-        incident = Incident.objects.create(incident_id="inc_hostile", title="Hostile patterns", region="US",
+        incident = Incident.objects.create(incident_id="inc_hostile", title="Hostile patterns", regions=["US"],
                                            status="degraded")
         policy = default_policy("reflection").to_dict()
         policy["guard"]["restricted_claims"] = list(patterns)

@@ -3,8 +3,9 @@ with explicit rules and no network, so the demo, the tests and air-gapped instal
 gate end to end. It is not a language model and is labelled as the offline model wherever shown.
 
 Rules, by stage:
-- draft: status, impact, ETA and next actions from the context fields, plus any ``key_messages``
-  the incident carries, verbatim. The ETA is stated plainly, which the review then flags.
+- draft: status, each fact the incident has (by its label, in its unit), ETA and next actions from
+  the context, plus any ``key_messages`` the incident carries, verbatim. The ETA is stated plainly,
+  which the review then flags.
 - review / critique: escalate legal or compensation topics and anything the fact and claim checks
   reject (restricted claims, unsupported numbers); revise absolute promises (remove the sentence)
   and an ETA stated without uncertainty (add a caveat); otherwise approve.
@@ -27,6 +28,7 @@ from agents.core.llm.base import CallRecord, ModelReply, StageRequest
 from agents.core.phrases import critique_rules, is_enforceable, reflection_rules
 from agents.core.policy import GuardRules
 from agents.core.text import normalize
+from agents.core.units import fact_meta, ratio_values, show
 
 LABEL = "offline model"
 CAVEAT = "This estimate may change as we learn more."
@@ -44,32 +46,29 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE.findall(text) if s.strip()]
 
 
-def _percent(rate: Any) -> str | None:
-    if isinstance(rate, (int, float)) and not isinstance(rate, bool):
-        return f"{rate * 100:g}%" if 0 < rate < 1 else f"{rate:g}%"
-    return None
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
+    """Status, then each fact the incident has by its label and unit, the ETA, the next actions."""
     incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
     region = context.get("region")
-    where = f" in the {region}" if isinstance(region, str) and region.strip() else ""
+    where = f" in the {normalize(region)}" if isinstance(region, str) and region.strip() else ""
     status = incident.get("status")
-    parts = [f"We are investigating a payment problem{where}."]
+    parts = [f"We are investigating a service problem{where}."]
     if isinstance(status, str) and status.strip():
         parts.append(f"Current status: {normalize(status)}.")
-    impact = []
-    pct = incident.get("affected_checkout_pct")
-    if isinstance(pct, (int, float)) and not isinstance(pct, bool):
-        impact.append(f"about {pct:g}% of checkouts are affected")
-    rate = _percent(incident.get("failed_payment_rate"))
-    if rate:
-        impact.append(f"the failed payment rate is {rate}")
-    if impact:
-        sentence = " and ".join(impact)
-        parts.append(sentence[0].upper() + sentence[1:] + ".")
+    for key, label, unit in fact_meta(context):
+        value = incident.get(key)
+        if key == "eta_minutes" or not normalize(label) or value is None:
+            continue
+        if _number(value):
+            parts.append(f"{normalize(label)}: {show(value, unit)}.")
+        elif isinstance(value, str) and value.strip():
+            parts.append(f"{normalize(label)}: {normalize(value).rstrip('.')}.")
     eta = incident.get("eta_minutes")
-    if isinstance(eta, (int, float)) and not isinstance(eta, bool):
+    if _number(eta):
         # "should": an estimate, not a firm time promise (avoid_absolute_guarantees); still plain
         # enough that the reviewer asks for the caveat.
         parts.append(f"We should restore full service within {eta:g} minutes.")
@@ -113,7 +112,7 @@ def findings(goal: str, draft: str, context: Mapping[str, Any], restricted_claim
             fixes.append(("overconfidence", f"Absolute promise: {sentence}", sentence, False))
             removed.append(sentence.lower())
     for violation in find_violations(draft, evidence_json(context), rules, strict_claims=strict,
-                                     claim_evidence=claim_evidence(context)):
+                                     claim_evidence=claim_evidence(context), ratios=ratio_values(context)):
         if violation.check == "restricted_claims" and any(violation.found.lower() in s for s in removed):
             continue
         escalate.append(f"{violation.check}: {violation.message}")

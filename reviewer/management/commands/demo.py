@@ -52,6 +52,7 @@ class Command(BaseCommand):
 
     def print_logins(self, logins, port):
         self.stdout.write(self.style.SUCCESS(f"\n  Open http://127.0.0.1:{port}/  (admin: http://127.0.0.1:{port}/admin/)\n"))
+        self.stdout.write(f"  API docs: http://127.0.0.1:{port}/api/docs  (tokens: manage.py api_token <user>)\n")
         roles = {"lead": "support lead: works the escalation inbox", "ops": "ops staff: starts runs",
                  "admin": "admin: tunes policies in the admin site"}
         for username, password in logins.items():

@@ -1,0 +1,90 @@
+"""Units of incident facts (SPEC §3.5.6): how a fact's value is read, shown and checked.
+
+A fact is stored as text with a unit; the run context carries the typed value (a number for every
+unit but ``text``) and, beside the values, each fact's label and unit (``fact_meta``), so the
+number rules know which values are ratios. Plain Python: no Django here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+UNITS = {
+    "%": "percent (27 is 27%)",
+    "ratio": "ratio (0.034 is 3.4%)",
+    "minutes": "minutes",
+    "count": "count",
+    "currency": "currency amount",
+    "ms": "milliseconds",
+    "text": "free text",
+}
+NUMERIC_UNITS = frozenset(UNITS) - {"text"}
+FACT_VALUE_MAX_CHARS = 200
+
+
+def parse_value(text: str, unit: str) -> int | float | str:
+    """The typed value of a fact written as ``text`` in ``unit``; ValueError says what is wrong."""
+    if unit not in UNITS:
+        raise ValueError(f"“{unit}” is not a unit; use one of: {', '.join(UNITS)}.")
+    text = text.strip()
+    if not text:
+        raise ValueError("A fact needs a value.")
+    if len(text) > FACT_VALUE_MAX_CHARS:
+        raise ValueError(f"A fact's value holds at most {FACT_VALUE_MAX_CHARS} characters.")
+    if unit == "text":
+        return text
+    try:
+        number = Decimal(text.removesuffix("%").strip() if unit == "%" else text)
+    except InvalidOperation:
+        raise ValueError(f"“{text}” is not a number (the unit {unit} needs one, like 27 or 0.034).") from None
+    if not number.is_finite() or abs(number) > Decimal(10) ** 15:
+        raise ValueError(f"“{text}” is not a usable number.")
+    if unit == "ratio" and not (0 <= number <= 1):
+        raise ValueError(f"A ratio lies between 0 and 1 (0.034 is 3.4%); got {text}.")
+    if unit in ("count", "minutes", "ms") and number < 0:
+        raise ValueError(f"A {unit} value cannot be negative; got {text}.")
+    if unit == "count" and number != number.to_integral_value():
+        raise ValueError(f"A count is a whole number; got {text}.")
+    return int(number) if number == number.to_integral_value() else float(number)
+
+
+def show(value: Any, unit: str) -> str:
+    """A fact's value for people: 0.034 ratio → 3.4%, 27 % → 27%, 45 minutes → 45 minutes."""
+    if unit == "text" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if unit == "ratio":
+        return f"{Decimal(str(value)) * 100:f}".rstrip("0").rstrip(".") + "%"
+    if unit == "%":
+        return f"{value:g}%"
+    if unit in ("minutes", "ms"):
+        return f"{value:g} {'minutes' if unit == 'minutes' else 'ms'}"
+    return f"{value:g}"
+
+
+def ratio_values(context: Mapping[str, Any]) -> frozenset[Decimal] | None:
+    """The values of the context's ratio facts, which support their percentages; None when the
+    context does not say its facts' units (a context from before facts had units)."""
+    meta = context.get("fact_meta")
+    incident = context.get("incident")
+    if not isinstance(meta, list) or not isinstance(incident, Mapping):
+        return None
+    ratios = set()
+    for info in meta:
+        value = incident.get(info.get("key")) if isinstance(info, Mapping) else None
+        if info.get("unit") == "ratio" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            ratios.add(Decimal(str(value)))
+    return frozenset(ratios)
+
+
+def fact_meta(context: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(key, label, unit) of each fact of the context, in the incident's order. A context from before
+    facts had units names its facts by their keys, with no unit."""
+    meta = context.get("fact_meta")
+    incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
+    if isinstance(meta, list):
+        return [(str(m["key"]), str(m.get("label") or m["key"]), str(m.get("unit") or "text"))
+                for m in meta if isinstance(m, Mapping) and isinstance(m.get("key"), str)]
+    identity = {"incident_id", "severity", "status"}
+    return [(key, key.replace("_", " ").capitalize(), "") for key in incident if key not in identity]

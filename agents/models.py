@@ -853,10 +853,27 @@ def since(window: str | None, now=None):
     return None
 
 
+# The run list's pseudo-status for "queued or running".
+IN_FLIGHT_FILTER = "in_flight"
+
+
 class RunQuerySet(models.QuerySet):
     def since(self, window: str | None):
         cutoff = since(window)
         return self if cutoff is None else self.filter(created_at__gte=cutoff)
+
+    def filtered(self, *, stop_reason: str = "", status: str = "", pipeline: str = "", since: str | None = None):
+        """The run list's filters; ``status`` may also be ``in_flight`` (queued or running)."""
+        runs = self.since(since)
+        if stop_reason:
+            runs = runs.filter(stop_reason=stop_reason)
+        if status == IN_FLIGHT_FILTER:
+            runs = runs.filter(status__in=Run.IN_FLIGHT)
+        elif status:
+            runs = runs.filter(status=status)
+        if pipeline:
+            runs = runs.filter(pipeline=pipeline)
+        return runs
 
     def failed(self):
         """The runs :attr:`Run.failed` accepts, as one queryset (distinct stop reasons are read first)."""

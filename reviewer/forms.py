@@ -11,7 +11,7 @@ from django.forms.fields import InvalidJSONInput
 
 from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
-from agents.models import Incident, IncidentFact, Run
+from agents.models import IN_FLIGHT_FILTER, Incident, IncidentFact, Run
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -115,7 +115,7 @@ class StartRunForm(forms.Form):
 
 
 SINCE = {"today": "Today", "24h": "Last 24 hours", "7d": "Last 7 days"}
-IN_FLIGHT = "in_flight"
+IN_FLIGHT = IN_FLIGHT_FILTER
 
 
 class RunFilterForm(forms.Form):

@@ -27,6 +27,17 @@ class EscalationQuerySet(models.QuerySet):
     def decided(self):
         return self.exclude(status=Escalation.Status.PENDING)
 
+    def filtered(self, *, pipeline: str = "", stop_reason: str = "", claimed_by=None):
+        """The inbox's filters."""
+        rows = self
+        if pipeline:
+            rows = rows.filter(run__pipeline=pipeline)
+        if stop_reason:
+            rows = rows.filter(stop_reason=stop_reason)
+        if claimed_by is not None:
+            rows = rows.filter(claimed_by=claimed_by)
+        return rows
+
     def for_list(self):
         """What a list row needs: the run and incident without the run's large JSON columns, and the
         incident's newest version (to say when its facts changed since the run)."""

@@ -34,23 +34,15 @@ def _filters(request) -> tuple[dict, InboxFilterForm]:
     return filters, form
 
 
-def _pending(filters: dict, user):
-    rows = Escalation.objects.pending().for_list().order_by("opened_at", "id")
-    if filters["pipeline"]:
-        rows = rows.filter(run__pipeline=filters["pipeline"])
-    if filters["stop_reason"]:
-        rows = rows.filter(stop_reason=filters["stop_reason"])
-    if filters["mine"]:
-        rows = rows.filter(claimed_by=user)
-    return rows
-
-
 @require_perm(VIEW)
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox(request):
     filters, form = _filters(request)
-    page = Paginator(_pending(filters, request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
+                                                     claimed_by=request.user if filters["mine"] else None)
+               .for_list().order_by("opened_at", "id"))
+    page = Paginator(pending, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "filters": filters,

@@ -22,7 +22,7 @@ from agents import tasks
 from agents.core.audit import word_diff
 from agents.core.stops import explain
 from agents.models import Run
-from reviewer.forms import IN_FLIGHT, RunFilterForm
+from reviewer.forms import RunFilterForm
 from reviewer.permissions import require_perm
 
 RUNS_PER_PAGE = 50
@@ -107,17 +107,10 @@ def _query_without_page(request) -> str:
 @vary_on_headers("HX-Request")
 def run_list(request):
     form = RunFilterForm(request.GET)
-    runs = Run.objects.select_related("incident").order_by("-created_at", "-id")
     filters = form.cleaned_data if form.is_valid() else {}
-    if filters.get("stop_reason"):
-        runs = runs.filter(stop_reason=filters["stop_reason"])
-    if filters.get("status") == IN_FLIGHT:
-        runs = runs.filter(status__in=Run.IN_FLIGHT)
-    elif filters.get("status"):
-        runs = runs.filter(status=filters["status"])
-    if filters.get("pipeline"):
-        runs = runs.filter(pipeline=filters["pipeline"])
-    runs = runs.since(filters.get("since"))
+    runs = (Run.objects.filtered(stop_reason=filters.get("stop_reason", ""), status=filters.get("status", ""),
+                                 pipeline=filters.get("pipeline", ""), since=filters.get("since"))
+            .select_related("incident").order_by("-created_at", "-id"))
     context = {
         "form": form,
         "runs": _page(request, runs),

@@ -18,7 +18,11 @@ ROLE_PERMISSIONS = {
     POLICY_ADMIN: ["agents.policy*", "agents.view_run", "agents.view_incident", "agents.add_incident",
                    "agents.change_incident",
                    # unlock logins locked by repeated failures (django-axes), in the admin site
-                   "axes.view_accessattempt", "axes.delete_accessattempt"],
+                   "axes.view_accessattempt", "axes.delete_accessattempt",
+                   # where published updates go (names among the operator's allowlist, never URLs)
+                   "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",
+                   "reviewer.delete_deliverychannel", "reviewer.view_deliverychannel",
+                   "reviewer.view_publishedupdate", "reviewer.view_delivery"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

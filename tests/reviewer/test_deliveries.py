@@ -151,7 +151,7 @@ def test_email_goes_through_djangos_mail_backend(published):
     assert tasks.attempt(delivery.pk) == "delivered"
     (message,) = mail.outbox
     assert message.to == ["ops@example.com", "customers@example.com"]
-    assert message.subject == "[inc_test_1] Test incident — update 1" and message.body == TEXT
+    assert message.subject == "[inc_test_1] Test incident: update 1" and message.body == TEXT
 
 
 def test_the_status_page_delivery_is_delivered_without_a_network(published):

@@ -38,6 +38,12 @@ def signature(secret: str, timestamp: int, body: bytes) -> str:
     return f"t={timestamp},v1={hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()}"
 
 
+def slack_escaped(text: str) -> str:
+    """Slack reads ``<...>`` as links and mentions (``<!channel>``): its three control characters are
+    escaped, so a text is shown as written and pings nobody."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def send(delivery: Delivery) -> None:
     """Deliver once; raises :class:`DeliveryFailed` with a message fit for the page."""
     channel, update = delivery.channel, delivery.update
@@ -56,7 +62,8 @@ def send(delivery: Delivery) -> None:
     except DestinationError as error:
         raise DeliveryFailed(str(error)) from None
     if kind == DeliveryChannel.Kind.SLACK:
-        body = json.dumps({"text": f"*{update.incident.title}* (update {update.version})\n{update.text}"}).encode()
+        text = f"*{slack_escaped(update.incident.title)}* (update {update.version})\n{slack_escaped(update.text)}"
+        body = json.dumps({"text": text}).encode()
         headers = {}
     else:
         if not destination.secret:

@@ -216,3 +216,14 @@ def test_an_unexpected_error_in_a_channel_counts_as_a_failed_attempt(published, 
 def test_beat_runs_the_deliveries_sweep(settings):
     schedule = settings.CELERY_BEAT_SCHEDULE["sweep-deliveries"]
     assert schedule["task"] == tasks.sweep_deliveries.name and schedule["schedule"] == 30.0
+
+
+def test_slack_text_is_escaped_so_it_links_and_pings_nobody(webhook_receiver, published, users):
+    receiver = webhook_receiver()
+    receiver.secret = None
+    delivery = published(kind="slack", destination="hook")
+    update = delivery.update
+    type(update).objects.filter(pk=update.pk).update(text="<!channel> see <https://evil.example|status> & more")
+    assert tasks.attempt(delivery.pk) == "delivered"
+    text = receiver.accepted[str(delivery.key)]["text"]
+    assert text.endswith("&lt;!channel&gt; see &lt;https://evil.example|status&gt; &amp; more")

@@ -4,6 +4,7 @@ pipelines and by people's decisions, never edited by hand). Incidents are editab
 from django.contrib import admin, messages
 from django.utils import timezone
 
+from agents.admin import LabelledTabularInline
 from agents.models import AuditDiff, Incident, IncidentFact, ModelCall, Review, Run, TraceStep
 from reviewer.forms import IncidentFactForm, IncidentForm
 from reviewer.models import ApiToken, Decision, Escalation
@@ -20,7 +21,7 @@ class ReadOnlyMixin:
         return False
 
 
-class IncidentFactInline(admin.TabularInline):
+class IncidentFactInline(LabelledTabularInline):
     """The facts, edited in line with the incident: one row each (key, label, value, unit)."""
 
     model = IncidentFact

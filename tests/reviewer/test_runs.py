@@ -60,7 +60,7 @@ def test_run_page_shows_the_trace_review_diff_and_model_calls(login, demo_runs):
     assert "Fix plan" in html and "This estimate may change as we learn more." in html
     assert "<ins>This estimate may change as we learn more.</ins>" in html
     assert "<del>" not in html  # the caveat was only added
-    assert html.count("<td>offline model</td>") + html.count('<td class="small">offline model</td>') == 3
+    assert html.count('<td class="small" data-label="Model">offline model</td>') == 3
     assert "256 + 93" in html  # the draft call's tokens (the context carries its facts' units)
     assert explain("success") in html
 

@@ -1,6 +1,7 @@
 """Fixtures of the dashboard tests: Playwright drives Debian's headless Chromium (no browser
 download); screenshots go to test-artifacts/; axe-core checks every page a browser test visits."""
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -35,9 +36,12 @@ class Axe:
     returns the critical and serious violations, each as one readable line."""
 
     def __init__(self):
-        if not AXE.exists():
-            pytest.fail(f"axe-core is not installed at {AXE}: run `npm ci` in the project folder "
-                        "(the test command does it)")
+        pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["axe-core"]
+        installed = AXE.parent / "package.json"
+        version = json.loads(installed.read_text())["version"] if installed.exists() else None
+        if version != pinned:
+            pytest.fail(f"axe-core {pinned} is not installed in node_modules/ (found: {version}): run `npm ci` "
+                        "in the project folder (the test command does it)")
         self.source = AXE.read_text()
 
     def check(self, page) -> list[str]:

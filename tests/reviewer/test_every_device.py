@@ -170,3 +170,24 @@ def test_the_keyboard_skips_to_the_content_and_every_focus_shows(page, live_serv
     page.keyboard.press("Tab")
     ring = page.evaluate(FOCUS_RING)
     assert ring["element"].startswith("a Gated review") and ring["contrast"] >= 3, ring
+
+
+def test_the_axe_check_fails_on_a_serious_violation(page, live_server, users, accessible_pages):
+    """The autouse check can fail: a grey-on-white line and an unnamed button are reported with the
+    page and the element (then removed, so that this test's own pages pass)."""
+    log_in(page, live_server, "ops")
+    assert accessible_pages.check(page) == []
+    page.evaluate("""() => {
+      const p = document.createElement("p");
+      p.id = "faint"; p.textContent = "hard to read"; p.style.color = "#ccc"; p.style.background = "#fff";
+      const button = document.createElement("button");
+      button.id = "unnamed";
+      document.querySelector("main").append(p, button);
+    }""")  # styled through the CSSOM, which the policy allows (a style attribute it would block)
+
+    found = accessible_pages.check(page)
+
+    assert any("serious color-contrast" in line and "#faint" in line for line in found), found
+    assert any("critical button-name" in line and "#unnamed" in line for line in found), found
+    assert all(line.startswith("/ at 1280px:") for line in found), found
+    page.evaluate("() => document.querySelectorAll('#faint, #unnamed').forEach((e) => e.remove())")

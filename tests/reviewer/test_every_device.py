@@ -79,6 +79,7 @@ def pages_of(role: str) -> dict[str, str]:
         "run-routing": f"/runs/{routing.pk}/",
         "run-escalated": f"/runs/{escalated.pk}/",
         "404": "/runs/999999/",
+        "400": "/runs/?stop_reason=a%01b",  # a control character in the address
     }
     if failed is not None:
         pages["run-failed"] = f"/runs/{failed.pk}/"
@@ -112,11 +113,16 @@ def test_every_page_fits_the_screen_for_every_role(page, live_server, people, de
     page.goto(f"{live_server.url}/accounts/login/")
     pages = {"login": "/accounts/login/"}
     assert_fits(page, f"{role}-{width}-login", screenshot)
+    page.fill("input[name=username]", role)
+    page.fill("input[name=password]", "not the password")
+    page.click("button[type=submit]")
+    expect(page.locator("main .error")).to_be_visible()
+    assert_fits(page, f"{role}-{width}-login-failed", screenshot)
     log_in(page, live_server, role)
     pages |= pages_of(role)
     for name, path in list(pages.items())[1:]:
         response = page.goto(f"{live_server.url}{path}")
-        expected = {"404": 404, "403": 403}.get(name, 200)
+        expected = {"400": 400, "404": 404, "403": 403}.get(name, 200)
         assert response.status == expected, (name, path, response.status)
         assert_fits(page, f"{role}-{width}-{name}", screenshot)
     if size == "phone":
@@ -191,3 +197,21 @@ def test_the_axe_check_fails_on_a_serious_violation(page, live_server, users, ac
     assert any("critical button-name" in line and "#unnamed" in line for line in found), found
     assert all(line.startswith("/ at 1280px:") for line in found), found
     page.evaluate("() => document.querySelectorAll('#faint, #unnamed').forEach((e) => e.remove())")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_lockout_page_fits_and_passes_axe(page, live_server, users, screenshot, accessible_pages, size):
+    """After too many failed logins (django-axes) the page that says so is checked like the others."""
+    from axes.models import AccessAttempt
+    from django.conf import settings
+
+    page.set_viewport_size(SIZES[size])
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("input[name=username]", "ops")
+        page.fill("input[name=password]", "not the password")
+        page.click("button[type=submit]")
+    expect(page.locator("#lockout-message")).to_be_visible()
+    assert_fits(page, f"anonymous-{SIZES[size]['width']}-locked-out", screenshot)
+    assert accessible_pages.check(page) == []
+    AccessAttempt.objects.all().delete()

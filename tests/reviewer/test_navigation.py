@@ -67,3 +67,15 @@ def test_the_inbox_count_agrees_with_its_number(login, pending, text):
     html = login("lead").get(reverse("inbox") + "?stop_reason=policy_escalation").content.decode()
 
     assert text in re.sub(r"\s+", " ", html)
+
+
+def test_no_table_header_is_empty(login, demo_data):
+    """The failed runs' retry column says what it is (axe: empty-table-header)."""
+    from tests.factories import make_run
+
+    make_run(incident=demo_data["inc_pay_2041"], status="stopped", stop_reason="llm_timeout")
+    html = login("ops").get(reverse("failed_runs")).content.decode()
+
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)
+    assert headers and all(h.strip() for h in headers), headers
+    assert 'aria-label="Retry run ' in html

@@ -98,7 +98,25 @@ class RecordedAdmin(admin.ModelAdmin):
             self._record_deleted(request, doomed)
 
 
-class StagePromptInline(admin.TabularInline):
+class LabelledTabularInline(admin.TabularInline):
+    """A tabular inline whose inputs are named for screen readers: Django labels the columns only in
+    the table header, so each input gets its column's label as ``aria-label`` (axe: "label")."""
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+
+        class Labelled(formset.form):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                for field in self.fields.values():
+                    field.widget.attrs.setdefault("aria-label", str(field.label))
+
+        Labelled.__name__ = formset.form.__name__
+        formset.form = Labelled
+        return formset
+
+
+class StagePromptInline(LabelledTabularInline):
     model = StagePrompt
     form = StagePromptForm
     extra = 0
@@ -320,7 +338,7 @@ class PlanAdmin(admin.ModelAdmin):
     list_filter = ("recommended", "currency")
 
 
-class PaymentInline(admin.TabularInline):
+class PaymentInline(LabelledTabularInline):
     model = Payment
     extra = 0
 

@@ -5,6 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
+from agents.admin import LabelledTabularInline
 from agents.models import AuditDiff, Incident, IncidentFact, ModelCall, Review, Run, TraceStep
 from reviewer.destinations import names as destination_names
 from reviewer.forms import IncidentFactForm, IncidentForm
@@ -22,7 +23,7 @@ class ReadOnlyMixin:
         return False
 
 
-class IncidentFactInline(admin.TabularInline):
+class IncidentFactInline(LabelledTabularInline):
     """The facts, edited in line with the incident: one row each (key, label, value, unit)."""
 
     model = IncidentFact

@@ -123,6 +123,9 @@ def run_list(request):
         "runs": _page(request, runs),
         "query": _query_without_page(request),
         "explanation": explain(filters["stop_reason"]) if filters.get("stop_reason") else "",
+        # the stop reason filter's options: the reasons runs stopped with (the inbox offers its own the same way)
+        "stop_reasons": list(Run.objects.exclude(stop_reason="").order_by("stop_reason")
+                             .values_list("stop_reason", flat=True).distinct()),
     }
     if request.htmx and request.htmx.target == "run-list":
         return render(request, "runs/list.html#run-list", context)

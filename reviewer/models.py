@@ -16,7 +16,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.functional import cached_property
 
-from agents.core.stops import explain
+from agents.core.stops import explain, stopped_by_brake
 from agents.models import IncidentVersion, Run, changes_text, fact_changes
 
 
@@ -93,6 +93,11 @@ class Escalation(models.Model):
     @property
     def explanation(self) -> str:
         return explain(self.stop_reason)
+
+    @property
+    def stopped_by_brake(self) -> bool:
+        """Opened because the emergency brake (auto-revision off) denied the revision the reviewer asked for."""
+        return stopped_by_brake(self.stop_reason)
 
     @cached_property
     def facts_changes(self) -> list[dict]:

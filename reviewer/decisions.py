@@ -18,9 +18,11 @@ from django.utils import timezone
 
 from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.inputs import control_character
-from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
+from agents.core.policy import POLICY_CLASSES, TEXT_PIPELINES, ReflectionPolicy, TextPolicy
 from agents.core.stops import opens_escalation
 from agents.core.text import normalize, text_hash
+from agents.models import PipelinePolicy
+from agents.policy_rows import PolicyMissing, load_policy
 from reviewer.models import Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -48,16 +50,43 @@ def _text_policy(run) -> TextPolicy:
     return policy if isinstance(policy, TextPolicy) else ReflectionPolicy()
 
 
-def guard_edit(escalation: Escalation, text: str) -> dict:
+def policy_now(run) -> tuple[TextPolicy, dict]:
+    """The policy a lead's edit is checked under: the pipeline's active policy as it is now (its
+    budgets, restricted claims, regions), not the run's snapshot, since the edit is published now.
+    Without an active policy, the run's snapshot, and the label says so. Returns the policy and a
+    label recording which it was (``source``: "current" or "snapshot", and a sentence for the page)."""
+    checked_at = timezone.now()
+    row = None
+    if run.pipeline in TEXT_PIPELINES:
+        row = (PipelinePolicy.objects.filter(pipeline=run.pipeline, active=True)
+               .only("pk", "name", "updated_at").first())
+    if row is not None:
+        try:
+            policy = load_policy(run.pipeline)
+        except PolicyMissing:  # deactivated between the two reads
+            row = None
+    if row is None:
+        return _text_policy(run), {
+            "source": "snapshot", "checked_at": checked_at.isoformat(),
+            "text": f"the run's policy snapshot (no active {run.pipeline.replace('_', '-')} policy now)"}
+    return policy, {
+        "source": "current", "policy_id": row.pk, "name": row.name, "updated_at": row.updated_at.isoformat(),
+        "checked_at": checked_at.isoformat(),
+        "text": (f"the current policy “{row.name}” (#{row.pk}, updated {row.updated_at:%Y-%m-%d %H:%M} UTC) "
+                 f"with the restricted claims and regions as of {checked_at:%Y-%m-%d %H:%M:%S} UTC")}
+
+
+def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, dict] | None = None) -> dict:
     """Run a lead's edit through the patch guard against the run's context (SPEC §3.4, §7).
 
-    The same configuration the pipeline used, without phrase rules: a person is not bound to the
-    model's fix plan. The final-answer checks run too (§3.5.5: a draft is not its own evidence),
-    so an unsupported number the lead kept from the draft is shown, once.
+    The configuration of the policy that applies now (:func:`policy_now`; ``under`` passes one
+    already read), without phrase rules: a person is not bound to the model's fix plan. The
+    final-answer checks run too (§3.5.5: a draft is not its own evidence), so an unsupported number
+    the lead kept from the draft is shown, once. The result says which policy the check used.
     """
     run = escalation.run
     context = run.context or {}
-    policy = _text_policy(run)
+    policy, label = under or policy_now(run)
     config = guard_config(policy, context)
     strict = config.strict_claims
     original = escalation.draft or escalation.candidate
@@ -74,6 +103,7 @@ def guard_edit(escalation: Escalation, text: str) -> dict:
         "violations": violations,
         "measurements": result.measurements,
         "original": "draft" if escalation.draft else "candidate",
+        "policy": label,
     }
 
 
@@ -141,7 +171,8 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     elif action == Decision.Action.EDIT_APPROVE:
         if not normalize(text):
             raise DecisionInvalid("The edited text is empty. Reject the escalation instead, with a reason.")
-        guard_results = guard_edit(escalation, text)
+        checked_under = policy_now(escalation.run)
+        guard_results = guard_edit(escalation, text, under=checked_under)
         if guard_results["violations"] and not note:
             raise DecisionInvalid(JUSTIFICATION_NEEDED)
         final_text, status = text.strip(), "approved"
@@ -154,8 +185,12 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
         raise DecisionInvalid(facts_changed_message(escalation))
     incident = escalation.run.incident
     version = incident.latest_version() if incident is not None else None
+    # An edit records the policy its check used (the one that applies now); an approval or a
+    # rejection of the blocked text, the run's snapshot it was blocked under.
+    policy = (checked_under[0].to_dict() if action == Decision.Action.EDIT_APPROVE
+              else escalation.run.policy or {})
     recorded = {"text_hash": text_hash(final_text) if final_text else "", "incident_version": version,
-                "policy": escalation.run.policy or {}}
+                "policy": policy}
 
     now = timezone.now()
     with transaction.atomic():

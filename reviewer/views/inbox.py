@@ -90,6 +90,8 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
         "side_by_side": request.GET.get("view") == "side",
         "history": escalation.decisions.select_related("actor", "corrects"),
     }
+    context["change_requests"] = list(escalation.change_requests.select_related("requested_by"))
+    context["change_in_flight"] = next((c for c in context["change_requests"] if c.in_flight), None)
     return render(request, "inbox/escalation.html", context, status=status)
 
 
@@ -177,3 +179,18 @@ def release(request, pk):
     get_object_or_404(Escalation, pk=pk)
     done = decisions.release(pk, request.user)
     return _claim_answer(request, pk, done, "You can only release your own claim.")
+
+
+@require_perm(DECIDE)
+@require_POST
+def request_changes(request, pk):
+    """A lead sends the text back with instructions (SPEC §7): one model revision, then back here."""
+    escalation = _escalation(pk)
+    instructions = request.POST.get("instructions", "")
+    try:
+        decisions.request_changes(pk, request.user, instructions)
+    except decisions.DecisionInvalid as invalid:
+        return _page(request, escalation, status=422, error=str(invalid), instructions=instructions,
+                     form_action="request_changes")
+    messages.success(request, f"Changes requested on escalation #{pk}: the model is revising the text.")
+    return redirect("escalation", pk)

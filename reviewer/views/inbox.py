@@ -9,13 +9,14 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRefresh
 
 from agents.core.audit import word_diff
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
 from reviewer import decisions
 from reviewer.forms import InboxFilterForm
-from reviewer.models import Escalation
+from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
 
 VIEW = "reviewer.view_escalation"
@@ -97,8 +98,15 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
 
 @require_perm(VIEW)
 @require_safe
+@vary_on_headers("HX-Request")
 def escalation_detail(request, pk):
-    return _page(request, _escalation(pk))
+    escalation = _escalation(pk)
+    if (request.htmx and request.htmx.target == "change-requests"
+            and not escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT).exists()):
+        # The requested revision is back: the candidate, the diff and the panel changed too, so the
+        # poll reloads the whole page rather than swapping its own section.
+        return HttpResponseClientRefresh()
+    return _page(request, escalation)
 
 
 @require_perm(DECIDE)

@@ -43,6 +43,10 @@ class DecisionInvalid(Exception):
     """The decision cannot be recorded as submitted; the message is for the person who sent it."""
 
 
+class ChangeInFlight(DecisionInvalid):
+    """Changes requested earlier are still being made: a second request is refused."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     won: bool
@@ -253,7 +257,7 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
     if escalation.status != Escalation.Status.PENDING:
         raise DecisionInvalid("This escalation is already decided; changes can no longer be requested.")
     if escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT).exists():
-        raise DecisionInvalid(IN_FLIGHT_MESSAGE)
+        raise ChangeInFlight(IN_FLIGHT_MESSAGE)
     _, label = policy_now(escalation.run)
     try:
         with transaction.atomic():
@@ -268,7 +272,7 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
 
                 transaction.on_commit(lambda: execute_change_request.delay(change.pk))
     except IntegrityError:  # another lead's request won the race for the one in-flight slot
-        raise DecisionInvalid(IN_FLIGHT_MESSAGE) from None
+        raise ChangeInFlight(IN_FLIGHT_MESSAGE) from None
     return change
 
 

@@ -125,3 +125,21 @@ def escalation_page(users, escalation) -> str:
     client = Client()
     client.force_login(users.lead)
     return client.get(reverse("escalation", args=[escalation.pk])).content.decode()
+
+
+def test_the_api_requests_changes_with_202_and_refuses_a_second_in_flight_with_409(escalation, api,
+                                                                                    django_capture_on_commit_callbacks):
+    lead = api("lead")
+    url = f"/escalations/{escalation.pk}/decision"
+    with django_capture_on_commit_callbacks(execute=False):
+        first = lead.post(url, {"action": "request_changes", "note": ASK})
+        second = lead.post(url, {"action": "request_changes", "note": "Shorter."})
+    empty = lead.post(url, {"action": "request_changes", "note": " "})
+
+    assert first.status_code == 202, first.content
+    body = first.json()
+    assert body["status"] == "pending" and body["change_requests"][0]["instructions"] == ASK
+    assert body["decisions"][-1]["action"] == "request_changes"
+    assert second.status_code == 409 and "still being made" in second.json()["message"]
+    assert empty.status_code == 422
+    assert api("ops").post(url, {"action": "request_changes", "note": ASK}).status_code == 403

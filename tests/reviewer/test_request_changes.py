@@ -143,3 +143,16 @@ def test_the_api_requests_changes_with_202_and_refuses_a_second_in_flight_with_4
     assert second.status_code == 409 and "still being made" in second.json()["message"]
     assert empty.status_code == 422
     assert api("ops").post(url, {"action": "request_changes", "note": ASK}).status_code == 403
+
+
+def test_a_revision_back_after_a_decision_changes_nothing(escalation, users, scripted_tools):
+    before = escalation.candidate
+    change = decisions.request_changes(escalation.pk, users.lead, ASK, enqueue=False)
+    decisions.decide(escalation.pk, users.lead2, "reject", note="Not needed any more.")  # decided meanwhile
+    scripted_tools.answer("submit_revision", {"revised_answer": f"{before} {CAVEAT}"})
+
+    change = decisions.make_requested_changes(change.pk, llm=scripted_tools.llm)
+
+    escalation.refresh_from_db()
+    assert change.ok and (escalation.status, escalation.candidate, escalation.final_text) == ("rejected", before, "")
+    assert "the escalation was decided before it came back" in escalation_page(users, escalation)

@@ -93,6 +93,9 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
     }
     context["change_requests"] = list(escalation.change_requests.select_related("requested_by"))
     context["change_in_flight"] = next((c for c in context["change_requests"] if c.in_flight), None)
+    if escalation.stopped_by_brake and context["review"] is not None and "instructions" not in context:
+        # The brake stopped the reviewer's revision: offer its fix plan as the instructions to send.
+        context["instructions"] = "\n".join(context["review"].instructions or [])
     return render(request, "inbox/escalation.html", context, status=status)
 
 

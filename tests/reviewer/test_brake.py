@@ -39,6 +39,9 @@ def test_the_inbox_and_the_escalation_page_label_a_brake_stop_with_its_fix_plan(
     for instruction in Review.objects.get(run=braked_run).instructions:  # the fix plan is on the page
         assert instruction.replace('"', "&quot;") in page
     assert escalation.draft.split()[0] in page
+    # The fix plan the brake stopped is offered as the instructions of a request for changes.
+    plan = "\n".join(Review.objects.get(run=braked_run).instructions).replace('"', "&quot;")
+    assert f"{plan}</textarea>" in page and "Filled in with the fix plan the emergency brake stopped" in page
 
 
 def test_a_brake_stop_is_not_a_failed_run_with_a_retry(login, braked_run):

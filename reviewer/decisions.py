@@ -10,6 +10,7 @@ append-only; nothing here updates or deletes one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
@@ -234,6 +235,7 @@ def release(escalation_pk: int, user) -> bool:
 
 # ---------------------------------------------------------------- request changes (SPEC §7)
 
+CHANGE_LOST_AFTER = timedelta(minutes=10)
 IN_FLIGHT_MESSAGE = ("Changes requested earlier are still being made by the model; wait for that revision, "
                      "then decide or request changes again.")
 
@@ -256,6 +258,12 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
     escalation = Escalation.objects.select_related("run").get(pk=escalation_pk)
     if escalation.status != Escalation.Status.PENDING:
         raise DecisionInvalid("This escalation is already decided; changes can no longer be requested.")
+    # A request whose worker or message was lost would block the escalation for good: after
+    # CHANGE_LOST_AFTER (far longer than a model call's whole budget) it is recorded as lost.
+    now = timezone.now()
+    escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT,
+                                      requested_at__lt=now - CHANGE_LOST_AFTER).update(
+        status=ChangeRequest.Status.FAILED, stop_reason="worker_lost", finished_at=now)
     if escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT).exists():
         raise ChangeInFlight(IN_FLIGHT_MESSAGE)
     _, label = policy_now(escalation.run)
@@ -331,8 +339,13 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
     change.calls, change.policy = collector.calls, label
     change.details = {**change.details, "model_settings": settings_record}
     change.finished_at = timezone.now()
+    fields = ("status", "revision", "ok", "stop_reason", "guard", "policy", "trace", "calls", "details",
+              "finished_at")
     with transaction.atomic():
-        change.save()
+        # Only while still ours: a request given up as lost (see request_changes) stays as recorded.
+        if not ChangeRequest.objects.filter(pk=change.pk, status=ChangeRequest.Status.RUNNING).update(
+                **{name: getattr(change, name) for name in fields}):
+            return ChangeRequest.objects.get(pk=change.pk)
         if change.ok:
             guard = {**(change.guard or {}), "ok": True, "source": "change_request", "change_request": change.pk}
             Escalation.objects.filter(pk=escalation.pk, status=Escalation.Status.PENDING).update(

@@ -1,8 +1,12 @@
 """Request changes (issue 12 item 3, SPEC §7): a lead's instructions go to the model for one revision
 that the same patch guard checks; the result comes back to the same escalation, which stays pending."""
 
+from datetime import timedelta
+
 import pytest
+import time_machine
 from django.urls import reverse
+from django.utils import timezone
 
 from agents.core.llm.scripted_demo import CAVEAT
 from agents.core.llm.scripted_server import status
@@ -156,3 +160,18 @@ def test_a_revision_back_after_a_decision_changes_nothing(escalation, users, scr
     escalation.refresh_from_db()
     assert change.ok and (escalation.status, escalation.candidate, escalation.final_text) == ("rejected", before, "")
     assert "the escalation was decided before it came back" in escalation_page(users, escalation)
+
+
+def test_a_request_lost_for_ten_minutes_no_longer_blocks_a_new_one(escalation, users):
+    lost = decisions.request_changes(escalation.pk, users.lead, ASK, enqueue=False)
+    ChangeRequest.objects.filter(pk=lost.pk).update(status="running")  # its worker died mid-call
+    start = timezone.now()
+    with time_machine.travel(start + decisions.CHANGE_LOST_AFTER - timedelta(seconds=5)):
+        with pytest.raises(DecisionInvalid, match="still being made"):
+            decisions.request_changes(escalation.pk, users.lead, "Shorter.", enqueue=False)
+    with time_machine.travel(start + decisions.CHANGE_LOST_AFTER + timedelta(seconds=5)):
+        again = decisions.request_changes(escalation.pk, users.lead, "Shorter.", enqueue=False)
+
+    lost.refresh_from_db()
+    assert (lost.status, lost.stop_reason) == ("failed", "worker_lost") and again.status == "queued"
+    assert decisions.make_requested_changes(lost.pk) is None  # delivered again late: nothing to do

@@ -19,7 +19,9 @@ from agents.core.policy import (
     DEFAULT_REGION_WORDS,
     DEFAULT_REGIONS,
     DEFAULT_ROUTES,
+    PIPELINE_CHOICES,
     POLICY_CLASSES,
+    TEXT_PIPELINES,
     GuardRules,
     ModelSettings,
     Policy,
@@ -228,3 +230,12 @@ def install_defaults_after_migrate(sender, using="default", apps=None, **kwargs)
         install_defaults(apps, using=using)
     except LookupError:  # migrated back to before these models exist
         pass
+
+
+def brakes_on() -> list[str]:
+    """The pipelines (display names) whose active policy has auto-revision off: the emergency brake
+    holds them, so a revision their reviewer asks for stops and goes to a person (one query)."""
+    labels = dict(PIPELINE_CHOICES)
+    rows = (PipelinePolicy.objects.filter(active=True, auto_revision=False, pipeline__in=TEXT_PIPELINES)
+            .order_by("pipeline").values_list("pipeline", flat=True).distinct())
+    return [labels.get(pipeline, pipeline) for pipeline in rows]

@@ -591,12 +591,28 @@ class EscalationOut(Schema):
     facts_changed: list[dict[str, Any]]
     facts_changed_text: str
     decisions: list[DecisionOut]
+    change_requests: list[ChangeRequestOut]
+
+
+class ChangeRequestOut(Schema):
+    id: int
+    status: str
+    requested_by: str
+    requested_at: datetime
+    instructions: str
+    revision: str
+    ok: bool
+    stop_reason: str
+    guard: dict[str, Any] | None
+    finished_at: datetime | None
 
 
 class DecideIn(Schema):
-    action: Literal["approve", "edit_approve", "reject"]
+    action: Literal["approve", "edit_approve", "reject", "request_changes"]
     text: str = Field("", max_length=20_000, description="The edited text (edit_approve).")
-    note: str = Field("", max_length=5_000, description="Justification (edit_approve over violations) or reason.")
+    note: str = Field("", max_length=5_000, description=(
+        "Justification (edit_approve over violations), reason (reject), or the instructions for the model "
+        "(request_changes)."))
     confirm_changed_facts: bool = Field(False, description="Approve although the incident's facts changed since.")
 
 
@@ -611,6 +627,11 @@ def _escalation_out(e: Escalation) -> dict:
         "decided_at": e.decided_at, "final_text": e.final_text,
         "facts_changed": e.facts_changes, "facts_changed_text": e.facts_changed_text,
         "decisions": [_decision_out(d) for d in e.decisions.select_related("actor", "incident_version")],
+        "change_requests": [
+            {"id": c.pk, "status": c.status, "requested_by": c.requested_by.username, "requested_at": c.requested_at,
+             "instructions": c.instructions, "revision": c.revision, "ok": c.ok, "stop_reason": c.stop_reason,
+             "guard": c.guard, "finished_at": c.finished_at}
+            for c in e.change_requests.select_related("requested_by")],
     }
 
 
@@ -650,15 +671,28 @@ def read_escalation(request, escalation_id: int = Path(..., ge=1, le=2**62)):
 
 
 @api.post("/escalations/{escalation_id}/decision",
-          response={201: EscalationOut, 400: Error, 401: Error, 403: Error, 404: Error, 409: Error, 422: Error},
+          response={201: EscalationOut, 202: EscalationOut, 400: Error, 401: Error, 403: Error, 404: Error,
+                    409: Error, 422: Error},
           tags=["escalations"])
 def decide(request, body: DecideIn, escalation_id: int = Path(..., ge=1, le=2**62)):
     """Decide once: approve, edit then approve (the guard checks the text; violations need a note),
-    or reject (with a reason). Someone quicker → 409 naming who decided."""
+    or reject (with a reason). Someone quicker → 409 naming who decided.
+
+    ``request_changes`` is not a decision: the note's instructions go to the model for one revision
+    that the patch guard checks; 202, the escalation stays pending and its ``change_requests`` show
+    the revision when it is back. Another request still in flight → 409."""
     _need(request, decisions.DECIDE_PERMISSION)
     _strings([body.text, body.note], "decision")
     if not Escalation.objects.filter(pk=escalation_id).exists():
         raise Http404(f"No escalation {escalation_id}.")
+    if body.action == "request_changes":
+        try:
+            decisions.request_changes(escalation_id, request.user, body.note)
+        except decisions.ChangeInFlight as busy:
+            raise ApiError(409, str(busy), stop_reason=_load_escalation(escalation_id).stop_reason) from None
+        except decisions.DecisionInvalid as invalid:
+            raise ApiError(422, str(invalid), stop_reason=_load_escalation(escalation_id).stop_reason) from None
+        return Status(202, _escalation_out(_load_escalation(escalation_id)))
     try:
         outcome = decisions.decide(escalation_id, request.user, body.action, text=body.text, note=body.note,
                                    confirm_changed_facts=body.confirm_changed_facts)

@@ -10,21 +10,30 @@ append-only; nothing here updates or deletes one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.inputs import control_character
-from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
+from agents.core.llm.client import effective_policy
+from agents.core.llm.endpoints import redact
+from agents.core.pipelines.requested_changes import run_requested_changes
+from agents.core.policy import POLICY_CLASSES, TEXT_PIPELINES, ReflectionPolicy, TextPolicy
 from agents.core.stops import opens_escalation
 from agents.core.text import normalize, text_hash
-from reviewer.models import Decision, Escalation
+from agents.models import PipelinePolicy
+from agents.policy_rows import PolicyMissing, load_policy
+from agents.tasks import llm_for, model_settings_record
+from reviewer.models import ChangeRequest, Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
-ACTIONS = {choice.value for choice in Decision.Action}
+# The final decisions; "request_changes" is recorded by :func:`request_changes` and decides nothing.
+ACTIONS = {choice.value for choice in Decision.Action} - {"request_changes"}
+INSTRUCTIONS_MAX_CHARS = 2000
 JUSTIFICATION_NEEDED = "Approving despite guard violations needs a written justification."
 
 # A person is not revising the model's draft: an unchanged text is simply an approval.
@@ -33,6 +42,10 @@ _NOT_FOR_PEOPLE = {"invalid_revised:no_changes"}
 
 class DecisionInvalid(Exception):
     """The decision cannot be recorded as submitted; the message is for the person who sent it."""
+
+
+class ChangeInFlight(DecisionInvalid):
+    """Changes requested earlier are still being made: a second request is refused."""
 
 
 @dataclass(frozen=True)
@@ -48,16 +61,43 @@ def _text_policy(run) -> TextPolicy:
     return policy if isinstance(policy, TextPolicy) else ReflectionPolicy()
 
 
-def guard_edit(escalation: Escalation, text: str) -> dict:
+def policy_now(run) -> tuple[TextPolicy, dict]:
+    """The policy a lead's edit is checked under: the pipeline's active policy as it is now (its
+    budgets, restricted claims, regions), not the run's snapshot, since the edit is published now.
+    Without an active policy, the run's snapshot, and the label says so. Returns the policy and a
+    label recording which it was (``source``: "current" or "snapshot", and a sentence for the page)."""
+    checked_at = timezone.now()
+    row = None
+    if run.pipeline in TEXT_PIPELINES:
+        row = (PipelinePolicy.objects.filter(pipeline=run.pipeline, active=True)
+               .only("pk", "name", "updated_at").first())
+    if row is not None:
+        try:
+            policy = load_policy(run.pipeline)
+        except PolicyMissing:  # deactivated between the two reads
+            row = None
+    if row is None:
+        return _text_policy(run), {
+            "source": "snapshot", "checked_at": checked_at.isoformat(),
+            "text": f"the run's policy snapshot (no active {run.pipeline.replace('_', '-')} policy now)"}
+    return policy, {
+        "source": "current", "policy_id": row.pk, "name": row.name, "updated_at": row.updated_at.isoformat(),
+        "checked_at": checked_at.isoformat(),
+        "text": (f"the current policy “{row.name}” (#{row.pk}, updated {row.updated_at:%Y-%m-%d %H:%M} UTC) "
+                 f"with the restricted claims and regions as of {checked_at:%Y-%m-%d %H:%M:%S} UTC")}
+
+
+def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, dict] | None = None) -> dict:
     """Run a lead's edit through the patch guard against the run's context (SPEC §3.4, §7).
 
-    The same configuration the pipeline used, without phrase rules: a person is not bound to the
-    model's fix plan. The final-answer checks run too (§3.5.5: a draft is not its own evidence),
-    so an unsupported number the lead kept from the draft is shown, once.
+    The configuration of the policy that applies now (:func:`policy_now`; ``under`` passes one
+    already read), without phrase rules: a person is not bound to the model's fix plan. The
+    final-answer checks run too (§3.5.5: a draft is not its own evidence), so an unsupported number
+    the lead kept from the draft is shown, once. The result says which policy the check used.
     """
     run = escalation.run
     context = run.context or {}
-    policy = _text_policy(run)
+    policy, label = under or policy_now(run)
     config = guard_config(policy, context)
     strict = config.strict_claims
     original = escalation.draft or escalation.candidate
@@ -74,6 +114,7 @@ def guard_edit(escalation: Escalation, text: str) -> dict:
         "violations": violations,
         "measurements": result.measurements,
         "original": "draft" if escalation.draft else "candidate",
+        "policy": label,
     }
 
 
@@ -97,6 +138,9 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
 def _block_results(escalation: Escalation) -> dict:
     """The guard results of the block itself, recorded with an approval or a rejection."""
     guard = escalation.guard or {}
+    if guard.get("source") == "change_request":  # the candidate is a requested revision the guard passed
+        return {"ok": True, "source": "change_request", "change_request": guard.get("change_request"),
+                "violations": [], "measurements": guard.get("measurements", {})}
     return {"ok": False, "source": "block", "stop_reason": escalation.stop_reason,
             "violations": guard.get("violations", []), "measurements": guard.get("measurements", {})}
 
@@ -141,7 +185,8 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     elif action == Decision.Action.EDIT_APPROVE:
         if not normalize(text):
             raise DecisionInvalid("The edited text is empty. Reject the escalation instead, with a reason.")
-        guard_results = guard_edit(escalation, text)
+        checked_under = policy_now(escalation.run)
+        guard_results = guard_edit(escalation, text, under=checked_under)
         if guard_results["violations"] and not note:
             raise DecisionInvalid(JUSTIFICATION_NEEDED)
         final_text, status = text.strip(), "approved"
@@ -154,8 +199,12 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
         raise DecisionInvalid(facts_changed_message(escalation))
     incident = escalation.run.incident
     version = incident.latest_version() if incident is not None else None
+    # An edit records the policy its check used (the one that applies now); an approval or a
+    # rejection of the blocked text, the run's snapshot it was blocked under.
+    policy = (checked_under[0].to_dict() if action == Decision.Action.EDIT_APPROVE
+              else escalation.run.policy or {})
     recorded = {"text_hash": text_hash(final_text) if final_text else "", "incident_version": version,
-                "policy": escalation.run.policy or {}}
+                "policy": policy}
 
     now = timezone.now()
     with transaction.atomic():
@@ -182,3 +231,123 @@ def release(escalation_pk: int, user) -> bool:
     """Give back your own claim (someone else's stays theirs)."""
     return bool(Escalation.objects.filter(pk=escalation_pk, claimed_by=user)
                 .update(claimed_by=None, claimed_at=None))
+
+
+# ---------------------------------------------------------------- request changes (SPEC §7)
+
+CHANGE_LOST_AFTER = timedelta(minutes=10)
+IN_FLIGHT_MESSAGE = ("Changes requested earlier are still being made by the model; wait for that revision, "
+                     "then decide or request changes again.")
+
+
+def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: bool = True) -> ChangeRequest:
+    """Record a lead's request for changes and queue the one revision it asks for. Not a decision:
+    the escalation stays pending. Raises :class:`DecisionInvalid` for instructions that cannot
+    stand, for a decided escalation, and while another request on it is in flight."""
+    if not user.has_perm(DECIDE_PERMISSION):
+        raise PermissionDenied("Only support leads can request changes.")
+    instructions = (instructions or "").strip()
+    if not instructions:
+        raise DecisionInvalid("Write the changes you want: the model revises the text following them.")
+    if found := control_character(instructions):
+        raise DecisionInvalid(f"The instructions contain a control character (U+{ord(found):04X}); "
+                              "remove it and try again.")
+    if len(instructions) > INSTRUCTIONS_MAX_CHARS:
+        raise DecisionInvalid(f"The instructions are {len(instructions)} characters long; "
+                              f"at most {INSTRUCTIONS_MAX_CHARS} are allowed.")
+    escalation = Escalation.objects.select_related("run").get(pk=escalation_pk)
+    if escalation.status != Escalation.Status.PENDING:
+        raise DecisionInvalid("This escalation is already decided; changes can no longer be requested.")
+    # A request whose worker or message was lost would block the escalation for good: after
+    # CHANGE_LOST_AFTER (far longer than a model call's whole budget) it is recorded as lost.
+    now = timezone.now()
+    escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT,
+                                      requested_at__lt=now - CHANGE_LOST_AFTER).update(
+        status=ChangeRequest.Status.FAILED, stop_reason="worker_lost", finished_at=now)
+    if escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT).exists():
+        raise ChangeInFlight(IN_FLIGHT_MESSAGE)
+    _, label = policy_now(escalation.run)
+    try:
+        with transaction.atomic():
+            decision = Decision.objects.create(
+                escalation=escalation, actor=user, action=Decision.Action.REQUEST_CHANGES, note=instructions,
+                policy=escalation.run.policy or {}, guard_results={"policy": label})
+            change = ChangeRequest.objects.create(
+                escalation=escalation, decision=decision, requested_by=user, requested_at=decision.at,
+                instructions=instructions, text_before=escalation.candidate)
+            if enqueue:
+                from reviewer.tasks import execute_change_request
+
+                transaction.on_commit(lambda: execute_change_request.delay(change.pk))
+    except IntegrityError:  # another lead's request won the race for the one in-flight slot
+        raise ChangeInFlight(IN_FLIGHT_MESSAGE) from None
+    return change
+
+
+def _call_record(record) -> dict:
+    return {"stage": record.stage, "attempt": record.attempt, "try_number": record.try_number, "model": record.model,
+            "latency_ms": round(record.latency_ms, 1), "prompt_tokens": record.prompt_tokens,
+            "completion_tokens": record.completion_tokens, "outcome": record.outcome, "raw": record.raw[:4000],
+            "error": record.error[:500]}
+
+
+class _Collector:
+    """Keeps what the core reports for a change request (steps come back in the result)."""
+
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def on_step(self, run_id, entry) -> None:
+        pass
+
+    def on_model_call(self, run_id, record) -> None:
+        self.calls.append(_call_record(redact(record)))
+
+
+def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
+    """Run one change request (a worker calls this): the model revises the candidate following the
+    instructions, the patch guard checks it under the policy that applies now, and the result is
+    recorded on the request. A revision that passes becomes the escalation's candidate (the
+    escalation stays pending for a decision); a model failure or a blocked revision leaves the
+    escalation unchanged. Safe to call twice: the second call finds the request claimed (None)."""
+    if not ChangeRequest.objects.filter(pk=change_pk, status=ChangeRequest.Status.QUEUED).update(
+            status=ChangeRequest.Status.RUNNING):
+        return None
+    change = ChangeRequest.objects.select_related("escalation", "escalation__run").get(pk=change_pk)
+    escalation, run = change.escalation, change.escalation.run
+    policy, label = policy_now(run)
+    collector = _Collector()
+    settings_record: dict = {}
+    try:
+        policy = effective_policy(policy)
+        llm = llm or llm_for(policy)
+        settings_record = model_settings_record(policy, llm)
+        result = run_requested_changes(run.goal, run.context or {}, policy, llm, text=change.text_before,
+                                       instructions=change.instructions, observer=collector,
+                                       run_id=f"change-{change.pk}")
+        result = redact(result)
+    except ValueError as error:  # bad model settings: recorded, no request sent
+        change.status, change.stop_reason = ChangeRequest.Status.FAILED, "llm_misconfigured"
+        change.details = {"error": str(error)[:500]}
+    else:
+        revision = result.answer or result.candidate or ""
+        change.revision, change.stop_reason = revision, result.stop_reason
+        change.guard = result.guard
+        change.trace, change.details = result.trace, {**result.details, "usage": result.usage}
+        change.ok = result.ok
+        change.status = ChangeRequest.Status.DONE if revision else ChangeRequest.Status.FAILED
+    change.calls, change.policy = collector.calls, label
+    change.details = {**change.details, "model_settings": settings_record}
+    change.finished_at = timezone.now()
+    fields = ("status", "revision", "ok", "stop_reason", "guard", "policy", "trace", "calls", "details",
+              "finished_at")
+    with transaction.atomic():
+        # Only while still ours: a request given up as lost (see request_changes) stays as recorded.
+        if not ChangeRequest.objects.filter(pk=change.pk, status=ChangeRequest.Status.RUNNING).update(
+                **{name: getattr(change, name) for name in fields}):
+            return ChangeRequest.objects.get(pk=change.pk)
+        if change.ok:
+            guard = {**(change.guard or {}), "ok": True, "source": "change_request", "change_request": change.pk}
+            Escalation.objects.filter(pk=escalation.pk, status=Escalation.Status.PENDING).update(
+                candidate=change.revision, guard=guard)
+    return change

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import uuid
@@ -39,6 +40,8 @@ class StartRunForm(forms.Form):
 
     ``idempotency_key`` is a fresh uuid each time the form is rendered; posting the same rendered form
     twice (a double click, a resubmit) carries the same key, and ``start_run`` returns the first run.
+    The key a run is stored under is bound to what was submitted (``key``: the uuid plus a digest of
+    the pipeline and its input), so going back, editing the goal and starting again is a new run.
     """
 
     pipeline = forms.ChoiceField(choices=PIPELINE_CHOICES, initial="reflection")
@@ -110,8 +113,12 @@ class StartRunForm(forms.Form):
 
     @property
     def key(self) -> str:
+        """The rendered form's uuid bound to the submitted payload: ``<uuid>:<digest>``, or "" without one."""
         value = self.cleaned_data.get("idempotency_key")
-        return str(value) if value else ""
+        if not value:
+            return ""
+        payload = json.dumps([self.cleaned_data["pipeline"], self.run_goal], ensure_ascii=False)
+        return f"{value}:{hashlib.sha256(payload.encode()).hexdigest()[:32]}"
 
 
 SINCE = {"today": "Today", "24h": "Last 24 hours", "7d": "Last 7 days"}

@@ -17,7 +17,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.functional import cached_property
 
-from agents.core.stops import explain
+from agents.core.stops import explain, stopped_by_brake
 from agents.models import IncidentVersion, Run, changes_text, fact_changes
 
 
@@ -95,6 +95,11 @@ class Escalation(models.Model):
     def explanation(self) -> str:
         return explain(self.stop_reason)
 
+    @property
+    def stopped_by_brake(self) -> bool:
+        """Opened because the emergency brake (auto-revision off) denied the revision the reviewer asked for."""
+        return stopped_by_brake(self.stop_reason)
+
     @cached_property
     def facts_changes(self) -> list[dict]:
         """What changed in the incident's facts since the run drafted this text ([] if nothing did,
@@ -132,6 +137,9 @@ class Decision(models.Model):
         APPROVE = "approve"
         EDIT_APPROVE = "edit_approve", "edit then approve"
         REJECT = "reject"
+        # Not a final decision: the lead's instructions (the note) go back to the model for one
+        # revision (a ChangeRequest linked to this record); the escalation stays pending.
+        REQUEST_CHANGES = "request_changes", "request changes"
 
     escalation = models.ForeignKey(Escalation, on_delete=models.PROTECT, related_name="decisions")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
@@ -153,6 +161,61 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.actor} on escalation {self.escalation_id}"
+
+
+class ChangeRequest(models.Model):
+    """A lead's request for changes (SPEC §7): written instructions for one model revision of the
+    escalated text, checked by the patch guard, coming back to the same escalation. Recorded with
+    the Decision ("request_changes") that asked for it; the result (the revision, the guard's
+    results, the model calls and the trace) is written once by the worker."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done", "revised"  # a revision came back (ok or blocked by the guard)
+        FAILED = "failed"  # no revision: the model failed; the escalation is unchanged
+
+    IN_FLIGHT = (Status.QUEUED, Status.RUNNING)
+
+    escalation = models.ForeignKey(Escalation, on_delete=models.PROTECT, related_name="change_requests")
+    decision = models.OneToOneField(Decision, on_delete=models.PROTECT, related_name="change_request")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    requested_at = models.DateTimeField(default=timezone.now)
+    instructions = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    text_before = models.TextField(blank=True)  # the candidate the instructions apply to
+    revision = models.TextField(blank=True)  # what the model wrote (kept when the guard blocked it)
+    ok = models.BooleanField(default=False)  # the revision passed the guard and became the candidate
+    stop_reason = models.CharField(max_length=200, blank=True)
+    guard = models.JSONField(null=True, blank=True)
+    policy = models.JSONField(default=dict, blank=True)  # which policy the check used (decisions.policy_now)
+    trace = models.JSONField(default=list, blank=True)
+    calls = models.JSONField(default=list, blank=True)  # each model request: stage, model, latency, tokens
+    details = models.JSONField(default=dict, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["requested_at", "id"]
+        constraints = [
+            # One request in flight per escalation, whatever the race.
+            models.UniqueConstraint(fields=["escalation"], condition=models.Q(status__in=["queued", "running"]),
+                                    name="one_change_request_in_flight"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Change request {self.pk} on escalation {self.escalation_id} ({self.status})"
+
+    @property
+    def in_flight(self) -> bool:
+        return self.status in self.IN_FLIGHT
+
+    @property
+    def explanation(self) -> str:
+        return explain(self.stop_reason) if self.stop_reason else ""
+
+    @property
+    def violations(self) -> list:
+        return (self.guard or {}).get("violations") or []
 
 
 class ApiToken(models.Model):

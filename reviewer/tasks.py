@@ -1,4 +1,7 @@
-"""Delivering the outbox (SPEC §11): one task per delivery, at least once, and a sweep for lost ones.
+"""Celery tasks of the review desk: delivering the outbox (SPEC §11), and the revision a lead's
+requested changes ask for (SPEC §7).
+
+Delivering the outbox: one task per delivery, at least once, and a sweep for lost ones.
 
 Each attempt is claimed with a conditional ``UPDATE ... WHERE status='pending' AND attempts=n AND
 next_attempt_at <= now`` (the row count says who won), which also pushes ``next_attempt_at`` a lease
@@ -15,10 +18,11 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from reviewer import decisions
 from reviewer.channels import DeliveryFailed, send
 from reviewer.models import Delivery
 
@@ -112,3 +116,13 @@ def retry(delivery: Delivery, user) -> bool:
     if won:
         transaction.on_commit(lambda: deliver.delay(delivery.pk))
     return bool(won)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def execute_change_request(change_pk: int) -> str:
+    close_old_connections()
+    try:
+        change = decisions.make_requested_changes(change_pk)
+        return change.status if change else "skipped"
+    finally:
+        close_old_connections()

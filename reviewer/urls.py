@@ -25,6 +25,7 @@ urlpatterns = [
     path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),
     path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
     path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),
+    path("escalations/<int:pk>/request-changes/", inbox.request_changes, name="escalation_request_changes"),
     path("escalations/<int:pk>/claim/", inbox.claim, name="escalation_claim"),
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
     path("admin/", admin.site.urls),

@@ -233,16 +233,37 @@ _MONTH = (
 )
 _ISO = re.compile(
     r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})"
-    r"(?:[T ](?P<hh>\d{2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+    r"(?:[T ](?P<hh>\d{2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?P<tz>Z|[+-]\d{2}:?\d{2})?)?\b"
 )
 _SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
 _DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
-_CLOCK = re.compile(
-    r"\b(?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?)(?![a-z]))?"
-    r"|\b(?P<h12>\d{1,2})\s*(?P<ampm2>[ap]\.?m\.?)(?![a-z])",
-    re.IGNORECASE,
+# A time zone written after a time ("18:00 UTC", "6 pm CET", "18:00 UTC+1", "18:00Z"): part of the
+# time fact. Upper case only (a scoped flag), so "6 pm est." in lower-case prose is no zone.
+_ZONES = (
+    r"(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?|Z|CES?T|EES?T|WES?T|BST|IST|MSK|[ECMP][SD]T|AK[SD]T|HST"
+    r"|JST|KST|SGT|HKT|AE[SD]T|ACST|AWST|NZ[SD]T"
 )
+_ZONE = r"\s*(?-i:(?P<tz>" + _ZONES + r"))\b"
+_ZONE_OPT = r"(?:" + _ZONE + r")?"
+_AMPM = r"\s*(?P<ampm>[ap]\.m\.|[ap]\.?m\b)"  # "pm", "p.m.", never a full stop after "pm"
+# A time of day, as one fact: "18:00", "18:00:00", "6:30 pm", "6 pm", "18h00", "18.00 UTC" and
+# "6.30 pm" (a dot only with a zone or am/pm: "18.00" alone is a decimal), "1800 UTC" and
+# "1800 hours" (four digits only with a zone or "hours"), "6 o'clock", "noon", "midnight". The
+# forms are tried in this order, and a later one never re-reads what an earlier one took.
+_CLOCK_FORMS = (
+    r"\b(?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2})?(?:" + _AMPM + r")?" + _ZONE_OPT,
+    r"\b(?P<hh>\d{1,2})h(?P<mm>\d{2})\b" + _ZONE_OPT,
+    r"\b(?P<hh>\d{1,2})\.(?P<mm>\d{2})" + _AMPM + _ZONE_OPT,
+    r"\b(?P<hh>\d{1,2})\.(?P<mm>\d{2})" + _ZONE,
+    r"\b(?P<hh>[01]\d|2[0-3])(?P<mm>[0-5]\d)\s*(?:hours|hrs)\b",
+    r"\b(?P<hh>[01]\d|2[0-3])(?P<mm>[0-5]\d)" + _ZONE,
+    r"\b(?P<hh>\d{1,2})" + _AMPM + _ZONE_OPT,
+    r"\b(?P<oclock>\d{1,2})\s*o['’]\s?clock\b" + _ZONE_OPT,
+    r"\b(?P<named>noon|midday|midnight)\b" + _ZONE_OPT,
+)
+_CLOCKS = [re.compile(form, re.IGNORECASE) for form in _CLOCK_FORMS]
+_NAMED_TIMES = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
 # Letters joined to digits by - _ # or /, or a # before digits: INC-2041, ticket #4821, ref_77.
 _ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[-_#/][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*|#\d+\b")
 
@@ -256,6 +277,20 @@ class Moment:
     end: int
     date: tuple[int | None, int, int] | None = None  # (year, month, day)
     time: tuple[int, int] | None = None  # (hour 0-23, minute)
+    zone: str | None = None  # "UTC" (also Z, GMT, +00:00), "+01:00", "CET"; None: not written
+    either_half: bool = False  # "6 o'clock": 06:00 or 18:00
+
+
+def _zone(written: str | None) -> str | None:
+    """One spelling per zone: Z, GMT, UTC+0 and +00:00 are all "UTC"; offsets as "+HH:MM"."""
+    if not written:
+        return None
+    written = written.replace(" ", "").upper()
+    offset = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", written)
+    if offset:
+        sign, hours, minutes = offset.group(1), int(offset.group(2)), int(offset.group(3) or 0)
+        return "UTC" if hours == minutes == 0 else f"{sign}{hours:02d}:{minutes:02d}"
+    return "UTC" if written in ("Z", "GMT", "UTC") else written
 
 
 def _hour(hour: int, ampm: str | None) -> int:
@@ -279,9 +314,9 @@ def find_moments(text: str) -> list[Moment]:
 
     for m in _ISO.finditer(text):
         time = (int(m["hh"]), int(m["mm"])) if m["hh"] else None
-        add(m, date=(int(m["y"]), int(m["m"]), int(m["d"])), time=time)
+        add(m, date=(int(m["y"]), int(m["m"]), int(m["d"])), time=time, zone=_zone(m["tz"]))
         if time:  # the date and the time of a timestamp each support themselves
-            moments.append(Moment(m.group(), m.start(), m.end(), time=time))
+            moments.append(Moment(m.group(), m.start(), m.end(), time=time, zone=_zone(m["tz"])))
     for pattern in (_DAY_MONTH, _MONTH_DAY):
         for m in pattern.finditer(text):
             if free(m):
@@ -291,12 +326,22 @@ def find_moments(text: str) -> list[Moment]:
         if free(m):  # day/month or month/day: either reading may match
             add(m, date=(int(m["y"]), int(m["b"]), int(m["a"])))
             moments.append(Moment(m.group(), m.start(), m.end(), date=(int(m["y"]), int(m["a"]), int(m["b"]))))
-    for m in _CLOCK.finditer(text):
-        if free(m):
-            if m["hh"] is not None:
-                add(m, time=(_hour(int(m["hh"]), m["ampm"]), int(m["mm"])))
+    for pattern in _CLOCKS:
+        for m in pattern.finditer(text):
+            if not free(m):
+                continue
+            groups = m.groupdict()
+            zone = _zone(groups.get("tz"))
+            if groups.get("named"):
+                add(m, time=_NAMED_TIMES[m["named"].lower()], zone=zone)
+            elif groups.get("oclock"):
+                hour = int(m["oclock"])
+                if 1 <= hour <= 12:
+                    add(m, time=(hour % 12, 0), zone=zone, either_half=True)
             else:
-                add(m, time=(_hour(int(m["h12"]), m["ampm2"]), 0))
+                hour, minute = _hour(int(m["hh"]), groups.get("ampm")), int(groups.get("mm") or 0)
+                if hour <= 24 and minute < 60:
+                    add(m, time=(hour % 24, minute), zone=zone)
     return moments
 
 
@@ -318,9 +363,24 @@ def _outside(start: int, spans: list[tuple[int, int]]) -> bool:
     return i < 0 or not (spans[i][0] <= start < spans[i][1])
 
 
+def _same_time(moment: Moment, other: Moment) -> bool:
+    """One time of day: the same clock time, and the same zone where both texts write one ("18:00
+    CET" is not "18:00 UTC"; "18:00 UTC" is "6 pm" in a context that names no zone)."""
+    if other.time is None or moment.time is None:
+        return False
+    if moment.zone and other.zone and moment.zone != other.zone:
+        return False
+    if moment.time == other.time:
+        return True
+    halves = moment.either_half or other.either_half
+    return halves and (moment.time[0] % 12, moment.time[1]) == (other.time[0] % 12, other.time[1])
+
+
 def _moment_supported(moment: Moment, allowed: list[Moment]) -> bool:
+    """A time or date is one fact, supported by the same time or date anywhere in the allowed text,
+    never by its digits read as numbers (the 18 and 00 of "18:00")."""
     for other in allowed:
-        if moment.time is not None and moment.date is None and other.time == moment.time:
+        if moment.time is not None and moment.date is None and _same_time(moment, other):
             return True
         if moment.date is not None and other.date is not None:
             year, month, day = moment.date

@@ -147,9 +147,21 @@ STOP_REASONS: dict[str, str] = {
 _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
 
 
+# A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:
+# the emergency brake hands the work to a person (§7), keeping these stop reasons (§3, §4).
+BRAKE_STOPS = frozenset({"review_decision_denied_execution:revise", "critique_decision_denied_execution:revise"})
+BRAKE_REASON = ("Stopped by the emergency brake: the reviewer asked for a revision and auto-revision is off, "
+                "so a person decides the draft.")
+
+
+def stopped_by_brake(reason: str) -> bool:
+    return reason in BRAKE_STOPS
+
+
 def opens_escalation(reason: str) -> bool:
-    """True when a person must decide: policy escalations, patch violations, unsupported final answers."""
-    if reason == "policy_escalation" or reason.startswith("patch_violation:"):
+    """True when a person must decide: policy escalations, patch violations, unsupported final answers,
+    and revisions the emergency brake (auto-revision off) stopped."""
+    if reason == "policy_escalation" or reason.startswith("patch_violation:") or stopped_by_brake(reason):
         return True
     if reason.startswith("invalid_answer:"):
         return reason.split(":", 1)[1] in _ANSWER_CHECK_ESCALATES

@@ -140,9 +140,7 @@ def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_i
     elif decision == "escalate" and not reason:
         raise Stop("invalid_review:escalate_reason_required")
 
-    if decision not in policy.execution_allowlist:
-        raise Stop("review_decision_denied_execution:" + decision)
-    return ReviewVerdict(
+    verdict = ReviewVerdict(
         decision,
         issues,
         fix_plan,
@@ -150,6 +148,10 @@ def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_i
         _choice(data.get("quality"), QUALITIES),
         _choice(data.get("completeness"), COMPLETENESS),
     )
+    if decision not in policy.execution_allowlist:
+        # The verdict goes with the stop: a denied revision (the brake) is handed to a person with it.
+        raise Stop("review_decision_denied_execution:" + decision, review=verdict.to_dict())
+    return verdict
 
 
 @dataclass(frozen=True)
@@ -204,9 +206,10 @@ def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_requ
     elif decision == "escalate" and not reason:
         raise Stop("invalid_critique:escalate_reason_required")
 
+    verdict = CritiqueVerdict(decision, severity, risks, changes, reason, high_risk)
     if decision not in policy.execution_allowlist:
-        raise Stop("critique_decision_denied_execution:" + decision)
-    return CritiqueVerdict(decision, severity, risks, changes, reason, high_risk)
+        raise Stop("critique_decision_denied_execution:" + decision, critique=verdict.to_dict())
+    return verdict
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRefresh
 
 from agents.core.audit import word_diff
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
 from reviewer import decisions
 from reviewer.forms import InboxFilterForm
-from reviewer.models import Escalation
+from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
 
 VIEW = "reviewer.view_escalation"
@@ -90,13 +91,25 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
         "side_by_side": request.GET.get("view") == "side",
         "history": escalation.decisions.select_related("actor", "corrects"),
     }
+    context["change_requests"] = list(escalation.change_requests.select_related("requested_by"))
+    context["change_in_flight"] = next((c for c in context["change_requests"] if c.in_flight), None)
+    if escalation.stopped_by_brake and context["review"] is not None and "instructions" not in context:
+        # The brake stopped the reviewer's revision: offer its fix plan as the instructions to send.
+        context["instructions"] = "\n".join(context["review"].instructions or [])
     return render(request, "inbox/escalation.html", context, status=status)
 
 
 @require_perm(VIEW)
 @require_safe
+@vary_on_headers("HX-Request")
 def escalation_detail(request, pk):
-    return _page(request, _escalation(pk))
+    escalation = _escalation(pk)
+    if (request.htmx and request.htmx.target == "change-requests"
+            and not escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT).exists()):
+        # The requested revision is back: the candidate, the diff and the panel changed too, so the
+        # poll reloads the whole page rather than swapping its own section.
+        return HttpResponseClientRefresh()
+    return _page(request, escalation)
 
 
 @require_perm(DECIDE)
@@ -177,3 +190,18 @@ def release(request, pk):
     get_object_or_404(Escalation, pk=pk)
     done = decisions.release(pk, request.user)
     return _claim_answer(request, pk, done, "You can only release your own claim.")
+
+
+@require_perm(DECIDE)
+@require_POST
+def request_changes(request, pk):
+    """A lead sends the text back with instructions (SPEC §7): one model revision, then back here."""
+    escalation = _escalation(pk)
+    instructions = request.POST.get("instructions", "")
+    try:
+        decisions.request_changes(pk, request.user, instructions)
+    except decisions.DecisionInvalid as invalid:
+        return _page(request, escalation, status=422, error=str(invalid), instructions=instructions,
+                     form_action="request_changes")
+    messages.success(request, f"Changes requested on escalation #{pk}: the model is revising the text.")
+    return redirect("escalation", pk)

@@ -262,3 +262,25 @@ def test_labels_longer_than_their_columns_are_stored_shortened_not_refused(demo_
     for row, field in [(run, "model_label"), (run, "endpoint")] + [(call, "model") for call in run.calls.all()]:
         value, limit = getattr(row, field), type(row)._meta.get_field(field).max_length
         assert len(value) <= limit and value.endswith("…"), (field, len(value))
+
+
+@pytest.mark.parametrize(("pipeline", "stop_reason", "instructions_field"), [
+    ("reflection", "review_decision_denied_execution:revise", "fix_plan"),
+    ("self_critique", "critique_decision_denied_execution:revise", "required_changes"),
+])
+def test_the_emergency_brake_opens_an_escalation_with_the_draft_issues_and_fix_plan(
+        demo_data, pipeline, stop_reason, instructions_field):
+    PipelinePolicy.objects.filter(pipeline=pipeline).update(auto_revision=False)
+    run, _ = start_run(pipeline=pipeline, goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    result = run_now(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.stop_reason) == ("stopped", stop_reason)  # the public stop reason, unchanged
+    assert not run.failed and run not in Run.objects.failed()  # decided by a person, not retried
+    escalation = Escalation.objects.get(run=run)
+    assert escalation.stopped_by_brake and escalation.status == "pending"
+    assert escalation.draft and escalation.candidate == escalation.draft
+    assert escalation.reason
+    review = Review.objects.get(run=run)
+    verdict = result.review or result.critique
+    assert review.decision == "revise" and review.issues == (verdict.get("issues") or verdict.get("risks"))
+    assert review.instructions == verdict[instructions_field] != []

@@ -2,8 +2,10 @@
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.urls import reverse
 
 from agents.core.guard import similarity
+from agents.models import PipelinePolicy, RestrictedClaim
 from reviewer import decisions
 from reviewer.decisions import DecisionInvalid
 from reviewer.models import Decision, Escalation
@@ -228,14 +230,65 @@ def test_without_a_draft_the_guard_compares_with_the_candidate(policy_escalation
     assert result["ok"]
 
 
-def test_guard_edit_reads_the_runs_policy_snapshot(policy_escalation):
+def test_guard_edit_reads_the_policy_that_applies_now_not_the_runs_snapshot(policy_escalation):
+    run = policy_escalation.run
+    run.policy = {**run.policy, "min_patch_similarity": 0.99}  # the snapshot: no longer what applies
+    run.save(update_fields=["policy"])
+    edit = policy_escalation.draft + CAVEAT
+
+    assert "patch_violation:too_large_edit" not in checks(decisions.guard_edit(policy_escalation, edit))
+
+    PipelinePolicy.objects.filter(pipeline=run.pipeline, active=True).update(min_patch_similarity=0.99)
+    result = decisions.guard_edit(policy_escalation, edit)
+    assert "patch_violation:too_large_edit" in checks(result)
+    row = PipelinePolicy.objects.get(pipeline=run.pipeline, active=True)
+    assert (result["policy"]["source"], result["policy"]["policy_id"]) == ("current", row.pk)
+    assert result["policy"]["text"].startswith(f"the current policy “{row.name}” (#{row.pk}, updated ")
+
+
+def test_guard_edit_falls_back_to_the_snapshot_without_an_active_policy_and_says_so(policy_escalation):
     run = policy_escalation.run
     run.policy = {**run.policy, "min_patch_similarity": 0.99}
     run.save(update_fields=["policy"])
+    PipelinePolicy.objects.filter(pipeline=run.pipeline).update(active=False)
 
     result = decisions.guard_edit(policy_escalation, policy_escalation.draft + CAVEAT)
 
     assert "patch_violation:too_large_edit" in checks(result)
+    assert result["policy"]["source"] == "snapshot"
+    assert result["policy"]["text"] == "the run's policy snapshot (no active reflection policy now)"
+
+
+WAIVER_CLAIM = r"\bwaives? (?:all )?fees\b"
+
+
+def test_a_restricted_claim_added_after_the_run_checks_the_edit_and_the_decision_records_the_policy(
+        policy_escalation, users):
+    edit = policy_escalation.draft + " Our team waives all fees for affected merchants."
+    before = decisions.guard_edit(policy_escalation, edit)
+    assert "restricted_claims" not in " ".join(checks(before))  # the snapshot and today's rows lack it
+
+    RestrictedClaim.objects.create(pattern=WAIVER_CLAIM, family="fee waivers")  # added after the run
+    assert WAIVER_CLAIM not in policy_escalation.run.policy["guard"]["restricted_claims"]
+    after = decisions.guard_edit(policy_escalation, edit)
+    assert any(v["check"].endswith("restricted_claims") and v["found"] == "waives all fees"
+               for v in after["violations"])
+
+    with pytest.raises(DecisionInvalid, match="justification"):
+        decisions.decide(policy_escalation.pk, users.lead, "edit_approve", text=edit)
+    outcome = decisions.decide(policy_escalation.pk, users.lead, "edit_approve", text=edit,
+                               note="Finance confirmed the waiver.")
+    decision = outcome.decision
+    assert decision.guard_results["policy"]["source"] == "current"
+    assert WAIVER_CLAIM in decision.policy["guard"]["restricted_claims"]  # the policy the check used
+
+
+def test_the_check_fragment_says_which_policy_the_check_used(login, policy_escalation):
+    response = login("lead").post(reverse("escalation_check", args=[policy_escalation.pk]),
+                                  {"text": policy_escalation.draft + " Thanks."}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    row = PipelinePolicy.objects.get(pipeline="reflection", active=True)
+    assert "Checked against the current policy" in html and f"(#{row.pk}, updated " in html
 
 
 def test_guard_edit_applies_the_self_critique_length_cap(blocked):

@@ -1,7 +1,8 @@
-"""A lead's "check with the guard" under hostile restricted-claim patterns (issue 9, item 2): the run's
-policy snapshot is what the check runs, so a pattern deleted in admin still lives there. The web
-process answers promptly (it blocked for 21 s on 27 characters before RE2), and a snapshot pattern
-RE2 refuses is shown as a violation a lead must justify, never skipped."""
+"""A lead's "check with the guard" under hostile restricted-claim patterns (issue 9, item 2). The check
+runs under the policy that applies now (issue 12 item 9), so the hostile patterns are in the policy rows
+(stored without admin's check, as a database edit could) as well as in the run's snapshot. The web
+process answers promptly (it blocked for 21 s on 27 characters before RE2), and a pattern RE2 refuses
+is shown as a violation a lead must justify, never skipped."""
 
 import time
 
@@ -9,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from agents.core.policy import default_policy
-from agents.models import Incident, Run
+from agents.models import Incident, PipelinePolicy, RestrictedClaim, Run
 from reviewer import decisions
 from reviewer.models import Escalation
 from tests.agents.test_patterns import CATASTROPHIC
@@ -26,6 +27,10 @@ def escalation_under(db):
         policy = default_policy("reflection").to_dict()
         policy["guard"]["restricted_claims"] = list(patterns)
         policy["max_answer_chars"] = LIMIT
+        RestrictedClaim.objects.update(enabled=False)
+        for pattern in patterns:
+            RestrictedClaim.objects.update_or_create(pattern=pattern, defaults={"enabled": True})
+        PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(max_answer_chars=LIMIT)
         context = {**incident.context(), "key_messages": [text]}  # evidence the claims check reads
         run = Run.objects.create(pipeline="reflection", goal="Write the update.", incident=incident,
                                  context=context, policy=policy, status=Run.Status.STOPPED,
@@ -53,7 +58,7 @@ def test_the_lead_check_answers_promptly_under_a_catastrophic_pattern(login, esc
     assert elapsed < 1.0
 
 
-def test_the_lead_check_shows_a_snapshot_pattern_re2_refuses_and_approval_needs_a_justification(
+def test_the_lead_check_shows_a_pattern_re2_refuses_and_approval_needs_a_justification(
         login, users, escalation_under):
     escalation = escalation_under([r"\bresolved\b", r"(?<!not )fixed"], "Payments are slow.")
     edit = "We are looking into a payment problem. Payments are slow."

@@ -63,7 +63,7 @@ def test_starting_a_run_creates_one_queued_run_with_the_incident_context_and_pol
     assert run.context == demo_data[PAY].context()
     assert run.policy == json.loads(json.dumps(load_policy("self_critique").to_dict()))  # as stored: JSON
     assert run.triggered_by == users.ops
-    assert run.idempotency_key == token
+    assert run.idempotency_key.startswith(token + ":")
 
 
 def test_double_click_with_the_same_token_starts_one_run(login, demo_data):
@@ -75,6 +75,27 @@ def test_double_click_with_the_same_token_starts_one_run(login, demo_data):
 
     assert Run.objects.count() == 1
     assert first["Location"] == second["Location"] == reverse("run", args=[Run.objects.get().pk])
+
+
+def test_back_edit_start_with_the_same_rendered_form_starts_a_new_run(login, demo_data):
+    client = login("ops")
+    token = token_in(client.get(incident_url()).content.decode())
+    form = {"pipeline": "reflection", "goal": "Write the customer update.", "idempotency_key": token}
+
+    first = client.post(start_url(), form)
+    again = client.post(start_url(), form)  # the same submission twice: one run
+    edited = client.post(start_url(), {**form, "goal": "Write the customer update, mention the refund."})
+    other = client.post(start_url(), {**form, "pipeline": "self_critique"})
+
+    runs = list(Run.objects.order_by("pk"))
+    assert [(r.pipeline, r.goal) for r in runs] == [
+        ("reflection", "Write the customer update."),
+        ("reflection", "Write the customer update, mention the refund."),
+        ("self_critique", "Write the customer update."),
+    ]
+    assert first["Location"] == again["Location"] == reverse("run", args=[runs[0].pk])
+    assert edited["Location"] == reverse("run", args=[runs[1].pk])
+    assert other["Location"] == reverse("run", args=[runs[2].pk])
 
 
 def test_a_newly_rendered_form_starts_a_new_run(login, demo_data):
@@ -200,7 +221,7 @@ def test_incident_page_query_count_does_not_grow_with_its_runs(login, demo_data,
     make_runs(demo_data[PAY], rows, triggered_by=users.ops)
     client = login("ops")
 
-    with django_assert_max_num_queries(11):  # 7, the facts and their history, the published updates and deliveries
+    with django_assert_max_num_queries(12):  # 7, facts and history, published updates and deliveries, the brake banner
         assert client.get(incident_url()).status_code == 200
 
 
@@ -210,7 +231,7 @@ def test_incident_list_query_count_does_not_grow_with_runs(login, demo_data, dja
         make_runs(incident, rows)
     client = login("ops")
 
-    with django_assert_max_num_queries(6):  # 5, and one for every incident's facts
+    with django_assert_max_num_queries(7):  # 5, every incident's facts, the brake banner
         assert client.get(reverse("incidents")).status_code == 200
 
 

@@ -18,6 +18,7 @@ from agents.core.pipelines.text_stages import (
     finalize,
     guard_dict,
     guard_measurements,
+    hand_over,
     structured_object,
 )
 from agents.core.policy import ReflectionPolicy
@@ -42,8 +43,12 @@ def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: Re
             inputs={"goal": goal, "context": context, "draft": draft, "issue_types": dict(policy.issue_types),
                     "restricted_claims": list(policy.guard.restricted_claims), "guard": policy.guard},
         )
-        review = validate_review(structured_object(run.ask(request)), policy,
-                                 max_issues=policy.max_review_issues, max_fix_items=policy.max_fix_items)
+        answer = structured_object(run.ask(request))
+        try:
+            review = validate_review(answer, policy, max_issues=policy.max_review_issues,
+                                     max_fix_items=policy.max_fix_items)
+        except Stop as stop:
+            raise hand_over(stop, draft, "review") from None
         step.update(decision=review.decision, issues=len(review.issues), fix_items=len(review.fix_plan),
                     quality=review.quality, completeness=review.completeness, output=review.to_dict())
 

@@ -20,6 +20,7 @@ from agents.core.pipelines.text_stages import (
     finalize,
     guard_dict,
     guard_measurements,
+    hand_over,
     structured_object,
     structured_text,
 )
@@ -63,8 +64,12 @@ def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy:
                     "restricted_claims": list(policy.guard.restricted_claims), "guard": policy.guard,
                     "style": "critique"},
         )
-        critique = validate_critique(structured_object(run.ask(request)), policy,
-                                     max_risks=policy.max_risks, max_required_changes=policy.max_required_changes)
+        answer = structured_object(run.ask(request))
+        try:
+            critique = validate_critique(answer, policy, max_risks=policy.max_risks,
+                                         max_required_changes=policy.max_required_changes)
+        except Stop as stop:
+            raise hand_over(stop, draft, "critique") from None
         step.update(decision=critique.decision, severity=critique.severity, risks=len(critique.risks),
                     required_changes=len(critique.required_changes), high_risk=critique.high_risk,
                     output=critique.to_dict())

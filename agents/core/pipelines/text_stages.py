@@ -11,7 +11,7 @@ from agents.core.llm.base import ModelReply
 from agents.core.pipelines.frame import RunState, parse_json
 from agents.core.policy import TextPolicy
 from agents.core.prompts import build_request
-from agents.core.stops import Stop
+from agents.core.stops import BRAKE_REASON, Stop, stopped_by_brake
 from agents.core.text import text_hash
 
 
@@ -71,6 +71,16 @@ def guard_measurements(result: GuardResult) -> dict:
 def blocked(result: GuardResult, candidate: str, **details: Any) -> Stop:
     """The stop for a guard failure; the blocked candidate is kept for the person who decides."""
     return Stop(result.stop_reason, candidate=candidate, guard=guard_dict(result), **details)
+
+
+def hand_over(stop: Stop, draft: str, verdict: str) -> Stop:
+    """A revision the emergency brake denied (auto-revision off) goes to a person with the draft and
+    the verdict (``verdict``: "review" or "critique", already on the stop), the stop reason unchanged."""
+    if stopped_by_brake(stop.reason):
+        stop.details.setdefault("candidate", draft)
+        reason = (stop.details.get(verdict) or {}).get("reason") or ""
+        stop.details.setdefault("escalation_reason", reason.strip() or BRAKE_REASON)
+    return stop
 
 
 def guard_dict(result: GuardResult) -> dict:

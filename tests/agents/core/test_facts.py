@@ -203,7 +203,7 @@ def test_hedged_resolved_is_not_a_claim(text):
         "The issue will be resolved in 45 minutes.",  # a promise is a claim
         "All payments are stable again.",
         "Checkout has fully recovered.",
-        "The incident closed at noon.",
+        "The incident closed this afternoon.",  # (at noon: also a time the context lacks)
     ],
 )
 def test_unhedged_claim_in_a_hedged_sentence_is_still_restricted_claims(text):
@@ -255,3 +255,48 @@ def test_find_violations_never_raises_on_arbitrary_text(text, allowed, strict):
     for violation in find_violations(text, allowed, RULES, strict_claims=strict):
         assert violation.check in CHECKS
         assert violation.found
+
+
+# ---------------------------------------------------------------- times of day as single facts (§3.5.6)
+
+NEXT_UPDATE_UTC = canonical_json({"next_update": "2026-11-22T18:00:00Z", "affected_merchants": 18})
+
+
+@pytest.mark.parametrize("text", [
+    "Next update at 18:00.", "Next update at 18:00 UTC.", "Next update at 6 pm.", "Next update at 6 p.m. UTC.",
+    "Next update at 18h00.", "Next update at 18.00 UTC.", "Next update at 1800 UTC.", "Next update at 1800 hours.",
+    "Next update at 18:00Z.", "Next update at 18:00 GMT.", "Next update at 6 o'clock.",
+])
+def test_a_time_written_any_way_is_one_fact_supported_by_the_same_time(text):
+    assert checks(text, NEXT_UPDATE_UTC) == []
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("Next update at 18:30 UTC.", "18:30 UTC"),
+    ("Next update at 18:00 CET.", "18:00 CET"),  # another zone is another time
+    ("Next update at 6.30 pm.", "6.30 pm"),
+    ("Next update at 1900 UTC.", "1900 UTC"),
+    ("Next update at 7 o'clock.", "7 o'clock"),
+    ("Next update at noon.", "noon"),
+    ("Next update at midnight UTC.", "midnight UTC"),
+])
+def test_a_time_the_context_does_not_have_is_one_unsupported_fact(text, found):
+    assert checks(text, NEXT_UPDATE_UTC) == [("no_new_facts", found)]
+
+
+def test_the_numbers_of_a_time_are_not_the_time():
+    # The context's 18 (merchants) and a 0 do not make "18:00" a supported time ...
+    numbers_only = canonical_json({"affected_merchants": 18, "failed_payouts": 0})
+    assert checks("Next update at 18:00 UTC.", numbers_only) == [("no_new_facts", "18:00 UTC")]
+    assert checks("Next update at 6 pm.", numbers_only) == [("no_new_facts", "6 pm")]
+    # ... and the context's time does not make 18 a supported number.
+    time_only = canonical_json({"next_update": "18:00 UTC"})
+    assert checks("18 merchants are affected; next update at 18:00.", time_only) == [("no_new_facts", "18")]
+
+
+def test_a_zone_is_part_of_the_time_and_offsets_are_read_as_zones():
+    plus_one = canonical_json({"next_update": "2026-11-22T18:00:00+01:00"})
+    assert checks("Next update at 18:00 UTC+1.", plus_one) == []
+    assert checks("Next update at 18:00 UTC.", plus_one) == [("no_new_facts", "18:00 UTC")]
+    # A context time without a zone supports the time with any zone written.
+    assert checks("Next update at 18:00 CET.", canonical_json({"next_update": "18:00"})) == []

@@ -10,6 +10,7 @@ import pytest
 from agents.core.llm.scripted_demo import APPROVE, CAVEAT, DEMO_CONTEXT, DRAFT, ESCALATE, GOAL, REVISE, REVISED
 from agents.core.pipelines import run_reflection
 from agents.core.policy import ReflectionPolicy
+from agents.core.stops import opens_escalation
 
 
 def run(scripted, **policy_overrides):
@@ -158,6 +159,12 @@ def test_auto_revision_off_denies_revise_in_execution(scripted):
     scripted.answer("submit_draft", {"draft": DRAFT}).answer("reflect", REVISE)
     result = run(scripted, auto_revision=False)
     assert (result.stop_reason, result.phase) == ("review_decision_denied_execution:revise", "review")
+    # The brake hands the work to a person: the draft, the issues and the fix plan go with the stop.
+    assert result.candidate == DRAFT
+    assert result.review["decision"] == "revise"
+    assert result.review["issues"] == REVISE["issues"] and result.review["fix_plan"] == REVISE["fix_plan"]
+    assert result.escalation_reason
+    assert opens_escalation(result.stop_reason)
 
 
 def test_execution_allowlist_narrower_than_policy_denies_approve(scripted_tools):

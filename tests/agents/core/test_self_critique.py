@@ -13,6 +13,7 @@ from agents.core.llm.scripted_demo import (
 )
 from agents.core.pipelines import run_self_critique
 from agents.core.policy import SelfCritiquePolicy
+from agents.core.stops import opens_escalation
 
 
 def run(scripted, context=DEMO_CONTEXT, **policy_overrides):
@@ -188,7 +189,13 @@ def test_escalation_is_policy_escalation_in_the_critique_phase(scripted_tools):
 
 def test_auto_revision_off_is_critique_decision_denied_execution(scripted_tools):
     scripted_tools.answer("submit_draft", {"draft": DRAFT}).answer("submit_critique", CRITIQUE_REVISE)
-    assert run(scripted_tools, auto_revision=False).stop_reason == "critique_decision_denied_execution:revise"
+    result = run(scripted_tools, auto_revision=False)
+    assert result.stop_reason == "critique_decision_denied_execution:revise"
+    # The brake hands the draft and the required changes to a person.
+    assert result.candidate == DRAFT
+    assert result.critique["required_changes"] == CRITIQUE_REVISE["required_changes"]
+    assert result.escalation_reason
+    assert opens_escalation(result.stop_reason)
 
 
 NOT_APPLIED = DRAFT.replace("We expect to restore", "We aim to restore")

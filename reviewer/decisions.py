@@ -21,7 +21,9 @@ from agents.core.inputs import control_character
 from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
 from agents.core.stops import opens_escalation
 from agents.core.text import normalize, text_hash
+from reviewer.deadlines import deadline_fields
 from reviewer.models import Decision, Escalation
+from reviewer.tasks import notify_opened
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
 ACTIONS = {choice.value for choice in Decision.Action}
@@ -78,20 +80,28 @@ def guard_edit(escalation: Escalation, text: str) -> dict:
 
 
 def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
-    """Open an escalation for a finished run that a person must decide (SPEC §7).
+    """Open an escalation for a finished run that a person must decide (SPEC §7), with its deadline
+    (SPEC §11); the notification channels are told once it commits.
 
     Connected to ``agents.signals.run_finished``, which is sent inside the transaction that stores
     the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
     """
     if not opens_escalation(result.stop_reason):
         return
-    Escalation.objects.get_or_create(run=run, defaults={
+    opened_at = timezone.now()
+    escalation, created = Escalation.objects.get_or_create(run=run, defaults={
         "stop_reason": result.stop_reason,
         "reason": result.escalation_reason or "",
         "draft": draft,
         "candidate": result.candidate or draft,
         "guard": result.guard,
+        "opened_at": opened_at,
+        **deadline_fields(run, opened_at),
     })
+    if created:
+        # Told after the commit, by a task: never in the run's transaction. robust: a broker that is
+        # down must not fail the run's commit; the deadline sweep sends the notice instead.
+        transaction.on_commit(lambda: notify_opened.delay(escalation.pk), robust=True)
 
 
 def _block_results(escalation: Escalation) -> dict:

@@ -17,7 +17,10 @@ ROLE_PERMISSIONS = {
     POLICY_ADMIN: ["agents.policy*", "agents.view_run", "agents.view_incident", "agents.add_incident",
                    "agents.change_incident",
                    # unlock logins locked by repeated failures (django-axes), in the admin site
-                   "axes.view_accessattempt", "axes.delete_accessattempt"],
+                   "axes.view_accessattempt", "axes.delete_accessattempt",
+                   # deadlines, notification channels and holding statements (SPEC §11)
+                   "reviewer.deadlinerule*", "reviewer.notificationchannel*", "reviewer.holdingstatement*",
+                   "reviewer.view_notification", "reviewer.view_deadlinebreach"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")
@@ -28,6 +31,8 @@ def _permissions(spec: str):
     query = Permission.objects.filter(content_type__app_label=app_label)
     if codename == "policy*":
         return query.exclude(content_type__model__in=RUN_RECORDS)
+    if codename.endswith("*"):  # every permission on one model: reviewer.deadlinerule*
+        return query.filter(content_type__model=codename[:-1])
     return query.filter(codename=codename)
 
 

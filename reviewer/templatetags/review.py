@@ -134,7 +134,7 @@ def deadline_label(escalation) -> SafeString:
     """The time left as a label (``due in 4 min``, ``overdue by 2 min``), its deadline in the title."""
     left = time_left(escalation)
     if left is None or escalation.status != "pending":
-        return format_html("")
+        return SafeString("")
     state = urgency(escalation)
     text = f"overdue by {_minutes(left)}" if state == "overdue" else f"due in {_minutes(left)}"
     return format_html('<span class="deadline deadline-{}" title="Deadline {} UTC">{}</span>', state,

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from agents.core.stops import opens_escalation
 from agents.models import Run, since
 from reviewer.forms import IN_FLIGHT
-from reviewer.models import Escalation
+from reviewer.models import DeadlineBreach, Escalation
 from reviewer.permissions import require_perm
 
 
@@ -50,5 +50,6 @@ def home(request):
         "failed_week": sum(n for reason, n in week_counts.items()
                            if reason != "success" and not opens_escalation(reason)),
         "charts": [(day_counts, "24h"), (week_counts, "7d")],
+        "breaches_week": DeadlineBreach.objects.filter(at__gte=week).count(),
     }
     return render(request, "home.html", context)

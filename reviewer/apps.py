@@ -9,7 +9,9 @@ class ReviewerConfig(AppConfig):
     def ready(self):
         from agents.signals import run_finished
         from reviewer.decisions import open_escalation
+        from reviewer.publishing import auto_publish
         from reviewer.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, sender=self)
         run_finished.connect(open_escalation, dispatch_uid="reviewer.open_escalation")
+        run_finished.connect(auto_publish, dispatch_uid="reviewer.auto_publish")

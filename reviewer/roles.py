@@ -10,8 +10,9 @@ ROLE_PERMISSIONS = {
     # Every page needs a view permission (reviewer.permissions.require_perm): the dashboard view_run,
     # the incident pages view_incident, which all three roles have; a user with no role sees nothing.
     SUPPORT_LEAD: ["reviewer.decide_escalation", "agents.view_run", "reviewer.view_escalation",
-                   "agents.view_incident"],
-    OPS: ["agents.start_run", "agents.view_run", "agents.view_incident", "agents.change_incident"],
+                   "agents.view_incident", "reviewer.publish_update"],
+    OPS: ["agents.start_run", "agents.view_run", "agents.view_incident", "agents.change_incident",
+          "reviewer.publish_update"],
     # Policy admins also need is_staff to enter the admin site. "agents.policy*" is every
     # permission on the policy tables and the specialists' data, not on runs or incidents.
     POLICY_ADMIN: ["agents.policy*", "agents.view_run", "agents.view_incident", "agents.add_incident",

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('agents', '0009_incident_versions'),
-        ('reviewer', '0006_api_tokens'),
+        ('reviewer', '0007_publishing'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -113,7 +113,7 @@ def send(notification: Notification) -> None:
     url = apprise_url(destination.url)
     if not sender.add(url):
         raise NotificationFailed(f"apprise cannot send to the destination {destination.name!r}")
-    with apprise.LogCapture(level=logging.WARNING) as captured:
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:
         ok = sender.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
     if not ok:
         detail = " ".join(captured.getvalue().split())

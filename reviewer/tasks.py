@@ -20,7 +20,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -119,7 +119,6 @@ NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s
 @shared_task(ignore_result=True)
 def sweep_deadlines() -> dict:
     """Reminders and breaches that are due, each once; "opened" notices whose message was lost."""
-    close_old_connections()
     counts = deadlines.sweep(timezone.now())
     resend_pending()
     return counts
@@ -132,10 +131,11 @@ def notify_opened(escalation_pk: int) -> None:
             notifications.enqueue(escalation_pk, NotificationChannel.Event.OPENED)
 
 
-@shared_task(bind=True, ignore_result=True, acks_late=True)
+# max_retries=None: the row's own attempts bound the retries (NOTIFICATION_RETRIES), across redeliveries too.
+@shared_task(bind=True, ignore_result=True, acks_late=True, max_retries=None)
 def send_notification(self, notification_pk: int) -> str:
-    """Send one notification. Safe twice: a sent or failed row is left alone."""
-    close_old_connections()
+    """Send one notification. Safe twice: a sent or failed row is left alone. (Celery's Django fixup
+    closes stale connections around each task in a worker.)"""
     row = Notification.objects.select_related("channel").filter(pk=notification_pk).first()
     if row is None or row.status != Notification.Status.PENDING:
         return "skipped"
@@ -151,7 +151,7 @@ def send_notification(self, notification_pk: int) -> str:
                     ", giving up" if final else "", text)
         if final:
             return "failed"
-        raise self.retry(countdown=10 * 2 ** (attempt - 1), max_retries=None) from None
+        raise self.retry(countdown=10 * 2 ** (attempt - 1)) from None
     notifications.record_attempt(row.pk)
     return "sent"
 

@@ -182,3 +182,31 @@ def urgency(escalation: Escalation, now: datetime | None = None) -> str:
     if (escalation.remind_at and escalation.remind_at <= now) or left <= DUE_SOON:
         return "due-soon"
     return "on-time"
+
+
+def publish_holding_statement(breach_pk: int, user):
+    """Ops' one click on a breach: publish the incident's approved holding statement (through
+    ``reviewer.publishing.publish``), once per breach. The statement is checked by the guard again,
+    against the facts of now; the escalation itself stays pending for a lead. Raises
+    :class:`HoldingStatementRefused`, or ``publishing.PublishRefused`` / ``PermissionDenied``."""
+    from reviewer import publishing
+
+    breach = DeadlineBreach.objects.select_related("escalation__run__incident", "published_by").get(pk=breach_pk)
+    if breach.published_at is not None:
+        who = breach.published_by.get_username() if breach.published_by else "someone"
+        raise HoldingStatementRefused(f"The holding statement was already published for this breach, by {who}.")
+    if breach.escalation.status != Escalation.Status.PENDING:
+        raise HoldingStatementRefused("A lead decided the escalation meanwhile: publish the decided text instead.")
+    incident = breach.escalation.run.incident
+    statement = offerable_statement(incident) if incident is not None else None
+    if statement is None:
+        raise HoldingStatementRefused("No approved holding statement passes the guard against the incident's "
+                                      "current facts; an admin must approve one in admin.")
+    with transaction.atomic():
+        won = DeadlineBreach.objects.filter(pk=breach_pk, published_at=None).update(
+            published_at=timezone.now(), published_by=user, holding_statement=statement)
+        if not won:
+            raise HoldingStatementRefused("The holding statement was already published for this breach.")
+        return publishing.publish(incident, statement.text, actor=user,
+                                  reason=f"holding statement (deadline of escalation #{breach.escalation_id} "
+                                         "breached)")

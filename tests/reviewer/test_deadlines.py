@@ -196,3 +196,64 @@ def test_a_breach_offers_the_statement_only_if_it_still_passes_against_the_curre
     with at(11):
         deadlines.sweep()
     assert DeadlineBreach.objects.get().holding_statement is None
+
+
+# -- the breach page: ops publish the holding statement with one click ---------------------------------
+
+
+@pytest.fixture
+def breached(incident, rules, users):
+    """A P1 escalation past its deadline, and an approved holding statement for its incident."""
+    statement = HoldingStatement(incident=incident, text=GOOD_STATEMENT, written_by=users.admin)
+    deadlines.approve_holding_statement(statement, users.admin)
+    statement.save()
+    with at(0):
+        escalation = open_on(incident)
+    with at(11):
+        deadlines.sweep()
+    return SimpleNamespace(escalation=escalation, statement=statement, breach=DeadlineBreach.objects.get())
+
+
+def test_ops_publish_the_holding_statement_once_and_the_escalation_still_waits(breached, login, users):
+    from reviewer.models import PublishedUpdate
+
+    client = login("ops")
+    page = client.get(reverse("breaches")).content.decode()
+    assert "Publish holding statement" in page and GOOD_STATEMENT in page
+    url = reverse("breach_publish", args=[breached.breach.pk])
+
+    assert client.post(url).status_code == 302
+    update = PublishedUpdate.objects.get()
+    assert (update.text, update.published_by) == (GOOD_STATEMENT, users.ops)
+    assert update.incident == breached.statement.incident
+    assert "holding statement" in update.reason
+    breached.breach.refresh_from_db()
+    assert breached.breach.published_by == users.ops and breached.breach.holding_statement == breached.statement
+
+    client.post(url)  # a second click publishes nothing more
+    assert PublishedUpdate.objects.count() == 1
+    page = client.get(reverse("breaches")).content.decode()
+    assert "already published" in page and "Published by Omar" in page
+    breached.escalation.refresh_from_db()
+    assert breached.escalation.status == Escalation.Status.PENDING and not Decision.objects.exists()
+
+
+def test_a_statement_that_no_longer_fits_the_facts_is_not_offered_nor_published(breached, login, users):
+    from reviewer.models import PublishedUpdate
+
+    breached.statement.text = "Payments are degraded; the ETA is 30 minutes."
+    breached.statement.save()
+    IncidentFact.objects.filter(incident=breached.statement.incident, key="eta_minutes").update(value="90")
+
+    client = login("ops")
+    page = client.get(reverse("breaches")).content.decode()
+    assert "Publish holding statement" not in page and "No approved holding statement passes" in page
+    client.post(reverse("breach_publish", args=[breached.breach.pk]))
+    assert not PublishedUpdate.objects.exists()
+
+
+def test_an_outsider_cannot_publish_a_holding_statement(breached, login):
+    from reviewer.models import PublishedUpdate
+
+    assert login("outsider").post(reverse("breach_publish", args=[breached.breach.pk])).status_code == 403
+    assert not PublishedUpdate.objects.exists()

@@ -121,7 +121,8 @@ def _chosen_pipeline(request, obj) -> str | None:
 class PipelinePolicyAdmin(RecordedAdmin):
     form = PipelinePolicyForm
     inlines = [StagePromptInline]
-    list_display = ("name", "pipeline", "active", "auto_revision", "max_seconds", "model_name", "updated_at")
+    list_display = ("name", "pipeline", "active", "auto_revision", "auto_publish", "max_seconds", "model_name",
+                    "updated_at")
     list_display_links = ("name",)
     list_filter = ("pipeline", "active", "auto_revision")
     search_fields = ("name",)
@@ -146,6 +147,15 @@ class PipelinePolicyAdmin(RecordedAdmin):
                 },
             ))
             fieldsets.append(("Decisions", {"fields": ["decisions_policy", "decisions_execution"]}))
+            fieldsets.append((
+                "Publishing",
+                {
+                    "fields": ["auto_publish"],
+                    "description": "Off by default: an update reaches customers when ops or a lead clicks "
+                    "“Publish”. On, a run that passed every gate is published at once to every enabled "
+                    "delivery channel; escalated runs still wait for a lead.",
+                },
+            ))
         budgets = [name for name in BUDGET_FIELDS if name in used]
         description = "Blank: the contract's default (SPEC §3)."
         if pipeline is None:

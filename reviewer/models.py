@@ -291,6 +291,20 @@ class DeliveryChannel(models.Model):
             raise ValidationError(errors)
 
 
+class PublishedUpdateQuerySet(models.QuerySet):
+    def public(self):
+        """The updates the public status page shows: those its status channel delivered."""
+        delivered = Delivery.objects.filter(update=models.OuterRef("pk"), channel__kind=DeliveryChannel.Kind.STATUS,
+                                            status=Delivery.Status.DELIVERED)
+        return self.filter(models.Exists(delivered))
+
+    def for_timeline(self):
+        """Newest first, with who published and every delivery's channel, in two queries."""
+        deliveries = Delivery.objects.select_related("channel").order_by("channel__name")
+        return (self.select_related("incident", "published_by", "source_run").order_by("-published_at", "-version")
+                .prefetch_related(models.Prefetch("deliveries", queryset=deliveries)))
+
+
 class PublishedUpdate(models.Model):
     """One update of an incident as customers see it: version N of the incident's public text.
     Written by ``reviewer.publishing.publish`` together with its outbox rows; never edited."""
@@ -312,6 +326,8 @@ class PublishedUpdate(models.Model):
     reason = models.CharField(max_length=200, blank=True)
     published_at = models.DateTimeField(default=timezone.now)
 
+    objects = PublishedUpdateQuerySet.as_manager()
+
     class Meta:
         ordering = ["incident", "-version"]
         constraints = [
@@ -323,6 +339,10 @@ class PublishedUpdate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.incident_id} update v{self.version}"
+
+    @property
+    def delivered_channels(self) -> list[str]:
+        return [d.channel.name for d in self.deliveries.all() if d.status == Delivery.Status.DELIVERED]
 
     def payload(self) -> dict:
         """The generic webhook's JSON body."""

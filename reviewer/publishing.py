@@ -53,6 +53,17 @@ def publishable(run: Run) -> tuple[str, Escalation | None]:
     return run.answer, None
 
 
+def offers_publish(run: Run) -> bool:
+    """Whether the run page offers "Publish" for a run not yet published: it has a publishable text."""
+    if run.in_flight:
+        return False
+    try:
+        publishable(run)
+    except PublishRefused:
+        return False
+    return True
+
+
 def last_published(incident: Incident) -> PublishedUpdate | None:
     return incident.published_updates.order_by("-version").first()
 

@@ -21,7 +21,11 @@ ROLE_PERMISSIONS = {
                    "axes.view_accessattempt", "axes.delete_accessattempt",
                    # deadlines, notification channels and holding statements (SPEC §11)
                    "reviewer.deadlinerule*", "reviewer.notificationchannel*", "reviewer.holdingstatement*",
-                   "reviewer.view_notification", "reviewer.view_deadlinebreach"],
+                   "reviewer.view_notification", "reviewer.view_deadlinebreach",
+                   # where published updates go (names among the operator's allowlist, never URLs)
+                   "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",
+                   "reviewer.delete_deliverychannel", "reviewer.view_deliverychannel",
+                   "reviewer.view_publishedupdate", "reviewer.view_delivery"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

@@ -1,6 +1,6 @@
 """In a browser (headless Chromium, Playwright): ops sees a deadline breach on the dashboard and
 publishes the incident's approved holding statement with one click, on a desktop and a phone
-screen. Screenshots in test-artifacts/."""
+screen, and it shows on the public status page. Screenshots in test-artifacts/."""
 
 from datetime import timedelta
 from types import SimpleNamespace
@@ -12,7 +12,8 @@ from playwright.sync_api import expect
 
 from agents.models import Run
 from reviewer import deadlines, decisions
-from reviewer.models import DeadlineRule, Escalation, HoldingStatement, PublishedUpdate
+from reviewer.models import DeadlineRule, DeliveryChannel, Escalation, HoldingStatement, PublishedUpdate
+from tests import factories
 from tests.factories import PASSWORD, make_incident, make_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -34,8 +35,11 @@ def breach_with_statement(incident_id: str, admin) -> SimpleNamespace:
     return SimpleNamespace(incident=incident, statement=statement, escalation=Escalation.objects.get(run=run))
 
 
-def test_ops_sees_the_breach_and_publishes_the_holding_statement(page, live_server, users, screenshot):
-    DeadlineRule.objects.create(severity="P1", minutes=10, reminder_minutes=3)
+@pytest.mark.worker
+def test_ops_sees_the_breach_and_publishes_the_holding_statement(page, live_server, users, screenshot, start_worker):
+    DeadlineRule.objects.get_or_create(severity="P1", pipeline="", defaults={"minutes": 10, "reminder_minutes": 3})
+    DeliveryChannel.objects.get_or_create(name="Status page", defaults={"kind": "status"})
+    start_worker()  # delivers the outbox: the status page shows what its channel delivered
     with time_machine.travel(timezone.now() - timedelta(minutes=12), tick=False):  # opened 12 minutes ago
         made = {name: breach_with_statement(f"inc_card_{name}", users.admin) for name in VIEWPORTS}
     assert deadlines.sweep()["breach"] == 2
@@ -65,5 +69,10 @@ def test_ops_sees_the_breach_and_publishes_the_holding_statement(page, live_serv
         screenshot(page, f"breach-published-{name}")
 
     assert [u.text for u in PublishedUpdate.objects.order_by("pk")] == [m.statement.text for m in made.values()]
+    factories.wait_for(lambda: PublishedUpdate.objects.public().count() == 2, message="the status deliveries")
+    page.goto(f"{live_server.url}/status/")  # what customers read, no login needed
+    for name in VIEWPORTS:
+        expect(page.locator("body")).to_contain_text(made[name].statement.text)
+    screenshot(page, "breach-status-page")
     assert set(Escalation.objects.values_list("status", flat=True)) == {"pending"}  # a breach decides nothing
     assert errors == []

@@ -155,7 +155,21 @@ def run_demo_pipelines(user=None) -> list[Run]:
     return runs
 
 
+# The demo's deadline rules (admin → Deadline rules), made once: a P1 waits 10 minutes, a P2 30, any
+# other escalation two hours.
+DEADLINE_RULES = [("P1", 10, 3), ("P2", 30, 10), ("", 120, 30)]
+
+
+def load_deadline_rules() -> None:
+    from reviewer.models import DeadlineRule
+
+    if not DeadlineRule.objects.exists():
+        DeadlineRule.objects.bulk_create(DeadlineRule(severity=severity, minutes=minutes, reminder_minutes=lead)
+                                         for severity, minutes, lead in DEADLINE_RULES)
+
+
 def load_everything(logins_file: Path) -> dict[str, str]:
     load_demo_data()
     load_incidents()
+    load_deadline_rules()
     return ensure_users(logins_file)

@@ -31,6 +31,8 @@ Event = NotificationChannel.Event
 # A freshly opened escalation is notified by the task its opening enqueues; the sweep only steps in
 # for one whose message was lost (the embedded broker has no redelivery).
 OPENED_GRACE = timedelta(minutes=1)
+# ... and only for a day: escalations that waited before notifications existed are not announced late.
+OPENED_WINDOW = timedelta(days=1)
 # Time left under which an inbox row reads "due soon" when its rule has no reminder lead time.
 DUE_SOON = timedelta(minutes=5)
 
@@ -76,8 +78,8 @@ def due(now: datetime) -> dict[str, list[int]]:
     """Pending escalations with an event to claim, by event (oldest deadline first)."""
     pending = Escalation.objects.pending().order_by("deadline_at", "opened_at", "pk")
     return {
-        Event.OPENED: list(pending.filter(notified_at=None, opened_at__lte=now - OPENED_GRACE)
-                           .values_list("pk", flat=True)),
+        Event.OPENED: list(pending.filter(notified_at=None, opened_at__lte=now - OPENED_GRACE,
+                                          opened_at__gt=now - OPENED_WINDOW).values_list("pk", flat=True)),
         Event.REMINDER: list(pending.filter(reminded_at=None, breached_at=None, remind_at__lte=now,
                                             deadline_at__gt=now).values_list("pk", flat=True)),
         Event.BREACH: list(pending.filter(breached_at=None, deadline_at__lte=now).values_list("pk", flat=True)),

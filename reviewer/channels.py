@@ -45,7 +45,7 @@ def send(delivery: Delivery) -> None:
     if kind == DeliveryChannel.Kind.STATUS:
         return  # the status page shows the updates whose status delivery is delivered
     if kind == DeliveryChannel.Kind.EMAIL:
-        subject = f"[{update.incident.incident_id}] {update.incident.title} — update {update.version}"
+        subject = f"[{update.incident.incident_id}] {update.incident.title}: update {update.version}"
         try:
             send_mail(subject, update.text, settings.DEFAULT_FROM_EMAIL, channel.recipient_list)
         except Exception as error:  # any backend: SMTP errors, refused connections, timeouts

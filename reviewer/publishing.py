@@ -139,6 +139,17 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
     return update
 
 
+STATUS_PAGE = "Public status page"
+
+
+def install_default_channel(**kwargs) -> None:
+    """The built-in public status page is the embedded default channel, so the demo shows an update
+    reaching "customers" with no outside service: created after migrate when no channel exists (an
+    admin's own channels, or a deleted status page, are left as they are)."""
+    if not DeliveryChannel.objects.exists():
+        DeliveryChannel.objects.create(name=STATUS_PAGE, kind=DeliveryChannel.Kind.STATUS)
+
+
 def auto_publish(sender, *, run, result, **kwargs) -> None:
     """Publish a run that passed every gate when its pipeline's active policy says ``auto_publish``.
 

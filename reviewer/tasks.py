@@ -32,6 +32,7 @@ log = logging.getLogger("agents.deliveries")
 
 MAX_ERROR_CHARS = 500
 EARLY = timedelta(seconds=1)
+LOST = "the worker was lost during the last attempt"
 
 
 def backoff(attempts: int) -> timedelta:
@@ -45,6 +46,11 @@ def claim(delivery_pk: int) -> Delivery | None:
     now = timezone.now()
     row = Delivery.objects.filter(pk=delivery_pk).values("attempts").first()
     if row is None:
+        return None
+    if row["attempts"] >= settings.DELIVERY_MAX_ATTEMPTS:
+        # Every attempt was taken and the last one never reported back (its worker died): dead letter.
+        Delivery.objects.due(now + EARLY).filter(pk=delivery_pk, attempts=row["attempts"]).update(
+            status=Delivery.Status.FAILED, last_error=LOST)
         return None
     # A countdown may fire a moment before the row's own clock says it is due.
     won = Delivery.objects.due(now + EARLY).filter(pk=delivery_pk, attempts=row["attempts"]).update(
@@ -64,6 +70,9 @@ def attempt(delivery_pk: int) -> str:
         send(delivery)
     except DeliveryFailed as error:
         return _failed(delivery, str(error))
+    except Exception as error:  # a bug must not leave the row pending for ever: count it as a failure
+        log.exception("delivery %s failed unexpectedly", delivery.key)
+        return _failed(delivery, f"unexpected error: {type(error).__name__}")
     Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
         status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), last_error="")
     return "delivered"

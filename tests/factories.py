@@ -166,8 +166,10 @@ class WebhookReceiver:
                     receiver.requests[key] += 1
                     draw = receiver.random.random()
                 if draw < receiver.timeout_rate:
+                    with receiver.lock:  # processed, but answered too late: the sender will send it again
+                        receiver.accepted.setdefault(key, json.loads(body))
                     time.sleep(receiver.hang_seconds)
-                    return self._answer(200)  # too late: the sender has given up, and will send again
+                    return self._answer(200)
                 if draw < receiver.timeout_rate + receiver.fail_rate:
                     return self._answer(500)
                 with receiver.lock:

@@ -7,13 +7,6 @@ from django.conf import settings
 from django.db import migrations, models
 
 
-def add_status_page(apps, schema_editor):
-    """The built-in public status page is the embedded default channel: the demo shows an update
-    reaching "customers" without any outside service."""
-    apps.get_model("reviewer", "DeliveryChannel").objects.get_or_create(
-        name="Public status page", defaults={"kind": "status", "enabled": True})
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -95,5 +88,4 @@ class Migration(migrations.Migration):
             model_name='delivery',
             constraint=models.UniqueConstraint(fields=('update', 'channel'), name='delivery_once_per_channel'),
         ),
-        migrations.RunPython(add_status_page, migrations.RunPython.noop),
     ]

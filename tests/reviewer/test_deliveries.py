@@ -151,7 +151,7 @@ def test_email_goes_through_djangos_mail_backend(published):
     assert tasks.attempt(delivery.pk) == "delivered"
     (message,) = mail.outbox
     assert message.to == ["ops@example.com", "customers@example.com"]
-    assert message.subject == "[inc_test_1] Test incident — update 1" and message.body == TEXT
+    assert message.subject == "[inc_test_1] Test incident: update 1" and message.body == TEXT
 
 
 def test_the_status_page_delivery_is_delivered_without_a_network(published):
@@ -186,3 +186,33 @@ def test_an_attempt_whose_worker_died_is_sent_again_after_its_lease(webhook_rece
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("delivered", 2)
     assert json.loads(json.dumps(receiver.accepted))[str(delivery.key)]["version"] == 1
+
+
+def test_a_delivery_whose_every_attempt_lost_its_worker_is_dead_lettered(published, settings):
+    settings.DELIVERY_MAX_ATTEMPTS = 2
+    settings.DELIVERY_LEASE_SECONDS = 60
+    delivery = published(kind="status")
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        for _ in range(2):  # two workers took an attempt each and died
+            assert tasks.claim(delivery.pk) is not None
+            clock.shift(timedelta(seconds=61))
+        assert tasks.attempt(delivery.pk) == "skipped"
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.last_error) == ("failed", 2, tasks.LOST)
+
+
+def test_an_unexpected_error_in_a_channel_counts_as_a_failed_attempt(published, monkeypatch):
+    delivery = published(kind="status")
+
+    def broken(delivery):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(tasks, "send", broken)
+    assert tasks.attempt(delivery.pk) == "retry"
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.last_error) == ("pending", "unexpected error: KeyError")
+
+
+def test_beat_runs_the_deliveries_sweep(settings):
+    schedule = settings.CELERY_BEAT_SCHEDULE["sweep-deliveries"]
+    assert schedule["task"] == tasks.sweep_deliveries.name and schedule["schedule"] == 30.0

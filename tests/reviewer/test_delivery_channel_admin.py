@@ -63,3 +63,15 @@ def test_auto_publish_is_in_the_policy_admin_with_its_help(client, policy_admin)
     policy = PipelinePolicy.objects.get(pipeline="reflection", active=True)
     page = client.get(reverse("admin:agents_pipelinepolicy_change", args=[policy.pk])).content.decode()
     assert 'name="auto_publish"' in page and "Off by default" in page
+
+
+def test_the_default_status_page_is_installed_only_where_no_channel_exists(db):
+    from reviewer.publishing import install_default_channel
+
+    DeliveryChannel.objects.all().delete()
+    DeliveryChannel.objects.create(name="Only email", kind="email", recipients="a@example.com")
+    install_default_channel()
+    assert list(DeliveryChannel.objects.values_list("name", flat=True)) == ["Only email"]
+    DeliveryChannel.objects.all().delete()
+    install_default_channel()
+    assert DeliveryChannel.objects.get().name == "Public status page"

@@ -259,3 +259,17 @@ def test_an_outsider_cannot_publish_a_holding_statement(breached, login):
 
     assert login("outsider").post(reverse("breach_publish", args=[breached.breach.pk])).status_code == 403
     assert not PublishedUpdate.objects.exists()
+
+
+def test_the_demo_makes_deadline_rules_and_an_approved_holding_statement_per_p1_incident(demo_data, users):
+    from reviewer.demo import load_deadline_rules, load_holding_statements
+
+    load_deadline_rules()
+    load_holding_statements()
+    load_holding_statements()  # once
+    assert deadlines.rule_for("P1", "reflection").minutes == 10
+    p1 = [i for i in demo_data.values() if i.severity == "P1"]
+    statements = HoldingStatement.objects.all()
+    assert len(p1) >= 1 and statements.count() == len(p1)
+    assert all(s.approved_by == users.admin and s.guard["ok"] for s in statements)
+    assert all(deadlines.offerable_statement(incident) is not None for incident in p1)

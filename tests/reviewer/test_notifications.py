@@ -129,6 +129,8 @@ def test_a_real_worker_notifies_on_open_reminder_and_breach_and_the_breach_decid
     assert receiver.titles()[1].startswith(f"Reminder: escalation #{escalation.pk} is due at 2026-03-02 09:10")
     assert receiver.titles()[2] == f"Deadline breached: escalation #{escalation.pk} was not decided in time"
     assert "Nothing was approved" in receiver.bodies[2]["message"]
+    # The worker records "sent" just after the receiver answered: wait for the rows, not only the bodies.
+    factories.wait_for(lambda: Notification.objects.filter(status="sent").count() == 3, message="the rows sent")
     sent = {(n.event, n.channel.name) for n in Notification.objects.filter(status="sent").select_related("channel")}
     assert sent == {("opened", "leads"), ("reminder", "leads"), ("breach", "duty managers")}
     escalation.refresh_from_db()

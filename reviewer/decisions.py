@@ -28,6 +28,8 @@ from agents.core.text import normalize, text_hash
 from agents.models import PipelinePolicy
 from agents.policy_rows import PolicyMissing, load_policy
 from agents.tasks import llm_for, model_settings_record
+from reviewer import tasks
+from reviewer.deadlines import deadline_fields
 from reviewer.models import ChangeRequest, Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -119,20 +121,28 @@ def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, di
 
 
 def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
-    """Open an escalation for a finished run that a person must decide (SPEC §7).
+    """Open an escalation for a finished run that a person must decide (SPEC §7), with its deadline
+    (SPEC §11); the notification channels are told once it commits.
 
     Connected to ``agents.signals.run_finished``, which is sent inside the transaction that stores
     the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
     """
     if not opens_escalation(result.stop_reason):
         return
-    Escalation.objects.get_or_create(run=run, defaults={
+    opened_at = timezone.now()
+    escalation, created = Escalation.objects.get_or_create(run=run, defaults={
         "stop_reason": result.stop_reason,
         "reason": result.escalation_reason or "",
         "draft": draft,
         "candidate": result.candidate or draft,
         "guard": result.guard,
+        "opened_at": opened_at,
+        **deadline_fields(run, opened_at),
     })
+    if created:
+        # Told after the commit, by a task: never in the run's transaction. robust: a broker that is
+        # down must not fail the run's commit; the deadline sweep sends the notice instead.
+        transaction.on_commit(lambda: tasks.notify_opened.delay(escalation.pk), robust=True)
 
 
 def _block_results(escalation: Escalation) -> dict:
@@ -276,9 +286,7 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
                 escalation=escalation, decision=decision, requested_by=user, requested_at=decision.at,
                 instructions=instructions, text_before=escalation.candidate)
             if enqueue:
-                from reviewer.tasks import execute_change_request
-
-                transaction.on_commit(lambda: execute_change_request.delay(change.pk))
+                transaction.on_commit(lambda: tasks.execute_change_request.delay(change.pk))
     except IntegrityError:  # another lead's request won the race for the one in-flight slot
         raise ChangeInFlight(IN_FLIGHT_MESSAGE) from None
     return change

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from agents.core.llm.offline import OfflineModel
 from agents.models import Incident, IncidentFact, Run
 from agents.store import load_demo_data
-from reviewer.models import DeliveryChannel
+from reviewer.models import DeadlineRule, DeliveryChannel, HoldingStatement
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
@@ -167,8 +167,42 @@ def ensure_channels() -> None:
                                           defaults={"kind": "email", "recipients": DEMO_RECIPIENTS})
 
 
+# The demo's deadline rules (admin → Deadline rules), made once: a P1 waits 10 minutes, a P2 30, any
+# other escalation two hours.
+DEADLINE_RULES = [("P1", 10, 3), ("P2", 30, 10), ("", 120, 30)]
+
+
+def load_deadline_rules() -> None:
+    if not DeadlineRule.objects.exists():
+        DeadlineRule.objects.bulk_create(DeadlineRule(severity=severity, minutes=minutes, reminder_minutes=lead)
+                                         for severity, minutes, lead in DEADLINE_RULES)
+
+
+# A holding statement for each P1 incident, approved by the demo admin once it passes the guard: what
+# ops may publish with one click when a P1 escalation's deadline passes (see /breaches/).
+HOLDING_STATEMENT = ("We are investigating a problem that affects some of our services. Our engineers are "
+                     "working on it, and we will post the next update on this page.")
+
+
+def load_holding_statements() -> None:
+    from reviewer.deadlines import HoldingStatementRefused, approve_holding_statement
+
+    admin = get_user_model().objects.filter(username="admin").first()
+    for incident in Incident.objects.filter(severity="P1", holding_statements__isnull=True):
+        statement = HoldingStatement(incident=incident, written_by=admin,
+                                     text=HOLDING_STATEMENT)
+        try:
+            approve_holding_statement(statement, admin)
+        except HoldingStatementRefused as refused:  # kept unapproved: an admin sees why in admin
+            statement.guard = {"ok": False, "message": str(refused)}
+        statement.save()
+
+
 def load_everything(logins_file: Path) -> dict[str, str]:
     load_demo_data()
     load_incidents()
     ensure_channels()
-    return ensure_users(logins_file)
+    load_deadline_rules()
+    logins = ensure_users(logins_file)
+    load_holding_statements()
+    return logins

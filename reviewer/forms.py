@@ -1,4 +1,5 @@
-"""Forms of the dashboard: starting a run from an incident, and filtering the run list."""
+"""Forms of the dashboard: starting a run from an incident, and filtering the run list; the admin
+forms of notification channels and holding statements."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.forms.fields import InvalidJSONInput
 from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import IN_FLIGHT_FILTER, Incident, IncidentFact, Run
+from reviewer.models import HoldingStatement, NotificationChannel
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -260,3 +262,68 @@ class IncidentFactForm(forms.ModelForm):
         model = IncidentFact
         fields = ["position", "key", "label", "value", "unit"]
         error_messages = {name: {"null_characters_not_allowed": _NUL_MESSAGE % name} for name in ("label", "value")}
+
+
+# -- deadlines, notification channels and holding statements (admin) ---------------------------------
+
+
+class NotificationChannelForm(forms.ModelForm):
+    """A channel names one of the destinations the operator declared (``OUTBOUND_DESTINATIONS``):
+    admins choose among them, never type a URL."""
+
+    destination = forms.ChoiceField(help_text="Declared by the operator in OUTBOUND_DESTINATIONS.")
+    events = forms.MultipleChoiceField(choices=NotificationChannel.Event.choices, widget=forms.CheckboxSelectMultiple)
+
+    class Meta:
+        model = NotificationChannel
+        fields = ["name", "destination", "group", "events", "active"]
+
+    def __init__(self, *args, **kwargs):
+        from reviewer import destinations
+
+        super().__init__(*args, **kwargs)
+        names = destinations.names()
+        self.fields["destination"].choices = [(name, name) for name in names]
+        if not names:
+            self.fields["destination"].help_text = ("Nothing is declared: the operator sets OUTBOUND_DESTINATIONS "
+                                                    "in the environment of the web process and the workers.")
+        if not self.instance.pk and not self.is_bound:
+            group = self.initial.get("group") or NotificationChannel.Group.LEADS
+            self.initial.setdefault("events", GROUP_EVENTS[group])
+
+    def clean_name(self):
+        return refuse_control_characters(self.cleaned_data["name"], "name")
+
+
+# What each group is told by default: leads that an escalation waits and is nearly due; the second
+# group that a deadline passed.
+GROUP_EVENTS = {
+    NotificationChannel.Group.LEADS: [NotificationChannel.Event.OPENED, NotificationChannel.Event.REMINDER],
+    NotificationChannel.Group.SECOND: [NotificationChannel.Event.BREACH],
+}
+
+
+class HoldingStatementForm(forms.ModelForm):
+    """Write a holding statement; tick "approve" to approve it, which the patch guard must pass
+    against the incident's current facts (the guard's message otherwise)."""
+
+    approve = forms.BooleanField(required=False, help_text="Approve it for one-click publishing on a breach: "
+                                                          "checked by the guard against the current facts.")
+
+    class Meta:
+        model = HoldingStatement
+        fields = ["incident", "text"]
+
+    def clean_text(self):
+        return refuse_control_characters(self.cleaned_data["text"], "text")
+
+    def clean(self):
+        from reviewer.deadlines import guard_message, guard_statement
+
+        data = super().clean()
+        incident, text = data.get("incident"), data.get("text")
+        if data.get("approve") and incident is not None and text:
+            check = guard_statement(incident, text)
+            if not check["ok"]:
+                raise forms.ValidationError(guard_message(check), code="guard")
+        return data

@@ -19,6 +19,9 @@ ROLE_PERMISSIONS = {
                    "agents.change_incident",
                    # unlock logins locked by repeated failures (django-axes), in the admin site
                    "axes.view_accessattempt", "axes.delete_accessattempt",
+                   # deadlines, notification channels and holding statements (SPEC §11)
+                   "reviewer.deadlinerule*", "reviewer.notificationchannel*", "reviewer.holdingstatement*",
+                   "reviewer.view_notification", "reviewer.view_deadlinebreach",
                    # where published updates go (names among the operator's allowlist, never URLs)
                    "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",
                    "reviewer.delete_deliverychannel", "reviewer.view_deliverychannel",
@@ -33,6 +36,8 @@ def _permissions(spec: str):
     query = Permission.objects.filter(content_type__app_label=app_label)
     if codename == "policy*":
         return query.exclude(content_type__model__in=RUN_RECORDS)
+    if codename.endswith("*"):  # every permission on one model: reviewer.deadlinerule*
+        return query.filter(content_type__model=codename[:-1])
     return query.filter(codename=codename)
 
 

@@ -208,6 +208,9 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")  # filled by collectstatic
 
+# The site's own address, for the absolute links in notifications (no trailing slash needed).
+SITE_URL = os.environ.get("SITE_URL") or "http://127.0.0.1:8000"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -251,6 +254,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},
+    # escalation deadlines: reminders and breaches (reviewer.deadlines), each at most once
+    "sweep-deadlines": {"task": "reviewer.tasks.sweep_deadlines", "schedule": 30.0},
     "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": 30.0},
 }
 

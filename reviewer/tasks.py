@@ -9,6 +9,11 @@ ahead: a worker killed mid-request leaves a pending row that the sweep sends aga
 is over. A failure schedules the next attempt with exponential backoff; after
 ``DELIVERY_MAX_ATTEMPTS`` the row is dead-lettered (``failed``) for a person to retry. The receiver
 gets the delivery's ``key`` as ``Idempotency-Key`` on every attempt, so it can drop duplicates.
+
+Escalation notifications (below): ``sweep_deadlines`` (Celery beat) claims each escalation's
+reminder and breach once; ``notify_opened`` tells the channels about a new escalation;
+``send_notification`` sends one notification with retries and exponential backoff, recording every
+failure on its row and never raising into the worker.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from reviewer import decisions
+from reviewer import deadlines, decisions, notifications
 from reviewer.channels import DeliveryFailed, send
-from reviewer.models import Delivery
+from reviewer.models import Delivery, Notification, NotificationChannel
 
 log = logging.getLogger("agents.deliveries")
 
@@ -126,3 +131,59 @@ def execute_change_request(change_pk: int) -> str:
         return change.status if change else "skipped"
     finally:
         close_old_connections()
+
+
+# -- escalation notifications and deadlines (reviewer.notifications, reviewer.deadlines) ------------------
+
+NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s, 80 s
+
+
+@shared_task(ignore_result=True)
+def sweep_deadlines() -> dict:
+    """Reminders and breaches that are due, each once; "opened" notices whose message was lost."""
+    counts = deadlines.sweep(timezone.now())
+    resend_pending()
+    return counts
+
+
+@shared_task(ignore_result=True)
+def notify_opened(escalation_pk: int) -> None:
+    with transaction.atomic():
+        if deadlines.claim_event(escalation_pk, NotificationChannel.Event.OPENED, timezone.now()):
+            notifications.enqueue(escalation_pk, NotificationChannel.Event.OPENED)
+
+
+# max_retries=None: the row's own attempts bound the retries (NOTIFICATION_RETRIES), across redeliveries too.
+@shared_task(bind=True, ignore_result=True, acks_late=True, max_retries=None)
+def send_notification(self, notification_pk: int) -> str:
+    """Send one notification. Safe twice: a sent or failed row is left alone. (Celery's Django fixup
+    closes stale connections around each task in a worker.)"""
+    row = Notification.objects.select_related("channel").filter(pk=notification_pk).first()
+    if row is None or row.status != Notification.Status.PENDING:
+        return "skipped"
+    attempt = row.attempts + 1
+    Notification.objects.filter(pk=row.pk).update(attempts=attempt)
+    try:
+        notifications.send(row)
+    except Exception as error:  # a failure is recorded, never raised into the worker
+        text = str(error) if isinstance(error, notifications.NotificationFailed) else f"{type(error).__name__}"
+        final = attempt > NOTIFICATION_RETRIES
+        notifications.record_attempt(row.pk, error=text, final=final)
+        notifications.log.warning("notification %s failed (attempt %d%s): %s", row.pk, attempt,
+                    ", giving up" if final else "", text)
+        if final:
+            return "failed"
+        raise self.retry(countdown=10 * 2 ** (attempt - 1)) from None
+    notifications.record_attempt(row.pk)
+    return "sent"
+
+
+def resend_pending(older_seconds: int = 600) -> int:
+    """Send again the notifications still pending ten minutes after they were made: longer than all
+    the retries' backoff, so their message was lost. The row's attempts bound the retries in all."""
+    cutoff = timezone.now() - timedelta(seconds=older_seconds)
+    pks = list(Notification.objects.filter(status=Notification.Status.PENDING, created_at__lt=cutoff)
+               .values_list("pk", flat=True)[:100])
+    for pk in pks:
+        send_notification.delay(pk)
+    return len(pks)

@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewer.api import api
-from reviewer.views import home, inbox, incidents, publishing, runs, status
+from reviewer.views import breaches, home, inbox, incidents, publishing, runs, status
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -28,6 +28,8 @@ urlpatterns = [
     path("escalations/<int:pk>/request-changes/", inbox.request_changes, name="escalation_request_changes"),
     path("escalations/<int:pk>/claim/", inbox.claim, name="escalation_claim"),
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
+    path("breaches/", breaches.breach_list, name="breaches"),
+    path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]

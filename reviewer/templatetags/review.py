@@ -2,7 +2,8 @@
 
 ``{% load review %}``, then ``{{ step.measurements|measurements }}`` and ``{{ step.output|as_text }}``.
 Both return plain strings; the template escapes them like any other value. ``{% word_diff ops %}``
-writes a word diff as escaped HTML.
+writes a word diff as escaped HTML. ``{{ escalation|deadline_class }}`` and ``{% deadline_label escalation %}``
+colour and label an inbox row by its time left.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from agents.core.stops import explain
+from reviewer.deadlines import time_left, urgency
 
 register = template.Library()
 
@@ -110,3 +112,30 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
             "since": since,
         }
     }
+
+
+@register.filter
+def deadline_class(escalation) -> str:
+    """An inbox row's class by its time left: ``deadline-overdue``, ``deadline-due-soon``,
+    ``deadline-on-time``, or nothing for an escalation without a deadline (or one decided)."""
+    state = urgency(escalation) if escalation.status == "pending" else ""
+    return f"deadline-{state}" if state else ""
+
+
+def _minutes(delta) -> str:
+    minutes = max(1, round(abs(delta.total_seconds()) / 60))
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes < 48 * 60 else f"{minutes // 1440} days"
+
+
+@register.simple_tag
+def deadline_label(escalation) -> SafeString:
+    """The time left as a label (``due in 4 min``, ``overdue by 2 min``), its deadline in the title."""
+    left = time_left(escalation)
+    if left is None or escalation.status != "pending":
+        return SafeString("")
+    state = urgency(escalation)
+    text = f"overdue by {_minutes(left)}" if state == "overdue" else f"due in {_minutes(left)}"
+    return format_html('<span class="deadline deadline-{}" title="Deadline {} UTC">{}</span>', state,
+                       escalation.deadline_at.strftime("%Y-%m-%d %H:%M"), text)

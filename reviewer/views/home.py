@@ -27,7 +27,11 @@ def home(request):
     now = timezone.now()
     day, week, today = since("24h", now), since("7d", now), since("today", now)
 
-    pending = Escalation.objects.filter(status=Escalation.Status.PENDING).count()
+    # One query for both: what waits now, and the deadline breaches of the week (each recorded once,
+    # as a DeadlineBreach and the escalation's breached_at).
+    escalations = Escalation.objects.aggregate(pending=Count("id", filter=Q(status=Escalation.Status.PENDING)),
+                                               breaches=Count("id", filter=Q(breached_at__gte=week)))
+    pending = escalations["pending"]
     in_flight = Run.objects.filter(status__in=Run.IN_FLIGHT).count()
     by_status = dict(Run.objects.filter(created_at__gte=today).order_by().values_list("status")
                      .annotate(n=Count("id")))
@@ -50,5 +54,6 @@ def home(request):
         "failed_week": sum(n for reason, n in week_counts.items()
                            if reason != "success" and not opens_escalation(reason)),
         "charts": [(day_counts, "24h"), (week_counts, "7d")],
+        "breaches_week": escalations["breaches"],
     }
     return render(request, "home.html", context)

@@ -42,7 +42,7 @@ def inbox(request):
     filters, form = _filters(request)
     pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
                                                      claimed_by=request.user if filters["mine"] else None)
-               .for_list().order_by("opened_at", "id"))
+               .for_list().by_deadline())
     page = Paginator(pending, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,

@@ -1,0 +1,214 @@
+"""Deadlines of escalations, their reminders and breaches, and holding statements (SPEC §11).
+
+An escalation gets its deadline when it opens, from the most specific :class:`DeadlineRule`. The
+sweep (``reviewer.tasks.sweep_deadlines``, Celery beat) claims each event of an escalation once, by a
+conditional ``UPDATE ... WHERE <field> IS NULL`` (the healthchecks ``sendalerts`` trick): "opened"
+(a safety net for a lost message), the reminder before the deadline and the breach. A breach is
+recorded and notified; it never decides anything. When the incident has a holding statement an admin
+approved, and it still passes the guard against the incident's current facts, ops are offered it to
+publish instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agents.core.guard import check_final_answer, strict_claims_for
+from agents.core.inputs import control_character
+from agents.core.policy import default_policy
+from agents.models import Incident
+from agents.policy_rows import load_policy
+from reviewer.models import DeadlineBreach, DeadlineRule, Escalation, HoldingStatement, NotificationChannel
+
+log = logging.getLogger("reviewer.deadlines")
+
+Event = NotificationChannel.Event
+# A freshly opened escalation is notified by the task its opening enqueues; the sweep only steps in
+# for one whose message was lost (the embedded broker has no redelivery).
+OPENED_GRACE = timedelta(minutes=1)
+# ... and only for a day: escalations that waited before notifications existed are not announced late.
+OPENED_WINDOW = timedelta(days=1)
+# Time left under which an inbox row reads "due soon" when its rule has no reminder lead time.
+DUE_SOON = timedelta(minutes=5)
+
+
+class HoldingStatementRefused(Exception):
+    """The holding statement cannot be approved or offered; the message says why (the guard's own)."""
+
+
+def rule_for(severity: str, pipeline: str) -> DeadlineRule | None:
+    """The most specific rule for an incident's severity and a pipeline: severity and pipeline, then
+    severity alone, then pipeline alone, then the catch-all (both blank); None if no rule fits."""
+    severity = (severity or "").strip().upper()
+    fitting = DeadlineRule.objects.filter(Q(severity=severity) | Q(severity=""), Q(pipeline=pipeline) | Q(pipeline=""))
+    return min(fitting, key=lambda rule: (rule.severity == "", rule.pipeline == ""), default=None)
+
+
+def deadline_fields(run, opened_at: datetime) -> dict:
+    """``deadline_at`` and ``remind_at`` for an escalation of ``run`` opened at ``opened_at``
+    (both None when no rule fits: such an escalation waits without a deadline, as before)."""
+    incident = run.incident if run.incident_id else None
+    rule = rule_for(incident.severity if incident else "", run.pipeline)
+    if rule is None:
+        return {"deadline_at": None, "remind_at": None}
+    deadline = opened_at + timedelta(minutes=rule.minutes)
+    remind = deadline - timedelta(minutes=rule.reminder_minutes) if rule.reminder_minutes else None
+    return {"deadline_at": deadline, "remind_at": remind}
+
+
+# -- the sweep ------------------------------------------------------------------------------------------
+
+
+EVENT_FIELDS = {Event.OPENED: "notified_at", Event.REMINDER: "reminded_at", Event.BREACH: "breached_at"}
+
+
+def claim_event(escalation_pk: int, event: str, now: datetime) -> bool:
+    """Mark ``event`` as done for a pending escalation, once: True for the one caller that won."""
+    field = EVENT_FIELDS[event]
+    return bool(Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING, **{field: None})
+                .update(**{field: now}))
+
+
+def due(now: datetime) -> dict[str, list[int]]:
+    """Pending escalations with an event to claim, by event (oldest deadline first)."""
+    pending = Escalation.objects.pending().order_by("deadline_at", "opened_at", "pk")
+    return {
+        Event.OPENED: list(pending.filter(notified_at=None, opened_at__lte=now - OPENED_GRACE,
+                                          opened_at__gt=now - OPENED_WINDOW).values_list("pk", flat=True)),
+        Event.REMINDER: list(pending.filter(reminded_at=None, breached_at=None, remind_at__lte=now,
+                                            deadline_at__gt=now).values_list("pk", flat=True)),
+        Event.BREACH: list(pending.filter(breached_at=None, deadline_at__lte=now).values_list("pk", flat=True)),
+    }
+
+
+def sweep(now: datetime | None = None) -> dict[str, int]:
+    """Claim and notify each due event once; record each breach. Returns how many of each.
+
+    Nothing here changes an escalation's status: a deadline never approves (or rejects) anything.
+    """
+    from reviewer import notifications
+
+    now = now or timezone.now()
+    counts = {}
+    for event, pks in due(now).items():
+        counts[event] = 0
+        for pk in pks:
+            with transaction.atomic():
+                if not claim_event(pk, event, now):
+                    continue  # decided meanwhile, or another sweep took it
+                if event == Event.BREACH:
+                    record_breach(pk, now)
+                notifications.enqueue(pk, event)
+            counts[event] += 1
+    if counts.get(Event.BREACH):
+        log.warning("%d escalation deadline(s) breached", counts[Event.BREACH])
+    return counts
+
+
+def record_breach(escalation_pk: int, now: datetime) -> DeadlineBreach:
+    escalation = Escalation.objects.select_related("run__incident").get(pk=escalation_pk)
+    incident = escalation.run.incident
+    statement = offerable_statement(incident) if incident is not None else None
+    breach, _ = DeadlineBreach.objects.get_or_create(escalation=escalation, defaults={
+        "deadline_at": escalation.deadline_at or now, "at": now, "holding_statement": statement})
+    return breach
+
+
+# -- holding statements ---------------------------------------------------------------------------------
+
+
+def guard_statement(incident: Incident, text: str) -> dict:
+    """The patch guard's final-answer checks of ``text`` against the incident's current facts, under
+    the active reflection policy: the same checks a published update passed."""
+    try:
+        policy = load_policy("reflection")
+    except Exception:  # no active policy row: the defaults still guard
+        policy = default_policy("reflection")
+    context = incident.context()
+    result = check_final_answer(text, context, policy.guard, max_answer_chars=policy.max_answer_chars,
+                                strict_claims=strict_claims_for(context))
+    return {"ok": result.ok, "stop_reason": result.stop_reason, "violations": list(result.violations)}
+
+
+def guard_message(check: dict) -> str:
+    messages = "; ".join(v["message"] for v in check["violations"]) or check["stop_reason"] or ""
+    return f"The guard refused the holding statement against the incident's current facts: {messages}"
+
+
+def approve_holding_statement(statement: HoldingStatement, user) -> HoldingStatement:
+    """Approve ``statement`` if it passes the guard against the incident's current facts, recording
+    who, when, the facts' version and the guard's result; else :class:`HoldingStatementRefused`."""
+    if found := control_character(statement.text):
+        raise HoldingStatementRefused(f"The text contains a control character (U+{ord(found):04X}).")
+    check = guard_statement(statement.incident, statement.text)
+    if not check["ok"]:
+        raise HoldingStatementRefused(guard_message(check))
+    statement.approved_by, statement.approved_at = user, timezone.now()
+    statement.approved_version = statement.incident.latest_version() or statement.incident.record_version(user)
+    statement.guard = check
+    return statement
+
+
+def offerable_statement(incident: Incident) -> HoldingStatement | None:
+    """The incident's newest approved holding statement if it still passes the guard against the
+    incident's facts now (they may have changed since the admin approved it), else None."""
+    statement = incident.holding_statements.filter(approved_at__isnull=False).first()
+    if statement is None:
+        return None
+    if not guard_statement(incident, statement.text)["ok"]:
+        log.warning("holding statement %s no longer passes the guard; not offered", statement.pk)
+        return None
+    return statement
+
+
+def time_left(escalation: Escalation, now: datetime | None = None) -> timedelta | None:
+    if escalation.deadline_at is None:
+        return None
+    return escalation.deadline_at - (now or timezone.now())
+
+
+def urgency(escalation: Escalation, now: datetime | None = None) -> str:
+    """``overdue``, ``due-soon`` (past its reminder, or within five minutes), ``on-time`` or ``""``
+    (no deadline): the inbox row's class."""
+    now = now or timezone.now()
+    left = time_left(escalation, now)
+    if left is None:
+        return ""
+    if left <= timedelta(0):
+        return "overdue"
+    if (escalation.remind_at and escalation.remind_at <= now) or left <= DUE_SOON:
+        return "due-soon"
+    return "on-time"
+
+
+def publish_holding_statement(breach_pk: int, user):
+    """Ops' one click on a breach: publish the incident's approved holding statement (through
+    ``reviewer.publishing.publish``), once per breach. The statement is checked by the guard again,
+    against the facts of now; the escalation itself stays pending for a lead. Raises
+    :class:`HoldingStatementRefused`, or ``publishing.PublishRefused`` / ``PermissionDenied``."""
+    from reviewer import publishing
+
+    breach = DeadlineBreach.objects.select_related("escalation__run__incident", "published_by").get(pk=breach_pk)
+    if breach.published_at is not None:
+        who = breach.published_by.get_username() if breach.published_by else "someone"
+        raise HoldingStatementRefused(f"The holding statement was already published for this breach, by {who}.")
+    if breach.escalation.status != Escalation.Status.PENDING:
+        raise HoldingStatementRefused("A lead decided the escalation meanwhile: publish the decided text instead.")
+    incident = breach.escalation.run.incident
+    statement = offerable_statement(incident) if incident is not None else None
+    if statement is None:
+        raise HoldingStatementRefused("No approved holding statement passes the guard against the incident's "
+                                      "current facts; an admin must approve one in admin.")
+    with transaction.atomic():
+        won = DeadlineBreach.objects.filter(pk=breach_pk, published_at=None).update(
+            published_at=timezone.now(), published_by=user, holding_statement=statement)
+        if not won:
+            raise HoldingStatementRefused("The holding statement was already published for this breach.")
+        return publishing.publish(incident, statement.text, actor=user,
+                                  reason=f"holding statement (deadline of escalation #{breach.escalation_id} "
+                                         "breached)")

@@ -1,0 +1,133 @@
+"""Telling people about escalations (SPEC §11): when one opens, when its deadline nears, when it passes.
+
+``enqueue`` writes one :class:`Notification` row per active channel that wants the event (at most
+one per escalation, event and channel: a unique constraint) and sends each through the
+``reviewer.tasks.send_notification`` task once the transaction commits: never in the request or the
+run's transaction. The task sends with apprise (one interface for Slack, JSON webhooks and the many
+services it knows) to the channel's destination, which the operator declared in
+``OUTBOUND_DESTINATIONS`` (``reviewer.destinations``): admins choose a name, never a URL. A failure
+is recorded on the row (attempts, last error) and retried; it never raises into the worker and
+never touches the escalation.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit, urlunsplit
+
+import apprise
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from reviewer.models import Escalation, Notification, NotificationChannel
+
+log = logging.getLogger("reviewer.notifications")
+
+Event = NotificationChannel.Event
+
+
+class NotificationFailed(Exception):
+    """A send that did not go through; the message is safe to record (no URL, no secret)."""
+
+
+def enqueue(escalation_pk: int, event: str) -> list[int]:
+    """Create the event's notifications for every channel that wants it, and send them after commit."""
+    from reviewer.tasks import send_notification
+
+    channels = [c for c in NotificationChannel.objects.filter(active=True) if event in (c.events or [])]
+    created = []
+    for channel in channels:
+        row, new = Notification.objects.get_or_create(escalation_id=escalation_pk, event=event, channel=channel)
+        if new:
+            created.append(row.pk)
+    for pk in created:
+        # robust: a broker that is down must not fail the commit that already happened; the row
+        # stays pending and the sweep sends it again (resend_pending).
+        transaction.on_commit(lambda pk=pk: send_notification.delay(pk), robust=True)
+    return created
+
+
+def escalation_link(escalation_pk: int) -> str:
+    """The escalation page as an absolute link, from ``SITE_URL``."""
+    return settings.SITE_URL.rstrip("/") + reverse("escalation", args=[escalation_pk])
+
+
+HEADLINES = {
+    Event.OPENED: "Escalation #{pk} waits for a decision",
+    Event.REMINDER: "Reminder: escalation #{pk} is due {due}",
+    Event.BREACH: "Deadline breached: escalation #{pk} was not decided in time",
+}
+
+
+def message(escalation: Escalation, event: str, channel: NotificationChannel) -> tuple[str, str]:
+    """The title and body: incident, pipeline, reason, deadline and the absolute link. Plain text;
+    the model's reason is cut short and the receiver renders it (apprise sends it as text)."""
+    run = escalation.run
+    incident = run.incident if run.incident_id else None
+    deadline = escalation.deadline_at
+    due = f"at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else "with no deadline"
+    title = HEADLINES[event].format(pk=escalation.pk, due=due)
+    lines = [
+        f"Incident: {incident.incident_id} ({incident.severity or 'no severity'}) {incident.title}"
+        if incident else "Incident: none",
+        f"Pipeline: {run.get_pipeline_display()}",
+        f"Reason: {escalation.stop_reason}: {_short(escalation.summary)}",
+        f"Deadline: {due}",
+        escalation_link(escalation.pk),
+    ]
+    if event == Event.BREACH:
+        lines.insert(0, "Nothing was approved: the escalation still waits for a lead."
+                     + (" An approved holding statement can be published from the incident page."
+                        if hasattr(escalation, "breach") and escalation.breach.holding_statement_id else ""))
+    return title, "\n".join(lines)
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def apprise_url(url: str) -> str:
+    """An apprise URL for a declared destination: a service apprise recognises by its own web address
+    (Slack's incoming webhooks, Discord, Teams, …) as it is; any other http(s) address as a JSON
+    webhook (``json://`` / ``jsons://``)."""
+    if apprise.Apprise.instantiate(url, suppress_exceptions=True) is not None:
+        return url
+    parts = urlsplit(url)
+    return urlunsplit(("jsons" if parts.scheme == "https" else "json", parts.netloc, parts.path, parts.query, ""))
+
+
+def send(notification: Notification) -> None:
+    """Send one notification; raises :class:`NotificationFailed` with a message fit to record."""
+    from reviewer import destinations
+
+    try:
+        destination = destinations.resolve(notification.channel.destination)
+    except destinations.DestinationError as error:
+        raise NotificationFailed(str(error)) from None
+    escalation = Escalation.objects.select_related("run__incident").get(pk=notification.escalation_id)
+    title, body = message(escalation, notification.event, notification.channel)
+    sender = apprise.Apprise()
+    url = apprise_url(destination.url)
+    if not sender.add(url):
+        raise NotificationFailed(f"apprise cannot send to the destination {destination.name!r}")
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:
+        ok = sender.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
+    if not ok:
+        detail = " ".join(captured.getvalue().split())
+        for secret in (destination.url, url, urlsplit(destination.url).path):
+            if secret and secret != "/":
+                detail = detail.replace(secret, "…")
+        raise NotificationFailed(f"{destination.name} ({destination.host}): {detail or 'not delivered'}"[:1000])
+
+
+def record_attempt(pk: int, *, error: str = "", final: bool = False) -> None:
+    """Record one attempt: sent, or its error (failed when no retry is left)."""
+    if not error:
+        Notification.objects.filter(pk=pk).update(status=Notification.Status.SENT, sent_at=timezone.now(),
+                                                  last_error="")
+    else:
+        status = Notification.Status.FAILED if final else Notification.Status.PENDING
+        Notification.objects.filter(pk=pk).update(status=status, last_error=error)

@@ -1,0 +1,202 @@
+"""Escalation notifications (SPEC §11): apprise to a declared destination, here a real HTTP receiver on
+loopback (``json://``), when an escalation opens and when its deadline nears and passes (a clock the
+test controls); failures recorded and retried, never crashing the worker or losing the escalation."""
+
+import json
+import threading
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+import pytest
+import time_machine
+from django.db import transaction
+
+from agents.models import Run
+from reviewer import deadlines, decisions, notifications
+from reviewer.forms import NotificationChannelForm
+from reviewer.models import DeadlineRule, Escalation, Notification, NotificationChannel
+from reviewer.tasks import send_notification
+from tests import factories
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+XSS = "<script>alert(1)</script>"
+
+
+class Receiver:
+    """A JSON endpoint on 127.0.0.1 that keeps every body it gets and answers ``status``."""
+
+    def __init__(self, status: int = 200):
+        self.status, self.bodies, self.lock = status, [], threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver.lock:
+                    receiver.bodies.append(json.loads(body))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/notify"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def titles(self) -> list[str]:
+        with self.lock:
+            return [body["title"] for body in self.bodies]
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver(monkeypatch):
+    """A receiver declared as the destination ``team-hook`` (OUTBOUND_DESTINATIONS), and the channels
+    of both groups on it."""
+    started = Receiver()
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"team-hook={started.url}")
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def channels(db):
+    return SimpleNamespace(
+        leads=NotificationChannel.objects.create(name="leads", destination="team-hook", group="leads",
+                                                 events=["opened", "reminder"]),
+        second=NotificationChannel.objects.create(name="duty managers", destination="team-hook", group="second",
+                                                  events=["breach"]),
+    )
+
+
+@pytest.fixture
+def p1(db):
+    DeadlineRule.objects.create(severity="P1", minutes=10, reminder_minutes=3)
+    return factories.make_incident("inc_pay_p1", severity="P1", title=f"Payments {XSS}")
+
+
+def open_escalation(incident) -> Escalation:
+    """Open an escalation the way a finished run does: in the run's transaction, told after commit."""
+    with transaction.atomic():
+        run = factories.make_run("reflection", incident=incident, snapshot=True, status=Run.Status.STOPPED,
+                                 stop_reason="policy_escalation")
+        result = SimpleNamespace(stop_reason="policy_escalation", escalation_reason=f"Unverified ETA {XSS}",
+                                 candidate="", guard=None)
+        decisions.open_escalation(None, run=run, result=result, draft="We are investigating.")
+    return Escalation.objects.get(run=run)
+
+
+def test_the_message_names_incident_pipeline_reason_deadline_and_an_absolute_link(p1, channels, settings):
+    settings.SITE_URL = "https://review.example.com/"
+    with time_machine.travel(T0, tick=False):
+        escalation = factories.make_escalation(incident=p1, reason="Unverified ETA.")
+        Escalation.objects.filter(pk=escalation.pk).update(**deadlines.deadline_fields(escalation.run, T0))
+        escalation.refresh_from_db()
+    title, body = notifications.message(escalation, "opened", channels.leads)
+    assert title == f"Escalation #{escalation.pk} waits for a decision"
+    assert "Incident: inc_pay_p1 (P1)" in body and "Pipeline: Reflection" in body
+    assert "Reason: policy_escalation: Unverified ETA." in body
+    assert "Deadline: at 2026-03-02 09:10 UTC" in body
+    assert f"https://review.example.com/escalations/{escalation.pk}/" in body
+
+
+@pytest.mark.worker
+def test_a_real_worker_notifies_on_open_reminder_and_breach_and_the_breach_decides_nothing(
+        p1, channels, receiver, start_worker):
+    start_worker(OUTBOUND_DESTINATIONS=f"team-hook={receiver.url}", SITE_URL="http://review.test")
+    with time_machine.travel(T0, tick=False):
+        escalation = open_escalation(p1)
+    opened = factories.wait_for(lambda: receiver.titles(), message="the opened notification")
+    assert opened == [f"Escalation #{escalation.pk} waits for a decision"]
+    body = receiver.bodies[0]["message"]
+    assert f"Payments {XSS}" in body and "Pipeline: Reflection" in body  # plain text, as sent
+    assert f"http://review.test/escalations/{escalation.pk}/" in body
+
+    with time_machine.travel(T0 + timedelta(minutes=7), tick=False):
+        assert deadlines.sweep()["reminder"] == 1
+    factories.wait_for(lambda: len(receiver.titles()) == 2, message="the reminder")
+    with time_machine.travel(T0 + timedelta(minutes=10), tick=False):
+        assert deadlines.sweep()["breach"] == 1
+        assert deadlines.sweep()["breach"] == 0  # at most once
+    factories.wait_for(lambda: len(receiver.titles()) == 3, message="the breach notice")
+
+    assert receiver.titles()[1].startswith(f"Reminder: escalation #{escalation.pk} is due at 2026-03-02 09:10")
+    assert receiver.titles()[2] == f"Deadline breached: escalation #{escalation.pk} was not decided in time"
+    assert "Nothing was approved" in receiver.bodies[2]["message"]
+    # The worker records "sent" just after the receiver answered: wait for the rows, not only the bodies.
+    factories.wait_for(lambda: Notification.objects.filter(status="sent").count() == 3, message="the rows sent")
+    sent = {(n.event, n.channel.name) for n in Notification.objects.filter(status="sent").select_related("channel")}
+    assert sent == {("opened", "leads"), ("reminder", "leads"), ("breach", "duty managers")}
+    escalation.refresh_from_db()
+    assert escalation.status == Escalation.Status.PENDING and escalation.decided_by is None
+
+
+def test_a_failing_receiver_is_retried_then_recorded_as_failed_and_the_escalation_stays(p1, channels, receiver):
+    receiver.status = 500
+    escalation = factories.make_escalation(incident=p1)
+    [pk] = notifications.enqueue(escalation.pk, "breach")
+
+    send_notification.apply(args=[pk])  # eager: each retry runs at once, without its countdown
+
+    row = Notification.objects.get(pk=pk)
+    assert row.status == Notification.Status.FAILED
+    assert row.attempts == 5 and len(receiver.bodies) == 5
+    assert "team-hook (127.0.0.1)" in row.last_error
+    assert receiver.url not in row.last_error
+    assert Escalation.objects.filter(pk=escalation.pk, status="pending").exists()
+
+
+def test_a_sent_notification_is_not_sent_again(p1, channels, receiver):
+    escalation = factories.make_escalation(incident=p1)
+    [pk] = notifications.enqueue(escalation.pk, "opened")
+    assert send_notification.apply(args=[pk]).get() == "sent"
+    assert send_notification.apply(args=[pk]).get() == "skipped"
+    assert notifications.enqueue(escalation.pk, "opened") == []  # one per escalation, event and channel
+    assert len(receiver.bodies) == 1
+
+
+def test_an_undeclared_destination_is_a_recorded_failure_not_a_crash(p1, channels, monkeypatch):
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", "")
+    escalation = factories.make_escalation(incident=p1)
+    [pk] = notifications.enqueue(escalation.pk, "opened")
+    assert send_notification.apply(args=[pk]).get() == "failed"
+    row = Notification.objects.get(pk=pk)
+    assert "'team-hook' is not declared in OUTBOUND_DESTINATIONS" in row.last_error
+
+
+def test_a_broker_that_is_down_does_not_fail_the_runs_commit(p1, channels, monkeypatch, transactional_db):
+    def down(*args, **kwargs):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr("reviewer.tasks.notify_opened.delay", down)
+    escalation = open_escalation(p1)  # the on_commit callback fails; the escalation is kept
+    assert Escalation.objects.filter(pk=escalation.pk, notified_at=None).exists()
+    with time_machine.travel(escalation.opened_at + timedelta(minutes=2), tick=False):
+        monkeypatch.setattr("reviewer.tasks.send_notification.delay", lambda pk: None)
+        assert deadlines.sweep()["opened"] == 1  # the sweep's safety net tells the channels instead
+    assert Notification.objects.filter(escalation=escalation, event="opened").count() == 1
+
+
+def test_admin_chooses_a_destination_among_the_declared_names(db, monkeypatch):
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", "team-hook=http://127.0.0.1:9/x;slack-ops=https://hooks.slack.com/s/T/B/X")
+    form = NotificationChannelForm(data={"name": "leads", "destination": "https://evil.example/",
+                                         "group": "leads", "events": ["opened"], "active": "on"})
+    assert not form.is_valid() and "destination" in form.errors
+    assert [name for name, _ in form.fields["destination"].choices] == ["slack-ops", "team-hook"]
+    form = NotificationChannelForm(data={"name": "leads", "destination": "team-hook", "group": "leads",
+                                         "events": ["opened", "reminder"], "active": "on"})
+    assert form.is_valid(), form.errors
+    assert form.save().events == ["opened", "reminder"]
+
+
+def test_slack_webhook_addresses_go_to_apprises_slack_and_others_as_json():
+    assert notifications.apprise_url("http://127.0.0.1:8/n") == "json://127.0.0.1:8/n"
+    assert notifications.apprise_url("https://hooks.example.com/n?x=1") == "jsons://hooks.example.com/n?x=1"
+    slack = "https://hooks.slack.com/services/T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ"
+    assert notifications.apprise_url(slack) == slack

@@ -907,6 +907,10 @@ class Run(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     stop_reason = models.CharField(max_length=200, blank=True)
     phase = models.CharField(max_length=20, blank=True)
+    # While in flight: the stage whose model call is waiting for an answer, and that call's number in
+    # the run ("revising (model call 3)…" on the run page); cleared when a step ends.
+    working_on = models.CharField(max_length=20, blank=True)
+    working_call = models.PositiveIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
     selected_route = models.CharField(max_length=100, blank=True)
@@ -1011,6 +1015,9 @@ class ModelCall(models.Model):
     raw = models.TextField(blank=True)  # kept whole for audit
     error = models.TextField(blank=True)
     note = models.TextField(blank=True)  # what the server did unasked (e.g. answered without the tool)
+    # The request's messages as sent ([{"role": "system", "content": ...}, {"role": "user", ...}]),
+    # keys redacted like every stored text; empty for calls recorded before requests were kept.
+    request = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

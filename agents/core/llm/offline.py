@@ -247,6 +247,7 @@ class OfflineModel:
             stage=request.stage, attempt=request.attempt, try_number=1, model=LABEL,
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, raw=text,
+            messages=({"role": "system", "content": request.system}, {"role": "user", "content": request.user}),
         )
         return ModelReply(text=text, via_tool=request.tool is not None, prompt_tokens=prompt_tokens,
                           completion_tokens=completion_tokens, calls=(record,))

@@ -749,10 +749,12 @@ class Incident(models.Model):
                 created_by=user if getattr(user, "pk", None) else None)
 
     def context(self) -> dict:
-        """The run context, in the shape the pipelines read: the identity and each fact's typed value
+        """The run context, in the shape the pipelines read: the identity (id, title, severity, status:
+        what the incident is, so a model drafts about this incident) and each fact's typed value
         under ``incident``, each fact's key, label and unit under ``fact_meta`` (for the number rules)."""
         facts = self.fact_list()
-        identity = {"incident_id": self.incident_id, "severity": self.severity, "status": self.status}
+        identity = {"incident_id": self.incident_id, "title": self.title, "severity": self.severity,
+                    "status": self.status}
         values = {k: v for k, v in identity.items() if v not in (None, "")}
         values.update((fact.key, fact.typed_value) for fact in facts)
         context = {
@@ -849,7 +851,7 @@ class IncidentFact(models.Model):
         return f"{self.label}: {self.shown}"
 
     def clean(self):
-        if self.key in ("incident_id", "severity", "status"):
+        if self.key in ("incident_id", "title", "severity", "status"):
             raise ValidationError({"key": f"“{self.key}” is part of the incident's identity, not a fact."})
         for name in ("label", "value"):
             found = control_character(getattr(self, name) or "")

@@ -128,6 +128,13 @@ class PipelinePolicy(models.Model):
         "text and the patch guard checks it. Off: “revise” leaves execution, so no model rewrites any text "
         "of this pipeline: a run whose review asks for a revision stops there and goes to a person.",
     )
+    auto_publish = models.BooleanField(
+        "auto-publish",
+        default=False,
+        help_text="Off by default. Switched on, a run of this pipeline that passed every gate (ended ok, "
+        "no escalation) is published to the delivery channels at once, without a person's click. "
+        "Escalated, blocked or failed runs are never published automatically.",
+    )
     decisions_policy = models.JSONField(
         "decisions allowed by policy",
         default=all_decisions,

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0009_incident_versions'),
+        ('agents', '0010_pipelinepolicy_auto_publish'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0010_trace_requests'),
+        ('agents', '0011_trace_requests'),
     ]
 
     operations = [

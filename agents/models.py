@@ -118,13 +118,15 @@ class PipelinePolicy(models.Model):
     pipeline = models.CharField(max_length=20, choices=PIPELINE_CHOICES)
     name = models.CharField(max_length=100)
     active = models.BooleanField(
-        default=False, help_text="Runs of this pipeline use its one active policy."
+        default=False, help_text="On: new runs of this pipeline use this policy (one active policy per "
+        "pipeline; a run keeps the snapshot it started with). Off: the row is kept but not used."
     )
     auto_revision = models.BooleanField(
         "auto-revision",
         default=True,
-        help_text="The emergency brake: switched off, “revise” is removed from execution, so a "
-        "review that asks for a revision stops instead of letting the model rewrite the text.",
+        help_text="The emergency brake. On: when the reviewer asks for a revision, the model rewrites the "
+        "text and the patch guard checks it. Off: “revise” leaves execution, so no model rewrites any text "
+        "of this pipeline: a run whose review asks for a revision stops there and goes to a person.",
     )
     auto_publish = models.BooleanField(
         "auto-publish",
@@ -137,13 +139,17 @@ class PipelinePolicy(models.Model):
         "decisions allowed by policy",
         default=all_decisions,
         blank=True,
-        help_text="Decisions the reviewer model may return at all. None ticked allows nothing.",
+        help_text="Allowed by policy: the decisions the reviewer model may return at all. A decision not "
+        "ticked here is an invalid answer and stops the run (…_decision_not_allowed_policy). None ticked "
+        "allows nothing.",
     )
     decisions_execution = models.JSONField(
         "decisions allowed in execution",
         default=all_decisions,
         blank=True,
-        help_text="Decisions that may be acted on; must be among those allowed by policy.",
+        help_text="Allowed in execution: the decisions acted on now; must be among those allowed by policy. "
+        "A decision allowed by policy but not here stops the run for a person instead of being acted on "
+        "(…_decision_denied_execution), e.g. revise with auto-revision off.",
     )
 
     # Budgets (§3). Empty where the pipeline has no such budget; left blank on a pipeline that
@@ -336,9 +342,13 @@ class IssueType(models.Model):
 
     name = models.CharField(max_length=50, unique=True)
     high_risk = models.BooleanField(
-        default=False, help_text="High-risk issues cannot be approved or revised: they escalate."
+        default=False, help_text="On: an issue of this type cannot be approved or revised: the run goes "
+        "to a person. Off: the reviewer may ask for a revision."
     )
-    enabled = models.BooleanField(default=True)
+    enabled = models.BooleanField(
+        default=True, help_text="On: the reviewer model may report this type. Off: a review or critique "
+        "naming it is refused (…_not_allowed_policy) and the run stops."
+    )
     description = models.TextField(blank=True)
 
     class Meta:
@@ -357,8 +367,16 @@ class RouteTarget(models.Model):
     name = models.CharField(max_length=50, unique=True)
     description = models.TextField(help_text="Shown to the model in the route catalog.")
     worker = models.CharField(max_length=50, help_text="Name of a registered worker.")
-    allowed_policy = models.BooleanField("allowed by policy", default=True)
-    allowed_execution = models.BooleanField("allowed in execution", default=True)
+    allowed_policy = models.BooleanField(
+        "allowed by policy", default=True,
+        help_text="On: the route is in the catalog the model chooses from. Off: the model is not offered it, "
+        "and choosing it anyway stops the run (invalid_route:route_not_allowed).",
+    )
+    allowed_execution = models.BooleanField(
+        "allowed in execution", default=True,
+        help_text="On: a choice of this route is delegated to its worker. Off (a switch for an outage of "
+        "that worker): the choice stops the run (route_denied) instead. Needs “allowed by policy”.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -428,9 +446,13 @@ class RestrictedClaim(models.Model):
     )
     strict_only = models.BooleanField(
         default=False,
-        help_text="Check this family only when the context asks to avoid absolute guarantees (§3.4.6).",
+        help_text="On: check this family only when the incident asks to avoid absolute guarantees "
+        "(§3.4.6). Off: check it on every text.",
     )
-    enabled = models.BooleanField(default=True)
+    enabled = models.BooleanField(
+        default=True, help_text="On: the guard checks every text for this claim. Off: the family is kept "
+        "but not checked."
+    )
     note = models.CharField(max_length=200, blank=True)
 
     class Meta:
@@ -476,7 +498,9 @@ class RegionToken(models.Model):
         help_text="The region's names in words and adjectives, comma-separated (e.g. Europe, European); "
         "a mention of one is a mention of the region.",
     )
-    enabled = models.BooleanField(default=True)
+    enabled = models.BooleanField(
+        default=True, help_text="On: the guard reads this token and its words as the region. Off: not read."
+    )
 
     class Meta:
         ordering = ["id"]
@@ -570,7 +594,9 @@ class Plan(models.Model):
     price = models.DecimalField(max_digits=10, decimal_places=2)
     currency = models.CharField(max_length=3, default="USD")
     period = models.CharField(max_length=20, default="month")
-    recommended = models.BooleanField(default=False, help_text="The plan the sales specialist recommends.")
+    recommended = models.BooleanField(
+        default=False, help_text="On: the plan the sales specialist recommends (one plan at most)."
+    )
 
     class Meta:
         ordering = ["code"]
@@ -617,11 +643,17 @@ class Payment(models.Model):
 
 
 class ServiceIncident(models.Model):
-    """An incident on a service, as the technical specialist reports it (§3.3)."""
+    """A service's status as the technical specialist looks it up to answer a ticket (§3.3): the
+    routing specialists' data, like plans and payments. It is not the product's incident (``Incident``,
+    with facts and versions, which runs draft updates for), so admin calls it a service status."""
 
     CLOSED_STATES = ("resolved",)
 
-    incident_id = models.CharField(max_length=32, unique=True, help_text="e.g. INC-4021")
+    incident_id = models.CharField(
+        "status id", max_length=32, unique=True,
+        help_text="The status page's id, e.g. INC-4021, which the technical specialist quotes to a customer. "
+        "Product incidents (with facts and runs) are under Incidents.",
+    )
     service = models.CharField(max_length=100)
     state = models.CharField(
         max_length=20,
@@ -633,6 +665,8 @@ class ServiceIncident(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         indexes = [models.Index(fields=["state", "updated_at"])]
+        verbose_name = "service status (technical specialist)"
+        verbose_name_plural = "service statuses (technical specialist)"
 
     def __str__(self) -> str:
         return self.incident_id
@@ -722,10 +756,12 @@ class Incident(models.Model):
                 created_by=user if getattr(user, "pk", None) else None)
 
     def context(self) -> dict:
-        """The run context, in the shape the pipelines read: the identity and each fact's typed value
+        """The run context, in the shape the pipelines read: the identity (id, title, severity, status:
+        what the incident is, so a model drafts about this incident) and each fact's typed value
         under ``incident``, each fact's key, label and unit under ``fact_meta`` (for the number rules)."""
         facts = self.fact_list()
-        identity = {"incident_id": self.incident_id, "severity": self.severity, "status": self.status}
+        identity = {"incident_id": self.incident_id, "title": self.title, "severity": self.severity,
+                    "status": self.status}
         values = {k: v for k, v in identity.items() if v not in (None, "")}
         values.update((fact.key, fact.typed_value) for fact in facts)
         context = {
@@ -822,7 +858,7 @@ class IncidentFact(models.Model):
         return f"{self.label}: {self.shown}"
 
     def clean(self):
-        if self.key in ("incident_id", "severity", "status"):
+        if self.key in ("incident_id", "title", "severity", "status"):
             raise ValidationError({"key": f"“{self.key}” is part of the incident's identity, not a fact."})
         for name in ("label", "value"):
             found = control_character(getattr(self, name) or "")
@@ -914,6 +950,10 @@ class Run(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     stop_reason = models.CharField(max_length=200, blank=True)
     phase = models.CharField(max_length=20, blank=True)
+    # While in flight: the stage whose model call is waiting for an answer, and that call's number in
+    # the run ("revising (model call 3)…" on the run page); cleared when a step ends.
+    working_on = models.CharField(max_length=20, blank=True)
+    working_call = models.PositiveIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
     selected_route = models.CharField(max_length=100, blank=True)
@@ -1018,6 +1058,9 @@ class ModelCall(models.Model):
     raw = models.TextField(blank=True)  # kept whole for audit
     error = models.TextField(blank=True)
     note = models.TextField(blank=True)  # what the server did unasked (e.g. answered without the tool)
+    # The request's messages as sent ([{"role": "system", "content": ...}, {"role": "user", ...}]),
+    # keys redacted like every stored text; empty for calls recorded before requests were kept.
+    request = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -55,7 +55,12 @@ class DatabaseObserver:
             measurements={k: v for k, v in entry.items() if k not in STEP_COLUMNS},
             output=entry.get("output"),
         )
-        Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), phase=entry["phase"])
+        Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), phase=entry["phase"],
+                                                  working_on="", working_call=None)
+
+    def on_call_start(self, run_id: str, stage: str, call_number: int) -> None:
+        Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), working_on=stage,
+                                                  working_call=call_number)
 
     def on_model_call(self, run_id: str, record: CallRecord) -> None:
         record = redact(record)
@@ -64,6 +69,7 @@ class DatabaseObserver:
             delivery=self.delivery, model=fit(ModelCall, "model", record.model), latency_ms=record.latency_ms,
             prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
             outcome=record.outcome, raw=record.raw, error=record.error, note=record.note,
+            request=[dict(message) for message in record.messages],
         )
         Run.objects.filter(pk=self.run_pk).update(
             heartbeat_at=timezone.now(),
@@ -88,6 +94,7 @@ def record_result(run_pk: int, result: RunResult) -> Run:
     run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
     run.stop_reason = result.stop_reason
     run.phase = result.phase or ""
+    run.working_on, run.working_call = "", None
     run.outcome = result.outcome or ""
     run.answer = result.answer or ""
     run.selected_route = result.selected_route or ""

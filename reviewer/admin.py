@@ -23,6 +23,11 @@ from reviewer.models import (
     PublishedUpdate,
 )
 
+# The admin is part of the product: its name and colours (templates/admin/base_site.html), not Django's.
+admin.site.site_header = "Gated review admin"
+admin.site.site_title = "Gated review admin"
+admin.site.index_title = "Policies, incidents and run records"
+
 
 class ReadOnlyMixin:
     def has_add_permission(self, request, obj=None):

@@ -23,12 +23,12 @@ from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
 
 
-def incident_from_context(context: dict, title: str) -> dict:
+def incident_from_context(context: dict) -> dict:
     """The incident of a run context (the inverse of ``Incident.context()``): its identity, and its
     facts as (key, label, value, unit); the report date is left to the day the incidents are loaded."""
     values = context["incident"]
     return {
-        "incident_id": values["incident_id"], "title": title, "severity": values.get("severity", ""),
+        "incident_id": values["incident_id"], "title": values["title"], "severity": values.get("severity", ""),
         "status": values.get("status", ""), "regions": [r.strip() for r in context.get("region", "").split(",")],
         "policy_hints": context.get("policy_hints", {}), "approved_actions": context.get("approved_actions", []),
         "facts": [(m["key"], m["label"], str(values[m["key"]]), m["unit"]) for m in context.get("fact_meta", [])],
@@ -38,7 +38,7 @@ def incident_from_context(context: dict, title: str) -> dict:
 # Three kinds of incident, each with its own facts: (key, label, value, unit).
 INCIDENTS = [
     # The incident of SPEC §3.3, defined once: the context file the README's run_pipeline command reads.
-    incident_from_context(json.loads(CONTEXT_FILE.read_text()), "P1 payment degradation in the US"),
+    incident_from_context(json.loads(CONTEXT_FILE.read_text())),
     {
         "incident_id": "inc_api_4021",
         "title": "Public API latency (mitigated)",

@@ -86,5 +86,5 @@ def fact_meta(context: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     if isinstance(meta, list):
         return [(str(m["key"]), str(m.get("label") or m["key"]), str(m.get("unit") or "text"))
                 for m in meta if isinstance(m, Mapping) and isinstance(m.get("key"), str)]
-    identity = {"incident_id", "severity", "status"}
+    identity = {"incident_id", "title", "severity", "status"}
     return [(key, key.replace("_", " ").capitalize(), "") for key in incident if key not in identity]

@@ -62,6 +62,19 @@ def as_text(output) -> str:
     return json.dumps(output, indent=2, ensure_ascii=False)
 
 
+# What a run is doing while a stage's model call is in flight, as the run page's in-flight line says it.
+STAGE_DOING = {
+    "draft": "drafting", "review": "reviewing", "revise": "revising", "revise_strict": "revising (strict)",
+    "shorten": "shortening", "critique": "critiquing", "route": "routing", "finalize": "writing the answer",
+}
+
+
+@register.filter
+def stage_doing(stage: str) -> str:
+    """``revise`` → ``revising``: the stage being worked on, for the in-flight line."""
+    return STAGE_DOING.get(stage, f"working on {stage}")
+
+
 @register.filter
 def step_status(status: str) -> str:
     """The status pill of a trace step: ok, running (a retry under way) or stopped."""

@@ -58,7 +58,8 @@ def test_a_policy_escalation_opens_an_escalation_with_the_whole_reason(demo_data
     run_now(run.pk)
     escalation = Escalation.objects.get(run=run)
     assert (escalation.status, escalation.stop_reason) == ("pending", "policy_escalation")
-    assert escalation.reason == Run.objects.get(pk=run.pk).escalation_reason and "refund" in escalation.reason
+    assert escalation.reason == Run.objects.get(pk=run.pk).escalation_reason
+    assert "The goal asks for compensation" in escalation.reason  # "refund" is in the goal, not the text
     assert escalation.candidate == escalation.draft != ""
 
 

@@ -192,3 +192,21 @@ def test_beat_does_not_outlive_its_worker(demo):
     assert running.process.wait(timeout=60) != 0
     assert_all_gone(running, tree)
     assert "worker ended on its own" in running.log_path.read_text()
+
+
+def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(demo, demo_env):
+    running = demo()
+    running.wait_ready()
+    log_dir = Path(demo_env["VAR_DIR"]) / "log"
+    # The worker's banner is written (to its file) once it is up; gunicorn logs warnings only.
+    wait_for(lambda: "celery@" in (log_dir / "worker.log").read_text(errors="replace"), READY_SECONDS,
+             "the worker's banner")
+    assert (log_dir / "web.log").exists() and (log_dir / "beat.log").exists()
+    wait_for(lambda: "(kept in" in running.log_path.read_text(), 30, "the logins")
+
+    output = running.log_path.read_text()
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    assert lines[-1].startswith("(kept in") and lines[-1].endswith("demo-logins.json)")
+    assert [line.split()[0] for line in lines[-4:-1]] == ["lead", "ops", "admin"]
+    assert lines[-6] == f"Open http://127.0.0.1:{running.port}/  (admin: http://127.0.0.1:{running.port}/admin/)"
+    assert "celery@" not in output and "[tasks]" not in output

@@ -43,6 +43,9 @@ class CallRecord:
     raw: str = ""  # what the model answered (tool arguments, JSON or text), kept for audit
     error: str = ""
     note: str = ""  # what the server did that the stage did not ask for (e.g. no tool call)
+    #: The request's messages as sent (``{"role": ..., "content": ...}``: the system and the user
+    #: message), so a person can read what the model was asked next to what it answered.
+    messages: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -164,16 +164,16 @@ class OpenAIChat:
 
     # -- request ---------------------------------------------------------------------------
 
-    def _params(self, request: StageRequest) -> dict[str, Any]:
+    def _messages(self, request: StageRequest) -> list[dict[str, str]]:
         user = request.user
         if self._instructions_in_user:  # for chat templates that drop the system message
             user = f"INSTRUCTIONS:\n{request.system}\n\n{user}"
+        return [{"role": "system", "content": request.system}, {"role": "user", "content": user}]
+
+    def _params(self, request: StageRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": [
-                {"role": "system", "content": request.system},
-                {"role": "user", "content": user},
-            ],
+            "messages": self._messages(request),
             "temperature": self.settings.temperature,
             self._limit_param: self._completion_limit(request),
         }
@@ -313,6 +313,8 @@ class OpenAIChat:
             model=self.settings.model,
             latency_ms=round(latency_ms, 3),
             outcome=outcome,
+            # A call the open circuit breaker refused sent nothing: no request to show.
+            messages=() if outcome == "llm_circuit_open" else tuple(self._messages(request)),
             **fields,
         )
 

@@ -3,9 +3,9 @@ with explicit rules and no network, so the demo, the tests and air-gapped instal
 gate end to end. It is not a language model and is labelled as the offline model wherever shown.
 
 Rules, by stage:
-- draft: status, each fact the incident has (by its label, in its unit), ETA and next actions from
-  the context, plus any ``key_messages`` the incident carries, verbatim. The ETA is stated plainly,
-  which the review then flags.
+- draft: the incident's title (what it is, in its own words), status, each fact the incident has
+  (by its label, in its unit), ETA and next actions from the context, plus any ``key_messages``
+  the incident carries, verbatim. The ETA is stated plainly, which the review then flags.
 - review / critique: escalate legal or compensation topics and anything the fact and claim checks
   reject (restricted claims, unsupported numbers); revise absolute promises (remove the sentence)
   and an ETA stated without uncertainty (add a caveat); otherwise approve.
@@ -50,13 +50,25 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _opening(incident: Mapping[str, Any], region: Any) -> str:
+    """What the incident is, in its own words: its title, with the regions unless the title names
+    them all. Without a title (a bare context), a service problem in the regions."""
+    regions = normalize(region) if isinstance(region, str) else ""
+    title = incident.get("title")
+    title = normalize(title).rstrip(".") if isinstance(title, str) else ""
+    if not title:
+        return f"We are investigating a service problem{f' in the {regions}' if regions else ''}."
+    named = all(re.search(rf"\b{re.escape(r.strip())}\b", title, re.IGNORECASE)
+                for r in regions.split(",") if r.strip())
+    return f"We are working on an incident{'' if named else f' in the {regions}'}: {title}."
+
+
 def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
-    """Status, then each fact the incident has by its label and unit, the ETA, the next actions."""
+    """The incident's title, its status, each fact it has by its label and unit, the ETA, the next
+    actions: only what the incident itself says, whatever the goal asks."""
     incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
-    region = context.get("region")
-    where = f" in the {normalize(region)}" if isinstance(region, str) and region.strip() else ""
     status = incident.get("status")
-    parts = [f"We are investigating a service problem{where}."]
+    parts = [_opening(incident, context.get("region"))]
     if isinstance(status, str) and status.strip():
         parts.append(f"Current status: {normalize(status)}.")
     for key, label, unit in fact_meta(context):
@@ -97,9 +109,16 @@ def findings(goal: str, draft: str, context: Mapping[str, Any], restricted_claim
     reviewer removes anyway (the whole sentence goes) is fixed, not escalated."""
     escalate: list[str] = []
     fixes: list[tuple[str, str, str, bool]] = []
-    legal = LEGAL.search(goal) or LEGAL.search(draft)
-    if legal:
-        escalate.append(f"Mentions {legal.group(0)!r}: compensation and legal commitments need a person.")
+    # A reason quotes only words of the text the person decides on: a word that is only in the goal
+    # ("credits") is named by what it asks, not quoted as if the draft said it.
+    in_draft, in_goal = LEGAL.search(draft), LEGAL.search(goal)
+    if in_draft:
+        escalate.append(f"The draft mentions “{in_draft.group(0)}”: compensation and legal commitments need a "
+                        "person.")
+    elif in_goal:
+        escalate.append("The goal asks for compensation or a legal commitment, which the draft does not make: "
+                        "a person decides what customers are promised.")
+    legal = in_draft or in_goal
     if isinstance(restricted_claims, GuardRules):
         rules = restricted_claims
     else:
@@ -247,6 +266,7 @@ class OfflineModel:
             stage=request.stage, attempt=request.attempt, try_number=1, model=LABEL,
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, raw=text,
+            messages=({"role": "system", "content": request.system}, {"role": "user", "content": request.user}),
         )
         return ModelReply(text=text, via_tool=request.tool is not None, prompt_tokens=prompt_tokens,
                           completion_tokens=completion_tokens, calls=(record,))

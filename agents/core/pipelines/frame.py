@@ -26,7 +26,11 @@ REASON_PREVIEW_CHARS = 120  # the result shows this much of an escalation reason
 
 
 class Observer(Protocol):
-    """Hears each step and each model request as it happens (the Django side persists them)."""
+    """Hears each step and each model request as it happens (the Django side persists them).
+
+    ``on_call_start`` (optional: an observer without it is not told) hears that a stage is about to
+    call the model, with the number that call will have in the run, so a page can say what the run
+    is waiting for ("revising (model call 3)…")."""
 
     def on_step(self, run_id: str, entry: dict[str, Any]) -> None: ...
 
@@ -35,6 +39,9 @@ class Observer(Protocol):
 
 class NullObserver:
     def on_step(self, run_id: str, entry: dict[str, Any]) -> None:
+        pass
+
+    def on_call_start(self, run_id: str, stage: str, call_number: int) -> None:
         pass
 
     def on_model_call(self, run_id: str, record: CallRecord) -> None:
@@ -121,6 +128,8 @@ class RunState:
         self._check_budgets()  # a budget already spent stops before spending more
         # No request of this call may outlast the run's wall-time budget.
         request = replace(request, time_left=self.policy.max_seconds - self.elapsed())
+        if (starting := getattr(self.observer, "on_call_start", None)) is not None:
+            starting(self.run_id, request.stage, self.calls + 1)
         try:
             reply = self.llm.complete(request)
         except LLMError as error:

@@ -10,6 +10,7 @@ included) outlives the others or keeps the port.
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -51,6 +52,7 @@ class Command(BaseCommand):
         self.serve(port, logins, web_workers=web_workers, web_threads=web_threads)
 
     def print_logins(self, logins, port):
+        """The URL and the logins, as the last thing the demo prints (the servers log to files)."""
         self.stdout.write(self.style.SUCCESS(f"\n  Open http://127.0.0.1:{port}/  (admin: http://127.0.0.1:{port}/admin/)\n"))
         self.stdout.write(f"  API docs: http://127.0.0.1:{port}/api/docs  (tokens: manage.py api_token <user>)\n")
         roles = {"lead": "support lead: works the escalation inbox", "ops": "ops staff: starts runs",
@@ -58,6 +60,7 @@ class Command(BaseCommand):
         for username, password in logins.items():
             self.stdout.write(f"  {username:6} / {password:16} {roles.get(username, '')}")
         self.stdout.write(f"  (kept in {Path(settings.VAR_DIR) / 'demo-logins.json'})\n")
+        self.stdout.flush()
 
     def serve(self, port, logins, *, web_workers, web_threads):
         # SIGTERM (a service manager, `kill`) stops the children like Ctrl-C does, instead of ending
@@ -75,25 +78,64 @@ class Command(BaseCommand):
             "beat": [sys.executable, "-m", "celery", "-A", "reviewer", "beat", "--loglevel", "WARNING",
                      "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
         }
-        children, ended = {}, []
+        # Each child logs to its own file: the URL and the logins stay the last lines on the screen.
+        log_dir = Path(settings.VAR_DIR) / "log"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        logs = {name: log_dir / f"{name}.log" for name in commands}
+        children, failure = {}, ""
         try:
+            self.stdout.write(f"Starting the web app, a worker and beat (their logs: {log_dir}/)…")
             for name, command in commands.items():
-                children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True,
-                                                  preexec_fn=_die_with_parent)
-            self.print_logins(logins, port)
-            self.stdout.write("  Ctrl-C stops the web app, the worker and beat.\n")
-            # Wait for any child to end, without reaping it (Popen still sees its exit status).
-            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
-            ended = [name for name, child in children.items() if child.poll() is not None] or ["a child"]
-            self.stderr.write(f"{', '.join(ended)} ended on its own; stopping the others…")
+                with logs[name].open("ab") as log:
+                    children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True,
+                                                      stdout=log, stderr=subprocess.STDOUT,
+                                                      preexec_fn=_die_with_parent)
+            if _wait_until_serving(port, children.values()):
+                self.stdout.write("  Ctrl-C stops the web app, the worker and beat.")
+                self.print_logins(logins, port)
+                # Wait for any child to end, without reaping it (Popen still sees its exit status).
+                os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+            ended = [name for name, child in children.items() if child.poll() is not None]
+            if ended:
+                failure = f"{', '.join(ended)} ended on its own"
+            else:
+                ended, failure = ["web"], f"the web app did not answer on port {port} within {SERVE_WAIT_SECONDS} s"
+            self.stderr.write(f"{failure}; stopping the others…")
+            for name in ended:
+                self.stderr.write(f"The end of {logs[name]}:\n{_tail(logs[name])}")
         except (KeyboardInterrupt, StopRequested):
             self.stdout.write("\nStopping…")
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             stop_all(children.values())
-        if ended:
-            raise CommandError(f"{', '.join(ended)} ended on its own; the demo stopped the others.")
+        if failure:
+            raise CommandError(f"{failure}; the demo stopped the others.")
+
+
+SERVE_WAIT_SECONDS = 120  # gunicorn's start on a loaded 2-core machine, with room
+
+
+def _wait_until_serving(port: int, children) -> bool:
+    """True once the web app accepts connections on ``port``; False as soon as a child has ended (or
+    after SERVE_WAIT_SECONDS), so the demo never prints a URL that does not answer."""
+    deadline = time.monotonic() + SERVE_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if any(child.poll() is not None for child in children):
+            return False
+        with socket.socket() as sock:
+            sock.settimeout(1)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.1)  # polling a port that is not open yet; the deadline bounds it
+    return False
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
 
 
 class StopRequested(Exception):

@@ -125,8 +125,14 @@ def test_let_us_know_is_not_region_us():
     assert checks("Please let us know if you see errors.", canonical_json(context)) == []
 
 
+def in_the_eu() -> dict:
+    """The demo context moved to the EU, its title (which names the US) left out."""
+    incident = {k: v for k, v in DEMO_CONTEXT["incident"].items() if k != "title"}
+    return {**DEMO_CONTEXT, "region": "EU", "incident": incident}
+
+
 def test_upper_case_us_not_in_context_is_new_region():
-    context = {**DEMO_CONTEXT, "region": "EU"}
+    context = in_the_eu()
     assert checks("Customers in the US are affected.", canonical_json(context)) == [
         ("new_region", "US")
     ]
@@ -148,7 +154,7 @@ def test_region_as_lower_case_json_value_is_supported():
 
 
 def test_lower_case_us_in_the_original_does_not_support_region_us():
-    allowed = ALLOWED.replace('"region":"US"', '"region":"EU"') + "\nLet us know."
+    allowed = canonical_json(in_the_eu()) + "\nLet us know."
     assert checks("Customers in the US are affected.", allowed) == [("new_region", "US")]
 
 

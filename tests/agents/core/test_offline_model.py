@@ -35,7 +35,18 @@ def test_reflection_approves_a_draft_without_an_eta():
 def test_compensation_goal_is_escalated(name):
     result = run(name, goal="Tell customers they will receive service credits for the outage.")
     assert (result.stop_reason, result.status) == ("policy_escalation", "stopped")
-    assert "credits" in result.escalation_reason
+    assert "The goal asks for compensation or a legal commitment" in result.escalation_reason
+    # "credits" is in the goal, not in the text the person decides on: the reason does not cite it.
+    assert "credits" not in result.candidate.lower() and "credits" not in result.escalation_reason.lower()
+
+
+@pytest.mark.parametrize("name", ["reflection", "self_critique"])
+def test_a_compensation_word_in_the_draft_is_cited(name):
+    context = {**DEMO_CONTEXT, "key_messages": ["Affected customers can ask support for a refund."]}
+    result = run(name, context=context)
+    assert result.stop_reason == "policy_escalation"
+    assert "The draft mentions “refund”" in result.escalation_reason and "refund" in result.candidate
+
 
 
 def test_a_restricted_claim_in_incident_data_is_escalated_not_published():

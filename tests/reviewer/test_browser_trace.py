@@ -1,0 +1,62 @@
+"""The run page's trace in a browser (issue 12, item 15), at 1366×900 and 390×844: while the revision
+is with the model the in-flight line says "revising (model call 3)…"; once the run ends, each model
+call's request opens next to its answer, and the key is nowhere on the page. Screenshots in
+test-artifacts/ (trace-in-flight-*.png, trace-request-*.png)."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from agents.core.llm.scripted_demo import DRAFT, REVISE, REVISED
+from agents.core.llm.scripted_server import delay, tool_call
+from agents.models import ModelCall, Run
+from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+KEY = "sk-browser-trace-key-vqzmd"
+DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
+
+
+def test_ops_sees_the_stage_in_flight_then_opens_each_request_next_to_its_answer(
+        page, live_server, users, demo_data, start_worker, fake_openai, screenshot):
+    fake_openai.script(tool_call("submit_draft", {"draft": DRAFT}), tool_call("reflect", REVISE),
+                       delay(4, tool_call("submit_revision", {"revised_answer": REVISED})))
+    start_worker(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
+
+    page.set_viewport_size(PHONE)
+    log_in(page, live_server, "ops")
+    page.goto(f"{live_server.url}/incidents/inc_pay_2041/")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+
+    in_flight = page.locator("#run-in-flight")
+    expect(in_flight).to_have_text(re.compile(r"^\s*revising\s+\(model call 3\)…\s*$"), timeout=20_000)
+    screenshot(page, "trace-in-flight-390")
+    expect(page.locator("#run-header .status").first).to_have_text("ok", timeout=20_000)
+    expect(in_flight).to_have_count(0)
+
+    run = Run.objects.get()
+    assert [c.stage for c in ModelCall.objects.filter(run=run)] == ["draft", "review", "revise"]
+    for viewport, name in ((DESKTOP, "1366"), (PHONE, "390")):
+        page.set_viewport_size(viewport)
+        page.reload()
+        third = page.locator("tr.call-io details").nth(2)
+        expect(third.locator(".call-io-panes")).not_to_be_visible()
+        third.locator("summary").click()
+        request, answer = third.locator(".call-io-panes > div").nth(0), third.locator(".call-io-panes > div").nth(1)
+        expect(request).to_contain_text("system")
+        expect(request).to_contain_text("submit_revision")  # the revise stage's instructions
+        expect(request).to_contain_text("This estimate may change as we learn more.")  # its fix plan
+        expect(answer).to_contain_text(REVISED[:60])
+        request_box, answer_box = request.bounding_box(), answer.bounding_box()
+        if viewport is DESKTOP:  # next to each other
+            assert answer_box["x"] > request_box["x"] + request_box["width"] - 1
+        else:  # stacked, and nothing scrolls sideways
+            assert answer_box["y"] >= request_box["y"] + request_box["height"] - 1
+            assert page.evaluate("() => document.querySelector('.call-io-panes').scrollWidth")\
+                <= page.evaluate("() => document.querySelector('.call-io-panes').clientWidth")
+        third.scroll_into_view_if_needed()
+        screenshot(page, f"trace-request-{name}")
+        assert KEY not in page.content()

@@ -965,6 +965,20 @@ class Run(models.Model):
             return True
         return self.status == Run.Status.STOPPED and not opens_escalation(self.stop_reason)
 
+    def show_progress(self, steps, calls) -> None:
+        """While the run is in flight, its phase and usage as its stored steps and model calls say.
+
+        The observer writes only those rows while a run is in flight (one INSERT per step or call,
+        no UPDATE of the run); ``record_result`` writes the final phase and totals on the run.
+        """
+        if not self.in_flight:
+            return
+        if steps:
+            self.phase = steps[-1].phase
+        self.model_calls = len(calls)
+        self.prompt_tokens = sum(c.prompt_tokens for c in calls)
+        self.completion_tokens = sum(c.completion_tokens for c in calls)
+
     def related(self, name: str):
         """A reverse one-to-one (``review``, ``audit``, ``escalation``) or None when there is none."""
         try:

@@ -430,6 +430,8 @@ def _escalation_brief(escalation: Escalation | None) -> dict | None:
 
 
 def _run_out(run: Run) -> dict:
+    steps, calls = list(run.steps.all()), list(run.calls.all())
+    run.show_progress(steps, calls)
     review = run.related("review")
     audit = run.related("audit")
     verdict = None
@@ -451,10 +453,10 @@ def _run_out(run: Run) -> dict:
         "guard": run.guard, "details": run.details or {},
         "trace": [{"index": s.index, "phase": s.phase, "status": s.status, "stop_reason": s.stop_reason,
                    "decision": s.decision, "duration_ms": s.duration_ms, "measurements": s.measurements,
-                   "output": s.output} for s in run.steps.all()],
+                   "output": s.output} for s in steps],
         "model_calls": [{"stage": c.stage, "attempt": c.attempt, "try_number": c.try_number, "model": c.model,
                          "latency_ms": c.latency_ms, "prompt_tokens": c.prompt_tokens,
-                         "completion_tokens": c.completion_tokens, "outcome": c.outcome} for c in run.calls.all()],
+                         "completion_tokens": c.completion_tokens, "outcome": c.outcome} for c in calls],
         "model": run.model_label,
         "usage": {"model_calls": run.model_calls, "prompt_tokens": run.prompt_tokens,
                   "completion_tokens": run.completion_tokens, "cost": float(run.cost)},

@@ -31,6 +31,8 @@ def _run_context(request, pk: int) -> dict:
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
     steps = list(run.steps.all())
+    calls = list(run.calls.all())
+    run.show_progress(steps, calls)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
     audit = run.related("audit")
     diff = None
@@ -44,7 +46,7 @@ def _run_context(request, pk: int) -> dict:
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
         "steps": steps,
-        "calls": list(run.calls.all()),
+        "calls": calls,
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,

@@ -262,3 +262,35 @@ def test_labels_longer_than_their_columns_are_stored_shortened_not_refused(demo_
     for row, field in [(run, "model_label"), (run, "endpoint")] + [(call, "model") for call in run.calls.all()]:
         value, limit = getattr(row, field), type(row)._meta.get_field(field).max_length
         assert len(value) <= limit and value.endswith("…"), (field, len(value))
+
+
+def test_a_run_updates_its_row_three_times_and_reads_it_once(demo_data, django_assert_max_num_queries):
+    """Issue 15: the observer writes a step or a call as one INSERT (no UPDATE of the run after each),
+    and record_result writes without reading the run, its review or its audit first."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    with CaptureQueriesContext(connection) as queries:
+        result = run_now(run.pk)
+    statements = [q["sql"] for q in queries.captured_queries]
+    run_updates = [s for s in statements if s.startswith('UPDATE "agents_run"')]
+    run_reads = [s for s in statements if s.startswith("SELECT") and 'FROM "agents_run"' in s]
+    assert len(result.trace) >= 4 and result.usage["model_calls"] >= 3
+    assert len(run_updates) == 3, run_updates  # the claim, the model label, the result
+    assert len(run_reads) == 1, run_reads  # the claimed row
+    assert not [s for s in statements if s.startswith("SELECT") and ("agents_review" in s or "agents_auditdiff" in s)]
+    run.refresh_from_db()
+    assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")
+
+
+def test_record_result_again_replaces_the_review_and_audit(demo_data):
+    """A run taken over after its worker went silent may record a result where one exists already."""
+    from agents.observer import record_result
+
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    result = run_now(run.pk)
+    result.critique = {**result.critique, "reason": "second delivery"}
+    record_result(run.pk, result)
+    assert Review.objects.filter(run=run).count() == AuditDiff.objects.filter(run=run).count() == 1
+    assert Review.objects.get(run=run).reason == "second delivery"

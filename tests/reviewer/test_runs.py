@@ -424,3 +424,15 @@ def test_run_page_query_count_does_not_grow_with_the_trace(login, demo_data, dja
         assert client.get(run_url(run)).status_code == 200
     with django_assert_max_num_queries(8):
         assert client.get(trace_url(run), HTTP_HX_REQUEST="true").status_code == 286
+
+
+def test_an_in_flight_run_shows_its_phase_and_usage_from_its_stored_steps_and_calls(login, demo_runs):
+    """The observer does not update the run row while it runs (issue 15): the page reads its steps and calls."""
+    run = make_run("reflection", status="running")
+    TraceStep.objects.create(run=run, index=1, phase="draft", output="A draft.")
+    TraceStep.objects.create(run=run, index=2, phase="review", output={"decision": "revise"})
+    for stage in ("draft", "review"):
+        ModelCall.objects.create(run=run, stage=stage, model="m", latency_ms=5, prompt_tokens=100, completion_tokens=7)
+    html = login("ops").get(run_url(run)).content.decode()
+    assert "<dt>Phase</dt><dd>review</dd>" in html
+    assert "2 model calls" in html and "200 prompt + 14 completion tokens" in html

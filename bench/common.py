@@ -463,6 +463,17 @@ class CeleryWorker:
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the worker process has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def idle_cpu_percent(self, seconds: float) -> float:
+        """Share of one core the worker uses while it has nothing to do, over ``seconds``."""
+        before, started = self.cpu_seconds(), time.monotonic()
+        time.sleep(seconds)
+        return (self.cpu_seconds() - before) / (time.monotonic() - started) * 100
+
     def errors(self) -> list[str]:
         """The distinct exceptions the worker logged, each with the last frame of our code that raised
         it and how often: "OperationalError: database is locked (agents/observer.py:85 in record_result) x3"."""

@@ -44,6 +44,7 @@ from bench import common
 from bench.common import PIPELINES, fmt_ms, median, percentile, print_table
 
 TARGET_WORKER_MS = 25.0  # (c) submit -> finished, wall per run
+TARGET_IDLE_CPU = 2.0  # % of one core, an idle (c) worker
 TARGET_SHARE = 1.0  # % of wall time at 1 s model latency
 
 MODE_NAMES = {"a": "(a) core", "b": "(b) database", "c": "(c) celery"}
@@ -284,7 +285,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=common.whole(0), default=5, help="unmeasured runs per pipeline first")
     parser.add_argument("--breakdown-runs", type=common.whole(0), default=50,
                         help="runs per pipeline for the (b) breakdown (0 skips it)")
-    parser.add_argument("--worker-concurrency", type=common.whole(1), default=32, help="threads of the (c) worker")
+    parser.add_argument("--worker-concurrency", type=common.whole(1), default=100,
+                        help="threads of the (c) worker (default 100, as README recommends for bursts of 100)")
+    parser.add_argument("--idle-seconds", type=common.seconds(0), default=10,
+                        help="after (c) at 0 ms, how long to measure the idle worker's CPU (default 10; 0 skips it)")
     common.candidate_option(parser)
     args = parser.parse_args(argv)
     modes = args.modes
@@ -297,6 +301,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.runs} runs per pipeline and mode at 0 ms, {args.slow_runs} at {args.slow_latency:g} s", flush=True)
 
     fast: dict[str, dict[str, dict]] = {}
+    idle_cpu = None
     slow: dict[tuple[str, str], dict[str, dict]] = {}
     parts_rows, statements = [], {}
     with common.ModelServer(0.0) as server:
@@ -310,6 +315,8 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 with common.CeleryWorker(db, server.base_url, args.worker_concurrency) as worker:
                     samples = sequential(celery_runner(demo, worker), args.runs, args.warmup)
+                    if args.idle_seconds:
+                        idle_cpu = worker.idle_cpu_percent(args.idle_seconds)
                     FAILURES.extend(f"(c) worker log: {line}" for line in worker.errors())
             fast[mode] = {p: summarize(s) for p, s in samples.items()}
             print(f"  {MODE_NAMES[mode]} at 0 ms: {time.monotonic() - started:.0f} s", flush=True)
@@ -356,6 +363,10 @@ def main(argv: list[str] | None = None) -> None:
             rows,
             ["ours = wall - model wait recorded by our client (sum of the run's call latencies)."],
         )
+    if idle_cpu is not None:
+        ok = idle_cpu <= TARGET_IDLE_CPU
+        print(f"\nIdle worker after (c): {idle_cpu:.2f} % of one core over {args.idle_seconds:g} s "
+              f"(target ≤ {TARGET_IDLE_CPU:g} %: {common.verdict(ok, by=f'{idle_cpu - TARGET_IDLE_CPU:.2f} points')})")
     if parts_rows:
         print_table(
             f"Where (b)'s time goes: median ms per run over {args.breakdown_runs} runs{label}",

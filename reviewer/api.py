@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 from django.http import Http404
 from django.utils import timezone
 from ninja import Field, Header, NinjaAPI, Path, Query, Schema, Status
@@ -28,7 +29,7 @@ from agents.core.policy import PIPELINE_CHOICES
 from agents.core.stops import explain
 from agents.core.text import canonical_json
 from agents.core.units import UNITS
-from agents.models import Incident, IncidentFact, Run
+from agents.models import Incident, IncidentFact, IncidentVersion, Run
 from agents.tasks import start_run as start_pipeline_run
 from reviewer import decisions
 from reviewer.forms import MAX_JSON_DEPTH, StartRunForm
@@ -216,8 +217,28 @@ class IncidentOut(Schema):
     versions: list[VersionOut]
 
 
+def _rows(obj, name: str, query) -> list:
+    """The related rows ``name`` of ``obj``: from a list endpoint's prefetch (one query for the whole
+    page), else ``query`` (one object)."""
+    if name in getattr(obj, "_prefetched_objects_cache", {}):
+        return list(getattr(obj, name).all())
+    return list(query)
+
+
+VERSIONS_SHOWN = 20
+
+
+def _versions_query():
+    return IncidentVersion.objects.select_related("created_by").order_by("incident_id", "-number")
+
+
+def _decisions_query():
+    return Decision.objects.select_related("actor", "incident_version").order_by("at", "id")
+
+
 def _incident_out(incident: Incident) -> dict:
-    versions = list(incident.versions.select_related("created_by")[:20])
+    shown = _versions_query().filter(incident=incident)[:VERSIONS_SHOWN]
+    versions = _rows(incident, "versions", shown)[:VERSIONS_SHOWN]
     return {
         "incident_id": incident.incident_id, "title": incident.title, "severity": incident.severity,
         "status": incident.status, "regions": list(incident.regions or []), "report_date": incident.report_date,
@@ -294,7 +315,8 @@ def list_incidents(request, status: str | None = Query(None, max_length=200),
         rows = rows.filter(status=status)
     if severity:
         rows = rows.filter(severity=severity)
-    return [_incident_out(i) for i in rows.prefetch_related("fact_rows")[offset:offset + limit]]
+    rows = rows.prefetch_related("fact_rows", Prefetch("versions", queryset=_versions_query()))
+    return [_incident_out(i) for i in rows[offset:offset + limit]]
 
 
 @api.post("/incidents", response={201: IncidentOut, 400: Error, 401: Error, 403: Error, 409: Error, 422: Error},
@@ -426,7 +448,7 @@ def _escalation_brief(escalation: Escalation | None) -> dict | None:
     return {"id": escalation.pk, "status": escalation.status,
             "decided_by": escalation.decided_by.username if escalation.decided_by_id else None,
             "decisions": [_decision_out(d) for d in
-                          escalation.decisions.select_related("actor", "incident_version")]}
+                          _rows(escalation, "decisions", _decisions_query().filter(escalation=escalation))]}
 
 
 def _run_out(run: Run) -> dict:
@@ -567,6 +589,7 @@ def list_runs(request, pipeline: Literal[PIPELINES] | None = None,  # type: igno
         rows = rows.filter(stop_reason=stop_reason)
     if incident_id:
         rows = rows.filter(incident__incident_id=incident_id)
+    rows = rows.prefetch_related("steps", "calls", Prefetch("escalation__decisions", queryset=_decisions_query()))
     return [_run_out(run) for run in rows[offset:offset + limit]]
 
 
@@ -612,7 +635,7 @@ def _escalation_out(e: Escalation) -> dict:
         "decided_by": e.decided_by.username if e.decided_by_id else None,
         "decided_at": e.decided_at, "final_text": e.final_text,
         "facts_changed": e.facts_changes, "facts_changed_text": e.facts_changed_text,
-        "decisions": [_decision_out(d) for d in e.decisions.select_related("actor", "incident_version")],
+        "decisions": [_decision_out(d) for d in _rows(e, "decisions", _decisions_query().filter(escalation=e))],
     }
 
 
@@ -641,6 +664,7 @@ def list_escalations(request, pipeline: Literal[PIPELINES] | None = None,  # typ
         rows = rows.filter(stop_reason=stop_reason)
     if incident_id:
         rows = rows.filter(run__incident__incident_id=incident_id)
+    rows = rows.prefetch_related(Prefetch("decisions", queryset=_decisions_query()))
     return [_escalation_out(e) for e in rows.order_by("opened_at", "id")[offset:offset + limit]]
 
 

@@ -11,7 +11,6 @@ import json
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -127,11 +126,12 @@ def run_list(request):
 @require_perm("agents.view_run")
 @require_GET
 def failed_runs(request):
-    runs = (Run.objects.failed().select_related("incident").annotate(retry_count=Count("retries"))
-            .order_by("-created_at", "-id"))
+    runs = Run.objects.failed().select_related("incident").order_by("-created_at", "-id")
     page = _page(request, runs)
+    retries = Run.objects.retry_counts([run.pk for run in page.object_list])
     for run in page.object_list:
         run.explanation = explain(run.stop_reason)
+        run.retry_count = retries.get(run.pk, 0)
     return render(request, "runs/failed.html", {
         "runs": page,
         "can_retry": request.user.has_perm("agents.start_run"),

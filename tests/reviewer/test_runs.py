@@ -436,3 +436,14 @@ def test_an_in_flight_run_shows_its_phase_and_usage_from_its_stored_steps_and_ca
     html = login("ops").get(run_url(run)).content.decode()
     assert "<dt>Phase</dt><dd>review</dd>" in html
     assert "2 model calls" in html and "200 prompt + 14 completion tokens" in html
+
+
+def test_the_failed_filter_in_sql_agrees_with_run_failed_for_every_catalogued_reason(db):
+    """Run.objects.failed() spells opens_escalation's rule in SQL (issue 15): both agree on every reason."""
+    from agents.core.stops import STOP_REASONS
+
+    reasons = [r.split("<", 1)[0] + ("x" if "<" in r else "") for r in STOP_REASONS] + ["invalid_answer:other"]
+    runs = [make_run(status=status, stop_reason=reason) for reason in reasons for status in ("stopped", "ok")]
+    runs.append(make_run(status="interrupted", stop_reason="worker_lost"))
+    assert set(Run.objects.failed().values_list("pk", flat=True)) == {r.pk for r in runs if r.failed}
+    assert any(r.failed for r in runs) and any(not r.failed and r.status == "stopped" for r in runs)

@@ -46,9 +46,20 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/load.py", "--seconds", "0"],
     ["bench/load.py", "--think", "-1"],
     ["bench/model_cost.py", "--modes", ""],
+    ["bench/pages.py", "--runs", "-5"],
+    ["bench/pages.py", "--requests", "0"],
+    ["bench/all.py", "--only", "nothing"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "error: argument" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_pages_with_an_empty_store_skips_the_pages_it_has_no_row_for():
+    done = bench("bench/pages.py", "--runs", "0", "--small-runs", "0", "--small-pending", "0", "--pending", "0",
+                 "--decided", "0", "--incidents", "1", "--versions", "1", "--requests", "1", "--no-try", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "skipped 'escalation page (oldest pending)'" in done.stdout
+    assert "| dashboard" in done.stdout and "| API: runs" in done.stdout

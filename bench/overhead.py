@@ -102,18 +102,20 @@ def database_runner(demo: dict):
     def run(pipeline: str):
         inputs = common.run_inputs(pipeline, demo["incidents"])
         started = time.perf_counter()
-        row, _ = tasks.start_run(pipeline=pipeline, goal=inputs["goal"], incident=inputs["incident"],
-                                 user=demo["user"], enqueue=False)
-        try:
+        try:  # e.g. PostgreSQL "too many clients" when more threads than max_connections run at once
+            row, _ = tasks.start_run(pipeline=pipeline, goal=inputs["goal"], incident=inputs["incident"],
+                                     user=demo["user"], enqueue=False)
             tasks.run_now(row.pk)
+            wall = (time.perf_counter() - started) * 1000
+            wait = common.model_wait_ms([row.pk]).get(row.pk, 0.0)
+            row = Run.objects.only("status", "model_calls").get(pk=row.pk)
+            return wall, wait, row.model_calls, row.status == Run.Status.OK
         except Exception as error:
-            FAILURES.append(f"(b) run {row.pk}: {type(error).__name__}: {error}")
-        wall = (time.perf_counter() - started) * 1000
-        wait = common.model_wait_ms([row.pk]).get(row.pk, 0.0)
-        row = Run.objects.only("status", "model_calls").get(pk=row.pk)
-        if threading.current_thread() is not threading.main_thread():
-            connection.close()
-        return wall, wait, row.model_calls, row.status == Run.Status.OK
+            FAILURES.append(f"(b) run: {type(error).__name__}: {str(error).splitlines()[-1][:200]}")
+            return float("nan"), 0.0, 0, False
+        finally:
+            if threading.current_thread() is not threading.main_thread():
+                connection.close()
 
     return run
 

@@ -956,7 +956,8 @@ class Run(models.Model):
             models.Index(fields=["-created_at"], name="run_newest"),
             # The dashboard's counts by status and stop reason over a time window, index-only.
             models.Index(fields=["created_at", "status", "stop_reason"], name="run_window_counts"),
-            models.Index(fields=["status", "stop_reason"], name="run_status_reason"),  # failed runs' count
+            # failed runs: their count, and the page's ids sorted without reading the wide rows
+            models.Index(fields=["status", "stop_reason", "created_at"], name="run_failed_newest"),
         ]
         permissions = [("start_run", "Can start pipeline runs")]
         constraints = [

@@ -19,6 +19,7 @@ from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.core.validators import RegexValidator
 from django.db import models, transaction
+from django.db.models.functions import Coalesce
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
@@ -34,7 +35,7 @@ from agents.core.policy import (
     ModelSettings,
     TextPolicy,
 )
-from agents.core.stops import opens_escalation
+from agents.core.stops import escalating_reasons, opens_escalation
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
 # The budgets of §3; a row keeps the ones its pipeline's dataclass has and leaves the others empty.
@@ -681,8 +682,12 @@ class IncidentQuerySet(models.QuerySet):
     def with_latest_run(self):
         """Each incident with its run count and its newest run's id, status and stop reason."""
         latest = Run.objects.filter(incident=models.OuterRef("pk")).order_by("-created_at", "-id")
+        # A correlated count per incident reads the run_incident_newest index; Count("runs") joined
+        # and grouped every run of every incident (PostgreSQL: a hash join over all runs).
+        count = (Run.objects.filter(incident=models.OuterRef("pk")).order_by().values("incident")
+                 .annotate(n=models.Count("id")).values("n"))
         return self.annotate(
-            run_count=models.Count("runs"),
+            run_count=Coalesce(models.Subquery(count), 0),
             latest_run_id=models.Subquery(latest.values("pk")[:1]),
             latest_status=models.Subquery(latest.values("status")[:1]),
             latest_stop_reason=models.Subquery(latest.values("stop_reason")[:1]),
@@ -918,12 +923,19 @@ class RunQuerySet(models.QuerySet):
             runs = runs.filter(pipeline=pipeline)
         return runs
 
+    def retry_counts(self, pks: list[int]) -> dict[int, int]:
+        """How many retries each of these runs has, in one query (not a join over every listed run)."""
+        rows = self.filter(retry_of_id__in=pks).order_by().values("retry_of_id").annotate(n=models.Count("id"))
+        return {row["retry_of_id"]: row["n"] for row in rows}
+
     def failed(self):
-        """The runs :attr:`Run.failed` accepts, as one queryset (distinct stop reasons are read first)."""
-        reasons = (self.model.objects.filter(status=Run.Status.STOPPED).order_by()
-                   .values_list("stop_reason", flat=True).distinct())
-        failing = [reason for reason in reasons if not opens_escalation(reason)]
-        return self.filter(models.Q(status=Run.Status.STOPPED, stop_reason__in=failing)
+        """The runs :attr:`Run.failed` accepts, as one filter (``opens_escalation``'s rule as SQL, read by
+        the ``run_status_reason`` index; no pass over the stored reasons first)."""
+        exact, prefixes = escalating_reasons()
+        escalating = models.Q(stop_reason__in=exact)
+        for prefix in prefixes:
+            escalating |= models.Q(stop_reason__startswith=prefix)
+        return self.filter((models.Q(status=Run.Status.STOPPED) & ~escalating)
                            | models.Q(status=Run.Status.INTERRUPTED))
 
 
@@ -991,6 +1003,8 @@ class Run(models.Model):
             models.Index(fields=["-created_at"], name="run_newest"),
             # The dashboard's counts by status and stop reason over a time window, index-only.
             models.Index(fields=["created_at", "status", "stop_reason"], name="run_window_counts"),
+            # failed runs: their count, and the page's ids sorted without reading the wide rows
+            models.Index(fields=["status", "stop_reason", "created_at"], name="run_failed_newest"),
         ]
         permissions = [("start_run", "Can start pipeline runs")]
         constraints = [
@@ -1011,6 +1025,20 @@ class Run(models.Model):
         if self.status == Run.Status.INTERRUPTED:
             return True
         return self.status == Run.Status.STOPPED and not opens_escalation(self.stop_reason)
+
+    def show_progress(self, steps, calls) -> None:
+        """While the run is in flight, its phase and usage as its stored steps and model calls say.
+
+        The observer writes only those rows while a run is in flight (one INSERT per step or call,
+        no UPDATE of the run); ``record_result`` writes the final phase and totals on the run.
+        """
+        if not self.in_flight:
+            return
+        if steps:
+            self.phase = steps[-1].phase
+        self.model_calls = len(calls)
+        self.prompt_tokens = sum(c.prompt_tokens for c in calls)
+        self.completion_tokens = sum(c.completion_tokens for c in calls)
 
     def related(self, name: str):
         """A reverse one-to-one (``review``, ``audit``, ``escalation``) or None when there is none."""
@@ -1034,7 +1062,7 @@ class TraceStep(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["run", "index"]
+        ordering = ["run_id", "index"]  # run_id, not run: no join to order by the run's own ordering
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="trace_step_once")]
 
     def __str__(self) -> str:
@@ -1064,7 +1092,7 @@ class ModelCall(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["run", "id"]
+        ordering = ["run_id", "id"]
 
     def __str__(self) -> str:
         return f"Run {self.run_id} {self.stage} call (attempt {self.attempt}, try {self.try_number})"

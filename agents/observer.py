@@ -15,7 +15,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from agents.core.llm.base import CallRecord
@@ -36,7 +35,12 @@ STEP_COLUMNS = {"index", "phase", "status", "stop_reason", "decision", "duration
 
 
 class DatabaseObserver:
-    """Writes trace steps and model calls while the run is in flight, so pages can show them live."""
+    """Writes trace steps and model calls while the run is in flight, so pages can show them live.
+
+    One INSERT per step or call and nothing else: the run row is not touched here. Its liveness is the
+    heartbeat thread's (``agents.tasks.Heartbeat``), its phase and usage while in flight are read
+    from these rows (``Run.show_progress``), and ``record_result`` writes the final ones.
+    """
 
     def __init__(self, run_pk: int, delivery: int = 1):
         self.run_pk = run_pk
@@ -55,10 +59,10 @@ class DatabaseObserver:
             measurements={k: v for k, v in entry.items() if k not in STEP_COLUMNS},
             output=entry.get("output"),
         )
-        Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), phase=entry["phase"],
-                                                  working_on="", working_call=None)
 
     def on_call_start(self, run_id: str, stage: str, call_number: int) -> None:
+        """The one UPDATE of the run while it is in flight: the stage and call it waits for, which the
+        run page's in-flight line names (and a fresh heartbeat)."""
         Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), working_on=stage,
                                                   working_call=call_number)
 
@@ -71,12 +75,6 @@ class DatabaseObserver:
             outcome=record.outcome, raw=record.raw, error=record.error, note=record.note,
             request=[dict(message) for message in record.messages],
         )
-        Run.objects.filter(pk=self.run_pk).update(
-            heartbeat_at=timezone.now(),
-            model_calls=F("model_calls") + 1,
-            prompt_tokens=F("prompt_tokens") + record.prompt_tokens,
-            completion_tokens=F("completion_tokens") + record.completion_tokens,
-        )
 
 
 def draft_of(result: RunResult) -> str:
@@ -86,11 +84,26 @@ def draft_of(result: RunResult) -> str:
     return ""
 
 
+RESULT_FIELDS = ["status", "stop_reason", "phase", "working_on", "working_call", "outcome", "answer",
+                 "selected_route", "escalation_reason", "candidate", "guard", "details", "model_label", "duration_ms",
+                 "finished_at", "model_calls", "prompt_tokens", "completion_tokens", "cost"]
+REVIEW_FIELDS = ["kind", "decision", "severity", "issues", "instructions", "reason", "quality", "completeness"]
+AUDIT_FIELDS = ["before_text", "after_text", "changed", "before_hash", "after_hash", "before_chars", "after_chars",
+                "delta", "length_increase_pct", "risks_count", "required_changes_count", "diff_unit", "unified_diff",
+                "diff_excerpt"]
+
+
 @transaction.atomic
-def record_result(run_pk: int, result: RunResult) -> Run:
-    """Store the result on the run, with its review and audit; tell whoever listens (an escalation)."""
+def record_result(run_pk: int, result: RunResult, run: Run | None = None) -> Run:
+    """Store the result on the run, with its review and audit; tell whoever listens (an escalation).
+
+    ``run``: the row as the worker loaded it at its claim, so nothing is read again: one UPDATE of the
+    result's columns and one INSERT … ON CONFLICT UPDATE each for the review and the audit (a run
+    taken over after its worker went silent may find them written).
+    """
     result = redact(result)
-    run = Run.objects.select_for_update().get(pk=run_pk)
+    if run is None:
+        run = Run.objects.get(pk=run_pk)
     run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
     run.stop_reason = result.stop_reason
     run.phase = result.phase or ""
@@ -109,28 +122,25 @@ def record_result(run_pk: int, result: RunResult) -> Run:
     run.prompt_tokens = result.usage.get("prompt_tokens", 0)
     run.completion_tokens = result.usage.get("completion_tokens", 0)
     run.cost = Decimal(str(result.usage.get("cost", 0)))
-    run.save()
+    run.save(update_fields=RESULT_FIELDS)
 
     verdict = result.review or result.critique
     if verdict:
-        Review.objects.update_or_create(run=run, defaults={
-            "kind": Review.Kind.REVIEW if result.review else Review.Kind.CRITIQUE,
-            "decision": verdict["decision"],
-            "severity": verdict.get("severity") or "",
-            "issues": verdict.get("issues") or verdict.get("risks") or [],
-            "instructions": verdict.get("fix_plan") or verdict.get("required_changes") or [],
-            "reason": verdict.get("reason") or "",
-            "quality": verdict.get("quality") or "",
-            "completeness": verdict.get("completeness") or "",
-        })
+        review = Review(
+            run=run, kind=Review.Kind.REVIEW if result.review else Review.Kind.CRITIQUE,
+            decision=verdict["decision"], severity=verdict.get("severity") or "",
+            issues=verdict.get("issues") or verdict.get("risks") or [],
+            instructions=verdict.get("fix_plan") or verdict.get("required_changes") or [],
+            reason=verdict.get("reason") or "", quality=verdict.get("quality") or "",
+            completeness=verdict.get("completeness") or "",
+        )
+        Review.objects.bulk_create([review], update_conflicts=True, unique_fields=["run"],
+                                   update_fields=REVIEW_FIELDS)
     draft = draft_of(result)
     if result.audit:
         audit = result.audit
-        AuditDiff.objects.update_or_create(run=run, defaults={
-            "before_text": draft, "after_text": result.answer or result.candidate or draft,
-            **{k: audit[k] for k in ("changed", "before_hash", "after_hash", "before_chars", "after_chars", "delta",
-                                     "length_increase_pct", "risks_count", "required_changes_count", "diff_unit",
-                                     "unified_diff", "diff_excerpt")},
-        })
+        row = AuditDiff(run=run, before_text=draft, after_text=result.answer or result.candidate or draft,
+                        **{k: audit[k] for k in AUDIT_FIELDS[2:]})
+        AuditDiff.objects.bulk_create([row], update_conflicts=True, unique_fields=["run"], update_fields=AUDIT_FIELDS)
     run_finished.send(sender=Run, run=run, result=result, draft=draft)
     return run

@@ -98,7 +98,13 @@ def retry_run(run: Run, *, user=None) -> Run:
 
 
 def claim_run(run_pk: int) -> int | None:
-    """Take the run for this worker; returns the delivery number, or None when another has it.
+    """Take the run for this worker; returns the delivery number, or None when another has it."""
+    run = claim(run_pk)
+    return None if run is None else run.deliveries
+
+
+def claim(run_pk: int) -> Run | None:
+    """Take the run for this worker; returns the claimed row (read once), or None when another has it.
 
     A queued run is claimed once. A running run is taken over only when its heartbeat is stale (its
     worker died and the broker delivered the task again); its partial trace is cleared first.
@@ -114,7 +120,7 @@ def claim_run(run_pk: int) -> int | None:
                 return None
             TraceStep.objects.filter(run_id=run_pk).delete()
         log.warning("run %s taken over after its worker went silent", run_pk)
-    return Run.objects.values_list("deliveries", flat=True).get(pk=run_pk)
+    return Run.objects.get(pk=run_pk)
 
 
 class Heartbeat:
@@ -144,11 +150,11 @@ class Heartbeat:
 
 def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     """Execute one run in this process. Safe to call twice: the second call finds it claimed (None)."""
-    delivery = claim_run(run_pk)
-    if delivery is None:
+    run = claim(run_pk)
+    if run is None:
         log.info("run %s already claimed or finished; nothing to do", run_pk)
         return None
-    run = Run.objects.get(pk=run_pk)
+    delivery = run.deliveries
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
     try:
         # The model settings the run executes under (its row's, the environment winning), computed
@@ -159,17 +165,17 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
         log.error("run %s: model configuration: %s", run_pk, error)
         result = RunResult(run_id=str(run_pk), pipeline=run.pipeline, status="stopped", stop_reason="llm_misconfigured",
                            phase="setup", details={"error": str(error)})
-        record_result(run_pk, result)
+        record_result(run_pk, result, run)
         return result
-    Run.objects.filter(pk=run_pk).update(model_label=fit(Run, "model_label", llm.label),
-                                         endpoint=fit(Run, "endpoint", llm.endpoint))
+    run.model_label, run.endpoint = fit(Run, "model_label", llm.label), fit(Run, "endpoint", llm.endpoint)
+    run.save(update_fields=["model_label", "endpoint"])
     with Heartbeat(run_pk, settings.RUN_HEARTBEAT_SECONDS):
         result = run_pipeline(
             run.pipeline, goal=run.goal, context=run.context or None, policy=policy, llm=llm,
             observer=DatabaseObserver(run_pk, delivery), run_id=str(run_pk), workers=database_workers(),
         )
     result.details = {**result.details, "model_settings": model_settings_record(policy, llm)}
-    record_result(run_pk, result)
+    record_result(run_pk, result, run)
     return result
 
 

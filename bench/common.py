@@ -77,6 +77,55 @@ def verdict(ok: bool, *, by: str = "") -> str:
     return "met" if ok else f"MISSED{(' by ' + by) if by else ''}"
 
 
+# -- arguments: every valid value works, anything else gets argparse's message (exit 2) ---------
+
+
+def whole(minimum: int = 0):
+    """An argparse type: a whole number ≥ ``minimum`` (``--slow-runs 0`` is valid and skips that pass)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a whole number is needed, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"whole number ≥ {minimum}"
+    return parse
+
+
+def seconds(minimum: float = 0.0, *, above: bool = False):
+    """An argparse type: a finite number of seconds ≥ ``minimum`` (> with ``above``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a number of seconds is needed, got {text!r}") from None
+        if not math.isfinite(value) or value < minimum or (above and value == minimum):
+            raise argparse.ArgumentTypeError(f"must be a finite number {'>' if above else '≥'} {minimum:g}, got {text}")
+        return value
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+def choices_list(allowed: Sequence[str]):
+    """An argparse type: a comma-separated, non-empty subset of ``allowed`` (order kept, repeats dropped)."""
+
+    def parse(text: str) -> list[str]:
+        items = list(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+        unknown = [x for x in items if x not in allowed]
+        if unknown or not items:
+            raise argparse.ArgumentTypeError(f"a comma-separated list of {', '.join(allowed)} is needed, got {text!r}")
+        return items
+
+    parse.__name__ = "list"
+    return parse
+
+
 # -- tables -----------------------------------------------------------------------------------
 
 
@@ -413,6 +462,17 @@ class CeleryWorker:
              "--without-mingle", "--without-heartbeat", "-n", f"{self.log_path.stem}-{os.getpid()}@%h"],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the worker process has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def idle_cpu_percent(self, seconds: float) -> float:
+        """Share of one core the worker uses while it has nothing to do, over ``seconds``."""
+        before, started = self.cpu_seconds(), time.monotonic()
+        time.sleep(seconds)
+        return (self.cpu_seconds() - before) / (time.monotonic() - started) * 100
 
     def errors(self) -> list[str]:
         """The distinct exceptions the worker logged, each with the last frame of our code that raised

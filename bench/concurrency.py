@@ -91,23 +91,40 @@ def trial(db: common.BenchDatabase, demo: dict, base_url: str, processes: int, c
     }
 
 
-def main() -> None:
+def worker_levels(text: str) -> list[tuple[int, int]]:
+    """``8,32,2x50`` -> [(1, 8), (1, 32), (2, 50)]: (worker processes, threads each), all at least 1."""
+    levels = []
+    for item in (x.strip() for x in text.split(",") if x.strip()):
+        try:
+            processes, threads = item.split("x", 1) if "x" in item else ("1", item)
+            level = (int(processes), int(threads))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"threads or PROCESSESxTHREADS are needed, got {item!r}") from None
+        if min(level) < 1 or level[0] > 8:
+            raise argparse.ArgumentTypeError(f"1-8 processes of at least 1 thread are needed, got {item!r}")
+        levels.append(level)
+    if not levels:
+        raise argparse.ArgumentTypeError("at least one worker concurrency is needed")
+    return levels
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=100, help="runs submitted at once (default 100)")
-    parser.add_argument("--latency", type=float, default=1.0, help="seconds per model call (default 1)")
-    parser.add_argument("--concurrency", default="8,32,100",
+    parser.add_argument("--runs", type=common.whole(1), default=100, help="runs submitted at once (default 100)")
+    parser.add_argument("--latency", type=common.seconds(0), default=1.0, help="seconds per model call (default 1)")
+    parser.add_argument("--concurrency", type=worker_levels, default=worker_levels("8,32,100"),
                         help="worker thread counts to try (default 8,32,100); 2x50 means two worker processes of 50")
     common.candidate_option(parser)
-    args = parser.parse_args()
-    levels = [tuple(int(x) for x in n.split("x")) if "x" in n else (1, int(n))
-              for n in args.concurrency.split(",") if n.strip()]
+    args = parser.parse_args(argv)
+    levels = args.concurrency
 
     db = common.BenchDatabase("concurrency", settings_module=args.settings).setup()
     demo = common.load_demo()
     from django.conf import settings
 
     print(f"concurrency: {db.describe()}; broker {settings.CELERY_BROKER_URL.split('@')[-1]}; {args.runs} runs at "
-          f"{args.latency:g} s per model call; worker --pool threads --concurrency {args.concurrency}", flush=True)
+          f"{args.latency:g} s per model call; worker --pool threads --concurrency "
+          f"{','.join(f'{p}x{t}' for p, t in levels)}", flush=True)
     results = []
     with common.ModelServer(args.latency) as server:
         common.use_model(server.base_url)

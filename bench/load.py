@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import _loadavg, fmt_ms, percentile, print_table  # noqa: E402
+from bench.common import _loadavg, fmt_ms, percentile, print_table, seconds, whole  # noqa: E402
 from reviewer import gunicorn_conf  # noqa: E402  (plain module: gunicorn's settings, as the demo uses them)
 
 HOST = "127.0.0.1"  # loopback only, never anything else
@@ -181,12 +181,12 @@ def load(sessions: list[Session], paths: list[str], seconds: float, max_requests
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--max-requests", type=int, default=200_000, help="stop after this many requests")
-    parser.add_argument("--think", type=float, default=0.0, help="seconds each client waits between requests")
-    parser.add_argument("--web-workers", type=int, default=gunicorn_conf.workers)
-    parser.add_argument("--web-threads", type=int, default=gunicorn_conf.threads)
+    parser.add_argument("--clients", type=whole(1), default=50)
+    parser.add_argument("--seconds", type=seconds(0, above=True), default=60)
+    parser.add_argument("--max-requests", type=whole(1), default=200_000, help="stop after this many requests")
+    parser.add_argument("--think", type=seconds(0), default=0.0, help="seconds each client waits between requests")
+    parser.add_argument("--web-workers", type=whole(1), default=gunicorn_conf.workers)
+    parser.add_argument("--web-threads", type=whole(1), default=gunicorn_conf.threads)
     args = parser.parse_args(argv)
     if not (0 < args.seconds <= 600 and 0 < args.clients <= 500 and 0 < args.max_requests <= 1_000_000):
         parser.error("bounded runs only: --seconds 1-600, --clients 1-500, --max-requests up to 1,000,000")

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import common
-from bench.common import print_table
+from bench.common import choices_list, print_table
 
 CHARS_PER_TOKEN = 4
 
@@ -119,11 +119,12 @@ def yes_no(value) -> str:
     return "n/a (no context)" if value is None else ("yes" if value else "NO")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--modes", default="tools,json", help="structured output modes to measure (default both)")
-    args = parser.parse_args()
-    modes = [m for m in args.modes.split(",") if m in ("tools", "json")]
+    parser.add_argument("--modes", type=choices_list(["tools", "json"]), default=["tools", "json"],
+                        help="structured output modes to measure (default both)")
+    args = parser.parse_args(argv)
+    modes = args.modes
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")  # not used: the core has no Django
     results = {(p, label, mode): run_scenario(p, approve, responder, mode)

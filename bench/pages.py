@@ -23,6 +23,8 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -286,47 +288,111 @@ def make_long_trace(gen: Generator) -> int:
     return run.pk
 
 
-def pages(long_trace_pk: int) -> dict[str, str]:
-    from agents.models import Incident
+def make_versions(incidents: list, versions: int, user) -> int:
+    """``versions`` versions per incident (the facts changed between them), as ops' edits leave them."""
+    from agents.models import IncidentVersion
+
+    rows = []
+    for incident in incidents:
+        have = incident.versions.count()
+        snapshot = incident.snapshot()
+        for number in range(have + 1, versions + 1):
+            rows.append(IncidentVersion(incident=incident, number=number, snapshot=snapshot, created_by=user,
+                                        changes=[{"what": "ETA", "before": f"{30 * number} minutes",
+                                                  "after": "30 minutes"}]))
+    bulk(IncidentVersion, rows)
+    return len(rows)
+
+
+def publish_updates(incidents: list, user) -> int:
+    """HOOK (issue 14, publishing): make the published updates of the incidents here once the outbox
+    model is merged (e.g. two per incident, one pending notification each), and return how many."""
+    return 0
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The rows the pages are requested for, found in the generated data (None: no such row)."""
+
+    long_trace: int
+    reason: str | None
+    escalation: int | None
+    token: str
+
+
+@dataclass(frozen=True)
+class Page:
+    """One measured page: its name and how its URL is built from the data; ``api`` requests carry the
+    bench user's API token, ``htmx`` ones the headers htmx sends."""
+
+    name: str
+    url: Callable[[Targets], str | None]
+    api: bool = False
+    htmx: str = ""
+
+
+# Every page and API list of issue 15, one line each. After merging issue 12 (review desk) and 14
+# (publishing), add their pages here: Page("status page", lambda t: "/status/"), and each new API list.
+PAGES = [
+    Page("dashboard", lambda t: "/"),
+    Page("inbox, first page", lambda t: "/inbox/"),
+    Page("inbox, filtered (stop reason + pipeline)",
+         lambda t: t.reason and f"/inbox/?stop_reason={t.reason}&pipeline=reflection"),
+    Page("escalation page (oldest pending)", lambda t: t.escalation and f"/escalations/{t.escalation}/"),
+    Page("incident list", lambda t: "/incidents/"),
+    Page(f"incident page ({HOT_INCIDENT})", lambda t: f"/incidents/{HOT_INCIDENT}/"),
+    Page("runs list", lambda t: "/runs/"),
+    Page("failed runs", lambda t: "/runs/failed/"),
+    Page(f"run page, {LONG_TRACE_STEPS}-step trace", lambda t: f"/runs/{t.long_trace}/"),
+    Page("run trace fragment (polling)", lambda t: f"/runs/{t.long_trace}/trace/", htmx="run-trace"),
+    Page("API: incidents", lambda t: "/api/incidents", api=True),
+    Page("API: runs", lambda t: "/api/runs", api=True),
+    Page("API: escalations", lambda t: "/api/escalations", api=True),
+]
+
+
+def targets(long_trace_pk: int, token: str) -> Targets:
     from reviewer.models import Escalation
 
     reason = (Escalation.objects.filter(status="pending", run__pipeline="reflection")
               .values_list("stop_reason", flat=True).order_by("stop_reason").first())
-    esc = Escalation.objects.filter(status="pending").order_by("opened_at", "id").first()
-    hot = Incident.objects.get(incident_id=HOT_INCIDENT)
-    return {
-        "inbox, first page": "/inbox/",
-        "inbox, filtered (stop reason + pipeline)": f"/inbox/?stop_reason={reason}&pipeline=reflection",
-        f"incident page ({HOT_INCIDENT})": f"/incidents/{hot.incident_id}/",
-        f"run page, {LONG_TRACE_STEPS}-step trace": f"/runs/{long_trace_pk}/",
-        "dashboard (home)": "/",
-        # Not in the brief's list, measured because they read the same tables:
-        "extra: runs list": "/runs/",
-        "extra: failed runs": "/runs/failed/",
-        "extra: incident list": "/incidents/",
-        "extra: escalation page (oldest)": f"/escalations/{esc.pk}/",
-    }
+    esc = Escalation.objects.filter(status="pending").order_by("opened_at", "id").values_list("pk", flat=True).first()
+    return Targets(long_trace=long_trace_pk, reason=reason, escalation=esc, token=token)
 
 
-def measure(client, urls: dict[str, str], requests: int) -> dict[str, dict]:
-    """Median and p95 of ``requests`` timed requests per page (the extras get 40 % as many, at least
-    10, to keep the run short), and the queries of one more request."""
+def pages(found: Targets) -> dict[str, tuple[str, dict]]:
+    """name -> (url, request headers) for every page whose row exists."""
+    out = {}
+    for page in PAGES:
+        url = page.url(found)
+        if not url:
+            print(f"  skipped '{page.name}': the data has no row for it", flush=True)
+            continue
+        headers = {"HTTP_AUTHORIZATION": f"Bearer {found.token}"} if page.api else {}
+        if page.htmx:
+            headers |= {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": page.htmx}
+        out[page.name] = (url, headers)
+    return out
+
+
+def measure(client, urls: dict[str, tuple[str, dict]], requests: int) -> dict[str, dict]:
+    """Median and p95 of ``requests`` timed requests per page, and the queries of one more request."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     out = {}
-    for name, url in urls.items():
-        count = max(10, requests * 2 // 5) if name.startswith("extra") else requests
+    for name, (url, headers) in urls.items():
+        count = requests
         for _ in range(3):  # warm caches (templates, the database's pages)
-            response = client.get(url)
-            assert response.status_code == 200, (url, response.status_code)
+            response = client.get(url, **headers)
+            assert response.status_code in (200, 286), (url, response.status_code)
         with CaptureQueriesContext(connection) as queries:
-            client.get(url)
+            client.get(url, **headers)
         captured = list(queries.captured_queries)  # the next request clears the connection's log
         times = []
         for _ in range(count):
             started = time.perf_counter()
-            client.get(url)
+            client.get(url, **headers)
             times.append((time.perf_counter() - started) * 1000)
         out[name] = {"url": url, "queries": len(captured), "requests": count, "median": median(times),
                      "p95": percentile(times, 95), "captured": captured}
@@ -415,29 +481,37 @@ def query_alternatives() -> list[list]:
 
 
 def table_sizes() -> dict[str, int]:
-    from agents.models import Incident, ModelCall, Run, TraceStep
+    from agents.models import Incident, IncidentVersion, ModelCall, Run, TraceStep
     from reviewer.models import Escalation
 
     return {"runs": Run.objects.count(), "pending escalations": Escalation.objects.filter(status="pending").count(),
             "decided escalations": Escalation.objects.exclude(status="pending").count(),
-            "incidents": Incident.objects.count(), "trace steps": TraceStep.objects.count(),
+            "incidents": Incident.objects.count(), "incident versions": IncidentVersion.objects.count(),
+            "trace steps": TraceStep.objects.count(),
             "model calls": ModelCall.objects.count()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200_000, help="runs in the large database (default 200,000)")
-    parser.add_argument("--pending", type=int, default=10_000, help="pending escalations in it (default 10,000)")
-    parser.add_argument("--decided", type=int, default=5_000, help="decided escalations in it (default 5,000)")
-    parser.add_argument("--small-runs", type=int, default=2_000, help="runs in the small database (default 2,000)")
-    parser.add_argument("--small-pending", type=int, default=100, help="pending escalations in it (default 100)")
-    parser.add_argument("--incidents", type=int, default=300, help="incidents (default 300)")
-    parser.add_argument("--requests", type=int, default=50, help="timed requests per page (default 50)")
+    whole = common.whole
+    parser.add_argument("--runs", type=whole(0), default=200_000, help="runs in the large database (default 200,000)")
+    parser.add_argument("--pending", type=whole(0), default=10_000, help="pending escalations in it (default 10,000)")
+    parser.add_argument("--decided", type=whole(0), default=5_000, help="decided escalations in it (default 5,000)")
+    parser.add_argument("--small-runs", type=whole(0), default=2_000, help="runs in the small database (default 2,000)")
+    parser.add_argument("--small-pending", type=whole(0), default=100, help="pending escalations in it (default 100)")
+    parser.add_argument("--incidents", type=whole(1), default=300, help="incidents (default 300)")
+    parser.add_argument("--versions", type=whole(1), default=3, help="versions per incident (default 3)")
+    parser.add_argument("--requests", type=whole(1), default=50, help="timed requests per page (default 50)")
     parser.add_argument("--seed", type=int, default=2041)
     parser.add_argument("--explain", action="store_true", help="print query plans for every page, not only misses")
     parser.add_argument("--no-try", action="store_true",
                         help="skip the last pass that times the slow queries next to a rewrite")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    # The large database is at least the small one; escalations need runs to stop.
+    args.runs = max(args.runs, args.small_runs)
+    args.small_pending = min(args.small_pending, args.small_runs)
+    args.pending = max(args.small_pending, min(args.pending, args.runs - args.small_runs + args.small_pending))
+    args.decided = min(args.decided, args.runs - args.pending)
 
     db = common.BenchDatabase("pages").setup()
     from django.contrib.auth import get_user_model
@@ -446,6 +520,7 @@ def main() -> None:
     from django.test import Client
 
     from agents.models import Incident
+    from reviewer.models import ApiToken
     from reviewer.roles import OPS, SUPPORT_LEAD
 
     print(f"pages: {db.describe()}", flush=True)
@@ -463,33 +538,37 @@ def main() -> None:
                  severity=rng.choice(["P1", "P2", "P3"]), status="degraded",
                  policy_hints=base.policy_hints, approved_actions=base.approved_actions)
         for i in range(max(0, args.incidents - Incident.objects.count()))])
+    make_versions(list(Incident.objects.all()), args.versions, users["ops"])
+    published = publish_updates(list(Incident.objects.all()), users["ops"])  # 0 until issue 14 is merged
+    token = ApiToken.issue(demo["user"], "bench")[1]
     gen = Generator(args.seed, demo, templates, list(Incident.objects.all()), users)
 
     client = Client()
     client.force_login(demo["user"])  # every role
 
-    small_decided = round(args.small_pending * args.decided / max(args.pending, 1))
+    small_decided = min(round(args.small_pending * args.decided / max(args.pending, 1)),
+                        args.small_runs - args.small_pending)
     print(f"  generating the small database: {args.small_runs:,} runs", flush=True)
     counts = grow(gen, args.small_runs, args.small_pending, small_decided, long_trace=True)
     long_trace_pk = counts["long_trace_run"]
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # what autovacuum does shortly after a bulk load
-    urls = pages(long_trace_pk)
+    urls = pages(targets(long_trace_pk, token))
     small_sizes = table_sizes()
     small = measure(client, urls, args.requests)
 
-    grow_runs = args.runs - small_sizes["runs"]
+    grow_runs = max(0, args.runs - small_sizes["runs"])
     print(f"  growing to the large database: {grow_runs:,} more runs", flush=True)
     started = time.monotonic()
-    grow(gen, grow_runs, args.pending - small_sizes["pending escalations"],
-         args.decided - small_sizes["decided escalations"], long_trace=False)
+    grow(gen, grow_runs, max(0, args.pending - small_sizes["pending escalations"]),
+         max(0, args.decided - small_sizes["decided escalations"]), long_trace=False)
     load_seconds = time.monotonic() - started
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     large_sizes = table_sizes()
-    urls = pages(long_trace_pk)  # the filter's stop reason and the oldest escalation may have changed
+    urls = pages(targets(long_trace_pk, token))  # the filter's stop reason and the oldest escalation may have changed
     large = measure(client, urls, args.requests)
 
     rows = []
@@ -508,17 +587,17 @@ def main() -> None:
     small_label = f"{small_sizes['runs']:,} runs / {small_sizes['pending escalations']:,} pending"
     large_label = f"{large_sizes['runs']:,} runs / {large_sizes['pending escalations']:,} pending"
     print_table(
-        f"Page server time ({connection.vendor}), {args.requests} requests per page "
-        f"({max(10, args.requests * 2 // 5)} for the extras), ms",
+        f"Page server time ({connection.vendor}), {args.requests} requests per page, ms",
         ["page", f"queries @ {small_label}", f"queries @ {large_label}", "median (small)", "p95 (small)",
          "median (large)", "p95 (large)", f"target p95 ≤ {TARGET_P95_MS:g} ms, same queries"],
         rows,
         ["large database: " + ", ".join(f"{v:,} {k}" for k, v in large_sizes.items())
-         + f"; generated in {load_seconds:.0f} s. Time is around client.get (Django test Client, in process)."],
+         + f", {published:,} published updates (hook: none before issue 14); generated in {load_seconds:.0f} s. "
+         "Time is around client.get (Django test Client, in process)."],
     )
     for name in urls:
         if name in misses or args.explain:
-            print(f"\nslowest queries of '{name}' ({urls[name]}) on the large database:")
+            print(f"\nslowest queries of '{name}' ({urls[name][0]}) on the large database:")
             for line in explain(large[name]["captured"]):
                 print(line)
 

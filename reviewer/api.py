@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 from django.http import Http404
 from django.utils import timezone
 from ninja import Field, Header, NinjaAPI, Path, Query, Schema, Status
@@ -28,11 +29,11 @@ from agents.core.policy import PIPELINE_CHOICES
 from agents.core.stops import explain
 from agents.core.text import canonical_json
 from agents.core.units import UNITS
-from agents.models import Incident, IncidentFact, Run
+from agents.models import Incident, IncidentFact, IncidentVersion, Run
 from agents.tasks import start_run as start_pipeline_run
 from reviewer import decisions, publishing
 from reviewer.forms import MAX_JSON_DEPTH, StartRunForm
-from reviewer.models import ApiIdempotencyKey, ApiToken, Decision, Escalation, PublishedUpdate
+from reviewer.models import ApiIdempotencyKey, ApiToken, ChangeRequest, Decision, Escalation, PublishedUpdate
 from reviewer.permissions import MESSAGES
 
 PIPELINES = tuple(name for name, _ in PIPELINE_CHOICES)
@@ -216,8 +217,32 @@ class IncidentOut(Schema):
     versions: list[VersionOut]
 
 
+def _rows(obj, name: str, query) -> list:
+    """The related rows ``name`` of ``obj``: from a list endpoint's prefetch (one query for the whole
+    page), else ``query`` (one object)."""
+    if name in getattr(obj, "_prefetched_objects_cache", {}):
+        return list(getattr(obj, name).all())
+    return list(query)
+
+
+def _change_requests_query():
+    return ChangeRequest.objects.select_related("requested_by").order_by("requested_at", "pk")
+
+
+VERSIONS_SHOWN = 20
+
+
+def _versions_query():
+    return IncidentVersion.objects.select_related("created_by").order_by("incident_id", "-number")
+
+
+def _decisions_query():
+    return Decision.objects.select_related("actor", "incident_version").order_by("at", "id")
+
+
 def _incident_out(incident: Incident) -> dict:
-    versions = list(incident.versions.select_related("created_by")[:20])
+    shown = _versions_query().filter(incident=incident)[:VERSIONS_SHOWN]
+    versions = _rows(incident, "versions", shown)[:VERSIONS_SHOWN]
     return {
         "incident_id": incident.incident_id, "title": incident.title, "severity": incident.severity,
         "status": incident.status, "regions": list(incident.regions or []), "report_date": incident.report_date,
@@ -294,7 +319,8 @@ def list_incidents(request, status: str | None = Query(None, max_length=200),
         rows = rows.filter(status=status)
     if severity:
         rows = rows.filter(severity=severity)
-    return [_incident_out(i) for i in rows.prefetch_related("fact_rows")[offset:offset + limit]]
+    rows = rows.prefetch_related("fact_rows", Prefetch("versions", queryset=_versions_query()))
+    return [_incident_out(i) for i in rows[offset:offset + limit]]
 
 
 @api.post("/incidents", response={201: IncidentOut, 400: Error, 401: Error, 403: Error, 409: Error, 422: Error},
@@ -426,10 +452,12 @@ def _escalation_brief(escalation: Escalation | None) -> dict | None:
     return {"id": escalation.pk, "status": escalation.status,
             "decided_by": escalation.decided_by.username if escalation.decided_by_id else None,
             "decisions": [_decision_out(d) for d in
-                          escalation.decisions.select_related("actor", "incident_version")]}
+                          _rows(escalation, "decisions", _decisions_query().filter(escalation=escalation))]}
 
 
 def _run_out(run: Run) -> dict:
+    steps, calls = list(run.steps.all()), list(run.calls.all())
+    run.show_progress(steps, calls)
     review = run.related("review")
     audit = run.related("audit")
     verdict = None
@@ -451,10 +479,10 @@ def _run_out(run: Run) -> dict:
         "guard": run.guard, "details": run.details or {},
         "trace": [{"index": s.index, "phase": s.phase, "status": s.status, "stop_reason": s.stop_reason,
                    "decision": s.decision, "duration_ms": s.duration_ms, "measurements": s.measurements,
-                   "output": s.output} for s in run.steps.all()],
+                   "output": s.output} for s in steps],
         "model_calls": [{"stage": c.stage, "attempt": c.attempt, "try_number": c.try_number, "model": c.model,
                          "latency_ms": c.latency_ms, "prompt_tokens": c.prompt_tokens,
-                         "completion_tokens": c.completion_tokens, "outcome": c.outcome} for c in run.calls.all()],
+                         "completion_tokens": c.completion_tokens, "outcome": c.outcome} for c in calls],
         "model": run.model_label,
         "usage": {"model_calls": run.model_calls, "prompt_tokens": run.prompt_tokens,
                   "completion_tokens": run.completion_tokens, "cost": float(run.cost)},
@@ -565,6 +593,7 @@ def list_runs(request, pipeline: Literal[PIPELINES] | None = None,  # type: igno
         rows = rows.filter(stop_reason=stop_reason)
     if incident_id:
         rows = rows.filter(incident__incident_id=incident_id)
+    rows = rows.prefetch_related("steps", "calls", Prefetch("escalation__decisions", queryset=_decisions_query()))
     return [_run_out(run) for run in rows[offset:offset + limit]]
 
 
@@ -626,12 +655,12 @@ def _escalation_out(e: Escalation) -> dict:
         "decided_by": e.decided_by.username if e.decided_by_id else None,
         "decided_at": e.decided_at, "final_text": e.final_text,
         "facts_changed": e.facts_changes, "facts_changed_text": e.facts_changed_text,
-        "decisions": [_decision_out(d) for d in e.decisions.select_related("actor", "incident_version")],
+        "decisions": [_decision_out(d) for d in _rows(e, "decisions", _decisions_query().filter(escalation=e))],
         "change_requests": [
             {"id": c.pk, "status": c.status, "requested_by": c.requested_by.username, "requested_at": c.requested_at,
              "instructions": c.instructions, "revision": c.revision, "ok": c.ok, "stop_reason": c.stop_reason,
              "guard": c.guard, "finished_at": c.finished_at}
-            for c in e.change_requests.select_related("requested_by")],
+            for c in _rows(e, "change_requests", _change_requests_query().filter(escalation=e))],
     }
 
 
@@ -660,6 +689,8 @@ def list_escalations(request, pipeline: Literal[PIPELINES] | None = None,  # typ
         rows = rows.filter(stop_reason=stop_reason)
     if incident_id:
         rows = rows.filter(run__incident__incident_id=incident_id)
+    rows = rows.prefetch_related(Prefetch("decisions", queryset=_decisions_query()),
+                                 Prefetch("change_requests", queryset=_change_requests_query()))
     return [_escalation_out(e) for e in rows.order_by("opened_at", "id")[offset:offset + limit]]
 
 

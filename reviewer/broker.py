@@ -1,17 +1,34 @@
-"""The embedded broker: kombu's filesystem transport with an atomic write.
+"""The embedded broker: kombu's filesystem transport with an atomic write and a kernel wake-up.
 
 kombu creates a message file and then writes into it; a worker polling in between takes the empty
 file, fails to decode it, and exits, and the message is lost (kombu issue #1551). Here a message is
 written under a name no reader looks at and then renamed into place, which is atomic on POSIX.
+
+kombu's transport looks at the folder every ``polling_interval`` (0.1 s here), so a run waited 50 ms
+on average before a worker saw it, and polling faster costs an idle worker CPU. On Linux the worker
+instead asks the kernel (inotify, through ``inotify_simple``) to wake it when a message is renamed
+into the folder: it picks a run up at once and, idle, looks at the folder once a second
+(``IDLE_LOOK_SECONDS``, a safety net only). Without inotify it polls as kombu does.
 """
 
+import logging
 import os
 import uuid
+from queue import Empty
 from time import monotonic
 
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
+
+try:  # Linux only; elsewhere the transport polls
+    import inotify_simple
+except ImportError:  # pragma: no cover (the test machines are Linux)
+    inotify_simple = None
+
+log = logging.getLogger("reviewer.broker")
+
+IDLE_LOOK_SECONDS = 1.0
 
 
 class Channel(filesystem.Channel):
@@ -29,3 +46,46 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    _watch = None  # the inotify instance, made on the first wait; False when unavailable
+
+    def _watcher(self):
+        if self._watch is None:
+            self._watch = False
+            options = self.client.transport_options
+            folders = [options.get(k) for k in ("data_folder_in", "control_folder")]
+            if inotify_simple is not None and options.get("data_folder_in"):
+                try:
+                    watch = inotify_simple.INotify()
+                    mask = inotify_simple.flags.MOVED_TO | inotify_simple.flags.CLOSE_WRITE
+                    for folder in filter(None, folders):
+                        if os.path.isdir(folder):
+                            watch.add_watch(folder, mask)
+                    self._watch = watch
+                except OSError as error:  # e.g. the inotify watch limit: poll instead
+                    log.warning("broker: no inotify (%s); polling every %s s", error, self.polling_interval)
+        return self._watch
+
+    def drain_events(self, connection, timeout=None):
+        """kombu's loop, but between two empty looks the worker sleeps until the kernel says a file
+        arrived (or ``IDLE_LOOK_SECONDS`` passed) instead of a fixed ``polling_interval``."""
+        watch = self._watcher()
+        if not watch:
+            return super().drain_events(connection, timeout)
+        started = monotonic()
+        while True:
+            try:
+                self.cycle.get(self._deliver, timeout=timeout)
+                return
+            except Empty:
+                left = None if timeout is None else timeout - (monotonic() - started)
+                if left is not None and left <= 0:
+                    raise TimeoutError() from None
+                wait = IDLE_LOOK_SECONDS if left is None else min(IDLE_LOOK_SECONDS, left)
+                watch.read(timeout=int(wait * 1000))  # returns at the first event; reading drains them
+
+    def close_connection(self, connection):
+        if self._watch:
+            self._watch.close()
+        self._watch = None
+        return super().close_connection(connection)

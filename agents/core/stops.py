@@ -168,6 +168,13 @@ def opens_escalation(reason: str) -> bool:
     return False
 
 
+def escalating_reasons() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The rule of :func:`opens_escalation` as data, for a database filter: (exact reasons, prefixes)."""
+    exact = ("policy_escalation", *sorted(BRAKE_STOPS),
+             *sorted(f"invalid_answer:{check}" for check in _ANSWER_CHECK_ESCALATES))
+    return exact, ("patch_violation:",)
+
+
 def explain(reason: str) -> str:
     """The one-line explanation of a stop reason, matching ``name:<detail>`` entries by prefix."""
     if reason in STOP_REASONS:

@@ -33,8 +33,11 @@ def home(request):
                                                breaches=Count("id", filter=Q(breached_at__gte=week)))
     pending = escalations["pending"]
     in_flight = Run.objects.filter(status__in=Run.IN_FLIGHT).count()
-    by_status = dict(Run.objects.filter(created_at__gte=today).order_by().values_list("status")
-                     .annotate(n=Count("id")))
+    # One conditional count per status, no GROUP BY: SQLite then walks today's range of the
+    # run_window_counts index instead of the whole status index (480 ms -> a few ms at 200k runs).
+    counts = Run.objects.filter(created_at__gte=today).aggregate(
+        **{status: Count("id", filter=Q(status=status)) for status in Run.Status.values})
+    by_status = {status: n for status, n in counts.items() if n}
     reasons = list(Run.objects.filter(created_at__gte=week).exclude(stop_reason="").order_by()
                    .values("stop_reason").annotate(week=Count("id"), day=Count("id", filter=Q(created_at__gte=day))))
     week_counts = {row["stop_reason"]: row["week"] for row in reasons}

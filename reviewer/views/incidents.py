@@ -18,13 +18,15 @@ from reviewer.permissions import require_perm
 from reviewer.publishing import PUBLISH_PERMISSION
 
 RUNS_PER_PAGE = 20
+INCIDENTS_PER_PAGE = 50
 
 
 @require_perm("agents.view_incident")
 @require_GET
 def incident_list(request):
     incidents = Incident.objects.with_latest_run().prefetch_related("fact_rows")
-    return render(request, "incidents/list.html", {"incidents": incidents})
+    page = Paginator(incidents, INCIDENTS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "incidents/list.html", {"incidents": page, "page": page})
 
 
 def _runs_page(request, incident):

@@ -11,7 +11,6 @@ import json
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -32,6 +31,8 @@ def _run_context(request, pk: int) -> dict:
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
     steps = list(run.steps.all())
+    calls = list(run.calls.all())
+    run.show_progress(steps, calls)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
     audit = run.related("audit")
     diff = None
@@ -48,7 +49,7 @@ def _run_context(request, pk: int) -> dict:
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
         "steps": steps,
-        "calls": list(run.calls.all()),
+        "calls": calls,
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,
@@ -135,11 +136,16 @@ def run_list(request):
 @require_perm("agents.view_run")
 @require_GET
 def failed_runs(request):
-    runs = (Run.objects.failed().select_related("incident").annotate(retry_count=Count("retries"))
-            .order_by("-created_at", "-id"))
-    page = _page(request, runs)
+    # The page's ids first (the run_failed_newest index holds status, stop reason and time, so the sort
+    # never touches the wide rows), then those 50 runs with their incidents.
+    ids = Run.objects.failed().order_by("-created_at", "-id").values_list("pk", flat=True)
+    page = _page(request, ids)
+    shown = Run.objects.select_related("incident").in_bulk(page.object_list)
+    page.object_list = [shown[pk] for pk in page.object_list if pk in shown]
+    retries = Run.objects.retry_counts([run.pk for run in page.object_list])
     for run in page.object_list:
         run.explanation = explain(run.stop_reason)
+        run.retry_count = retries.get(run.pk, 0)
     return render(request, "runs/failed.html", {
         "runs": page,
         "can_retry": request.user.has_perm("agents.start_run"),

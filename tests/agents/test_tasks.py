@@ -285,3 +285,38 @@ def test_the_emergency_brake_opens_an_escalation_with_the_draft_issues_and_fix_p
     verdict = result.review or result.critique
     assert review.decision == "revise" and review.issues == (verdict.get("issues") or verdict.get("risks"))
     assert review.instructions == verdict[instructions_field] != []
+
+
+def test_a_run_updates_its_row_at_claim_calls_and_result_and_reads_it_once(demo_data, django_assert_max_num_queries):
+    """Issue 15: the observer writes a step or a call as one INSERT (no UPDATE of the run after each
+    step); the run row is updated only when a model call starts (the stage the in-flight line names),
+    and record_result writes without reading the run, its review or its audit first."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    with CaptureQueriesContext(connection) as queries:
+        result = run_now(run.pk)
+    statements = [q["sql"] for q in queries.captured_queries]
+    run_updates = [s for s in statements if s.startswith('UPDATE "agents_run"')]
+    run_reads = [s for s in statements if s.startswith("SELECT") and 'FROM "agents_run"' in s]
+    assert len(result.trace) >= 4 and result.usage["model_calls"] >= 3
+    call_starts = [s for s in run_updates if '"working_call" = ' in s and '"status"' not in s]
+    assert len(call_starts) == result.usage["model_calls"]  # one per call: the stage the run waits for
+    assert len(run_updates) - len(call_starts) == 3, run_updates  # the claim, the model label, the result
+    assert len(run_reads) == 1, run_reads  # the claimed row
+    assert not [s for s in statements if s.startswith("SELECT") and ("agents_review" in s or "agents_auditdiff" in s)]
+    run.refresh_from_db()
+    assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")
+
+
+def test_record_result_again_replaces_the_review_and_audit(demo_data):
+    """A run taken over after its worker went silent may record a result where one exists already."""
+    from agents.observer import record_result
+
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    result = run_now(run.pk)
+    result.critique = {**result.critique, "reason": "second delivery"}
+    record_result(run.pk, result)
+    assert Review.objects.filter(run=run).count() == AuditDiff.objects.filter(run=run).count() == 1
+    assert Review.objects.get(run=run).reason == "second delivery"

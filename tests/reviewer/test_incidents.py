@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from agents.models import Run
 from agents.policy_rows import load_policy
-from tests.factories import make_run
+from tests.factories import make_incident, make_run
 
 PAY = "inc_pay_2041"
 
@@ -231,8 +231,18 @@ def test_incident_list_query_count_does_not_grow_with_runs(login, demo_data, dja
         make_runs(incident, rows)
     client = login("ops")
 
-    with django_assert_max_num_queries(7):  # 5, every incident's facts, the brake banner
+    with django_assert_max_num_queries(8):  # 5, the page's count, every incident's facts, the brake banner
         assert client.get(reverse("incidents")).status_code == 200
+
+
+def test_incident_list_shows_fifty_incidents_a_page(login, demo_data):
+    for i in range(60 - len(demo_data)):
+        make_incident(f"inc_page_{i:02d}")
+    client = login("ops")
+    first = client.get(reverse("incidents")).content.decode()
+    second = client.get(reverse("incidents") + "?page=2").content.decode()
+    assert first.count('<tr>') - 1 == 50 and "Page 1 of 2" in first and "?page=2" in first
+    assert second.count('<tr>') - 1 == 10 and "Page 2 of 2" in second
 
 
 def test_runs_list_on_the_incident_page_polls_only_while_a_run_is_in_flight(login, demo_data):

@@ -402,7 +402,7 @@ def test_failed_runs_query_count_does_not_grow_with_rows(login, demo_data, djang
     make_failed_runs(rows, incident=demo_data["inc_pay_2041"])
     client = login("ops")
 
-    with django_assert_max_num_queries(8):  # 7, and the emergency-brake banner
+    with django_assert_max_num_queries(9):  # the count, the page's ids, those runs, their retry counts, 4, the banner
         html = client.get(reverse("failed_runs")).content.decode()
     assert len(listed_runs(html)) == rows
 
@@ -439,3 +439,26 @@ def test_run_list_filters_are_dropdowns_of_the_reasons_runs_stopped_with(login, 
     assert 'hx-trigger="change, submit"' in html
     for name in ("status", "pipeline", "since"):
         assert f'<select name="{name}"' in html
+
+
+def test_an_in_flight_run_shows_its_phase_and_usage_from_its_stored_steps_and_calls(login, demo_runs):
+    """The observer does not update the run row while it runs (issue 15): the page reads its steps and calls."""
+    run = make_run("reflection", status="running")
+    TraceStep.objects.create(run=run, index=1, phase="draft", output="A draft.")
+    TraceStep.objects.create(run=run, index=2, phase="review", output={"decision": "revise"})
+    for stage in ("draft", "review"):
+        ModelCall.objects.create(run=run, stage=stage, model="m", latency_ms=5, prompt_tokens=100, completion_tokens=7)
+    html = login("ops").get(run_url(run)).content.decode()
+    assert "<dt>Phase</dt><dd>review</dd>" in html
+    assert "2 model calls" in html and "200 prompt + 14 completion tokens" in html
+
+
+def test_the_failed_filter_in_sql_agrees_with_run_failed_for_every_catalogued_reason(db):
+    """Run.objects.failed() spells opens_escalation's rule in SQL (issue 15): both agree on every reason."""
+    from agents.core.stops import STOP_REASONS
+
+    reasons = [r.split("<", 1)[0] + ("x" if "<" in r else "") for r in STOP_REASONS] + ["invalid_answer:other"]
+    runs = [make_run(status=status, stop_reason=reason) for reason in reasons for status in ("stopped", "ok")]
+    runs.append(make_run(status="interrupted", stop_reason="worker_lost"))
+    assert set(Run.objects.failed().values_list("pk", flat=True)) == {r.pk for r in runs if r.failed}
+    assert any(r.failed for r in runs) and any(not r.failed and r.status == "stopped" for r in runs)

@@ -1,0 +1,65 @@
+"""Every bench script runs with any valid argument and refuses an invalid one with argparse's message.
+
+The benchmarks are run by hand (see README "Performance"); these tests only hold their arguments:
+``bench/overhead.py --slow-runs 0`` used to divide by zero after the fast pass.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "LOG_LEVEL": "ERROR"}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_overhead_with_zero_runs_in_every_pass_finishes():
+    done = bench("bench/overhead.py", "--runs", "0", "--slow-runs", "0", "--modes", "a", "--breakdown-runs", "0")
+    assert done.returncode == 0, done.stderr
+    assert "ZeroDivisionError" not in done.stderr
+    assert "machine:" in done.stdout
+
+
+def test_overhead_with_only_the_slow_pass_prints_its_table():
+    done = bench("bench/overhead.py", "--runs", "0", "--slow-runs", "1", "--slow-latency", "0", "--modes", "a")
+    assert done.returncode == 0, done.stderr
+    assert "Share of wall time" in done.stdout
+    assert "Overhead per run at 0 ms" not in done.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["bench/overhead.py", "--runs", "-1"],
+    ["bench/overhead.py", "--slow-runs", "many"],
+    ["bench/overhead.py", "--slow-latency", "nan"],
+    ["bench/overhead.py", "--modes", "d"],
+    ["bench/overhead.py", "--worker-concurrency", "0"],
+    ["bench/concurrency.py", "--concurrency", "0"],
+    ["bench/concurrency.py", "--concurrency", "2xz"],
+    ["bench/concurrency.py", "--runs", "0"],
+    ["bench/concurrency.py", "--latency", "-1"],
+    ["bench/load.py", "--seconds", "0"],
+    ["bench/load.py", "--think", "-1"],
+    ["bench/model_cost.py", "--modes", ""],
+    ["bench/pages.py", "--runs", "-5"],
+    ["bench/pages.py", "--requests", "0"],
+    ["bench/all.py", "--only", "nothing"],
+], ids=lambda args: " ".join(args))
+def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
+    done = bench(*args, timeout=60)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "error: argument" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_pages_with_an_empty_store_skips_the_pages_it_has_no_row_for():
+    done = bench("bench/pages.py", "--runs", "0", "--small-runs", "0", "--small-pending", "0", "--pending", "0",
+                 "--decided", "0", "--incidents", "1", "--versions", "1", "--requests", "1", "--no-try", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "skipped 'escalation page (oldest pending)'" in done.stdout
+    assert "| dashboard" in done.stdout and "| API: runs" in done.stdout

@@ -8,10 +8,12 @@ writes a word diff as escaped HTML.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django import template
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -110,3 +112,54 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
             "since": since,
         }
     }
+
+
+# Times ------------------------------------------------------------------------------------------
+# One format everywhere: "2026-11-23 14:05 Europe/Berlin" in the viewer's zone (activated by
+# reviewer.middleware.ViewerTimezoneMiddleware, UTC without one), and ages as "just now" / "3 min".
+
+TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
+def zone_label() -> str:
+    name = timezone.get_current_timezone_name()
+    return "UTC" if name in ("UTC", "Etc/UTC", "GMT") else name
+
+
+@register.filter
+def local_time(value) -> str:
+    """A datetime as text in the viewer's zone, labelled: ``2026-11-23 14:05 UTC``; "" for None."""
+    if not isinstance(value, datetime):
+        return ""
+    return f"{timezone.localtime(value).strftime(TIME_FORMAT)} {zone_label()}"
+
+
+@register.filter
+def age(value, now: datetime | None = None) -> str:
+    """How long ago: "just now" under a minute, then "3 min", "2 h 5 min", "3 d"."""
+    if not isinstance(value, datetime):
+        return ""
+    seconds = int(((now or timezone.now()) - value).total_seconds())
+    if seconds < 60:
+        return "just now"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} d"
+
+
+@register.simple_tag
+def when(value, with_age: bool = False) -> SafeString:
+    """A ``<time>`` element: the labelled local time (and its age, if asked), the ISO instant in
+    ``datetime``; "—" for None."""
+    if not isinstance(value, datetime):
+        return format_html("{}", "—")
+    shown = local_time(value)
+    if with_age:
+        ago = age(value)
+        return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(), shown,
+                           ago if ago == "just now" else f"{ago} ago")
+    return format_html('<time datetime="{}">{}</time>', value.isoformat(), shown)

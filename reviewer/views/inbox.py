@@ -19,6 +19,7 @@ from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 
 VIEW = "reviewer.view_escalation"
+READ = "agents.view_run"
 DECIDE = decisions.DECIDE_PERMISSION
 PAGE_SIZE = 50
 RECENT = 10
@@ -93,7 +94,7 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
     return render(request, "inbox/escalation.html", context, status=status)
 
 
-@require_perm(VIEW)
+@require_perm(READ)  # everyone who can see the run reads how it was decided; only leads act on it
 @require_safe
 def escalation_detail(request, pk):
     return _page(request, _escalation(pk))

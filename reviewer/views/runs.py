@@ -110,7 +110,7 @@ def run_list(request):
     filters = form.cleaned_data if form.is_valid() else {}
     runs = (Run.objects.filtered(stop_reason=filters.get("stop_reason", ""), status=filters.get("status", ""),
                                  pipeline=filters.get("pipeline", ""), since=filters.get("since"))
-            .select_related("incident").order_by("-created_at", "-id"))
+            .select_related("incident", "escalation__decided_by").order_by("-created_at", "-id"))
     context = {
         "form": form,
         "runs": _page(request, runs),
@@ -125,8 +125,8 @@ def run_list(request):
 @require_perm("agents.view_run")
 @require_GET
 def failed_runs(request):
-    runs = (Run.objects.failed().select_related("incident").annotate(retry_count=Count("retries"))
-            .order_by("-created_at", "-id"))
+    runs = (Run.objects.failed().select_related("incident", "escalation__decided_by")
+            .annotate(retry_count=Count("retries")).order_by("-created_at", "-id"))
     page = _page(request, runs)
     for run in page.object_list:
         run.explanation = explain(run.stop_reason)

@@ -182,3 +182,23 @@ def release(escalation_pk: int, user) -> bool:
     """Give back your own claim (someone else's stays theirs)."""
     return bool(Escalation.objects.filter(pk=escalation_pk, claimed_by=user)
                 .update(claimed_by=None, claimed_at=None))
+
+
+def claimed_by_other(escalation: Escalation, user) -> str:
+    """The warning a lead gets before deciding an escalation another lead claimed ("" if none):
+    a claim never stops a decision, but nobody should overrule a colleague by accident."""
+    holder = escalation.claimed_by
+    if escalation.status != Escalation.Status.PENDING or holder is None or holder.pk == user.pk:
+        return ""
+    name = holder.get_full_name() or holder.username
+    return f"{name} claimed this escalation. Tick “decide anyway” to decide it in their place."
+
+
+def reject_many(escalation_pks: list[int], user, note: str) -> dict[str, list[int]]:
+    """Reject the pending escalations ``escalation_pks`` with one reason; each is decided once, as
+    :func:`decide` does. Returns the ids rejected and those already decided by then."""
+    done: dict[str, list[int]] = {"rejected": [], "already_decided": []}
+    for pk in escalation_pks:
+        outcome = decide(pk, user, Decision.Action.REJECT, note=note)
+        done["rejected" if outcome.won else "already_decided"].append(pk)
+    return done

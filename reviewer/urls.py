@@ -18,6 +18,7 @@ urlpatterns = [
     path("runs/<int:pk>/trace/", runs.run_trace, name="run_trace"),
     path("runs/<int:pk>/retry/", runs.retry, name="run_retry"),
     path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/reject/", inbox.bulk_reject, name="inbox_bulk_reject"),
     path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),
     path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
     path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from agents.core import audit
 from agents.core.stops import explain
 
 register = template.Library()
@@ -82,6 +83,12 @@ def word_diff(ops: list[tuple[str, str]], side: str | None = None) -> SafeString
         elif op == "insert" and side != "before":
             pieces.append(format_html("<ins>{}</ins>", part))
     return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
+@register.filter
+def diff_ops(escalation) -> list[tuple[str, str]]:
+    """The word diff from an escalation's draft to its candidate (``agents.core.audit.word_diff``)."""
+    return audit.word_diff(escalation.draft or "", escalation.candidate or "")
 
 
 CHART_WIDTH = 560

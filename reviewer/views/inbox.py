@@ -46,6 +46,7 @@ def inbox(request):
     page = Paginator(pending, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
+        "groups": _identical_groups(page.object_list),
         "filters": filters,
         "filter_form": form,
         "pipelines": PIPELINE_CHOICES,
@@ -54,10 +55,55 @@ def inbox(request):
         "recent": Escalation.objects.decided().for_list().order_by("-decided_at", "-id")[:RECENT],
         "can_decide": request.user.has_perm(DECIDE),
     }
-    # The filter form swaps only the list; a plain GET (or htmx restoring history) gets the page.
+    # The filter form and the polling swap only the list (with the nav badge out of band); a plain
+    # GET (or htmx restoring history) gets the page.
     fragment = request.htmx and not request.htmx.history_restore_request
     template = "inbox/inbox.html#inbox-list" if fragment else "inbox/inbox.html"
-    return render(request, template, context)
+    return render(request, template, context | {"oob_badge": bool(fragment)})
+
+
+def _identical_groups(escalations) -> list[list[Escalation]]:
+    """The page's escalations in groups of identical items (the same text and reason), each group
+    where its oldest item is, so a lead decides a burst of duplicates together."""
+    groups: dict[tuple[str, str], list[Escalation]] = {}
+    for escalation in escalations:
+        groups.setdefault((normalize(escalation.candidate), normalize(escalation.summary)), []).append(escalation)
+    return list(groups.values())
+
+
+@require_perm(DECIDE)
+@require_POST
+def bulk_reject(request):
+    """Reject the escalations the lead selected (a group's box carries all its ids) with one reason."""
+    ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
+                  if part.strip().isdigit()})
+    note = request.POST.get("note", "")
+    if not ids:
+        messages.error(request, "Select the escalations to reject first.")
+        return redirect("inbox")
+    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
+               and decisions.claimed_by_other(e, request.user)]
+    if claimed and request.POST.get("over_claim") != "on":
+        messages.error(request, "Nothing was rejected: other leads claimed "
+                                + ", ".join(f"#{pk}" for pk in claimed)
+                                + ". Tick “also those other leads claimed” to reject them anyway.")
+        return redirect("inbox")
+    try:
+        done = decisions.reject_many(ids, request.user, note)
+    except decisions.DecisionInvalid as invalid:
+        messages.error(request, f"Nothing was rejected: {invalid}")
+        return redirect("inbox")
+    except Escalation.DoesNotExist:
+        messages.error(request, "One of the selected escalations does not exist; nothing after it was rejected.")
+        return redirect("inbox")
+    if done["rejected"]:
+        count = len(done["rejected"])
+        messages.success(request, f"Rejected {count} escalation{'s' if count != 1 else ''}: "
+                                  + ", ".join(f"#{pk}" for pk in done["rejected"]) + ".")
+    if done["already_decided"]:
+        messages.warning(request, "Already decided by then, left as they were: "
+                                  + ", ".join(f"#{pk}" for pk in done["already_decided"]) + ".")
+    return redirect("inbox")
 
 
 def _escalation(pk: int) -> Escalation:
@@ -131,6 +177,8 @@ def decide(request, pk):
     action, note = request.POST.get("action", ""), request.POST.get("note", "")
     text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
     try:
+        if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
+            raise decisions.DecisionInvalid(warning)
         outcome = decisions.decide(pk, request.user, action, text=text, note=note,
                                    confirm_changed_facts=request.POST.get("confirm_facts") == "on")
     except decisions.DecisionInvalid as invalid:
@@ -154,6 +202,12 @@ def decide(request, pk):
 
 def _claim_answer(request, pk: int, done: bool, failure: str):
     escalation = _escalation(pk)
+    if request.POST.get("from") == "row":  # the inbox row: the row with its claim, or back to the inbox
+        if request.htmx:
+            return _fragment(request, escalation, row=True, claim_error="" if done else failure)
+        if not done:
+            messages.error(request, failure)
+        return redirect("inbox")
     if request.htmx:
         context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure}
         return render(request, "inbox/escalation.html#claim-box", context)

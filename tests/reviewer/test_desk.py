@@ -105,3 +105,129 @@ def test_pages_use_the_zone_the_browser_reported(login, decided, cookie, label):
     response = client.get(f"/runs/{decided[0].run.pk}/")
     assert response.status_code == 200
     assert f" {label}</time>" in response.content.decode()
+
+
+# -- the inbox: review in place, warnings, bulk reject, groups, live state ---------------------------
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_approve_sits_with_the_whole_text_the_diff_and_the_guard(login):
+    long_text = "We are investigating a problem in the EU. " * 8 + "The very last sentence is here."
+    escalation = make_escalation(text=long_text, draft="We are investigating.",
+                                 guard={"violations": [{"check": "patch_violation:too_large_edit",
+                                                        "message": "The revision keeps 12% of the draft."}]})
+    html = login("lead").get("/inbox/").content.decode()
+    details = html[html.index('<details class="review-in-place"'):html.index("</details>")]
+    assert "The very last sentence is here." in details  # the whole text, not an excerpt
+    assert "<ins>" in details  # the word diff
+    assert "The revision keeps 12% of the draft." in details  # the guard
+    assert 'name="action" value="approve"' in details
+    start = html.index(f'id="esc-row-{escalation.pk}"')
+    row = html[start:html.index("</tr>", start)]
+    assert row.count('value="approve"') == 1  # no approve outside the opened row
+
+
+def test_deciding_an_item_another_lead_claimed_warns_first(login, users):
+    escalation = make_escalation()
+    decisions.claim(escalation.pk, users.lead2)
+    client = login("lead")
+    html = client.get("/inbox/").content.decode()
+    assert "Lars claimed this: decide anyway" in html and 'name="over_claim" required' in html
+
+    response = client.post(f"/escalations/{escalation.pk}/decide/", {"action": "approve", "from": "row"}, **HTMX)
+    assert response.status_code == 422
+    assert "Lars claimed this escalation" in response.content.decode()
+    assert Escalation.objects.get(pk=escalation.pk).status == "pending"
+
+    response = client.post(f"/escalations/{escalation.pk}/decide/",
+                           {"action": "approve", "from": "row", "over_claim": "on"}, **HTMX)
+    assert response.status_code == 200
+    assert Escalation.objects.get(pk=escalation.pk).status == "approved"
+
+
+def test_own_claim_needs_no_warning(login, users):
+    escalation = make_escalation()
+    decisions.claim(escalation.pk, users.lead)
+    response = login("lead").post(f"/escalations/{escalation.pk}/decide/", {"action": "approve"})
+    assert response.status_code == 302
+    assert Escalation.objects.get(pk=escalation.pk).status == "approved"
+
+
+def test_claiming_from_the_row_swaps_the_row(login):
+    escalation = make_escalation()
+    response = login("lead").post(f"/escalations/{escalation.pk}/claim/", {"from": "row"}, **HTMX)
+    html = response.content.decode()
+    assert f'id="esc-row-{escalation.pk}"' in html and "Release" in html and "<html" not in html
+    assert Escalation.objects.get(pk=escalation.pk).claimed_by.username == "lead"
+
+
+def test_bulk_reject_rejects_the_selected_items_with_one_reason(login):
+    a, b, c = make_escalation(), make_escalation(), make_escalation()
+    client = login("lead")
+    response = client.post("/inbox/reject/", {"ids": [str(a.pk), f"{b.pk}"], "note": "Duplicate alert."}, follow=True)
+    assert "Rejected 2 escalations" in response.content.decode()
+    rows = {e.pk: e for e in Escalation.objects.all()}
+    assert [rows[a.pk].status, rows[b.pk].status, rows[c.pk].status] == ["rejected", "rejected", "pending"]
+    assert {d.note for d in rows[a.pk].decisions.all()} == {"Duplicate alert."}
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"note": "No ids."}, "Select the escalations to reject first."),
+    ({"ids": "1", "note": "  "}, "Nothing was rejected: Rejecting needs a reason."),
+    ({"ids": "999999", "note": "x"}, "does not exist"),
+    ({"ids": "1", "note": "a\x00b"}, "control character"),
+])
+def test_bulk_reject_says_what_is_wrong_and_changes_nothing(login, data, message):
+    escalation = make_escalation()
+    data = {k: (str(escalation.pk) if v == "1" else v) for k, v in data.items()}
+    response = login("lead").post("/inbox/reject/", data, follow=True)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert Escalation.objects.get(pk=escalation.pk).status == "pending"
+
+
+def test_bulk_reject_is_for_leads_only(login):
+    escalation = make_escalation()
+    assert login("ops").post("/inbox/reject/", {"ids": str(escalation.pk), "note": "x"}).status_code == 403
+    assert Escalation.objects.get(pk=escalation.pk).status == "pending"
+
+
+def test_identical_items_are_grouped_with_one_box_for_all(login):
+    same = [make_escalation(text="Same text.", age_minutes=10 - i) for i in range(3)]
+    other = make_escalation(text="Another text.", age_minutes=20)
+    html = login("lead").get("/inbox/").content.decode()
+    assert "3 identical escalations" in html
+    assert f'value="{same[0].pk},{same[1].pk},{same[2].pk}"' in html
+    assert html.index(f"esc-row-{other.pk}") < html.index("3 identical escalations")
+
+
+def test_the_inbox_polls_and_the_poll_carries_the_badge(login):
+    make_escalation()
+    client = login("lead")
+    html = client.get("/inbox/?pipeline=reflection").content.decode()
+    assert 'hx-get="/inbox/?pipeline=reflection" hx-trigger="every 5s"' in html
+    assert "js/inbox.js" in html
+    poll = client.get("/inbox/?pipeline=reflection", **HTMX).content.decode()
+    assert "<html" not in poll and 'id="inbox-list"' in poll
+    assert '<span class="badge" id="pending-count" hx-swap-oob="true">1</span>' in poll
+
+
+def test_the_badge_is_hidden_at_zero(login, users):
+    escalation = make_escalation()
+    response = login("lead").post(f"/escalations/{escalation.pk}/decide/",
+                                  {"action": "reject", "note": "No.", "from": "row"}, **HTMX)
+    assert '<span class="badge" id="pending-count" hx-swap-oob="true"\n  hidden>0</span>' in response.content.decode()
+    assert 'id="pending-count"\n  hidden>0</span>' in login("lead").get("/").content.decode()
+
+
+def test_bulk_reject_warns_about_items_another_lead_claimed(login, users):
+    mine, theirs = make_escalation(), make_escalation()
+    decisions.claim(theirs.pk, users.lead2)
+    client = login("lead")
+    data = {"ids": f"{mine.pk},{theirs.pk}", "note": "Duplicate."}
+    response = client.post("/inbox/reject/", data, follow=True)
+    assert f"other leads claimed #{theirs.pk}" in response.content.decode()
+    assert Escalation.objects.filter(status="pending").count() == 2
+    client.post("/inbox/reject/", data | {"over_claim": "on"})
+    assert Escalation.objects.filter(status="rejected").count() == 2

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agents.core.evidence import Mark, mark_facts
 from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.inputs import control_character
 from agents.core.policy import POLICY_CLASSES, ReflectionPolicy, TextPolicy
@@ -202,3 +203,13 @@ def reject_many(escalation_pks: list[int], user, note: str) -> dict[str, list[in
         outcome = decide(pk, user, Decision.Action.REJECT, note=note)
         done["rejected" if outcome.won else "already_decided"].append(pk)
     return done
+
+
+def fact_marks(escalation: Escalation, text: str | None = None) -> list[Mark]:
+    """Every fact the text (the candidate by default) states, supported by a context fact or not, as
+    the final-answer guard judges it under the run's policy (``agents.core.evidence``)."""
+    run = escalation.run
+    context = run.context or {}
+    policy = _text_policy(run)
+    strict = guard_config(policy, context).strict_claims
+    return mark_facts(escalation.candidate if text is None else text, context, policy.guard, strict_claims=strict)

@@ -85,6 +85,48 @@ def word_diff(ops: list[tuple[str, str]], side: str | None = None) -> SafeString
     return format_html_join("", "{}", ((piece,) for piece in pieces))
 
 
+def _mark_piece(mark, piece: str, last: bool) -> SafeString:
+    if not mark.supported:
+        flag = format_html('<span class="fact-flag">{}</span>', " unsupported") if last else ""
+        return format_html('<mark class="fact fact-unsupported" title="{}">{}{}</mark>', mark.message, piece, flag)
+    if mark.fact is None:
+        return format_html('<span class="fact fact-supported" title="Supported by the incident context">{}</span>',
+                           piece)
+    return format_html('<a class="fact fact-supported" href="#fact-{}" title="Supported by {}: {}">{}</a>',
+                       mark.fact.index, mark.fact.label, mark.fact.value, piece)
+
+
+def _marked(text: str, offset: int, marks) -> SafeString:
+    """``text`` (which starts at ``offset`` of the marked text) with the marks that fall in it."""
+    pieces, pos, end = [], offset, offset + len(text)
+    for mark in marks:
+        if mark.end <= pos or mark.start >= end:
+            continue
+        if mark.start > pos:
+            pieces.append(format_html("{}", text[pos - offset:mark.start - offset]))
+        stop = min(mark.end, end)
+        pieces.append(_mark_piece(mark, text[max(mark.start, pos) - offset:stop - offset], last=stop == mark.end))
+        pos = stop
+    pieces.append(format_html("{}", text[pos - offset:]))
+    return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
+@register.simple_tag
+def marked_diff(ops: list[tuple[str, str]], marks) -> SafeString:
+    """The new text once, with the word diff (``<del>``/``<ins>``) and every fact it states
+    (``agents.core.evidence.Mark``): a link to the supporting context fact, or marked unsupported.
+    Every word is escaped."""
+    pieces, pos = [], 0
+    for op, part in ops:
+        if op == "delete":
+            pieces.append(format_html("<del>{}</del>", part))
+            continue
+        shown = _marked(part, pos, marks)
+        pieces.append(format_html("<ins>{}</ins>", shown) if op == "insert" else shown)
+        pos += len(part)
+    return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
 @register.filter
 def diff_ops(escalation) -> list[tuple[str, str]]:
     """The word diff from an escalation's draft to its candidate (``agents.core.audit.word_diff``)."""

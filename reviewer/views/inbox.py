@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from agents.core.audit import word_diff
+from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
 from reviewer import decisions
@@ -129,7 +130,11 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
 
 def _page(request, escalation: Escalation, *, status: int = 200, **extra):
     diff = word_diff(escalation.draft, escalation.candidate)
+    marks = decisions.fact_marks(escalation)
     context = _panel_context(request, escalation, **extra) | {
+        "facts": context_facts(escalation.run.context or {}),
+        "marks": marks,
+        "unsupported_count": sum(not mark.supported for mark in marks),
         "run": escalation.run,
         "review": getattr(escalation.run, "review", None),
         "diff": diff,

@@ -9,6 +9,7 @@ import time_machine
 from django.template import Context, Template
 from django.utils import timezone
 
+from agents.core.evidence import context_facts
 from reviewer import decisions
 from reviewer.models import Escalation
 from tests.factories import make_escalation, make_incident
@@ -231,3 +232,58 @@ def test_bulk_reject_warns_about_items_another_lead_claimed(login, users):
     assert Escalation.objects.filter(status="pending").count() == 2
     client.post("/inbox/reject/", data | {"over_claim": "on"})
     assert Escalation.objects.filter(status="rejected").count() == 2
+
+
+# -- the escalation page ----------------------------------------------------------------------------
+
+@pytest.fixture
+def on_demo_incident(demo_data):
+    incident = demo_data["inc_pay_2041"]
+    draft = "We see failed payments for 27% of checkouts. We will update you soon."
+    candidate = ("We see failed payments for 27% of checkouts in the EU. It is resolved by 18:00. "
+                 "We will update you soon.")
+    return make_escalation(incident=incident, draft=draft, candidate=candidate, text=candidate)
+
+
+def test_the_escalation_page_puts_the_decision_and_the_facts_first(login, on_demo_incident):
+    html = login("lead").get(f"/escalations/{on_demo_incident.pk}/").content.decode()
+    order = [html.index(marker) for marker in ('id="decision-panel"', 'id="facts"', 'class="card the-text"',
+                                               "Why the guard blocked it")]
+    assert order == sorted(order)
+    assert html.index('id="decision-panel"') < html.index('<div class="stats">')
+
+
+def test_the_text_is_shown_once_with_the_diff_and_every_fact_marked(login, on_demo_incident):
+    html = login("ops").get(f"/escalations/{on_demo_incident.pk}/").content.decode()
+    text = html[html.index('class="text diff marked-text"'):]
+    text = text[:text.index("</pre>")]
+    # once, marked: no separate candidate box with the plain text (ops has no edit box either)
+    assert html.count('class="text diff marked-text"') == 1 and on_demo_incident.candidate not in html
+    assert '<ins>checkouts in the <mark class="fact fact-unsupported" title="Region “EU” is not named' in text
+    assert '<span class="fact-flag"> unsupported</span>' in text
+    facts = {f.path: f.index for f in context_facts(on_demo_incident.run.context)}
+    assert f'href="#fact-{facts["incident.affected_checkout_pct"]}"' in text
+    assert f'id="fact-{facts["incident.affected_checkout_pct"]}"' in html
+    assert 'title="“18:00” is not supported' in text  # a time, not the numbers 18 and 00
+    assert "unsupported." in html  # the count above the text
+
+
+def test_model_text_in_marks_stays_escaped(login, demo_data):
+    evil = 'Done <img src=x onerror=alert(1)> for 27% "quoted" & more.'
+    escalation = make_escalation(incident=demo_data["inc_pay_2041"], text=evil)
+    html = login("lead").get(f"/escalations/{escalation.pk}/").content.decode()
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_deciding_on_the_page_swaps_status_claim_box_and_badge_out_of_band(login, users):
+    escalation = make_escalation()
+    decisions.claim(escalation.pk, users.lead)
+    response = login("lead").post(f"/escalations/{escalation.pk}/decide/",
+                                  {"action": "reject", "note": "Not needed."}, **HTMX)
+    html = response.content.decode()
+    assert 'id="decision-panel"' in html
+    assert '<span id="esc-status" hx-swap-oob="true"\n    class="status status-rejected">rejected</span>' in html
+    assert '<div id="claim-box" class="claim-box" hx-swap-oob="true">' in html
+    claim_box = html[html.index('id="claim-box"'):]
+    assert "Release" not in claim_box  # no claim controls once decided
+    assert 'id="pending-count" hx-swap-oob="true"' in html

@@ -60,7 +60,7 @@ def inbox(request):
     # GET (or htmx restoring history) gets the page.
     fragment = request.htmx and not request.htmx.history_restore_request
     template = "inbox/inbox.html#inbox-list" if fragment else "inbox/inbox.html"
-    return render(request, template, context | {"oob_badge": bool(fragment)})
+    return render(request, template, context | {"list_oob": bool(fragment)})
 
 
 def _identical_groups(escalations) -> list[list[Escalation]]:

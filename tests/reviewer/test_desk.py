@@ -287,3 +287,10 @@ def test_deciding_on_the_page_swaps_status_claim_box_and_badge_out_of_band(login
     claim_box = html[html.index('id="claim-box"'):]
     assert "Release" not in claim_box  # no claim controls once decided
     assert 'id="pending-count" hx-swap-oob="true"' in html
+
+
+def test_an_empty_inbox_poll_still_hides_the_badge(login):
+    poll = login("lead").get("/inbox/", **HTMX).content.decode()
+    assert "Nothing waits for a decision" in poll
+    assert poll.count('id="pending-count"') == 1
+    assert '<span class="badge" id="pending-count" hx-swap-oob="true"\n  hidden>0</span>' in poll

@@ -48,6 +48,7 @@ class Fact:
     path: str
     label: str
     value: str
+    unit: str = ""  # as the incident's fact says it ("%", "minutes"); "" for plain text and counts
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,12 @@ class Mark:
 
 def context_facts(context: Mapping) -> list[Fact]:
     """Every value of the context with its path, in reading order; incident facts carry their label."""
-    labels = {}
+    labels, units = {}, {}
     for info in context.get("fact_meta") or []:
         if isinstance(info, Mapping) and info.get("key"):
             labels[f"incident.{info['key']}"] = str(info.get("label") or info["key"])
+            if info.get("unit") not in (None, "", "text", "count"):
+                units[f"incident.{info['key']}"] = str(info["unit"])
     facts: list[Fact] = []
 
     def walk(value, path: str) -> None:
@@ -83,7 +86,7 @@ def context_facts(context: Mapping) -> list[Fact]:
         elif value not in (None, ""):
             text = ("yes" if value else "no") if isinstance(value, bool) else str(value)
             label = labels.get(path) or path.rsplit(".", 1)[-1].replace("_", " ")
-            facts.append(Fact(len(facts), path, label, text))
+            facts.append(Fact(len(facts), path, label, text, units.get(path, "")))
 
     walk(context, "")
     return facts

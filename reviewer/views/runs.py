@@ -40,6 +40,7 @@ def _run_context(request, pk: int) -> dict:
     elif draft and run.candidate and run.candidate != draft:
         diff = {"title": "Draft → blocked candidate", "ops": word_diff(draft, run.candidate)}
     diff_mode = "side" if request.GET.get("diff") == "side" else "inline"
+    escalation = run.related("escalation")
     return {
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
@@ -48,7 +49,8 @@ def _run_context(request, pk: int) -> dict:
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,
-        "escalation": run.related("escalation"),
+        "escalation": escalation,
+        "decision": escalation.decisions.order_by("at", "id").last() if escalation is not None else None,
         "diff": diff,
         "diff_mode": diff_mode,
         "draft": draft,

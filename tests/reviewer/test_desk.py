@@ -44,6 +44,8 @@ def test_the_run_page_shows_how_a_decided_run_ended_to_every_role(login, decided
     assert "decides it in the inbox" not in page
     page = client.get(f"/runs/{rejected.run.pk}/").content.decode()
     assert "How it ended: rejected" in page and "Lars" in page and "was not sent" in page
+    assert "Wrong region entirely." in page  # the reason
+    assert ">stopped</span>" not in page
 
 
 @pytest.mark.parametrize("url", ["/runs/", "/incidents/inc_desk_1/"])

@@ -4,8 +4,11 @@ Every page works as plain HTML forms; with htmx the same forms swap a row, the d
 the guard's violations in place. The decisions themselves live in :mod:`reviewer.decisions`.
 """
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
@@ -26,9 +29,9 @@ PAGE_SIZE = 50
 RECENT = 10
 
 
-def _filters(request) -> tuple[dict, InboxFilterForm]:
+def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
     """The valid filters; an invalid one (a NUL, an unknown pipeline) is ignored and shown as an error."""
-    form = InboxFilterForm(request.GET)
+    form = InboxFilterForm(query)
     form.is_valid()
     data = form.cleaned_data
     filters = {"pipeline": data.get("pipeline", ""), "stop_reason": data.get("stop_reason", ""),
@@ -40,13 +43,15 @@ def _filters(request) -> tuple[dict, InboxFilterForm]:
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox(request):
-    filters, form = _filters(request)
+    filters, form = _filters(request.GET)
     pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
                                                      claimed_by=request.user if filters["mine"] else None)
                .for_list().order_by("opened_at", "id"))
     page = Paginator(pending, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
+        "pending_count": page.paginator.count,
+        "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"]),
         "groups": _identical_groups(page.object_list),
         "filters": filters,
         "filter_form": form,
@@ -105,6 +110,17 @@ def bulk_reject(request):
         messages.warning(request, "Already decided by then, left as they were: "
                                   + ", ".join(f"#{pk}" for pk in done["already_decided"]) + ".")
     return redirect("inbox")
+
+
+def _list_count(request) -> dict:
+    """The inbox's pending count under the filters of the page the lead is on (htmx says which
+    page: ``HX-Current-URL``), for the count swapped out of band after a row changes."""
+    if not request.htmx or not request.htmx.current_url:
+        return {}
+    filters, _ = _filters(QueryDict(urlsplit(request.htmx.current_url).query))
+    count = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
+                                                   claimed_by=request.user if filters["mine"] else None).count())
+    return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
 def _escalation(pk: int) -> Escalation:
@@ -167,7 +183,8 @@ def check_edit(request, pk):
 def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, **extra):
     """The row (inbox) or the decision panel (escalation page), with the nav badge swapped out of band."""
     if row:
-        context = {"escalation": escalation, "can_decide": request.user.has_perm(DECIDE), **extra}
+        context = {"escalation": escalation, "can_decide": request.user.has_perm(DECIDE), **extra,
+                   **_list_count(request)}
         template = "inbox/inbox.html#escalation-row"
     else:
         context, template = _panel_context(request, escalation, **extra), "inbox/escalation.html#decision-panel"

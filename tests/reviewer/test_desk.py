@@ -296,3 +296,15 @@ def test_an_empty_inbox_poll_still_hides_the_badge(login):
     assert "Nothing waits for a decision" in poll
     assert poll.count('id="pending-count"') == 1
     assert '<span class="badge" id="pending-count" hx-swap-oob="true"\n  hidden>0</span>' in poll
+
+
+def test_a_row_decision_swaps_the_count_of_the_page_the_lead_is_on(login):
+    escalation = make_escalation()
+    make_escalation(pipeline="self_critique")
+    response = login("lead").post(f"/escalations/{escalation.pk}/decide/",
+                                  {"action": "approve", "from": "row"},
+                                  HTTP_HX_CURRENT_URL="http://testserver/inbox/?pipeline=reflection", **HTMX)
+    html = response.content.decode()
+    count = '<span id="inbox-count" hx-swap-oob="true"\n    >0 pending escalations\n    match the filters.</span>'
+    assert count in html
+    assert '<span class="badge" id="pending-count" hx-swap-oob="true">1</span>' in html

@@ -68,6 +68,12 @@ def test_lead_works_the_inbox_with_the_keyboard(page, live_server, escalations, 
     expect(row).to_contain_text("Decided by", timeout=5_000)
     expect(page.locator("#pending-count")).to_have_text("2")
     assert Escalation.objects.get(pk=oldest.pk).status == "approved"
+    expect(page.locator("#inbox-count")).to_have_text("2 pending escalations.")
+
+    # c claims the selected row; the row swaps in place and stays selected
+    page.keyboard.press("j")
+    page.keyboard.press("c")
+    expect(page.locator("tr.esc-row.current")).to_contain_text("Release", timeout=5_000)
 
     # keys never fire while typing: "a", "j", "r" land in the reason field
     page.keyboard.press("j")
@@ -82,6 +88,7 @@ def test_lead_works_the_inbox_with_the_keyboard(page, live_server, escalations, 
     page.keyboard.press("Enter")  # submits the reject form
     expect(current).to_contain_text("rejected", timeout=5_000)
     expect(page.locator("#pending-count")).to_have_text("1")
+    expect(page.locator("#inbox-count")).to_have_text("1 pending escalation.")
 
     page.locator("body").click(position={"x": 2, "y": 2})
     page.keyboard.press("?")

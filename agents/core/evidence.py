@@ -75,11 +75,21 @@ def context_facts(context: Mapping) -> list[Fact]:
                 units[f"incident.{info['key']}"] = str(info["unit"])
     facts: list[Fact] = []
 
+    # The same order whatever the database did to the JSON (PostgreSQL's jsonb reorders keys): the
+    # incident first, its identity, then its facts as the incident lists them; anything else by name.
+    fact_order = [key.split(".", 1)[1] for key in labels]
+    first = {"": ["incident", "region", "report_date", "key_messages", "approved_actions"],
+             "incident": ["incident_id", "severity", "status", *fact_order]}
+
+    def ordered(keys, path: str) -> list:
+        preferred = [key for key in first.get(path, []) if key in keys]
+        return preferred + sorted((key for key in keys if key not in preferred), key=str)
+
     def walk(value, path: str) -> None:
         if isinstance(value, Mapping):
-            for key, item in value.items():
+            for key in ordered(list(value), path):
                 if path or key not in _NOT_FACTS:
-                    walk(item, f"{path}.{key}" if path else str(key))
+                    walk(value[key], f"{path}.{key}" if path else str(key))
         elif isinstance(value, (list, tuple)):
             for i, item in enumerate(value):
                 walk(item, f"{path}[{i}]")

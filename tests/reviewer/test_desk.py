@@ -10,6 +10,7 @@ from django.template import Context, Template
 from django.utils import timezone
 
 from agents.core.evidence import context_facts
+from agents.models import Run
 from reviewer import decisions
 from reviewer.models import Escalation
 from tests.factories import make_escalation, make_incident
@@ -263,7 +264,7 @@ def test_the_text_is_shown_once_with_the_diff_and_every_fact_marked(login, on_de
     assert html.count('class="text diff marked-text"') == 1 and on_demo_incident.candidate not in html
     assert '<ins>checkouts in the <mark class="fact fact-unsupported" title="Region “EU” is not named' in text
     assert '<span class="fact-flag"> unsupported</span>' in text
-    facts = {f.path: f.index for f in context_facts(on_demo_incident.run.context)}
+    facts = {f.path: f.index for f in context_facts(Run.objects.get(pk=on_demo_incident.run.pk).context)}
     assert f'href="#fact-{facts["incident.affected_checkout_pct"]}"' in text
     assert f'id="fact-{facts["incident.affected_checkout_pct"]}"' in html
     assert 'title="“18:00” is not supported' in text  # a time, not the numbers 18 and 00

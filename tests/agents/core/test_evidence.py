@@ -65,6 +65,14 @@ def test_context_facts_carry_the_fact_labels_and_skip_the_meta():
     assert not any(f.path.startswith("fact_meta") for f in facts)
 
 
+def test_context_facts_come_in_one_order_whatever_the_key_order():
+    shuffled = {key: CONTEXT[key] for key in sorted(CONTEXT, key=len)}
+    shuffled["incident"] = {key: CONTEXT["incident"][key] for key in sorted(CONTEXT["incident"], key=len)}
+    assert context_facts(shuffled) == context_facts(CONTEXT)
+    assert [f.path for f in context_facts(CONTEXT)][:4] == ["incident.incident_id", "incident.severity",
+                                                            "incident.status", "incident.affected_checkout_pct"]
+
+
 def test_an_empty_context_supports_nothing():
     assert all(not m.supported for m in mark_facts("Fixed at 14:05 for 27% in the EU.", {}, GuardRules()))
 

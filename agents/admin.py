@@ -98,7 +98,25 @@ class RecordedAdmin(admin.ModelAdmin):
             self._record_deleted(request, doomed)
 
 
-class StagePromptInline(admin.TabularInline):
+class LabelledTabularInline(admin.TabularInline):
+    """A tabular inline whose inputs are named for screen readers: Django labels the columns only in
+    the table header, so each input gets its column's label as ``aria-label`` (axe: "label")."""
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+
+        class Labelled(formset.form):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                for field in self.fields.values():
+                    field.widget.attrs.setdefault("aria-label", str(field.label))
+
+        Labelled.__name__ = formset.form.__name__
+        formset.form = Labelled
+        return formset
+
+
+class StagePromptInline(LabelledTabularInline):
     model = StagePrompt
     form = StagePromptForm
     extra = 0
@@ -121,7 +139,8 @@ def _chosen_pipeline(request, obj) -> str | None:
 class PipelinePolicyAdmin(RecordedAdmin):
     form = PipelinePolicyForm
     inlines = [StagePromptInline]
-    list_display = ("name", "pipeline", "active", "auto_revision", "max_seconds", "model_name", "updated_at")
+    list_display = ("name", "pipeline", "active", "auto_revision", "auto_publish", "max_seconds", "model_name",
+                    "updated_at")
     list_display_links = ("name",)
     list_filter = ("pipeline", "active", "auto_revision")
     search_fields = ("name",)
@@ -146,6 +165,15 @@ class PipelinePolicyAdmin(RecordedAdmin):
                 },
             ))
             fieldsets.append(("Decisions", {"fields": ["decisions_policy", "decisions_execution"]}))
+            fieldsets.append((
+                "Publishing",
+                {
+                    "fields": ["auto_publish"],
+                    "description": "Off by default: an update reaches customers when ops or a lead clicks "
+                    "“Publish”. On, a run that passed every gate is published at once to every enabled "
+                    "delivery channel; escalated runs still wait for a lead.",
+                },
+            ))
         budgets = [name for name in BUDGET_FIELDS if name in used]
         description = "Blank: the contract's default (SPEC §3)."
         if pipeline is None:
@@ -310,7 +338,7 @@ class PlanAdmin(admin.ModelAdmin):
     list_filter = ("recommended", "currency")
 
 
-class PaymentInline(admin.TabularInline):
+class PaymentInline(LabelledTabularInline):
     model = Payment
     extra = 0
 

@@ -126,6 +126,13 @@ class PipelinePolicy(models.Model):
         help_text="The emergency brake: switched off, “revise” is removed from execution, so a "
         "review that asks for a revision stops instead of letting the model rewrite the text.",
     )
+    auto_publish = models.BooleanField(
+        "auto-publish",
+        default=False,
+        help_text="Off by default. Switched on, a run of this pipeline that passed every gate (ended ok, "
+        "no escalation) is published to the delivery channels at once, without a person's click. "
+        "Escalated, blocked or failed runs are never published automatically.",
+    )
     decisions_policy = models.JSONField(
         "decisions allowed by policy",
         default=all_decisions,

@@ -1,12 +1,15 @@
 """Runs, escalations and decisions in the admin: read-only records (they are written by the
 pipelines and by people's decisions, never edited by hand). Incidents are editable."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
+from agents.admin import LabelledTabularInline
 from agents.models import AuditDiff, Incident, IncidentFact, ModelCall, Review, Run, TraceStep
+from reviewer.destinations import names as destination_names
 from reviewer.forms import IncidentFactForm, IncidentForm
-from reviewer.models import ApiToken, Decision, Escalation
+from reviewer.models import ApiToken, Decision, Delivery, DeliveryChannel, Escalation, PublishedUpdate
 
 
 class ReadOnlyMixin:
@@ -20,7 +23,7 @@ class ReadOnlyMixin:
         return False
 
 
-class IncidentFactInline(admin.TabularInline):
+class IncidentFactInline(LabelledTabularInline):
     """The facts, edited in line with the incident: one row each (key, label, value, unit)."""
 
     model = IncidentFact
@@ -128,3 +131,43 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked.")
+
+
+class DeliveryChannelForm(forms.ModelForm):
+    class Meta:
+        model = DeliveryChannel
+        fields = ["name", "kind", "destination", "recipients", "enabled"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Only the names the operator declared in OUTBOUND_DESTINATIONS, read when the form is built.
+        declared = destination_names()
+        current = self.instance.destination
+        choices = [("", "— none (status page, email) —"), *((name, name) for name in declared)]
+        if current and current not in declared:
+            choices.append((current, f"{current} (no longer declared)"))
+        self.fields["destination"] = forms.ChoiceField(
+            choices=choices, required=False, help_text=DeliveryChannel._meta.get_field("destination").help_text)
+
+
+@admin.register(DeliveryChannel)
+class DeliveryChannelAdmin(admin.ModelAdmin):
+    form = DeliveryChannelForm
+    list_display = ["name", "kind", "destination", "enabled"]
+    list_filter = ["kind", "enabled"]
+
+
+class DeliveryInline(ReadOnlyMixin, admin.TabularInline):
+    model = Delivery
+    fields = ["channel", "status", "attempts", "last_error", "next_attempt_at", "delivered_at", "key"]
+    readonly_fields = fields
+    extra = 0
+
+
+@admin.register(PublishedUpdate)
+class PublishedUpdateAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["incident", "version", "published_at", "published_by", "approved_by"]
+    list_filter = ["incident"]
+    readonly_fields = ["incident", "version", "text", "text_hash", "source_run", "escalation", "incident_version",
+                       "approved_by", "published_by", "policy_snapshot_id", "reason", "published_at"]
+    inlines = [DeliveryInline]

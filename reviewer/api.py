@@ -30,9 +30,9 @@ from agents.core.text import canonical_json
 from agents.core.units import UNITS
 from agents.models import Incident, IncidentFact, Run
 from agents.tasks import start_run as start_pipeline_run
-from reviewer import decisions
+from reviewer import decisions, publishing
 from reviewer.forms import MAX_JSON_DEPTH, StartRunForm
-from reviewer.models import ApiIdempotencyKey, ApiToken, Decision, Escalation
+from reviewer.models import ApiIdempotencyKey, ApiToken, Decision, Escalation, PublishedUpdate
 from reviewer.permissions import MESSAGES
 
 PIPELINES = tuple(name for name, _ in PIPELINE_CHOICES)
@@ -673,3 +673,72 @@ def decide(request, body: DecideIn, escalation_id: int = Path(..., ge=1, le=2**6
         raise ApiError(409, f"Already {escalation.status} by {who} at {escalation.decided_at:%Y-%m-%d %H:%M:%S %Z}.",
                        decided_by=who, status=escalation.status)
     return Status(201, _escalation_out(escalation))
+
+
+# ---------------------------------------------------------------- published updates (SPEC §11)
+
+
+class DeliveryOut(Schema):
+    channel: str
+    kind: str
+    status: str
+    attempts: int
+    last_error: str
+    delivered_at: datetime | None
+
+
+class UpdateOut(Schema):
+    incident_id: str
+    version: int
+    text: str
+    text_hash: str
+    approved_by: str
+    published_by: str | None
+    published_at: datetime
+    run_id: int | None
+    escalation_id: int | None
+    policy_snapshot_id: str
+    reason: str
+    deliveries: list[DeliveryOut]
+
+
+def _update_out(update: PublishedUpdate) -> dict:
+    return {
+        "incident_id": update.incident.incident_id, "version": update.version, "text": update.text,
+        "text_hash": update.text_hash, "approved_by": update.approved_by,
+        "published_by": update.published_by.username if update.published_by_id else None,
+        "published_at": update.published_at, "run_id": update.source_run_id, "escalation_id": update.escalation_id,
+        "policy_snapshot_id": update.policy_snapshot_id, "reason": update.reason,
+        "deliveries": [{"channel": d.channel.name, "kind": d.channel.kind, "status": d.status,
+                        "attempts": d.attempts, "last_error": d.last_error, "delivered_at": d.delivered_at}
+                       for d in update.deliveries.all()],
+    }
+
+
+@api.get("/incidents/{incident_id}/updates",
+         response={200: list[UpdateOut], 401: Error, 403: Error, 404: Error, 422: Error}, tags=["publishing"])
+def list_updates(request, incident_id: str = IncidentPath,
+                 limit: int = Query(50, ge=1, le=PAGE_MAX), offset: int = Query(0, ge=0, le=10_000_000)):
+    """The incident's published updates, newest first, with each delivery's state."""
+    _need(request, "agents.view_incident")
+    incident = _get_incident(incident_id)
+    return [_update_out(u) for u in incident.published_updates.for_timeline()[offset:offset + limit]]
+
+
+@api.post("/runs/{run_id}/publish",
+          response={201: UpdateOut, 401: Error, 403: Error, 404: Error, 409: Error, 422: Error}, tags=["publishing"])
+def publish_run(request, run_id: int = Path(..., ge=1, le=2**62)):
+    """Publish the run's text, as the page's Publish button does: a run that passed every gate, or
+    the text a lead approved on its escalation. Refused, or published before → 409."""
+    _need(request, publishing.PUBLISH_PERMISSION)
+    run = Run.objects.select_related("incident").filter(pk=run_id).first()
+    if run is None:
+        raise Http404(f"No run {run_id}.")
+    try:
+        text, escalation = publishing.publishable(run)
+        update = publishing.publish(run.incident, text, actor=request.user, source_run=run, escalation=escalation)
+    except publishing.AlreadyPublished as error:
+        raise ApiError(409, str(error), version=error.update.version) from None
+    except publishing.PublishRefused as error:
+        raise ApiError(409, str(error)) from None
+    return Status(201, _update_out(PublishedUpdate.objects.for_timeline().get(pk=update.pk)))

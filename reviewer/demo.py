@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from agents.core.llm.offline import OfflineModel
 from agents.models import Incident, IncidentFact, Run
 from agents.store import load_demo_data
+from reviewer.models import DeliveryChannel
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
@@ -155,7 +156,19 @@ def run_demo_pipelines(user=None) -> list[Run]:
     return runs
 
 
+DEMO_EMAIL_CHANNEL = "Customer email (demo)"
+DEMO_RECIPIENTS = "customers@example.com"
+
+
+def ensure_channels() -> None:
+    """Besides the status page (a migration adds it), an email channel: the demo's mail backend is
+    the console, so a published update shows in the worker's output."""
+    DeliveryChannel.objects.get_or_create(name=DEMO_EMAIL_CHANNEL,
+                                          defaults={"kind": "email", "recipients": DEMO_RECIPIENTS})
+
+
 def load_everything(logins_file: Path) -> dict[str, str]:
     load_demo_data()
     load_incidents()
+    ensure_channels()
     return ensure_users(logins_file)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import uuid
 
 from django.conf import settings
 from django.db import models
@@ -219,3 +220,168 @@ class ApiIdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"Idempotency-Key {self.key!r} of {self.user_id}"
+
+
+# -- publishing (SPEC §11) ------------------------------------------------------------------------
+
+
+class DeliveryChannel(models.Model):
+    """Where a published update goes. Holds a destination's NAME, never a URL or a secret: those come
+    from the operator's allowlist in the environment (``reviewer.destinations``)."""
+
+    class Kind(models.TextChoices):
+        STATUS = "status", "public status page"
+        WEBHOOK = "webhook", "generic webhook (signed)"
+        SLACK = "slack", "Slack incoming webhook"
+        EMAIL = "email", "email"
+
+    NEEDS_DESTINATION = (Kind.WEBHOOK, Kind.SLACK)
+
+    name = models.CharField(max_length=100, unique=True, help_text="e.g. “Status page”, “#ops-updates”.")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    destination = models.CharField(
+        max_length=50, blank=True,
+        help_text="Webhook and Slack: one of the destinations the operator declared in OUTBOUND_DESTINATIONS "
+                  "(their URLs and secrets stay in the environment).")
+    recipients = models.TextField(
+        blank=True, help_text="Email: one address per line (the mail server is the operator's EMAIL_HOST).")
+    enabled = models.BooleanField(default=True, help_text="Published updates go to every enabled channel.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_kind_display()})"
+
+    @property
+    def recipient_list(self) -> list[str]:
+        return [line.strip() for line in self.recipients.splitlines() if line.strip()]
+
+    def clean(self):
+        from django.core.exceptions import ValidationError
+        from django.core.validators import validate_email
+
+        from reviewer.destinations import names
+
+        errors = {}
+        if self.kind in self.NEEDS_DESTINATION:
+            if not self.destination:
+                errors["destination"] = "Choose one of the destinations declared in OUTBOUND_DESTINATIONS."
+            elif self.destination not in names():
+                errors["destination"] = (f"“{self.destination}” is not declared in OUTBOUND_DESTINATIONS "
+                                         f"(declared: {', '.join(names()) or 'none'}).")
+        elif self.destination:
+            errors["destination"] = "Only webhook and Slack channels have a destination."
+        if self.kind == self.Kind.EMAIL:
+            if not self.recipient_list:
+                errors["recipients"] = "An email channel needs at least one recipient."
+            for address in self.recipient_list:
+                try:
+                    validate_email(address)
+                except ValidationError:
+                    errors["recipients"] = f"“{address[:100]}” is not an email address."
+        elif self.recipients.strip():
+            errors["recipients"] = "Only email channels have recipients."
+        if errors:
+            raise ValidationError(errors)
+
+
+class PublishedUpdateQuerySet(models.QuerySet):
+    def public(self):
+        """The updates the public status page shows: those its status channel delivered."""
+        delivered = Delivery.objects.filter(update=models.OuterRef("pk"), channel__kind=DeliveryChannel.Kind.STATUS,
+                                            status=Delivery.Status.DELIVERED)
+        return self.filter(models.Exists(delivered))
+
+    def for_timeline(self):
+        """Newest first, with who published and every delivery's channel, in two queries."""
+        deliveries = Delivery.objects.select_related("channel").order_by("channel__name")
+        return (self.select_related("incident", "published_by", "source_run").order_by("-published_at", "-version")
+                .prefetch_related(models.Prefetch("deliveries", queryset=deliveries)))
+
+
+class PublishedUpdate(models.Model):
+    """One update of an incident as customers see it: version N of the incident's public text.
+    Written by ``reviewer.publishing.publish`` together with its outbox rows; never edited."""
+
+    incident = models.ForeignKey("agents.Incident", on_delete=models.PROTECT, related_name="published_updates")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    text_hash = models.CharField(max_length=12)
+    source_run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="published_updates")
+    escalation = models.ForeignKey(Escalation, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="published_updates")
+    incident_version = models.ForeignKey(IncidentVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="published_updates")
+    approved_by = models.CharField(max_length=150, blank=True)  # who approved the text ("" for gate-passed)
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="published_updates")  # None: the policy's auto_publish
+    policy_snapshot_id = models.CharField(max_length=12, blank=True)  # text_hash of the run's policy snapshot
+    reason = models.CharField(max_length=200, blank=True)
+    published_at = models.DateTimeField(default=timezone.now)
+
+    objects = PublishedUpdateQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["incident", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["incident", "version"], name="published_update_version_once"),
+            models.UniqueConstraint(fields=["source_run"], condition=models.Q(source_run__isnull=False),
+                                    name="published_update_run_once"),
+        ]
+        permissions = [("publish_update", "Can publish updates")]
+
+    def __str__(self) -> str:
+        return f"{self.incident_id} update v{self.version}"
+
+    @property
+    def delivered_channels(self) -> list[str]:
+        return [d.channel.name for d in self.deliveries.all() if d.status == Delivery.Status.DELIVERED]
+
+    def payload(self) -> dict:
+        """The generic webhook's JSON body."""
+        return {"incident": self.incident.incident_id, "version": self.version, "text": self.text,
+                "text_hash": self.text_hash, "approved_by": self.approved_by,
+                "published_by": self.published_by.get_username() if self.published_by_id else "auto_publish",
+                "policy_snapshot_id": self.policy_snapshot_id,
+                "facts_version": self.incident_version.number if self.incident_version_id else None,
+                "published_at": self.published_at.isoformat()}
+
+
+class DeliveryQuerySet(models.QuerySet):
+    def due(self, now):
+        return self.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now)
+
+
+class Delivery(models.Model):
+    """The outbox: one row per published update and channel, written in the publishing transaction,
+    delivered at least once by ``reviewer.tasks.deliver`` (its ``key`` is the Idempotency-Key)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        FAILED = "failed"  # dead-lettered after DELIVERY_MAX_ATTEMPTS; a person can retry it
+
+    key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
+    update = models.ForeignKey(PublishedUpdate, on_delete=models.PROTECT, related_name="deliveries")
+    channel = models.ForeignKey(DeliveryChannel, on_delete=models.PROTECT, related_name="deliveries")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(default=timezone.now)  # due; during an attempt, when it is presumed lost
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    retried_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    objects = DeliveryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["update", "channel__name"]
+        verbose_name_plural = "deliveries"
+        constraints = [models.UniqueConstraint(fields=["update", "channel"], name="delivery_once_per_channel")]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="delivery_due")]
+
+    def __str__(self) -> str:
+        return f"Delivery {self.key} of {self.update} to {self.channel.name} ({self.status})"

@@ -11,6 +11,7 @@ MESSAGES = {
     "reviewer.view_escalation": "Only support leads can open the escalation inbox.",
     "agents.view_run": "Your role cannot see runs.",
     "agents.view_incident": "Your role cannot see incidents.",
+    "reviewer.publish_update": "Only ops staff and support leads can publish updates and retry deliveries.",
 }
 NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
            "Policy admins.")

@@ -10,14 +10,19 @@ ROLE_PERMISSIONS = {
     # Every page needs a view permission (reviewer.permissions.require_perm): the dashboard view_run,
     # the incident pages view_incident, which all three roles have; a user with no role sees nothing.
     SUPPORT_LEAD: ["reviewer.decide_escalation", "agents.view_run", "reviewer.view_escalation",
-                   "agents.view_incident"],
-    OPS: ["agents.start_run", "agents.view_run", "agents.view_incident", "agents.change_incident"],
+                   "agents.view_incident", "reviewer.publish_update"],
+    OPS: ["agents.start_run", "agents.view_run", "agents.view_incident", "agents.change_incident",
+          "reviewer.publish_update"],
     # Policy admins also need is_staff to enter the admin site. "agents.policy*" is every
     # permission on the policy tables and the specialists' data, not on runs or incidents.
     POLICY_ADMIN: ["agents.policy*", "agents.view_run", "agents.view_incident", "agents.add_incident",
                    "agents.change_incident",
                    # unlock logins locked by repeated failures (django-axes), in the admin site
-                   "axes.view_accessattempt", "axes.delete_accessattempt"],
+                   "axes.view_accessattempt", "axes.delete_accessattempt",
+                   # where published updates go (names among the operator's allowlist, never URLs)
+                   "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",
+                   "reviewer.delete_deliverychannel", "reviewer.view_deliverychannel",
+                   "reviewer.view_publishedupdate", "reviewer.view_delivery"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

@@ -7,6 +7,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from reviewer import destinations as _destinations
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -249,7 +251,32 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},
+    "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": 30.0},
 }
+
+# Publishing (SPEC §11): outbound destinations come from the operator's allowlist only; a
+# declaration that does not parse stops every process here, at startup, with a message.
+try:
+    OUTBOUND_DESTINATION_NAMES = sorted(_destinations.declared())
+except _destinations.DestinationError as error:
+    raise ImproperlyConfigured(str(error)) from None
+# The outbox: attempts before a delivery is dead-lettered, the first retry's delay (doubling after
+# each failure, at most DELIVERY_BACKOFF_MAX_SECONDS), the request timeout, and how long an attempt
+# whose worker went silent holds its delivery before the sweep sends it again.
+DELIVERY_MAX_ATTEMPTS = envint("DELIVERY_MAX_ATTEMPTS", 6)
+DELIVERY_BACKOFF_SECONDS = envint("DELIVERY_BACKOFF_SECONDS", 10)
+DELIVERY_BACKOFF_MAX_SECONDS = envint("DELIVERY_BACKOFF_MAX_SECONDS", 3600)
+DELIVERY_TIMEOUT_SECONDS = envint("DELIVERY_TIMEOUT_SECONDS", 10)
+DELIVERY_LEASE_SECONDS = envint("DELIVERY_LEASE_SECONDS", 60)
+# Email channel: Django's mail backends (the demo uses the console backend).
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = os.environ.get("EMAIL_HOST") or "localhost"
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL") or "status@localhost"
 
 # A running run writes a heartbeat this often; one silent for RUN_STALE_SECONDS lost its worker.
 RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 5)

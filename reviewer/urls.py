@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewer.api import api
-from reviewer.views import home, inbox, incidents, runs
+from reviewer.views import home, inbox, incidents, publishing, runs, status
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -17,6 +17,10 @@ urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run"),
     path("runs/<int:pk>/trace/", runs.run_trace, name="run_trace"),
     path("runs/<int:pk>/retry/", runs.retry, name="run_retry"),
+    path("runs/<int:pk>/publish/", publishing.publish_confirm, name="publish_confirm"),
+    path("runs/<int:pk>/publish/confirm/", publishing.publish_run, name="publish_run"),
+    path("deliveries/<int:pk>/retry/", publishing.retry_delivery, name="delivery_retry"),
+    path("status/", status.status_page, name="status"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/reject/", inbox.bulk_reject, name="inbox_bulk_reject"),
     path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),

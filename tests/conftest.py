@@ -223,3 +223,28 @@ def start_worker(worker_env, tmp_path):
     yield start
     for worker in workers:
         worker.stop()
+
+
+# -- a webhook receiver on loopback ----------------------------------------------------------------
+
+WEBHOOK_SECRET = "whsec-test-secret-never-shown"
+
+
+@pytest.fixture
+def webhook_receiver(monkeypatch):
+    """``webhook_receiver(fail_rate=0.3)`` starts a receiver (tests/factories.py) and declares it as the
+    destination ``hook`` (secret in ``HOOK_SECRET``) in this process's environment; all stop at the end."""
+    from tests.factories import WebhookReceiver
+
+    receivers = []
+
+    def start(**options) -> WebhookReceiver:
+        receiver = WebhookReceiver(WEBHOOK_SECRET, **options)
+        receivers.append(receiver)
+        monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"hook={receiver.url}|HOOK_SECRET")
+        monkeypatch.setenv("HOOK_SECRET", WEBHOOK_SECRET)
+        return receiver
+
+    yield start
+    for receiver in receivers:
+        receiver.stop()

@@ -112,3 +112,87 @@ def database_url() -> str:
         auth = quote(db["USER"] or "") + (":" + quote(db["PASSWORD"]) if db.get("PASSWORD") else "")
         return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
     raise RuntimeError(f"no worker support for {connection.vendor}")
+
+
+# -- a webhook receiver on loopback ---------------------------------------------------------------
+
+
+def readme_verify():
+    """The ``verify`` function of README's "Verifying a webhook" snippet, exactly as written there."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    after = readme.split("<!-- webhook-verify", 1)[1]
+    code = after.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code, "README.md (webhook-verify)", "exec"), namespace)  # our own README's code
+    return namespace["verify"]
+
+
+class WebhookReceiver:
+    """A real HTTP server on 127.0.0.1 that verifies each request's signature with README's snippet,
+    counts requests per Idempotency-Key and keeps the first body of each key (a receiver that drops
+    duplicates; ``secret=None`` checks no signature, as Slack). ``fail_rate`` and ``timeout_rate``
+    make it answer 500 or hang past the client's timeout at random (``seed`` replays the draw)."""
+
+    def __init__(self, secret: str | None, *, fail_rate: float = 0.0, timeout_rate: float = 0.0,
+                 hang_seconds: float = 3, seed: int = 0):
+        import json
+        import random
+        import threading
+        from collections import Counter
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.secret, self.verify = secret, readme_verify()
+        self.fail_rate, self.timeout_rate, self.hang_seconds = fail_rate, timeout_rate, hang_seconds
+        self.random = random.Random(seed)
+        self.requests: Counter = Counter()  # per Idempotency-Key, every request that verified
+        self.accepted: dict[str, dict] = {}  # per key, the body first answered 2xx
+        self.bad_signatures = 0
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                header = self.headers.get("X-Signature", "")
+                signed = receiver.secret is None or receiver.verify(receiver.secret, header, body)
+                if not signed:
+                    with receiver.lock:
+                        receiver.bad_signatures += 1
+                    return self._answer(401)
+                key = self.headers.get("Idempotency-Key", "")
+                with receiver.lock:
+                    receiver.requests[key] += 1
+                    draw = receiver.random.random()
+                if draw < receiver.timeout_rate:
+                    with receiver.lock:  # processed, but answered too late: the sender will send it again
+                        receiver.accepted.setdefault(key, json.loads(body))
+                    time.sleep(receiver.hang_seconds)
+                    return self._answer(200)
+                if draw < receiver.timeout_rate + receiver.fail_rate:
+                    return self._answer(500)
+                with receiver.lock:
+                    receiver.accepted.setdefault(key, json.loads(body))  # a duplicate key is dropped
+                return self._answer(200)
+
+            def _answer(self, status):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:
+                    pass  # the sender hung up
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

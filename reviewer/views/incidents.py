@@ -15,6 +15,7 @@ from agents.models import Incident
 from agents.policy_rows import PolicyMissing
 from reviewer.forms import StartRunForm
 from reviewer.permissions import require_perm
+from reviewer.publishing import PUBLISH_PERMISSION
 
 RUNS_PER_PAGE = 20
 
@@ -41,6 +42,8 @@ def _render_incident(request, incident, form, *, status=200):
         "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),
         "versions": incident.versions.select_related("created_by")[:50],
+        "updates": incident.published_updates.for_timeline()[:50],
+        "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
     }
     return render(request, "incidents/detail.html", context, status=status)
 

@@ -21,9 +21,10 @@ from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect
 from agents import tasks
 from agents.core.audit import word_diff
 from agents.core.stops import explain
-from agents.models import Run
+from agents.models import Run, is_text_pipeline
 from reviewer.forms import RunFilterForm
 from reviewer.permissions import require_perm
+from reviewer.publishing import PUBLISH_PERMISSION, offers_publish
 
 RUNS_PER_PAGE = 50
 
@@ -41,6 +42,9 @@ def _run_context(request, pk: int) -> dict:
         diff = {"title": "Draft → blocked candidate", "ops": word_diff(draft, run.candidate)}
     diff_mode = "side" if request.GET.get("diff") == "side" else "inline"
     escalation = run.related("escalation")
+    # Only a text pipeline's run on an incident can be published (one query more, with its deliveries).
+    updates = list(run.published_updates.for_timeline()) if run.incident_id and is_text_pipeline(run.pipeline) \
+        else []
     return {
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
@@ -57,6 +61,9 @@ def _run_context(request, pk: int) -> dict:
         "delegations": [s for s in steps if s.phase == "delegate"],
         "details_json": json.dumps(run.details, indent=2, ensure_ascii=False) if run.details else "",
         "can_retry": run.failed and request.user.has_perm("agents.start_run"),
+        "updates": updates,
+        "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
+        "can_publish": request.user.has_perm(PUBLISH_PERMISSION) and not updates and offers_publish(run),
     }
 
 
@@ -118,6 +125,9 @@ def run_list(request):
         "runs": _page(request, runs),
         "query": _query_without_page(request),
         "explanation": explain(filters["stop_reason"]) if filters.get("stop_reason") else "",
+        # the stop reason filter's options: the reasons runs stopped with (the inbox offers its own the same way)
+        "stop_reasons": list(Run.objects.exclude(stop_reason="").order_by("stop_reason")
+                             .values_list("stop_reason", flat=True).distinct()),
     }
     if request.htmx and request.htmx.target == "run-list":
         return render(request, "runs/list.html#run-list", context)

@@ -9,7 +9,7 @@ from reviewer.models import Escalation
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_user
 
-PUBLIC = {"login", "logout"}
+PUBLIC = {"login", "logout", "status"}  # the public status page needs no login
 
 
 def product_urls():

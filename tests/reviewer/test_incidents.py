@@ -200,7 +200,7 @@ def test_incident_page_query_count_does_not_grow_with_its_runs(login, demo_data,
     make_runs(demo_data[PAY], rows, triggered_by=users.ops)
     client = login("ops")
 
-    with django_assert_max_num_queries(9):  # 7, and the facts and their history: one query each
+    with django_assert_max_num_queries(11):  # 7, the facts and their history, the published updates and deliveries
         assert client.get(incident_url()).status_code == 200
 
 

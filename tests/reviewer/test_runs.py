@@ -60,7 +60,7 @@ def test_run_page_shows_the_trace_review_diff_and_model_calls(login, demo_runs):
     assert "Fix plan" in html and "This estimate may change as we learn more." in html
     assert "<ins>This estimate may change as we learn more.</ins>" in html
     assert "<del>" not in html  # the caveat was only added
-    assert html.count("<td>offline model</td>") + html.count('<td class="small">offline model</td>') == 3
+    assert html.count('<td class="small" data-label="Model">offline model</td>') == 3
     assert "256 + 93" in html  # the draft call's tokens (the context carries its facts' units)
     assert explain("success") in html
 
@@ -393,7 +393,7 @@ def test_run_list_query_count_does_not_grow_with_rows(login, demo_data, django_a
     make_failed_runs(rows, incident=demo_data["inc_pay_2041"])
     client = login("ops")
 
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(7):  # the page, the count, the rows, the stop reasons offered
         assert client.get(reverse("runs") + "?stop_reason=max_route_attempts&since=24h").status_code == 200
 
 
@@ -424,3 +424,18 @@ def test_run_page_query_count_does_not_grow_with_the_trace(login, demo_data, dja
         assert client.get(run_url(run)).status_code == 200
     with django_assert_max_num_queries(8):
         assert client.get(trace_url(run), HTTP_HX_REQUEST="true").status_code == 286
+
+
+def test_run_list_filters_are_dropdowns_of_the_reasons_runs_stopped_with(login, demo_runs):
+    """Like the inbox: the stop reason is picked from the reasons runs stopped with, not typed; a reason
+    from a link (the dashboard's chart) that no run has is kept as the chosen option."""
+    reasons = set(Run.objects.exclude(stop_reason="").values_list("stop_reason", flat=True))
+    html = login("ops").get(reverse("runs") + "?stop_reason=llm_timeout").content.decode()
+
+    select = html.split('<select name="stop_reason"', 1)[1].split("</select>", 1)[0]
+    offered = re.findall(r'<option value="([^"]*)"', select)
+    assert offered == ["", *sorted(reasons - {"llm_timeout"}), "llm_timeout"]
+    assert '<option value="llm_timeout" selected>' in select
+    assert 'hx-trigger="change, submit"' in html
+    for name in ("status", "pipeline", "since"):
+        assert f'<select name="{name}"' in html

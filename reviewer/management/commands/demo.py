@@ -63,6 +63,8 @@ class Command(BaseCommand):
         # SIGTERM (a service manager, `kill`) stops the children like Ctrl-C does, instead of ending
         # this process alone and leaving them running.
         signal.signal(signal.SIGTERM, _stop_requested)
+        # The email channel prints what it sends in the worker's output (the terminal), not to SMTP.
+        os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
         web = [sys.executable, "-m", "gunicorn", "-c", "python:reviewer.gunicorn_conf", "--bind", f"127.0.0.1:{port}"]
         web += ["--workers", str(web_workers)] if web_workers else []
         web += ["--threads", str(web_threads)] if web_threads else []

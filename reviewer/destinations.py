@@ -1,0 +1,111 @@
+"""Outbound destinations that the operator declares in the environment (SPEC §11).
+
+The same lesson as the model endpoints (``agents/core/llm/endpoints.py``): nothing an admin can edit
+holds a URL or a secret. Admin chooses a destination by NAME; its URL and its signing secret come
+from here together, so a secret is only ever sent to the URL it was declared with.
+
+    OUTBOUND_DESTINATIONS='status-hook=https://hooks.example/x|HOOK_SECRET;slack-ops=https://hooks.slack.com/services/T/B/X'
+
+Entries are separated by ``;`` (or ``,``); each is ``name=url``, optionally ``|SECRET_VARIABLE``:
+the *name* of the environment variable that holds the secret (the webhook signing key), never the
+secret itself. A declaration that does not parse raises :class:`DestinationError` naming the
+variable and the entry; the settings module reads it once so every process fails at startup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+VARIABLE = "OUTBOUND_DESTINATIONS"
+NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,49}"
+NAME_HELP = "lower-case letters, digits, '-' and '_', at most 50 characters"
+
+_NAME = re.compile(NAME_PATTERN)
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SEPARATORS = re.compile(r"[;,\n]")
+
+
+class DestinationError(ValueError):
+    """The declared destinations cannot be read, or a channel names one that is not declared."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    name: str
+    url: str = field(repr=False)  # a Slack webhook URL is itself a credential: never shown on a page
+    secret_variable: str = ""  # the variable that holds the signing secret; "" for none
+    secret: str = field(default="", repr=False)
+
+    @property
+    def host(self) -> str:
+        """What a page may say about where it goes: the host only."""
+        return urlsplit(self.url).hostname or ""
+
+
+def declared(environ: Mapping[str, str] = os.environ) -> dict[str, Destination]:
+    """Every declared destination by name, with its secret read from its variable.
+
+    Raises :class:`DestinationError` naming the variable when a declaration cannot be read, or when
+    a declared secret variable is unset (a webhook would otherwise go out unsigned).
+    """
+    destinations: dict[str, Destination] = {}
+    text = (environ.get(VARIABLE) or "").strip()
+    for number, entry in enumerate(_SEPARATORS.split(text), start=1):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, equals, rest = (part.strip() for part in entry.partition("="))
+        url, bar, variable = (part.strip() for part in rest.partition("|"))
+        where = f"{VARIABLE}: entry {number} ({name or '?'})"
+        if not equals or not url:
+            raise DestinationError(f"{where} is not name=url or name=url|SECRET_VARIABLE")
+        if not _NAME.fullmatch(name):
+            raise DestinationError(f"{where}: the name must be {NAME_HELP}")
+        if name in destinations:
+            raise DestinationError(f"{where}: the name {name!r} is declared twice")
+        if bar and not _VARIABLE.fullmatch(variable):
+            raise DestinationError(
+                f"{where}: after '|' comes the NAME of the variable that holds the secret "
+                "(letters, digits and '_'), never the secret itself"
+            )
+        secret = (environ.get(variable) or "").strip() if variable else ""
+        if variable and not secret:
+            raise DestinationError(f"{where}: the secret variable {variable} is not set")
+        destinations[name] = Destination(name, _checked_url(url, where), variable, secret)
+    return destinations
+
+
+def names(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The names admin can choose among, sorted; [] when nothing is declared or it does not parse
+    (the settings module already refused to start on the latter)."""
+    try:
+        return sorted(declared(environ))
+    except DestinationError:
+        return []
+
+
+def resolve(name: str, environ: Mapping[str, str] = os.environ) -> Destination:
+    """The declared destination ``name``; fails closed with a message naming what is declared."""
+    destinations = declared(environ)
+    if name not in destinations:
+        known = ", ".join(sorted(destinations)) or "none"
+        raise DestinationError(f"the destination {name!r} is not declared in {VARIABLE} (declared: {known})")
+    return destinations[name]
+
+
+def _checked_url(url: str, where: str) -> str:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise DestinationError(f"{where}: the URL is not a URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise DestinationError(f"{where}: the URL must start with http:// or https:// and name a host")
+    if parts.username or parts.password or parts.fragment:
+        raise DestinationError(f"{where}: the URL must not carry user info or a fragment "
+                               "(a signing secret goes in the variable after '|')")
+    return url

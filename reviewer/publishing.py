@@ -1,0 +1,168 @@
+"""Publishing an incident update through the outbox (SPEC §11).
+
+An update reaches customers only by a person's click (``Publish``, ops or lead) or, for a run that
+passed every gate, by its pipeline policy's ``auto_publish`` switch; never otherwise. What may be
+published is the text a person approved on an escalation, or the answer of a run that ended ``ok``
+with no escalation. :func:`publish` writes, in one transaction, the ``PublishedUpdate`` row and one
+``Delivery`` (outbox) row per enabled channel; the deliveries are enqueued when the transaction
+commits, and the sweep enqueues any whose message was lost (``reviewer.tasks``).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+
+from agents.core.text import canonical_json, normalize, text_hash
+from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
+from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
+
+PUBLISH_PERMISSION = "reviewer.publish_update"
+AUTO_PUBLISH = "auto_publish"
+MAX_REASON_CHARS = 200
+
+
+class PublishRefused(Exception):
+    """This text may not be published; the message is for the person who asked."""
+
+
+class AlreadyPublished(PublishRefused):
+    def __init__(self, update: PublishedUpdate):
+        self.update = update
+        super().__init__(f"This text is already published as update v{update.version} of {update.incident}.")
+
+
+def publishable(run: Run) -> tuple[str, Escalation | None]:
+    """The text of ``run`` that may be published, and the escalation that approved it (None for a
+    run that passed every gate). Raises :class:`PublishRefused` saying why not."""
+    if run.incident_id is None:
+        raise PublishRefused("Only a run on an incident can be published.")
+    if not is_text_pipeline(run.pipeline):
+        raise PublishRefused("Only the text pipelines draft customer updates.")
+    escalation = run.related("escalation")
+    if escalation is not None:
+        if escalation.status == Escalation.Status.PENDING:
+            raise PublishRefused("This text waits for a support lead's decision; it cannot be published yet.")
+        if escalation.status == Escalation.Status.REJECTED:
+            raise PublishRefused("A support lead rejected this text; it cannot be published.")
+        if not normalize(escalation.final_text):
+            raise PublishRefused("The approved text is empty.")
+        return escalation.final_text, escalation
+    if run.status != Run.Status.OK or not normalize(run.answer):
+        raise PublishRefused("Only a run that passed every gate, or a text a lead approved, can be published.")
+    return run.answer, None
+
+
+def offers_publish(run: Run) -> bool:
+    """Whether the run page offers "Publish" for a run not yet published: it has a publishable text."""
+    if run.in_flight:
+        return False
+    try:
+        publishable(run)
+    except PublishRefused:
+        return False
+    return True
+
+
+def last_published(incident: Incident) -> PublishedUpdate | None:
+    return incident.published_updates.order_by("-version").first()
+
+
+def publish(incident: Incident, text: str, *, actor, source_run: Run | None = None,
+            escalation: Escalation | None = None, reason: str = "") -> PublishedUpdate:
+    """Publish ``text`` as the incident's next update and write its outbox rows, in one transaction.
+
+    ``actor`` is the person who clicked (needs ``reviewer.publish_update``), or None for the policy's
+    ``auto_publish`` (then ``source_run`` must have passed every gate). With ``source_run`` or
+    ``escalation``, ``text`` must be the text that run may publish (:func:`publishable`); without
+    either (a holding statement an admin approved), ``reason`` says what it is.
+    Raises :class:`PublishRefused` (:class:`AlreadyPublished` for a run published before).
+    """
+    if actor is not None and not actor.has_perm(PUBLISH_PERMISSION):
+        raise PermissionDenied("Only ops staff and support leads can publish updates.")
+    if escalation is not None:
+        if source_run is not None and source_run.pk != escalation.run_id:
+            raise PublishRefused("The escalation is not the run's.")
+        source_run = escalation.run
+    approved_by = ""
+    if source_run is not None:
+        if source_run.incident_id != incident.pk:
+            raise PublishRefused("The run is not on this incident.")
+        allowed, approving = publishable(source_run)
+        if actor is None and approving is not None:
+            raise PublishRefused("Only a run that passed every gate is published automatically.")
+        if normalize(text) != normalize(allowed):
+            raise PublishRefused("Only the text as approved can be published; edit it through the escalation.")
+        escalation = approving
+        if approving is not None:
+            approved_by = approving.decided_by.get_username() if approving.decided_by_id else ""
+    elif actor is None:
+        raise PublishRefused("Automatic publishing needs a run that passed every gate.")
+    elif not reason.strip():
+        raise PublishRefused("Publishing a text that no run produced needs a reason (e.g. “holding statement”).")
+    if not normalize(text):
+        raise PublishRefused("An empty text cannot be published.")
+    try:
+        return _write(incident, text, actor=actor, source_run=source_run, escalation=escalation,
+                      approved_by=approved_by, reason=reason.strip()[:MAX_REASON_CHARS])
+    except IntegrityError:
+        # Two clicks at once: the unique constraint let one through; say which.
+        existing = PublishedUpdate.objects.filter(source_run=source_run).first() if source_run else None
+        if existing is None:
+            raise
+        raise AlreadyPublished(existing) from None
+
+
+def _write(incident, text, *, actor, source_run, escalation, approved_by, reason) -> PublishedUpdate:
+    from reviewer.tasks import deliver
+
+    with transaction.atomic():
+        # Lock the incident: versions are numbered one after another, and a run is published once.
+        Incident.objects.select_for_update().filter(pk=incident.pk).first()
+        if source_run is not None:
+            existing = PublishedUpdate.objects.filter(source_run=source_run).first()
+            if existing is not None:
+                raise AlreadyPublished(existing)
+        last = last_published(incident)
+        update = PublishedUpdate.objects.create(
+            incident=incident, version=(last.version + 1) if last else 1, text=text, text_hash=text_hash(text),
+            source_run=source_run, escalation=escalation,
+            incident_version=(source_run.incident_version if source_run is not None and
+                              source_run.incident_version_id else incident.latest_version()),
+            approved_by=approved_by, published_by=actor,
+            policy_snapshot_id=text_hash(canonical_json(source_run.policy)) if source_run is not None else "",
+            reason=reason or (AUTO_PUBLISH if actor is None else ""),
+        )
+        for channel in DeliveryChannel.objects.filter(enabled=True):
+            delivery = Delivery.objects.create(update=update, channel=channel)
+            transaction.on_commit(lambda pk=delivery.pk: deliver.delay(pk))
+    return update
+
+
+STATUS_PAGE = "Public status page"
+
+
+def install_default_channel(**kwargs) -> None:
+    """The built-in public status page is the embedded default channel, so the demo shows an update
+    reaching "customers" with no outside service: created after migrate when no channel exists (an
+    admin's own channels, or a deleted status page, are left as they are)."""
+    if not DeliveryChannel.objects.exists():
+        DeliveryChannel.objects.create(name=STATUS_PAGE, kind=DeliveryChannel.Kind.STATUS)
+
+
+def auto_publish(sender, *, run, result, **kwargs) -> None:
+    """Publish a run that passed every gate when its pipeline's active policy says ``auto_publish``.
+
+    Connected to ``agents.signals.run_finished`` (inside the transaction that stores the result), so
+    the update and its outbox rows commit with the run, or not at all.
+    """
+    if run.status != Run.Status.OK or run.incident_id is None or not is_text_pipeline(run.pipeline):
+        return
+    if not PipelinePolicy.objects.filter(pipeline=run.pipeline, active=True, auto_publish=True).exists():
+        return
+    if run.related("escalation") is not None:  # a run with an escalation waits for a person
+        return
+    try:
+        publish(run.incident, run.answer, actor=None, source_run=run)
+    except PublishRefused:
+        return  # an empty answer, or published already by a redelivered task

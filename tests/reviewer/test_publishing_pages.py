@@ -1,0 +1,156 @@
+"""The publishing pages: Publish with its confirmation (the diff against the last published update),
+the update timeline and delivery states on the incident and run pages, a person's retry, the
+escalation page's diff, and the public status page."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from agents.models import Run
+from reviewer import tasks
+from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
+from reviewer.publishing import publish
+from reviewer.roles import POLICY_ADMIN
+from tests.factories import make_escalation, make_incident, make_run, make_user
+
+FIRST = "We are investigating a problem in the EU. Current status: degraded."
+SECOND = "We fixed the problem in the EU. Current status: resolved."
+
+
+@pytest.fixture(autouse=True)
+def no_broker(monkeypatch):
+    monkeypatch.setattr(tasks.deliver, "delay", lambda pk: None)
+
+
+@pytest.fixture
+def incident(db):
+    return make_incident()
+
+
+def passed(incident, text):
+    return make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=text)
+
+
+def test_ops_publishes_a_gate_passed_run_after_a_confirmation_that_shows_what_customers_newly_learn(
+        login, users, incident):
+    publish(incident, FIRST, actor=users.lead, source_run=passed(incident, FIRST))
+    run = passed(incident, SECOND)
+    client = login("ops")
+    page = client.get(reverse("run", args=[run.pk])).content.decode()
+    assert reverse("publish_confirm", args=[run.pk]) in page
+
+    confirm = client.get(reverse("publish_confirm", args=[run.pk])).content.decode()
+    assert "What customers will newly learn" in confirm and "Against update v1" in confirm
+    assert "<del>are investigating a </del>" in confirm and "<ins>fixed the </ins>" in confirm
+    assert "Publish update v2" in confirm
+
+    response = client.post(reverse("publish_run", args=[run.pk]))
+    assert response.status_code == 302 and response["Location"].endswith("#updates")
+    update = PublishedUpdate.objects.get(source_run=run)
+    assert (update.version, update.published_by) == (2, users.ops)
+    assert client.post(reverse("publish_run", args=[run.pk])).status_code == 302  # a second click
+    assert PublishedUpdate.objects.count() == 2
+
+    tasks.attempt(update.deliveries.get().pk)
+    page = client.get(reverse("incident", args=[incident.incident_id])).content.decode()
+    timeline = page.split('id="updates"')[1].split("</section>")[0]
+    assert timeline.index("Update v2") < timeline.index("Update v1")  # newest first
+    assert "published by ops" in timeline and "approved by the gates" in timeline
+    assert "delivered</span> Public status page" in timeline and "pending</span> Public status page" in timeline
+    assert reverse("publish_confirm", args=[run.pk]) not in client.get(reverse("run", args=[run.pk])).content.decode()
+
+
+@pytest.mark.parametrize("status", ["pending", "rejected"])
+def test_a_pending_or_rejected_escalation_offers_no_publish_and_refuses_one(login, incident, status):
+    escalation = make_escalation(incident=incident, status=status, final_text=FIRST)
+    client = login("lead")
+    run = escalation.run
+    assert reverse("publish_confirm", args=[run.pk]) not in client.get(reverse("run", args=[run.pk])).content.decode()
+    assert client.get(reverse("publish_confirm", args=[run.pk])).status_code == 409
+    response = client.post(reverse("publish_run", args=[run.pk]), follow=True)
+    assert not PublishedUpdate.objects.exists()
+    assert "cannot be published" in response.content.decode()
+
+
+def test_an_approved_escalation_is_published_with_its_approver(login, users, incident):
+    escalation = make_escalation(incident=incident, status=Escalation.Status.APPROVED, final_text=FIRST,
+                                 decided_by=users.lead)
+    client = login("ops")
+    assert "Approved by lead" in client.get(reverse("publish_confirm", args=[escalation.run.pk])).content.decode()
+    client.post(reverse("publish_run", args=[escalation.run.pk]))
+    page = client.get(reverse("incident", args=[incident.incident_id])).content.decode()
+    assert "approved by lead" in page
+
+
+def test_policy_admins_and_people_without_a_role_cannot_publish(client, users, incident):
+    run = passed(incident, FIRST)
+    for user in (make_user("policy-admin", group=POLICY_ADMIN), users.outsider):
+        client.force_login(user)
+        assert client.get(reverse("publish_confirm", args=[run.pk])).status_code == 403
+        assert client.post(reverse("publish_run", args=[run.pk])).status_code == 403
+    assert not PublishedUpdate.objects.exists()
+
+
+def test_publishing_needs_the_csrf_token(users, incident):
+    run = passed(incident, FIRST)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(users.ops)
+    assert client.post(reverse("publish_run", args=[run.pk])).status_code == 403
+    assert not PublishedUpdate.objects.exists()
+
+
+def test_a_failed_delivery_shows_its_error_and_a_person_retries_it(login, users, incident, settings):
+    settings.DELIVERY_MAX_ATTEMPTS = 1
+    DeliveryChannel.objects.create(name="Hook", kind="webhook", destination="gone")
+    run = passed(incident, FIRST)
+    update = publish(incident, FIRST, actor=users.ops, source_run=run)
+    delivery = update.deliveries.get(channel__name="Hook")
+    assert tasks.attempt(delivery.pk) == "failed"
+    client = login("lead")
+    for url in (reverse("run", args=[run.pk]), reverse("incident", args=[incident.incident_id])):
+        page = client.get(url).content.decode()
+        assert "failed</span> Hook" in page and "1 attempt" in page
+        assert "&#x27;gone&#x27; is not declared in OUTBOUND_DESTINATIONS" in page
+        assert reverse("delivery_retry", args=[delivery.pk]) in page
+    client.post(reverse("delivery_retry", args=[delivery.pk]))
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.retried_by) == ("pending", 0, users.lead)
+
+
+def test_the_escalation_page_shows_the_diff_against_the_last_published_update(login, users, incident):
+    escalation = make_escalation(incident=incident, text=SECOND)
+    client = login("lead")
+    page = client.get(reverse("escalation", args=[escalation.pk])).content.decode()
+    assert "Nothing is published for this incident yet" in page
+    publish(incident, FIRST, actor=users.ops, source_run=passed(incident, FIRST))
+    page = client.get(reverse("escalation", args=[escalation.pk])).content.decode()
+    diff = page.split('id="published-diff"')[1].split("</section>")[0]
+    assert "against update v1" in diff and "<ins>fixed the </ins>" in diff and "<del>are investigating a </del>" in diff
+
+
+def test_the_status_page_is_public_escaped_newest_first_and_shows_only_delivered_updates(client, users, incident):
+    hostile = "<script>alert(1)</script> We are on it & fixing."
+    first = publish(incident, FIRST, actor=users.ops, source_run=passed(incident, FIRST))
+    second = publish(incident, hostile, actor=users.ops, reason="holding statement")
+    third = publish(incident, SECOND, actor=users.ops, source_run=passed(incident, SECOND))
+    for update in (first, second):
+        tasks.attempt(update.deliveries.get().pk)
+    response = client.get(reverse("status"))  # nobody logged in
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; We are on it &amp; fixing." in page
+    assert page.index("update 2") < page.index("update 1")
+    assert third.text not in page  # not delivered to the status page yet
+    assert Delivery.objects.filter(update=third, status="pending").exists()
+
+
+@pytest.mark.parametrize("updates", [2, 20])
+def test_the_incident_page_query_count_does_not_grow_with_its_updates(login, users, incident, updates,
+                                                                      django_assert_max_num_queries):
+    for number in range(updates):
+        publish(incident, f"{FIRST} {number}", actor=users.ops, reason="holding statement")
+    client = login("ops")
+    with django_assert_max_num_queries(11):
+        assert client.get(reverse("incident", args=[incident.incident_id])).status_code == 200

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agents.core.evidence import Mark, mark_facts
 from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.inputs import control_character
 from agents.core.llm.client import effective_policy
@@ -359,3 +360,33 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
             Escalation.objects.filter(pk=escalation.pk, status=Escalation.Status.PENDING).update(
                 candidate=change.revision, guard=guard)
     return change
+
+
+def claimed_by_other(escalation: Escalation, user) -> str:
+    """The warning a lead gets before deciding an escalation another lead claimed ("" if none):
+    a claim never stops a decision, but nobody should overrule a colleague by accident."""
+    holder = escalation.claimed_by
+    if escalation.status != Escalation.Status.PENDING or holder is None or holder.pk == user.pk:
+        return ""
+    name = holder.get_full_name() or holder.username
+    return f"{name} claimed this escalation. Tick “decide anyway” to decide it in their place."
+
+
+def reject_many(escalation_pks: list[int], user, note: str) -> dict[str, list[int]]:
+    """Reject the pending escalations ``escalation_pks`` with one reason; each is decided once, as
+    :func:`decide` does. Returns the ids rejected and those already decided by then."""
+    done: dict[str, list[int]] = {"rejected": [], "already_decided": []}
+    for pk in escalation_pks:
+        outcome = decide(pk, user, Decision.Action.REJECT, note=note)
+        done["rejected" if outcome.won else "already_decided"].append(pk)
+    return done
+
+
+def fact_marks(escalation: Escalation, text: str | None = None) -> list[Mark]:
+    """Every fact the text (the candidate by default) states, supported by a context fact or not, as
+    the final-answer guard judges it under the run's policy (``agents.core.evidence``)."""
+    run = escalation.run
+    context = run.context or {}
+    policy = _text_policy(run)
+    strict = guard_config(policy, context).strict_claims
+    return mark_facts(escalation.candidate if text is None else text, context, policy.guard, strict_claims=strict)

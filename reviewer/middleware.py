@@ -34,3 +34,41 @@ class RefuseControlCharactersMiddleware:
                                             status=422)
                     return render(request, "400.html", {"message": message}, status=400)
         return self.get_response(request)
+
+
+TIMEZONE_COOKIE = "tz"
+
+
+def viewer_timezone(name: str | None):
+    """The zone a browser reported (an IANA name such as ``Europe/Berlin``), or None when the value is
+    missing or not a zone this machine knows."""
+    import zoneinfo
+
+    if not name or len(name) > 64 or name.startswith(("/", ".")) or ".." in name:
+        return None
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+class ViewerTimezoneMiddleware:
+    """Pages show times in the viewer's zone: ``static/js/desk.js`` stores the browser's zone in the
+    ``tz`` cookie; without it (first page, no JavaScript, an unknown name) times are in UTC. Either
+    way every time on a page says which zone it is in."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.utils import timezone
+
+        zone = viewer_timezone(request.COOKIES.get(TIMEZONE_COOKIE))
+        if zone is None:
+            timezone.deactivate()
+        else:
+            timezone.activate(zone)
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()

@@ -19,6 +19,7 @@ from django.utils.functional import cached_property
 
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.stops import explain, stopped_by_brake
+from agents.core.text import normalize
 from agents.models import Incident, IncidentVersion, Run, changes_text, fact_changes
 
 
@@ -134,6 +135,13 @@ class Escalation(models.Model):
     @property
     def facts_changed_text(self) -> str:
         return changes_text(self.facts_changes)
+
+    @property
+    def outcome(self) -> str:
+        """How it ended, in one word: pending, approved, edited (approved with a changed text) or rejected."""
+        if self.status == self.Status.APPROVED and normalize(self.final_text) != normalize(self.candidate):
+            return "edited"
+        return self.status
 
     @property
     def summary(self) -> str:

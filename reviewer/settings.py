@@ -109,6 +109,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "reviewer.middleware.RefuseControlCharactersMiddleware",  # a NUL in a filter is a 400, not a 500
+    "reviewer.middleware.ViewerTimezoneMiddleware",  # times in the viewer's zone (the ``tz`` cookie)
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

@@ -22,6 +22,7 @@ urlpatterns = [
     path("deliveries/<int:pk>/retry/", publishing.retry_delivery, name="delivery_retry"),
     path("status/", status.status_page, name="status"),
     path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/reject/", inbox.bulk_reject, name="inbox_bulk_reject"),
     path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),
     path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
     path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),

@@ -9,13 +9,16 @@ colour and label an inbox row by its time left.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django import template
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from agents.core import audit
 from agents.core.stops import explain
 from reviewer.deadlines import time_left, urgency
 
@@ -97,6 +100,54 @@ def word_diff(ops: list[tuple[str, str]], side: str | None = None) -> SafeString
     return format_html_join("", "{}", ((piece,) for piece in pieces))
 
 
+def _mark_piece(mark, piece: str, last: bool) -> SafeString:
+    if not mark.supported:
+        flag = format_html('<span class="fact-flag">{}</span>', " unsupported") if last else ""
+        return format_html('<mark class="fact fact-unsupported" title="{}">{}{}</mark>', mark.message, piece, flag)
+    if mark.fact is None:
+        return format_html('<span class="fact fact-supported" title="Supported by the incident context">{}</span>',
+                           piece)
+    return format_html('<a class="fact fact-supported" href="#fact-{}" title="Supported by {}: {}">{}</a>',
+                       mark.fact.index, mark.fact.label, mark.fact.value, piece)
+
+
+def _marked(text: str, offset: int, marks) -> SafeString:
+    """``text`` (which starts at ``offset`` of the marked text) with the marks that fall in it."""
+    pieces, pos, end = [], offset, offset + len(text)
+    for mark in marks:
+        if mark.end <= pos or mark.start >= end:
+            continue
+        if mark.start > pos:
+            pieces.append(format_html("{}", text[pos - offset:mark.start - offset]))
+        stop = min(mark.end, end)
+        pieces.append(_mark_piece(mark, text[max(mark.start, pos) - offset:stop - offset], last=stop == mark.end))
+        pos = stop
+    pieces.append(format_html("{}", text[pos - offset:]))
+    return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
+@register.simple_tag
+def marked_diff(ops: list[tuple[str, str]], marks) -> SafeString:
+    """The new text once, with the word diff (``<del>``/``<ins>``) and every fact it states
+    (``agents.core.evidence.Mark``): a link to the supporting context fact, or marked unsupported.
+    Every word is escaped."""
+    pieces, pos = [], 0
+    for op, part in ops:
+        if op == "delete":
+            pieces.append(format_html("<del>{}</del>", part))
+            continue
+        shown = _marked(part, pos, marks)
+        pieces.append(format_html("<ins>{}</ins>", shown) if op == "insert" else shown)
+        pos += len(part)
+    return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
+@register.filter
+def diff_ops(escalation) -> list[tuple[str, str]]:
+    """The word diff from an escalation's draft to its candidate (``agents.core.audit.word_diff``)."""
+    return audit.word_diff(escalation.draft or "", escalation.candidate or "")
+
+
 CHART_WIDTH = 560
 BAR_AREA = 470  # the longest bar; the count is written after it
 ROW_HEIGHT = 36
@@ -127,6 +178,57 @@ def stop_reason_chart(counts: dict[str, int], since: str) -> dict:
     }
 
 
+# Times ------------------------------------------------------------------------------------------
+# One format everywhere: "2026-11-23 14:05 Europe/Berlin" in the viewer's zone (activated by
+# reviewer.middleware.ViewerTimezoneMiddleware, UTC without one), and ages as "just now" / "3 min".
+
+TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
+def zone_label() -> str:
+    name = timezone.get_current_timezone_name()
+    return "UTC" if name in ("UTC", "Etc/UTC", "GMT") else name
+
+
+@register.filter
+def local_time(value) -> str:
+    """A datetime as text in the viewer's zone, labelled: ``2026-11-23 14:05 UTC``; "" for None."""
+    if not isinstance(value, datetime):
+        return ""
+    return f"{timezone.localtime(value).strftime(TIME_FORMAT)} {zone_label()}"
+
+
+@register.filter
+def age(value, now: datetime | None = None) -> str:
+    """How long ago: "just now" under a minute, then "3 min", "2 h 5 min", "3 d"."""
+    if not isinstance(value, datetime):
+        return ""
+    seconds = int(((now or timezone.now()) - value).total_seconds())
+    if seconds < 60:
+        return "just now"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} d"
+
+
+@register.simple_tag
+def when(value, with_age: bool = False) -> SafeString:
+    """A ``<time>`` element: the labelled local time (and its age, if asked), the ISO instant in
+    ``datetime``; "—" for None."""
+    if not isinstance(value, datetime):
+        return format_html("{}", "—")
+    shown = local_time(value)
+    if with_age:
+        ago = age(value)
+        return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(), shown,
+                           ago if ago == "just now" else f"{ago} ago")
+    return format_html('<time datetime="{}">{}</time>', value.isoformat(), shown)
+
+
 @register.filter
 def deadline_class(escalation) -> str:
     """An inbox row's class by its time left: ``deadline-overdue``, ``deadline-due-soon``,
@@ -150,5 +252,5 @@ def deadline_label(escalation) -> SafeString:
         return SafeString("")
     state = urgency(escalation)
     text = f"overdue by {_minutes(left)}" if state == "overdue" else f"due in {_minutes(left)}"
-    return format_html('<span class="deadline deadline-{}" title="Deadline {} UTC">{}</span>', state,
-                       escalation.deadline_at.strftime("%Y-%m-%d %H:%M"), text)
+    return format_html('<span class="deadline deadline-{}" title="Deadline {}">{}</span>', state,
+                       local_time(escalation.deadline_at), text)

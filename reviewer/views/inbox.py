@@ -4,14 +4,18 @@ Every page works as plain HTML forms; with htmx the same forms swap a row, the d
 the guard's violations in place. The decisions themselves live in :mod:`reviewer.decisions`.
 """
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh
 
 from agents.core.audit import word_diff
+from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
 from reviewer import decisions
@@ -20,14 +24,15 @@ from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
 
 VIEW = "reviewer.view_escalation"
+READ = "agents.view_run"
 DECIDE = decisions.DECIDE_PERMISSION
 PAGE_SIZE = 50
 RECENT = 10
 
 
-def _filters(request) -> tuple[dict, InboxFilterForm]:
+def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
     """The valid filters; an invalid one (a NUL, an unknown pipeline) is ignored and shown as an error."""
-    form = InboxFilterForm(request.GET)
+    form = InboxFilterForm(query)
     form.is_valid()
     data = form.cleaned_data
     filters = {"pipeline": data.get("pipeline", ""), "stop_reason": data.get("stop_reason", ""),
@@ -39,13 +44,16 @@ def _filters(request) -> tuple[dict, InboxFilterForm]:
 @require_safe
 @vary_on_headers("HX-Request")
 def inbox(request):
-    filters, form = _filters(request)
+    filters, form = _filters(request.GET)
     pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
                                                      claimed_by=request.user if filters["mine"] else None)
                .for_list().by_deadline())
     page = Paginator(pending, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
+        "pending_count": page.paginator.count,
+        "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"]),
+        "groups": _identical_groups(page.object_list),
         "filters": filters,
         "filter_form": form,
         "pipelines": PIPELINE_CHOICES,
@@ -54,10 +62,66 @@ def inbox(request):
         "recent": Escalation.objects.decided().for_list().order_by("-decided_at", "-id")[:RECENT],
         "can_decide": request.user.has_perm(DECIDE),
     }
-    # The filter form swaps only the list; a plain GET (or htmx restoring history) gets the page.
+    # The filter form and the polling swap only the list (with the nav badge out of band); a plain
+    # GET (or htmx restoring history) gets the page.
     fragment = request.htmx and not request.htmx.history_restore_request
     template = "inbox/inbox.html#inbox-list" if fragment else "inbox/inbox.html"
-    return render(request, template, context)
+    return render(request, template, context | {"list_oob": bool(fragment)})
+
+
+def _identical_groups(escalations) -> list[list[Escalation]]:
+    """The page's escalations in groups of identical items (the same text and reason), each group
+    where its oldest item is, so a lead decides a burst of duplicates together."""
+    groups: dict[tuple[str, str], list[Escalation]] = {}
+    for escalation in escalations:
+        groups.setdefault((normalize(escalation.candidate), normalize(escalation.summary)), []).append(escalation)
+    return list(groups.values())
+
+
+@require_perm(DECIDE)
+@require_POST
+def bulk_reject(request):
+    """Reject the escalations the lead selected (a group's box carries all its ids) with one reason."""
+    ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
+                  if part.strip().isdigit()})
+    note = request.POST.get("note", "")
+    if not ids:
+        messages.error(request, "Select the escalations to reject first.")
+        return redirect("inbox")
+    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
+               and decisions.claimed_by_other(e, request.user)]
+    if claimed and request.POST.get("over_claim") != "on":
+        messages.error(request, "Nothing was rejected: other leads claimed "
+                                + ", ".join(f"#{pk}" for pk in claimed)
+                                + ". Tick “also those other leads claimed” to reject them anyway.")
+        return redirect("inbox")
+    try:
+        done = decisions.reject_many(ids, request.user, note)
+    except decisions.DecisionInvalid as invalid:
+        messages.error(request, f"Nothing was rejected: {invalid}")
+        return redirect("inbox")
+    except Escalation.DoesNotExist:
+        messages.error(request, "One of the selected escalations does not exist; nothing after it was rejected.")
+        return redirect("inbox")
+    if done["rejected"]:
+        count = len(done["rejected"])
+        messages.success(request, f"Rejected {count} escalation{'s' if count != 1 else ''}: "
+                                  + ", ".join(f"#{pk}" for pk in done["rejected"]) + ".")
+    if done["already_decided"]:
+        messages.warning(request, "Already decided by then, left as they were: "
+                                  + ", ".join(f"#{pk}" for pk in done["already_decided"]) + ".")
+    return redirect("inbox")
+
+
+def _list_count(request) -> dict:
+    """The inbox's pending count under the filters of the page the lead is on (htmx says which
+    page: ``HX-Current-URL``), for the count swapped out of band after a row changes."""
+    if not request.htmx or not request.htmx.current_url:
+        return {}
+    filters, _ = _filters(QueryDict(urlsplit(request.htmx.current_url).query))
+    count = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
+                                                   claimed_by=request.user if filters["mine"] else None).count())
+    return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
 def _escalation(pk: int) -> Escalation:
@@ -83,7 +147,11 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
 
 def _page(request, escalation: Escalation, *, status: int = 200, **extra):
     diff = word_diff(escalation.draft, escalation.candidate)
+    marks = decisions.fact_marks(escalation)
     context = _panel_context(request, escalation, **extra) | {
+        "facts": context_facts(escalation.run.context or {}),
+        "marks": marks,
+        "unsupported_count": sum(not mark.supported for mark in marks),
         "run": escalation.run,
         "review": getattr(escalation.run, "review", None),
         "diff": diff,
@@ -99,7 +167,7 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
     return render(request, "inbox/escalation.html", context, status=status)
 
 
-@require_perm(VIEW)
+@require_perm(READ)  # everyone who can see the run reads how it was decided; only leads act on it
 @require_safe
 @vary_on_headers("HX-Request")
 def escalation_detail(request, pk):
@@ -128,7 +196,8 @@ def check_edit(request, pk):
 def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, **extra):
     """The row (inbox) or the decision panel (escalation page), with the nav badge swapped out of band."""
     if row:
-        context = {"escalation": escalation, "can_decide": request.user.has_perm(DECIDE), **extra}
+        context = {"escalation": escalation, "can_decide": request.user.has_perm(DECIDE), **extra,
+                   **_list_count(request)}
         template = "inbox/inbox.html#escalation-row"
     else:
         context, template = _panel_context(request, escalation, **extra), "inbox/escalation.html#decision-panel"
@@ -143,6 +212,8 @@ def decide(request, pk):
     action, note = request.POST.get("action", ""), request.POST.get("note", "")
     text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
     try:
+        if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
+            raise decisions.DecisionInvalid(warning)
         outcome = decisions.decide(pk, request.user, action, text=text, note=note,
                                    confirm_changed_facts=request.POST.get("confirm_facts") == "on")
     except decisions.DecisionInvalid as invalid:
@@ -166,6 +237,12 @@ def decide(request, pk):
 
 def _claim_answer(request, pk: int, done: bool, failure: str):
     escalation = _escalation(pk)
+    if request.POST.get("from") == "row":  # the inbox row: the row with its claim, or back to the inbox
+        if request.htmx:
+            return _fragment(request, escalation, row=True, claim_error="" if done else failure)
+        if not done:
+            messages.error(request, failure)
+        return redirect("inbox")
     if request.htmx:
         context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure}
         return render(request, "inbox/escalation.html#claim-box", context)

@@ -30,7 +30,7 @@ def incident_list(request):
 
 
 def _runs_page(request, incident):
-    runs = incident.runs.select_related("triggered_by").order_by("-created_at", "-id")
+    runs = incident.runs.select_related("triggered_by", "escalation__decided_by").order_by("-created_at", "-id")
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     page.object_list = list(page.object_list)
     page.any_in_flight = any(run.in_flight for run in page.object_list)

@@ -42,6 +42,7 @@ def _run_context(request, pk: int) -> dict:
     elif draft and run.candidate and run.candidate != draft:
         diff = {"title": "Draft → blocked candidate", "ops": word_diff(draft, run.candidate)}
     diff_mode = "side" if request.GET.get("diff") == "side" else "inline"
+    escalation = run.related("escalation")
     # Only a text pipeline's run on an incident can be published (one query more, with its deliveries).
     updates = list(run.published_updates.for_timeline()) if run.incident_id and is_text_pipeline(run.pipeline) \
         else []
@@ -53,7 +54,8 @@ def _run_context(request, pk: int) -> dict:
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,
-        "escalation": run.related("escalation"),
+        "escalation": escalation,
+        "decision": escalation.decisions.order_by("at", "id").last() if escalation is not None else None,
         "diff": diff,
         "diff_mode": diff_mode,
         "draft": draft,
@@ -118,7 +120,7 @@ def run_list(request):
     filters = form.cleaned_data if form.is_valid() else {}
     runs = (Run.objects.filtered(stop_reason=filters.get("stop_reason", ""), status=filters.get("status", ""),
                                  pipeline=filters.get("pipeline", ""), since=filters.get("since"))
-            .select_related("incident").order_by("-created_at", "-id"))
+            .select_related("incident", "escalation__decided_by").order_by("-created_at", "-id"))
     context = {
         "form": form,
         "runs": _page(request, runs),
@@ -140,7 +142,7 @@ def failed_runs(request):
     # never touches the wide rows), then those 50 runs with their incidents.
     ids = Run.objects.failed().order_by("-created_at", "-id").values_list("pk", flat=True)
     page = _page(request, ids)
-    shown = Run.objects.select_related("incident").in_bulk(page.object_list)
+    shown = Run.objects.select_related("incident", "escalation__decided_by").in_bulk(page.object_list)
     page.object_list = [shown[pk] for pk in page.object_list if pk in shown]
     retries = Run.objects.retry_counts([run.pk for run in page.object_list])
     for run in page.object_list:

@@ -68,6 +68,7 @@ def test_no_page_answers_500_to_any_role(login, url_args, role):
 
 @pytest.mark.parametrize("role, name, allowed", [
     ("outsider", "inbox", False), ("ops", "inbox", False), ("lead", "inbox", True),
+    ("outsider", "escalation", False), ("ops", "escalation", True), ("policy_admin", "escalation", True),
     ("outsider", "run", False), ("ops", "run", True), ("lead", "run", True),
     ("outsider", "failed_runs", False), ("ops", "failed_runs", True),
     ("outsider", "home", False), ("lead", "home", True), ("ops", "home", True), ("policy_admin", "home", True),

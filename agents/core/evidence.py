@@ -1,0 +1,184 @@
+"""Which words of a text state a fact, and the context fact that supports each (issue 12, item 6).
+
+The escalation page shows a lead every number, date, time, id, severity label, region and
+restricted claim of the text, each linked to the incident fact that supports it or marked
+unsupported. Support is decided by the guard itself (:func:`agents.core.facts.find_violations`
+with the final answer's evidence: the context alone, instructions to the model removed); this
+module only finds where each fact is in the text and which single context value backs it.
+Plain Python: no Django here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agents.core.facts import (
+    _ID,
+    _INCIDENT_ID,
+    _SEVERITY,
+    _allowed_numbers,
+    _moment_supported,
+    _number_supported,
+    _region_in_allowed,
+    _region_pattern,
+    _region_word_pattern,
+    _spans,
+    extract_numbers,
+    family_claims,
+    family_makes_claim,
+    family_problem,
+    find_moments,
+    find_violations,
+)
+from agents.core.guard import claim_evidence, evidence_json
+from agents.core.patterns import UnsafePattern
+from agents.core.policy import GuardRules
+from agents.core.units import ratio_values
+
+# Context entries that describe facts rather than state them.
+_NOT_FACTS = {"fact_meta"}
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One value of the run's context: ``path`` such as ``incident.eta_minutes``, a label for people."""
+
+    index: int
+    path: str
+    label: str
+    value: str
+    unit: str = ""  # as the incident's fact says it ("%", "minutes"); "" for plain text and counts
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A fact stated in the text at ``start:end``: supported (by ``fact``, if one value backs it
+    alone) or not, with the guard's message when not."""
+
+    start: int
+    end: int
+    kind: str  # number, time, id, severity, region, claim
+    found: str
+    supported: bool
+    fact: Fact | None = None
+    message: str = ""
+
+
+def context_facts(context: Mapping) -> list[Fact]:
+    """Every value of the context with its path, in reading order; incident facts carry their label."""
+    labels, units = {}, {}
+    for info in context.get("fact_meta") or []:
+        if isinstance(info, Mapping) and info.get("key"):
+            labels[f"incident.{info['key']}"] = str(info.get("label") or info["key"])
+            if info.get("unit") not in (None, "", "text", "count"):
+                units[f"incident.{info['key']}"] = str(info["unit"])
+    facts: list[Fact] = []
+
+    # The same order whatever the database did to the JSON (PostgreSQL's jsonb reorders keys): the
+    # incident first, its identity, then its facts as the incident lists them; anything else by name.
+    fact_order = [key.split(".", 1)[1] for key in labels]
+    first = {"": ["incident", "region", "report_date", "key_messages", "approved_actions"],
+             "incident": ["incident_id", "severity", "status", *fact_order]}
+
+    def ordered(keys, path: str) -> list:
+        preferred = [key for key in first.get(path, []) if key in keys]
+        return preferred + sorted((key for key in keys if key not in preferred), key=str)
+
+    def walk(value, path: str) -> None:
+        if isinstance(value, Mapping):
+            for key in ordered(list(value), path):
+                if path or key not in _NOT_FACTS:
+                    walk(value[key], f"{path}.{key}" if path else str(key))
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+        elif value not in (None, ""):
+            text = ("yes" if value else "no") if isinstance(value, bool) else str(value)
+            label = labels.get(path) or path.rsplit(".", 1)[-1].replace("_", " ")
+            facts.append(Fact(len(facts), path, label, text, units.get(path, "")))
+
+    walk(context, "")
+    return facts
+
+
+def _leaf_evidence(context: Mapping, facts: list[Fact]) -> list[tuple[Fact, str]]:
+    """Each fact as the guard would read it alone: ``{"eta_minutes": 45}`` keeps the unit in its name."""
+    out = []
+    for fact in facts:
+        value = _value_at(context, fact.path)
+        key = fact.path.rsplit(".", 1)[-1].split("[", 1)[0]
+        out.append((fact, evidence_json({key: value})))
+    return out
+
+
+def _value_at(context: Mapping, path: str):
+    value = context
+    for part in path.replace("[", ".[").split("."):
+        if part.startswith("["):
+            value = value[int(part[1:-1])]
+        else:
+            value = value[part]
+    return value
+
+
+def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims: bool = False) -> list[Mark]:
+    """The facts ``text`` states, in reading order, without overlaps, each supported or not."""
+    context = context or {}
+    violations = find_violations(text, evidence_json(context), rules, strict_claims=strict_claims,
+                                 claim_evidence=claim_evidence(context), ratios=ratio_values(context))
+    unsupported = {(v.check, v.found.lower()): v.message for v in violations}
+    leaves = _leaf_evidence(context, context_facts(context))
+    marks: list[Mark] = []
+
+    def add(start: int, end: int, kind: str, check: str, supports) -> None:
+        found = text[start:end]
+        message = unsupported.get((check, found.lower()))
+        if message is not None:
+            marks.append(Mark(start, end, kind, found, False, None, message))
+            return
+        fact = next((fact for fact, evidence in leaves if supports(evidence, found)), None)
+        marks.append(Mark(start, end, kind, found, True, fact))
+
+    moments = find_moments(text)
+    for moment in moments:
+        add(moment.start, moment.end, "time", "no_new_facts",
+            lambda ev, _, m=moment: _moment_supported(m, find_moments(ev)))
+    for number in extract_numbers(text, skip=_spans(text, moments)):
+        add(number.start, number.start + len(number.found), "number", "no_new_facts",
+            lambda ev, _, n=number: _number_supported(n, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
+    for m in _ID.finditer(text):
+        if not _INCIDENT_ID.fullmatch(m.group()):
+            add(m.start(), m.end(), "id", "no_new_facts", lambda ev, found: found.lower() in ev.lower())
+    for m in _INCIDENT_ID.finditer(text):
+        add(m.start(), m.end(), "id", "new_incident_id", lambda ev, found: found.lower() in ev.lower())
+    for m in _SEVERITY.finditer(text):
+        add(m.start(), m.end(), "severity", "new_severity_label",
+            lambda ev, found: found.lower() in {s.group().lower() for s in _SEVERITY.finditer(ev)})
+    words = dict(rules.region_words)
+    for token in rules.regions:
+        if not isinstance(token, str):
+            continue
+        try:
+            names = words.get(token.lower(), ())
+            found = list(_region_pattern(token.lower()).finditer(text))
+            for word in names:
+                found += _region_word_pattern(word).finditer(text)
+        except UnsafePattern:
+            continue  # the guard already reports the token itself
+        for m in found:
+            add(m.start(), m.end(), "region", "new_region",
+                lambda ev, _, t=token, n=names: _region_in_allowed(t.lower(), ev, n))
+    for family in rules.families():
+        if (family.strict_only and not strict_claims) or family_problem(family):
+            continue
+        for m in family_claims(text, family):
+            add(m.start(), m.end(), "claim", "restricted_claims",
+                lambda ev, _, f=family: not strict_claims and family_makes_claim(ev, f))
+
+    # One mark per span: the earliest, then the longest (a claim wins over a number inside it).
+    chosen: list[Mark] = []
+    for mark in sorted(marks, key=lambda k: (k.start, -(k.end - k.start))):
+        if not chosen or mark.start >= chosen[-1].end:
+            chosen.append(mark)
+    return chosen

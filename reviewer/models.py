@@ -514,7 +514,7 @@ class NotificationChannel(models.Model):
     destination = models.CharField(max_length=100, help_text="A destination the operator declared.")
     group = models.CharField(max_length=10, choices=Group.choices, default=Group.LEADS)
     events = models.JSONField(default=list, help_text="opened, reminder, breach")
-    active = models.BooleanField(default=True)
+    active = models.BooleanField(default=True, help_text="Off: the channel is kept, but no notification goes to it.")
 
     class Meta:
         ordering = ["name"]

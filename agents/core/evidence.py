@@ -137,7 +137,9 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
         if message is not None:
             marks.append(Mark(start, end, kind, found, False, None, message))
             return
-        fact = next((fact for fact, evidence in leaves if supports(evidence, found)), None)
+        # The narrowest fact that supports it: the region fact "US" rather than a title naming the US.
+        backing = [(len(evidence), index) for index, (_, evidence) in enumerate(leaves) if supports(evidence, found)]
+        fact = leaves[min(backing)[1]][0] if backing else None
         marks.append(Mark(start, end, kind, found, True, fact))
 
     moments = find_moments(text)

@@ -304,10 +304,30 @@ def make_versions(incidents: list, versions: int, user) -> int:
     return len(rows)
 
 
-def publish_updates(incidents: list, user) -> int:
-    """HOOK (issue 14, publishing): make the published updates of the incidents here once the outbox
-    model is merged (e.g. two per incident, one pending notification each), and return how many."""
-    return 0
+def publish_updates(incidents: list, user, per_incident: int = 2) -> int:
+    """``per_incident`` published updates per incident, each delivered to the status page channel (so
+    the public status page shows them), as ops' publishing leaves them."""
+    from django.utils import timezone
+
+    from agents.core.text import text_hash
+    from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate
+
+    channel, _ = DeliveryChannel.objects.get_or_create(kind=DeliveryChannel.Kind.STATUS,
+                                                       defaults={"name": "Status page"})
+    now = timezone.now()
+    updates = []
+    for incident in incidents:
+        have = incident.published_updates.count()
+        for number in range(have + 1, per_incident + 1):
+            text = f"Update {number} on {incident.title}: we are working on it; next update in 30 minutes."
+            updates.append(PublishedUpdate(incident=incident, version=number, text=text, text_hash=text_hash(text),
+                                           approved_by="lead", published_by=user, reason="benchmark data",
+                                           published_at=now))
+    bulk(PublishedUpdate, updates)
+    made = PublishedUpdate.objects.filter(reason="benchmark data", deliveries__isnull=True)
+    bulk(Delivery, [Delivery(update=update, channel=channel, status=Delivery.Status.DELIVERED, attempts=1,
+                             delivered_at=now) for update in made])
+    return len(updates)
 
 
 @dataclass(frozen=True)
@@ -331,8 +351,7 @@ class Page:
     htmx: str = ""
 
 
-# Every page and API list of issue 15, one line each. After merging issue 12 (review desk) and 14
-# (publishing), add their pages here: Page("status page", lambda t: "/status/"), and each new API list.
+# Every page and API list of issue 15, one line each.
 PAGES = [
     Page("dashboard", lambda t: "/"),
     Page("inbox, first page", lambda t: "/inbox/"),
@@ -348,6 +367,9 @@ PAGES = [
     Page("API: incidents", lambda t: "/api/incidents", api=True),
     Page("API: runs", lambda t: "/api/runs", api=True),
     Page("API: escalations", lambda t: "/api/escalations", api=True),
+    Page("status page (public)", lambda t: "/status/"),
+    Page("deadline breaches", lambda t: "/breaches/"),
+    Page(f"API: {HOT_INCIDENT}'s published updates", lambda t: f"/api/incidents/{HOT_INCIDENT}/updates", api=True),
 ]
 
 
@@ -539,7 +561,7 @@ def main(argv: list[str] | None = None) -> None:
                  policy_hints=base.policy_hints, approved_actions=base.approved_actions)
         for i in range(max(0, args.incidents - Incident.objects.count()))])
     make_versions(list(Incident.objects.all()), args.versions, users["ops"])
-    published = publish_updates(list(Incident.objects.all()), users["ops"])  # 0 until issue 14 is merged
+    published = publish_updates(list(Incident.objects.all()), users["ops"])
     token = ApiToken.issue(demo["user"], "bench")[1]
     gen = Generator(args.seed, demo, templates, list(Incident.objects.all()), users)
 
@@ -592,7 +614,7 @@ def main(argv: list[str] | None = None) -> None:
          "median (large)", "p95 (large)", f"target p95 ≤ {TARGET_P95_MS:g} ms, same queries"],
         rows,
         ["large database: " + ", ".join(f"{v:,} {k}" for k, v in large_sizes.items())
-         + f", {published:,} published updates (hook: none before issue 14); generated in {load_seconds:.0f} s. "
+         + f", {published:,} published updates; generated in {load_seconds:.0f} s. "
          "Time is around client.get (Django test Client, in process)."],
     )
     for name in urls:

@@ -122,13 +122,18 @@ def record_breach(escalation_pk: int, now: datetime) -> DeadlineBreach:
 # -- holding statements ---------------------------------------------------------------------------------
 
 
-def guard_statement(incident: Incident, text: str) -> dict:
+def statement_policy():
+    """The policy a holding statement is checked under: the active reflection policy, else its defaults."""
+    try:
+        return load_policy("reflection")
+    except Exception:  # no active policy row: the defaults still guard
+        return default_policy("reflection")
+
+
+def guard_statement(incident: Incident, text: str, policy=None) -> dict:
     """The patch guard's final-answer checks of ``text`` against the incident's current facts, under
     the active reflection policy: the same checks a published update passed."""
-    try:
-        policy = load_policy("reflection")
-    except Exception:  # no active policy row: the defaults still guard
-        policy = default_policy("reflection")
+    policy = policy or statement_policy()
     context = incident.context()
     result = check_final_answer(text, context, policy.guard, max_answer_chars=policy.max_answer_chars,
                                 strict_claims=strict_claims_for(context))
@@ -157,13 +162,27 @@ def approve_holding_statement(statement: HoldingStatement, user) -> HoldingState
 def offerable_statement(incident: Incident) -> HoldingStatement | None:
     """The incident's newest approved holding statement if it still passes the guard against the
     incident's facts now (they may have changed since the admin approved it), else None."""
-    statement = incident.holding_statements.filter(approved_at__isnull=False).first()
-    if statement is None:
-        return None
-    if not guard_statement(incident, statement.text)["ok"]:
-        log.warning("holding statement %s no longer passes the guard; not offered", statement.pk)
-        return None
-    return statement
+    return offerable_statements([incident]).get(incident.pk)
+
+
+def offerable_statements(incidents: list[Incident]) -> dict[int, HoldingStatement | None]:
+    """:func:`offerable_statement` for many incidents in a fixed number of queries (a list page)."""
+    pks = {incident.pk for incident in incidents}
+    offers: dict[int, HoldingStatement | None] = dict.fromkeys(pks)
+    newest: dict[int, HoldingStatement] = {}
+    for statement in HoldingStatement.objects.filter(incident__in=pks, approved_at__isnull=False):
+        newest.setdefault(statement.incident_id, statement)  # Meta ordering: newest approval first
+    if not newest:
+        return offers
+    policy = statement_policy()
+    # The facts of now, read afresh (never a caller's cached rows), for all incidents in one query.
+    for incident in Incident.objects.filter(pk__in=newest).prefetch_related("fact_rows"):
+        statement = newest[incident.pk]
+        if guard_statement(incident, statement.text, policy)["ok"]:
+            offers[incident.pk] = statement
+        else:
+            log.warning("holding statement %s no longer passes the guard; not offered", statement.pk)
+    return offers
 
 
 def time_left(escalation: Escalation, now: datetime | None = None) -> timedelta | None:

@@ -18,14 +18,12 @@ RECENT = 50
 def breach_list(request):
     breaches = list(DeadlineBreach.objects.select_related(
         "escalation", "escalation__run", "escalation__run__incident", "published_by", "holding_statement")[:RECENT])
-    offers = {}  # by incident: offered only while it still passes the guard against the facts of now
+    # Offered only while the statement still passes the guard against the incident's facts of now.
+    waiting = [b for b in breaches if b.escalation.status == "pending" and b.published_at is None]
+    offers = deadlines.offerable_statements([b.escalation.run.incident for b in waiting if b.escalation.run.incident])
     for breach in breaches:
         incident = breach.escalation.run.incident
-        breach.offer = None
-        if incident is not None and breach.escalation.status == "pending" and breach.published_at is None:
-            if incident.pk not in offers:
-                offers[incident.pk] = deadlines.offerable_statement(incident)
-            breach.offer = offers[incident.pk]
+        breach.offer = offers.get(incident.pk) if incident is not None and breach in waiting else None
     context = {"breaches": breaches, "can_publish": request.user.has_perm(publishing.PUBLISH_PERMISSION)}
     return render(request, "breaches/list.html", context)
 

@@ -2,8 +2,8 @@
 
 Each page is requested once on a small store and once after every kind of row it lists has grown
 tenfold (runs of every status with steps and calls, failed runs with retries, pending and decided
-escalations with decisions, incidents with versions); the second request may not run more queries
-than the first. After merging issue 12 and 14, add the status page and the new API lists to PAGES.
+escalations with decisions, incidents with versions, published updates with their deliveries,
+deadline breaches); the second request may not run more queries than the first.
 """
 
 from datetime import timedelta
@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import IncidentVersion, ModelCall, TraceStep
-from reviewer.models import ApiToken, Decision
+from reviewer.models import ApiToken, DeadlineBreach, Decision, Delivery, DeliveryChannel, PublishedUpdate
 from tests.factories import make_escalation, make_incident, make_run
 
 PAGES = [
@@ -31,6 +31,9 @@ PAGES = [
     ("API incidents", lambda d: "/api/incidents", {"api": True}),
     ("API runs", lambda d: "/api/runs", {"api": True}),
     ("API escalations", lambda d: "/api/escalations", {"api": True}),
+    ("status page", lambda d: "/status/", {}),
+    ("deadline breaches", lambda d: "/breaches/", {}),
+    ("API incident updates", lambda d: f"/api/incidents/{d['incident']}/updates", {"api": True}),
 ]
 
 
@@ -38,9 +41,18 @@ def grow(n: int, users, first: dict | None = None) -> dict:
     """n of every kind of row; returns the ids the pages are requested for."""
     now = timezone.now()
     incidents = [make_incident(f"inc_q_{IncidentVersion.objects.count()}_{i}") for i in range(n)]
+    status_page, _ = DeliveryChannel.objects.get_or_create(kind="status", defaults={"name": "Status page"})
     for incident in incidents:
         incident.record_version(users.ops)
         IncidentVersion.objects.create(incident=incident, number=2, snapshot=incident.snapshot(), changes=[])
+    hot = incidents[0] if first is None else type(incidents[0]).objects.get(incident_id=first["incident"])
+    for incident in [*incidents, *[hot] * n]:  # two updates each, and the hot incident's grow too
+        for _ in range(2):
+            update = PublishedUpdate.objects.create(
+                incident=incident, version=incident.published_updates.count() + 1, text="An update.",
+                text_hash="0" * 12, published_by=users.ops, published_at=now)
+            Delivery.objects.create(update=update, channel=status_page, status="delivered", attempts=1,
+                                    delivered_at=now)
     for i in range(n):
         incident = incidents[i % len(incidents)]
         ok = make_run("reflection", incident=incident, status="ok", stop_reason="success", triggered_by=users.ops,
@@ -52,6 +64,8 @@ def grow(n: int, users, first: dict | None = None) -> dict:
         make_run("routing", status="queued", retry_of=failed)
         make_run("self_critique", status="interrupted", stop_reason="worker_lost", finished_at=now)
         pending = make_escalation(incident=incident, age_minutes=i)
+        DeadlineBreach.objects.create(escalation=make_escalation(incident=incident, age_minutes=i),
+                                      deadline_at=now - timedelta(minutes=1))
         decided = make_escalation(incident=incident, status="approved", decided_by=users.lead,
                                   decided_at=now - timedelta(minutes=i), final_text="Fine.")
         Decision.objects.create(escalation=decided, actor=users.lead, at=now, action="approve", final_text="Fine.")

@@ -80,12 +80,17 @@ def pages_of(role: str) -> dict[str, str]:
         "run-escalated": f"/runs/{escalated.pk}/",
         "404": "/runs/999999/",
         "400": "/runs/?stop_reason=a%01b",  # a control character in the address
+        "breaches": "/breaches/",
+        "status": "/status/",
+        "escalation": f"/escalations/{Escalation.objects.order_by('pk').first().pk}/",  # ops and admins read it
     }
     if failed is not None:
         pages["run-failed"] = f"/runs/{failed.pk}/"
+    passed = Run.objects.filter(status="ok").order_by("pk").first()
+    if role in ("ops", "lead") and passed is not None:
+        pages["publish-confirm"] = f"/runs/{passed.pk}/publish/"
     if role == "lead":
-        escalation = Escalation.objects.order_by("pk").first()
-        pages |= {"inbox": "/inbox/", "escalation": f"/escalations/{escalation.pk}/"}
+        pages["inbox"] = "/inbox/"
     else:
         pages["403"] = "/inbox/"
     if role == "padmin":

@@ -14,7 +14,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agents.core.llm.base import CallRecord
@@ -32,6 +32,15 @@ def fit(model, field: str, value: str) -> str:
 
 
 STEP_COLUMNS = {"index", "phase", "status", "stop_reason", "decision", "duration_ms", "output"}
+
+
+def release_connection() -> None:
+    """Hand this thread's database connection back to the pool while it has nothing to ask (a run
+    waiting on the model, a heartbeat thread between beats); the next query takes one again. Without
+    a pool (SQLite, ``DATABASE_POOL_MAX_SIZE=0``) the connection is kept: reopening costs more than it
+    saves. Never inside a transaction."""
+    if getattr(connection, "pool", None) is not None and not connection.in_atomic_block:
+        connection.close()
 
 
 class DatabaseObserver:
@@ -62,9 +71,11 @@ class DatabaseObserver:
 
     def on_call_start(self, run_id: str, stage: str, call_number: int) -> None:
         """The one UPDATE of the run while it is in flight: the stage and call it waits for, which the
-        run page's in-flight line names (and a fresh heartbeat)."""
+        run page's in-flight line names (and a fresh heartbeat). Then the connection goes back to the
+        pool for the length of the model call."""
         Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), working_on=stage,
                                                   working_call=call_number)
+        release_connection()  # the model call that follows needs none: 100 runs waiting share a few
 
     def on_model_call(self, run_id: str, record: CallRecord) -> None:
         record = redact(record)

@@ -26,7 +26,7 @@ from agents.core.llm.endpoints import key_variables
 from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import POLICY_CLASSES, Policy
 from agents.models import Incident, Run, TraceStep
-from agents.observer import DatabaseObserver, fit, record_result
+from agents.observer import DatabaseObserver, fit, record_result, release_connection
 from agents.policy_rows import load_policy
 from agents.store import database_workers
 
@@ -135,9 +135,14 @@ class Heartbeat:
     def _beat(self) -> None:
         try:
             while not self.done.wait(self.every):
-                Run.objects.filter(pk=self.run_pk, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
+                self.beat()
         finally:
             connection.close()
+
+    def beat(self) -> None:
+        """One touch; the connection goes back to the pool until the next one."""
+        Run.objects.filter(pk=self.run_pk, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
+        release_connection()
 
     def __enter__(self):
         self.thread.start()

@@ -185,9 +185,13 @@ DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A connection per thread, kept between requests and tasks (opening one costs ~1 ms of a run's
+    # ~25: the file, the PRAGMAs, Django's SQL functions); DATABASE_CONN_MAX_AGE overrides.
+    DATABASES["default"]["CONN_MAX_AGE"] = envint("DATABASE_CONN_MAX_AGE", 600)
     # WAL lets the web process read while a worker writes a trace step.
     # synchronous=NORMAL is safe with WAL (a power cut may lose the last commits, never corrupt the
     # file) and spares each of a run's ~20 commits an fsync under the single write lock.
@@ -197,6 +201,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
          "transaction_mode": "IMMEDIATE"}
     )
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not DATABASES["default"]["CONN_MAX_AGE"]:
+    # A pool per process (psycopg_pool through Django): a request or a run takes a connection when it
+    # first queries and hands it back when it closes it (at the request's or task's end, and while a
+    # run waits on the model: agents.observer), so 100 runs in flight share a few connections and
+    # nobody pays a new server connection per task. DATABASE_POOL_MAX_SIZE=0 turns it off.
+    if (pool_size := envint("DATABASE_POOL_MAX_SIZE", 20)) < 0:
+        raise ValueError(f"DATABASE_POOL_MAX_SIZE must not be negative, got {pool_size}")
+    if pool_size:
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(envint("DATABASE_POOL_MIN_SIZE", 2), pool_size), "max_size": pool_size,
+            "timeout": envint("DATABASE_POOL_TIMEOUT", 30),
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

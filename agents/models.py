@@ -18,7 +18,8 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.core.validators import RegexValidator
-from django.db import models, transaction
+from django.db import connection, models, transaction
+from django.db.models import prefetch_related_objects
 from django.db.models.functions import Coalesce
 from django.forms.models import model_to_dict
 from django.utils import timezone
@@ -748,9 +749,16 @@ class Incident(models.Model):
 
     def record_version(self, user=None) -> IncidentVersion:
         """A new version when the facts differ from the newest one (the newest otherwise). The
-        incident row is locked, so two saves at once number their versions one after the other."""
+        incident row is locked, so two saves at once number their versions one after the other
+        (SQLite's transaction holds the database's write lock from its start: no row lock to ask).
+
+        The facts are read once, after the lock, and kept as this instance's ``fact_rows``, so the
+        ``context()`` a run takes right after is the version's without reading them again."""
         with transaction.atomic():
-            Incident.objects.select_for_update().filter(pk=self.pk).first()
+            if connection.features.has_select_for_update:
+                Incident.objects.select_for_update().filter(pk=self.pk).values_list("pk").first()
+            getattr(self, "_prefetched_objects_cache", {}).pop("fact_rows", None)
+            prefetch_related_objects([self], "fact_rows")
             latest = self.latest_version()
             snapshot = json.loads(json.dumps(self.snapshot(), cls=DjangoJSONEncoder))
             if latest is not None and latest.snapshot == snapshot:

@@ -310,6 +310,23 @@ def test_a_run_updates_its_row_at_claim_calls_and_result_and_reads_it_once(demo_
     assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")
 
 
+def test_start_run_reads_the_incident_facts_once_for_the_version_and_the_context(demo_data, users):
+    """The version and the run's context come from one read of the facts, taken after the lock."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    incident = demo_data["inc_pay_2041"]
+    incident.fact_list()  # a stale read before: record_version must not reuse it
+    incident.fact_rows.filter(key="eta_minutes").update(value="30")
+    with CaptureQueriesContext(connection) as queries:
+        run, _ = start_run(pipeline="reflection", goal="Update", incident=incident, user=users.ops, enqueue=False)
+    fact_reads = [q["sql"] for q in queries.captured_queries if 'FROM "agents_incidentfact"' in q["sql"]]
+    assert len(fact_reads) == 1, fact_reads
+    assert run.context["incident"]["eta_minutes"] == 30
+    assert run.incident_version.snapshot["facts"] == [
+        {"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit} for f in incident.fact_rows.all()]
+
+
 def test_record_result_again_replaces_the_review_and_audit(demo_data):
     """A run taken over after its worker went silent may record a result where one exists already."""
     from agents.observer import record_result

@@ -298,9 +298,14 @@ class ModelServer:
 def serve(latency: float) -> None:
     # The stock backlog of 5 drops SYNs when 100 runs connect at once (the client then waits ~1 s
     # to retry): raise it in this process only.
-    from http.server import ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     ThreadingHTTPServer.request_queue_size = 1024
+    # Keep-alive, as OpenAI's API and local model servers (llama.cpp, vLLM) answer: the client keeps
+    # its connection, so a call's wait is not also a new TCP connection each time (HTTP/1.0 closes).
+    # (with TCP_NODELAY, or Nagle holds the body back for the delayed ACK of the headers: +40 ms a call).
+    BaseHTTPRequestHandler.protocol_version = "HTTP/1.1"
+    BaseHTTPRequestHandler.disable_nagle_algorithm = True
     fake = ScriptedServer(responder=StageResponder(latency)).start()
     fake.requests = _Discard()  # a long benchmark would otherwise keep every request body
     print(fake.base_url, flush=True)

@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.runs} runs per pipeline and mode at 0 ms, {args.slow_runs} at {args.slow_latency:g} s", flush=True)
 
     fast: dict[str, dict[str, dict]] = {}
-    idle_cpu = None
+    idle_cpu = worker_cpu = None
     slow: dict[tuple[str, str], dict[str, dict]] = {}
     parts_rows, statements = [], {}
     with common.ModelServer(0.0) as server:
@@ -316,7 +316,10 @@ def main(argv: list[str] | None = None) -> None:
                 samples = sequential(database_runner(demo), args.runs, args.warmup)
             else:
                 with common.CeleryWorker(db, server.base_url, args.worker_concurrency) as worker:
+                    cpu_before = worker.cpu_seconds()
                     samples = sequential(celery_runner(demo, worker), args.runs, args.warmup)
+                    # CPU, unlike wall time, hardly moves with the machine's load: what one run costs the worker.
+                    worker_cpu = (worker.cpu_seconds() - cpu_before) * 1000 / ((args.runs + args.warmup) * len(PIPELINES))
                     if args.idle_seconds:
                         idle_cpu = worker.idle_cpu_percent(args.idle_seconds)
                     FAILURES.extend(f"(c) worker log: {line}" for line in worker.errors())
@@ -365,6 +368,8 @@ def main(argv: list[str] | None = None) -> None:
             rows,
             ["ours = wall - model wait recorded by our client (sum of the run's call latencies)."],
         )
+    if worker_cpu is not None:
+        print(f"\n(c) worker CPU per run, the three pipelines together: {worker_cpu:.1f} ms")
     if idle_cpu is not None:
         ok = idle_cpu <= TARGET_IDLE_CPU
         print(f"\nIdle worker after (c): {idle_cpu:.2f} % of one core over {args.idle_seconds:g} s "

@@ -12,11 +12,13 @@ import logging
 import os
 import socket
 import threading
+import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db import IntegrityError, close_old_connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -124,33 +126,54 @@ def claim(run_pk: int) -> Run | None:
 
 
 class Heartbeat:
-    """Touches the run's heartbeat from a side thread while a long model call blocks the worker."""
+    """Touches the heartbeat of every run this process executes, from one side thread, while long
+    model calls block their workers: one UPDATE every ``RUN_HEARTBEAT_SECONDS`` for all of them.
 
-    def __init__(self, run_pk: int, every: float):
-        self.run_pk = run_pk
-        self.every = every
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat-{run_pk}")
+    ``with HEARTBEAT.keep(run_pk):`` adds a run for as long as it executes. Adding one costs a set
+    insert, not a thread per run (a thread's start and join cost a run ~1 ms on a busy machine).
+    """
+
+    def __init__(self):
+        self.runs: set[int] = set()
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    @contextmanager
+    def keep(self, run_pk: int):
+        with self.lock:
+            self.runs.add(run_pk)
+            if self.thread is None or not self.thread.is_alive():  # the first run here, or after a fork
+                self.thread = threading.Thread(target=self._beat, daemon=True, name="heartbeat")
+                self.thread.start()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.runs.discard(run_pk)
 
     def _beat(self) -> None:
-        try:
-            while not self.done.wait(self.every):
+        while True:
+            time.sleep(settings.RUN_HEARTBEAT_SECONDS)
+            try:
+                close_old_connections()  # one the server dropped, or past its age, is not reused
                 self.beat()
+            except Exception:  # a database hiccup: the next beat tries again; the thread lives on
+                log.exception("heartbeat failed")
+
+    def beat(self) -> int:
+        """One touch of every run in flight here; how many rows it touched. Between beats the
+        connection goes back to the pool."""
+        with self.lock:
+            runs = list(self.runs)
+        if not runs:
+            return 0
+        try:
+            return Run.objects.filter(pk__in=runs, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
         finally:
-            connection.close()
+            release_connection()
 
-    def beat(self) -> None:
-        """One touch; the connection goes back to the pool until the next one."""
-        Run.objects.filter(pk=self.run_pk, status=Run.Status.RUNNING).update(heartbeat_at=timezone.now())
-        release_connection()
 
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self.done.set()
-        self.thread.join(timeout=5)
+HEARTBEAT = Heartbeat()
 
 
 def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
@@ -174,7 +197,7 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
         return result
     run.model_label, run.endpoint = fit(Run, "model_label", llm.label), fit(Run, "endpoint", llm.endpoint)
     run.save(update_fields=["model_label", "endpoint"])
-    with Heartbeat(run_pk, settings.RUN_HEARTBEAT_SECONDS):
+    with HEARTBEAT.keep(run_pk):
         result = run_pipeline(
             run.pipeline, goal=run.goal, context=run.context or None, policy=policy, llm=llm,
             observer=DatabaseObserver(run_pk, delivery), run_id=str(run_pk), workers=database_workers(),

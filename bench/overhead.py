@@ -223,8 +223,7 @@ class Parts:
         ("agents/observer.py", "DatabaseObserver.on_step"): "observer: trace steps",
         ("agents/observer.py", "DatabaseObserver.on_model_call"): "observer: model calls",
         ("agents/observer.py", "record_result"): "record_result",
-        ("agents/tasks.py", "Heartbeat.__enter__"): "heartbeat thread start/stop",
-        ("agents/tasks.py", "Heartbeat.__exit__"): "heartbeat thread start/stop",
+        ("agents/tasks.py", "Heartbeat.keep"): "heartbeat: add and remove the run",
     }
     LABELS = list(dict.fromkeys(NAMES.values()))
 
@@ -319,7 +318,8 @@ def main(argv: list[str] | None = None) -> None:
                     cpu_before = worker.cpu_seconds()
                     samples = sequential(celery_runner(demo, worker), args.runs, args.warmup)
                     # CPU, unlike wall time, hardly moves with the machine's load: what one run costs the worker.
-                    worker_cpu = (worker.cpu_seconds() - cpu_before) * 1000 / ((args.runs + args.warmup) * len(PIPELINES))
+                    runs_done = (args.runs + args.warmup) * len(PIPELINES)
+                    worker_cpu = (worker.cpu_seconds() - cpu_before) * 1000 / runs_done
                     if args.idle_seconds:
                         idle_cpu = worker.idle_cpu_percent(args.idle_seconds)
                     FAILURES.extend(f"(c) worker log: {line}" for line in worker.errors())

@@ -117,8 +117,11 @@ def test_a_heartbeat_hands_its_connection_back_between_beats(pool, demo_data):
     run, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
     before = Run.objects.get(pk=run.pk).heartbeat_at
+    heartbeat = Heartbeat()
 
-    holds = in_thread(lambda: (Heartbeat(run.pk, every=60).beat(), connection.connection is not None)[1])
+    def beat_once():
+        with heartbeat.keep(run.pk):
+            return heartbeat.beat(), connection.connection is not None
 
-    assert holds is False
+    assert in_thread(beat_once) == (1, False)  # touched the run, and holds no connection after
     assert Run.objects.get(pk=run.pk).heartbeat_at != before

@@ -327,6 +327,27 @@ def test_start_run_reads_the_incident_facts_once_for_the_version_and_the_context
         {"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit} for f in incident.fact_rows.all()]
 
 
+def test_one_heartbeat_touches_every_run_in_flight_here_in_one_update(demo_data):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agents.tasks import Heartbeat
+
+    runs = [start_run(pipeline="routing", goal=f"refund user_id={i}", enqueue=False)[0] for i in (42, 7, 9)]
+    long_ago = datetime(2026, 1, 1, tzinfo=UTC)
+    Run.objects.update(status=Run.Status.RUNNING, heartbeat_at=long_ago)
+    heartbeat = Heartbeat()
+
+    with heartbeat.keep(runs[0].pk), heartbeat.keep(runs[1].pk):
+        with CaptureQueriesContext(connection) as queries:
+            touched = heartbeat.beat()
+    assert touched == 2 and len([q for q in queries.captured_queries if q["sql"].startswith("UPDATE")]) == 1
+    beats = dict(Run.objects.values_list("pk", "heartbeat_at"))
+    assert beats[runs[0].pk] > long_ago and beats[runs[1].pk] > long_ago
+    assert beats[runs[2].pk] == long_ago  # not executing here
+    assert heartbeat.beat() == 0  # both runs ended: nothing in flight, nothing asked
+
+
 def test_record_result_again_replaces_the_review_and_audit(demo_data):
     """A run taken over after its worker went silent may record a result where one exists already."""
     from agents.observer import record_result

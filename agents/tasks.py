@@ -154,6 +154,8 @@ class Heartbeat:
     def _beat(self) -> None:
         while True:
             time.sleep(settings.RUN_HEARTBEAT_SECONDS)
+            if not self.runs:
+                continue  # nothing in flight here: no database to ask
             try:
                 close_old_connections()  # one the server dropped, or past its age, is not reused
                 self.beat()

@@ -2,7 +2,8 @@
 
 Every list here runs a fixed number of queries whatever the number of rows (select_related and
 annotations, no per-row lookups); the run page reads the run with its review, audit and escalation
-in one query, then its steps, model calls and retries in one query each.
+in one query, then its steps, model calls and retries in one query each. The polled trace fragment
+reads only the steps after the last one the page shows (``?after=<index>&delivery=<n>``).
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import json
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect
+from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect, reswap, retarget
 
 from agents import tasks
 from agents.core.audit import word_diff
@@ -26,11 +28,39 @@ from reviewer.permissions import require_perm
 from reviewer.publishing import PUBLISH_PERMISSION, offers_publish
 
 RUNS_PER_PAGE = 50
+MAX_STEP_INDEX = 2**31 - 1  # the largest value of a PositiveIntegerField on every database
 
-def _run_context(request, pk: int) -> dict:
+
+def _shown(request) -> tuple[int, int] | None:
+    """The last step index and the delivery the polling page shows (``?after=<index>&delivery=<n>``);
+    None when the query does not say both as whole numbers in range: the whole trace is sent then."""
+    try:
+        after, delivery = int(request.GET["after"]), int(request.GET["delivery"])
+    except (KeyError, ValueError):
+        return None
+    return (after, delivery) if 0 < after <= MAX_STEP_INDEX and delivery >= 0 else None
+
+
+def _run_context(request, pk: int, shown: tuple[int, int] | None = None) -> dict:
+    """The run page's context; with ``shown`` (a poll of an in-flight run), only the steps after the
+    page's last one (``new_steps`` is True then), unless the page's steps may be stale."""
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
-    steps = list(run.steps.all())
+    new_steps = None
+    if shown is not None and run.in_flight and shown[1] == run.deliveries:
+        # One query: the page's last step (still there? and the phase when nothing is new), the steps
+        # after it, and the routing attempts (the outcome's table lists them all). A takeover after a
+        # silent worker deletes the trace and counts a delivery: the whole trace goes out then.
+        after = shown[0]
+        rows = list(run.steps.filter(Q(index__gte=after) | Q(phase="delegate")))
+        last = next((s for s in rows if s.index == after), None)
+        if last is not None:
+            new_steps = [s for s in rows if s.index > after]
+            delegations = [s for s in rows if s.phase == "delegate"]
+            steps = [last, *new_steps]
+    if new_steps is None:
+        steps = list(run.steps.all())
+        delegations = [s for s in steps if s.phase == "delegate"]
     calls = list(run.calls.all())
     run.show_progress(steps, calls)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
@@ -49,7 +79,9 @@ def _run_context(request, pk: int) -> dict:
     return {
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
-        "steps": steps,
+        "steps": steps if new_steps is None else new_steps,
+        "new_steps": new_steps is not None,
+        "last_step": steps[-1].index if steps else 0,  # the polling line asks for the steps after it
         "calls": calls,
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
@@ -59,7 +91,7 @@ def _run_context(request, pk: int) -> dict:
         "diff": diff,
         "diff_mode": diff_mode,
         "draft": draft,
-        "delegations": [s for s in steps if s.phase == "delegate"],
+        "delegations": delegations,
         "details_json": json.dumps(run.details, indent=2, ensure_ascii=False) if run.details else "",
         "can_retry": run.failed and request.user.has_perm("agents.start_run"),
         "updates": updates,
@@ -85,14 +117,23 @@ def run_detail(request, pk):
 def run_trace(request, pk):
     """The polled trace fragment, with the header and the outcome swapped out of band.
 
-    While the run is in flight the fragment carries its own polling trigger. Once the run has ended
-    it comes without the trigger and with status 286, which tells htmx to stop polling (and still
-    swap this final fragment in).
+    The polling element is the in-flight line; it asks for the steps after the last one shown
+    (``?after=<index>&delivery=<n>``). While the run is in flight and the page's steps are still the
+    run's, the fragment is only the new steps and a new in-flight line, which replace the old line.
+    Otherwise (no steps shown yet, a bad or missing ``after``, a run taken over since, or the run has
+    ended) it is the whole trace, which replaces ``#run-trace`` as a fresh load renders it. Once the
+    run has ended it comes without the trigger and with status 286, which tells htmx to stop polling
+    (and still swap this final fragment in).
     """
     if not request.htmx:
         return redirect("run", pk=pk)
-    context = _run_context(request, pk)
+    context = _run_context(request, pk, _shown(request))
     response = render(request, "runs/trace.html", context)
+    if context["new_steps"]:
+        retarget(response, "#run-in-flight")
+    else:
+        retarget(response, "#run-trace")
+    reswap(response, "outerHTML")
     if not context["run"].in_flight:
         response.status_code = HTMX_STOP_POLLING
     return response

@@ -39,7 +39,7 @@ BATCH = 500  # rows per INSERT (SQLite allows 32,766 parameters; a run has ~35 c
 DAYS = 90
 SAMPLE_EVERY = 100  # 1 % of runs get trace steps, model calls, a review and an audit
 LONG_TRACE_STEPS = 200
-POLL_NEW_STEPS = 5  # the run trace fragment (polling) is asked for the last 5 of them (after=195)
+POLL_NEW_STEPS = 5  # the run trace fragment (polling) is asked for the last 5 steps and calls (after=195)
 HOT_INCIDENT = "inc_pay_2041"
 
 # (status, stop reason, weight) per pipeline: what a busy installation's history looks like.
@@ -345,6 +345,7 @@ class Targets:
 
     long_trace: int
     live_trace: int
+    live_call: int  # the id of its model call the polling page shows last (the 195th)
     reason: str | None
     escalation: int | None
     token: str
@@ -376,7 +377,8 @@ PAGES = [
     # A run in flight: what its page's in-flight line asks for every second (the steps after the last
     # one shown), and the whole trace (the first poll of a page that showed no step, or after a takeover).
     Page("run trace fragment (polling)", htmx="run-in-flight",
-         url=lambda t: f"/runs/{t.live_trace}/trace/?after={LONG_TRACE_STEPS - POLL_NEW_STEPS}&delivery=1"),
+         url=lambda t: f"/runs/{t.live_trace}/trace/?after={LONG_TRACE_STEPS - POLL_NEW_STEPS}"
+                       f"&call={t.live_call}&delivery=1"),
     Page("run trace fragment (whole trace)", lambda t: f"/runs/{t.live_trace}/trace/", htmx="run-in-flight"),
     Page("API: incidents", lambda t: "/api/incidents", api=True),
     Page("API: runs", lambda t: "/api/runs", api=True),
@@ -388,12 +390,16 @@ PAGES = [
 
 
 def targets(long_trace_pk: int, live_trace_pk: int, token: str) -> Targets:
+    from agents.models import ModelCall
     from reviewer.models import Escalation
 
     reason = (Escalation.objects.filter(status="pending", run__pipeline="reflection")
               .values_list("stop_reason", flat=True).order_by("stop_reason").first())
     esc = Escalation.objects.filter(status="pending").order_by("opened_at", "id").values_list("pk", flat=True).first()
-    return Targets(long_trace=long_trace_pk, live_trace=live_trace_pk, reason=reason, escalation=esc, token=token)
+    live_call = (ModelCall.objects.filter(run_id=live_trace_pk).order_by("id")
+                 .values_list("pk", flat=True)[LONG_TRACE_STEPS - POLL_NEW_STEPS - 1])
+    return Targets(long_trace=long_trace_pk, live_trace=live_trace_pk, live_call=live_call, reason=reason,
+                   escalation=esc, token=token)
 
 
 def pages(found: Targets) -> dict[str, tuple[str, dict]]:

@@ -9,6 +9,7 @@ reads only the steps after the last one the page shows (``?after=<index>&deliver
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -29,40 +30,58 @@ from reviewer.publishing import PUBLISH_PERMISSION, offers_publish
 
 RUNS_PER_PAGE = 50
 MAX_STEP_INDEX = 2**31 - 1  # the largest value of a PositiveIntegerField on every database
+MAX_ID = 2**63 - 1  # of a BigAutoField
 
 
-def _shown(request) -> tuple[int, int] | None:
-    """The last step index and the delivery the polling page shows (``?after=<index>&delivery=<n>``);
-    None when the query does not say both as whole numbers in range: the whole trace is sent then."""
+class Shown(NamedTuple):
+    """What a polling run page shows: its last step, its last model call, and the delivery they are of."""
+    after: int
+    call: int
+    delivery: int
+
+
+def _shown(request) -> Shown | None:
+    """From ``?after=<last step index>&call=<last model call id>&delivery=<n>``; None when the query does
+    not say all three as whole numbers in range (everything is sent then)."""
     try:
-        after, delivery = int(request.GET["after"]), int(request.GET["delivery"])
+        shown = Shown(*(int(request.GET[key]) for key in Shown._fields))
     except (KeyError, ValueError):
         return None
-    return (after, delivery) if 0 < after <= MAX_STEP_INDEX and delivery >= 0 else None
+    in_range = 0 < shown.after <= MAX_STEP_INDEX and 0 <= shown.call <= MAX_ID and shown.delivery >= 0
+    return shown if in_range else None
 
 
-def _run_context(request, pk: int, shown: tuple[int, int] | None = None) -> dict:
-    """The run page's context; with ``shown`` (a poll of an in-flight run), only the steps after the
-    page's last one (``new_steps`` is True then), unless the page's steps may be stale."""
+def _run_context(request, pk: int, shown: Shown | None = None) -> dict:
+    """The run page's context; with ``shown`` (a poll of an in-flight run), only the steps and model
+    calls after the page's last ones (``new_steps`` is True then), unless the page's may be stale."""
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
     new_steps = None
-    if shown is not None and run.in_flight and shown[1] == run.deliveries:
+    if shown is not None and run.in_flight and shown.delivery == run.deliveries:
         # One query: the page's last step (still there? and the phase when nothing is new), the steps
         # after it, and the routing attempts (the outcome's table lists them all). A takeover after a
         # silent worker deletes the trace and counts a delivery: the whole trace goes out then.
-        after = shown[0]
-        rows = list(run.steps.filter(Q(index__gte=after) | Q(phase="delegate")))
-        last = next((s for s in rows if s.index == after), None)
+        rows = list(run.steps.filter(Q(index__gte=shown.after) | Q(phase="delegate")))
+        last = next((s for s in rows if s.index == shown.after), None)
         if last is not None:
-            new_steps = [s for s in rows if s.index > after]
+            new_steps = [s for s in rows if s.index > shown.after]
             delegations = [s for s in rows if s.phase == "delegate"]
             steps = [last, *new_steps]
     if new_steps is None:
         steps = list(run.steps.all())
         delegations = [s for s in steps if s.phase == "delegate"]
-    calls = list(run.calls.all())
-    run.show_progress(steps, calls)
+    # The outcome (model calls, routing attempts) goes whole, as the page renders it, unless the page
+    # shows model calls and only new ones are to be appended (not for routing: its attempts table
+    # changes with them; its calls are few).
+    whole_outcome = new_steps is None or not shown.call or run.pipeline == "routing"
+    usage, calls_before = None, 0
+    if whole_outcome:
+        calls = list(run.calls.all())
+    else:
+        calls = list(run.calls.filter(pk__gt=shown.call))
+        usage = run.call_usage()  # the header counts every call
+        calls_before = usage["model_calls"] - len(calls)  # the new calls are numbered on from the page's
+    run.show_progress(steps, calls, usage)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
     audit = run.related("audit")
     diff = None
@@ -82,7 +101,10 @@ def _run_context(request, pk: int, shown: tuple[int, int] | None = None) -> dict
         "steps": steps if new_steps is None else new_steps,
         "new_steps": new_steps is not None,
         "last_step": steps[-1].index if steps else 0,  # the polling line asks for the steps after it
+        "last_call": calls[-1].pk if calls else (0 if whole_outcome else shown.call),  # and the calls after it
         "calls": calls,
+        "calls_before": calls_before,
+        "whole_outcome": whole_outcome,
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,

@@ -67,7 +67,8 @@ def test_ops_sees_the_stage_in_flight_then_opens_each_request_next_to_its_answer
 def test_the_trace_grows_poll_by_poll_with_only_the_new_steps_and_ends_with_each_step_once(
         page, live_server, users, demo_data, start_worker, fake_openai):
     """A self-critique run whose revisions miss the required phrase three times: seven steps (draft,
-    critique, three revise attempts, fallback, finalize), the first five a model call apart."""
+    critique, three revise attempts, fallback, finalize), the first five a model call apart; the
+    model calls' rows are appended as they come too."""
     missed = {"revised_answer": DRAFT.replace("We are investigating", "We are still investigating", 1)}
     fake_openai.script(delay(1.5, tool_call("submit_draft", {"draft": DRAFT})),
                        delay(1.5, tool_call("submit_critique", CRITIQUE_REVISE)),
@@ -85,13 +86,17 @@ def test_the_trace_grows_poll_by_poll_with_only_the_new_steps_and_ends_with_each
     steps = page.locator("#run-trace .timeline > li:not(#run-in-flight)")
     expect(steps).to_have_count(2, timeout=20_000)  # the draft and the critique, the revision still out
     expect(page.locator("#run-in-flight")).to_be_visible()
+    calls = page.locator("#run-calls > tr[id^=call-]")  # each call's row comes with its step or before it
+    numbers = calls.evaluate_all("rows => rows.map(row => row.id)")
+    assert len(numbers) >= 2 and numbers == [f"call-{i}" for i in range(1, len(numbers) + 1)]  # in order, once
     expect(page.locator("#run-header .status").first).to_have_text("ok", timeout=30_000)
 
     run = Run.objects.get()
     assert run.outcome == "revised_fallback"
     expected = [f"{step.index}. {step.phase}" for step in TraceStep.objects.filter(run=run).order_by("index")]
     assert len(expected) == 7
-    assert [text.strip() for text in steps.locator(":scope > b").all_inner_texts()] == expected  # each step once, in order
+    # each step once, in order
+    assert [text.strip() for text in steps.locator(":scope > b").all_inner_texts()] == expected
     expect(page.locator("#run-in-flight")).to_have_count(0)
     expect(page.locator("#run-trace [hx-trigger]")).to_have_count(0)
     # While in flight the polls asked after the last step shown and got only what was new (the line
@@ -100,6 +105,8 @@ def test_the_trace_grows_poll_by_poll_with_only_the_new_steps_and_ends_with_each
     assert all(status == 200 for after, status, target in polls if target == "#run-in-flight")
     assert len(set(appended)) >= 3 and min(appended) >= 1, polls
     assert polls[-1][1:] == (286, "#run-trace"), polls  # the final poll: the whole trace, then no more
-    shown = page.inner_html("#run-trace")
+    expect(calls).to_have_count(5)
+    shown = {part: page.inner_html(part) for part in ("#run-trace", "#run-outcome")}
     page.reload()
-    assert " ".join(page.inner_html("#run-trace").split()) == " ".join(shown.split())  # as a fresh load
+    for part, html in shown.items():  # as a fresh load
+        assert " ".join(page.inner_html(part).split()) == " ".join(html.split()), part

@@ -31,8 +31,8 @@ PAGES = [
     ("run trace fragment", lambda d: f"/runs/{d['run']}/trace/", {"HTTP_HX_REQUEST": "true"}),
     ("run page, in flight", lambda d: f"/runs/{d['live']}/", {}),
     ("run trace fragment, in flight", lambda d: f"/runs/{d['live']}/trace/", {"HTTP_HX_REQUEST": "true"}),
-    ("run trace fragment, new steps only", lambda d: f"/runs/{d['live']}/trace/?after=2&delivery=1",
-     {"HTTP_HX_REQUEST": "true"}),
+    ("run trace fragment, new steps only",
+     lambda d: f"/runs/{d['live']}/trace/?after=2&call={d['live_call']}&delivery=1", {"HTTP_HX_REQUEST": "true"}),
     ("API incidents", lambda d: "/api/incidents", {"api": True}),
     ("API runs", lambda d: "/api/runs", {"api": True}),
     ("API escalations", lambda d: "/api/escalations", {"api": True}),
@@ -75,13 +75,15 @@ def grow(n: int, users, first: dict | None = None) -> dict:
                                   decided_at=now - timedelta(minutes=i), final_text="Fine.")
         Decision.objects.create(escalation=decided, actor=users.lead, at=now, action="approve", final_text="Fine.")
     # a run in flight whose trace grows by n steps and n model calls (its page polls for the new ones)
-    live = make_run("routing", status="running", deliveries=1) if first is None else Run.objects.get(pk=first["live"])
+    live = make_run("self_critique", status="running", deliveries=1) if first is None \
+        else Run.objects.get(pk=first["live"])
     have = live.steps.count()
     for index in range(have + 1, have + n + 1):
-        TraceStep.objects.create(run=live, index=index, phase="delegate" if index % 2 else "route",
-                                 measurements={"attempt": index, "target": "billing_specialist"})
-        ModelCall.objects.create(run=live, stage="route", model="m", latency_ms=5, prompt_tokens=3, completion_tokens=2)
-    return first or {"escalation": pending.pk, "incident": incidents[0].incident_id, "run": ok.pk, "live": live.pk}
+        phase = "revise" if index % 2 else "critique"
+        TraceStep.objects.create(run=live, index=index, phase=phase, output="A revision.")
+        ModelCall.objects.create(run=live, stage=phase, model="m", latency_ms=5, prompt_tokens=3, completion_tokens=2)
+    return first or {"escalation": pending.pk, "incident": incidents[0].incident_id, "run": ok.pk, "live": live.pk,
+                     "live_call": live.calls.order_by("id")[1].pk}
 
 
 def queries(client, url: str, headers: dict, token: str) -> int:

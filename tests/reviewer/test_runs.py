@@ -151,7 +151,8 @@ def test_in_flight_run_page_polls_its_trace_and_a_finished_one_does_not(login, d
 
     assert POLLING in client.get(run_url(running)).content.decode()
     # the in-flight line asks for the steps after the last one shown, of the delivery shown
-    assert f'hx-get="{trace_url(running)}?after=1&amp;delivery=0"' in client.get(run_url(running)).content.decode()
+    page = client.get(run_url(running)).content.decode()
+    assert f'hx-get="{trace_url(running)}?after=1&amp;call=0&amp;delivery=0"' in page
     assert POLLING in client.get(run_url(queued)).content.decode()
     assert f'hx-get="{trace_url(queued)}"' in client.get(run_url(queued)).content.decode()  # no steps: all
     for finished in Run.objects.exclude(status__in=Run.IN_FLIGHT):
@@ -198,12 +199,13 @@ def test_trace_keeps_the_chosen_diff_view(login, db):
 
     client = login("ops")
     html = client.get(run_url(run) + "?diff=side").content.decode()
-    poll = client.get(trace_url(run) + "?diff=side&after=1&delivery=0", HTTP_HX_REQUEST="true").content.decode()
+    poll = client.get(trace_url(run) + "?diff=side&after=1&call=0&delivery=0", HTTP_HX_REQUEST="true")
+    poll = poll.content.decode()
     waiting = in_flight_run(steps=0)
     first = client.get(run_url(waiting) + "?diff=side").content.decode()
 
-    assert f'hx-get="{trace_url(run)}?diff=side&amp;after=1&amp;delivery=0"' in html
-    assert f'hx-get="{trace_url(run)}?diff=side&amp;after=1&amp;delivery=0"' in poll
+    assert f'hx-get="{trace_url(run)}?diff=side&amp;after=1&amp;call=0&amp;delivery=0"' in html
+    assert f'hx-get="{trace_url(run)}?diff=side&amp;after=1&amp;call=0&amp;delivery=0"' in poll
     assert f'hx-get="{trace_url(waiting)}?diff=side"' in first
 
 

@@ -3,7 +3,7 @@
 Every list here runs a fixed number of queries whatever the number of rows (select_related and
 annotations, no per-row lookups); the run page reads the run with its review, audit and escalation
 in one query, then its steps, model calls and retries in one query each. The polled trace fragment
-reads only the steps after the last one the page shows (``?after=<index>&delivery=<n>``).
+of a run in flight reads only the steps and model calls after the last ones the page shows.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _shown(request) -> Shown | None:
 
 def _run_context(request, pk: int, shown: Shown | None = None) -> dict:
     """The run page's context; with ``shown`` (a poll of an in-flight run), only the steps and model
-    calls after the page's last ones (``new_steps`` is True then), unless the page's may be stale."""
+    calls after the page's last ones (``new_steps`` is True then), unless what the page shows may be stale."""
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
     new_steps = None
@@ -139,13 +139,14 @@ def run_detail(request, pk):
 def run_trace(request, pk):
     """The polled trace fragment, with the header and the outcome swapped out of band.
 
-    The polling element is the in-flight line; it asks for the steps after the last one shown
-    (``?after=<index>&delivery=<n>``). While the run is in flight and the page's steps are still the
-    run's, the fragment is only the new steps and a new in-flight line, which replace the old line.
-    Otherwise (no steps shown yet, a bad or missing ``after``, a run taken over since, or the run has
-    ended) it is the whole trace, which replaces ``#run-trace`` as a fresh load renders it. Once the
-    run has ended it comes without the trigger and with status 286, which tells htmx to stop polling
-    (and still swap this final fragment in).
+    The polling element is the in-flight line; it asks for the steps and model calls after the last
+    ones shown (``?after=<step index>&call=<call id>&delivery=<n>``). While the run is in flight and
+    the page's steps are still the run's, the fragment is only the new steps and a new in-flight
+    line, which replace the old line, and the new calls' rows, appended to the page's table out of
+    band. Otherwise (no steps shown yet, a bad or missing value, a run taken over since, or the run
+    has ended) it is the whole trace, which replaces ``#run-trace`` as a fresh load renders it, with
+    the whole outcome. Once the run has ended it comes without the trigger and with status 286,
+    which tells htmx to stop polling (and still swap this final fragment in).
     """
     if not request.htmx:
         return redirect("run", pk=pk)

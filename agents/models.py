@@ -1034,19 +1034,29 @@ class Run(models.Model):
             return True
         return self.status == Run.Status.STOPPED and not opens_escalation(self.stop_reason)
 
-    def show_progress(self, steps, calls) -> None:
+    def show_progress(self, steps, calls, usage: dict | None = None) -> None:
         """While the run is in flight, its phase and usage as its stored steps and model calls say.
 
         The observer writes only those rows while a run is in flight (one INSERT per step or call,
         no UPDATE of the run); ``record_result`` writes the final phase and totals on the run.
+        ``usage`` (``call_usage()``) counts every call when ``calls`` are only the newest ones.
         """
         if not self.in_flight:
             return
         if steps:
             self.phase = steps[-1].phase
-        self.model_calls = len(calls)
-        self.prompt_tokens = sum(c.prompt_tokens for c in calls)
-        self.completion_tokens = sum(c.completion_tokens for c in calls)
+        if usage is None:
+            usage = {"model_calls": len(calls), "prompt_tokens": sum(c.prompt_tokens for c in calls),
+                     "completion_tokens": sum(c.completion_tokens for c in calls)}
+        self.model_calls = usage["model_calls"]
+        self.prompt_tokens = usage["prompt_tokens"]
+        self.completion_tokens = usage["completion_tokens"]
+
+    def call_usage(self) -> dict:
+        """The number of its model calls and their tokens, counted in the database (one query)."""
+        return self.calls.aggregate(model_calls=models.Count("id"),
+                                    prompt_tokens=Coalesce(models.Sum("prompt_tokens"), 0),
+                                    completion_tokens=Coalesce(models.Sum("completion_tokens"), 0))
 
     def related(self, name: str):
         """A reverse one-to-one (``review``, ``audit``, ``escalation``) or None when there is none."""

@@ -9,7 +9,8 @@ The data: first a small database (2,000 runs, 100 pending escalations), measured
 the full size (200,000 runs over the last 90 days, mixed pipelines, statuses and stop reasons, a
 few hundred incidents, 10,000 pending and 5,000 decided escalations), measured again. Trace steps,
 model calls, reviews and audits exist on a 1 % sample (copied from real runs the product made with
-the fake model) and on one run with a 200-step trace. Rows go in with bulk_create, in batches.
+the fake model) and on two runs with a 200-step trace, one finished (the run page) and one in flight
+(its polling fragment). Rows go in with bulk_create, in batches.
 
 Each page is requested with Django's test Client in this process (logged in as a user with every
 role); the time is around ``client.get``. Queries are counted with CaptureQueriesContext. Target:
@@ -38,6 +39,7 @@ BATCH = 500  # rows per INSERT (SQLite allows 32,766 parameters; a run has ~35 c
 DAYS = 90
 SAMPLE_EVERY = 100  # 1 % of runs get trace steps, model calls, a review and an audit
 LONG_TRACE_STEPS = 200
+POLL_NEW_STEPS = 5  # the run trace fragment (polling) is asked for the last 5 steps and calls (after=195)
 HOT_INCIDENT = "inc_pay_2041"
 
 # (status, stop reason, weight) per pipeline: what a busy installation's history looks like.
@@ -258,20 +260,27 @@ def grow(gen: Generator, runs: int, pending: int, decided: int, *, long_trace: b
         print(f"    {counts['runs']:,} runs ({time.monotonic() - started:.0f} s)", flush=True)
     if long_trace:
         counts["long_trace_run"] = make_long_trace(gen)
+        counts["live_trace_run"] = make_long_trace(gen, in_flight=True)
     return counts
 
 
-def make_long_trace(gen: Generator) -> int:
-    """One self-critique run whose trace has 200 steps (and a model call per step)."""
+def make_long_trace(gen: Generator, *, in_flight: bool = False) -> int:
+    """One self-critique run whose trace has 200 steps (and a model call per step): finished, or
+    ``in_flight`` (running, its worker's first delivery), as its page polls it."""
     from agents.models import ModelCall, Run, TraceStep
 
     template = gen.templates[("self_critique", "ok")]
+    if in_flight:
+        state = {"status": "running", "deliveries": 1, "working_on": "revise", "working_call": LONG_TRACE_STEPS + 1,
+                 "started_at": gen.now - timedelta(hours=1), "heartbeat_at": gen.now}
+    else:
+        state = {"status": "ok", "stop_reason": "success", "outcome": "revised_retry", "answer": template.answer,
+                 "finished_at": gen.now - timedelta(hours=1), "duration_ms": 3_600_000,
+                 "model_calls": LONG_TRACE_STEPS}
     run = Run.objects.create(
         pipeline="self_critique", goal=template.goal, incident=gen.hot, context=template.context,
-        policy=template.policy, model_label=template.model_label, endpoint=template.endpoint, status="ok",
-        stop_reason="success", outcome="revised_retry", answer=template.answer, triggered_by=gen.users["ops"],
-        created_at=gen.now - timedelta(hours=2), finished_at=gen.now - timedelta(hours=1), duration_ms=3_600_000,
-        model_calls=LONG_TRACE_STEPS,
+        policy=template.policy, model_label=template.model_label, endpoint=template.endpoint,
+        triggered_by=gen.users["ops"], created_at=gen.now - timedelta(hours=2), **state,
     )
     shapes = list(template.steps.all())
     calls = list(template.calls.all())
@@ -335,6 +344,8 @@ class Targets:
     """The rows the pages are requested for, found in the generated data (None: no such row)."""
 
     long_trace: int
+    live_trace: int
+    live_call: int  # the id of its model call the polling page shows last (the 195th)
     reason: str | None
     escalation: int | None
     token: str
@@ -363,7 +374,12 @@ PAGES = [
     Page("runs list", lambda t: "/runs/"),
     Page("failed runs", lambda t: "/runs/failed/"),
     Page(f"run page, {LONG_TRACE_STEPS}-step trace", lambda t: f"/runs/{t.long_trace}/"),
-    Page("run trace fragment (polling)", lambda t: f"/runs/{t.long_trace}/trace/", htmx="run-trace"),
+    # A run in flight: what its page's in-flight line asks for every second (the steps after the last
+    # one shown), and the whole trace (the first poll of a page that showed no step, or after a takeover).
+    Page("run trace fragment (polling)", htmx="run-in-flight",
+         url=lambda t: f"/runs/{t.live_trace}/trace/?after={LONG_TRACE_STEPS - POLL_NEW_STEPS}"
+                       f"&call={t.live_call}&delivery=1"),
+    Page("run trace fragment (whole trace)", lambda t: f"/runs/{t.live_trace}/trace/", htmx="run-in-flight"),
     Page("API: incidents", lambda t: "/api/incidents", api=True),
     Page("API: runs", lambda t: "/api/runs", api=True),
     Page("API: escalations", lambda t: "/api/escalations", api=True),
@@ -373,13 +389,17 @@ PAGES = [
 ]
 
 
-def targets(long_trace_pk: int, token: str) -> Targets:
+def targets(long_trace_pk: int, live_trace_pk: int, token: str) -> Targets:
+    from agents.models import ModelCall
     from reviewer.models import Escalation
 
     reason = (Escalation.objects.filter(status="pending", run__pipeline="reflection")
               .values_list("stop_reason", flat=True).order_by("stop_reason").first())
     esc = Escalation.objects.filter(status="pending").order_by("opened_at", "id").values_list("pk", flat=True).first()
-    return Targets(long_trace=long_trace_pk, reason=reason, escalation=esc, token=token)
+    live_call = (ModelCall.objects.filter(run_id=live_trace_pk).order_by("id")
+                 .values_list("pk", flat=True)[LONG_TRACE_STEPS - POLL_NEW_STEPS - 1])
+    return Targets(long_trace=long_trace_pk, live_trace=live_trace_pk, live_call=live_call, reason=reason,
+                   escalation=esc, token=token)
 
 
 def pages(found: Targets) -> dict[str, tuple[str, dict]]:
@@ -409,14 +429,14 @@ def measure(client, urls: dict[str, tuple[str, dict]], requests: int) -> dict[st
             response = client.get(url, **headers)
             assert response.status_code in (200, 286), (url, response.status_code)
         with CaptureQueriesContext(connection) as queries:
-            client.get(url, **headers)
+            sent = len(client.get(url, **headers).content)
         captured = list(queries.captured_queries)  # the next request clears the connection's log
         times = []
         for _ in range(count):
             started = time.perf_counter()
             client.get(url, **headers)
             times.append((time.perf_counter() - started) * 1000)
-        out[name] = {"url": url, "queries": len(captured), "requests": count, "median": median(times),
+        out[name] = {"url": url, "queries": len(captured), "bytes": sent, "requests": count, "median": median(times),
                      "p95": percentile(times, 95), "captured": captured}
     return out
 
@@ -572,11 +592,11 @@ def main(argv: list[str] | None = None) -> None:
                         args.small_runs - args.small_pending)
     print(f"  generating the small database: {args.small_runs:,} runs", flush=True)
     counts = grow(gen, args.small_runs, args.small_pending, small_decided, long_trace=True)
-    long_trace_pk = counts["long_trace_run"]
+    long_trace_pk, live_trace_pk = counts["long_trace_run"], counts["live_trace_run"]
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # what autovacuum does shortly after a bulk load
-    urls = pages(targets(long_trace_pk, token))
+    urls = pages(targets(long_trace_pk, live_trace_pk, token))
     small_sizes = table_sizes()
     small = measure(client, urls, args.requests)
 
@@ -590,7 +610,8 @@ def main(argv: list[str] | None = None) -> None:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     large_sizes = table_sizes()
-    urls = pages(targets(long_trace_pk, token))  # the filter's stop reason and the oldest escalation may have changed
+    # the filter's stop reason and the oldest escalation may have changed
+    urls = pages(targets(long_trace_pk, live_trace_pk, token))
     large = measure(client, urls, args.requests)
 
     rows = []
@@ -604,13 +625,13 @@ def main(argv: list[str] | None = None) -> None:
         verdict = "met" if ok_time and same else "MISSED (" + "; ".join(
             ([f"p95 {l_['p95'] - TARGET_P95_MS:.0f} ms over"] if not ok_time else [])
             + ([f"queries {s['queries']} -> {l_['queries']}"] if not same else [])) + ")"
-        rows.append([name, s["queries"], l_["queries"], fmt_ms(s["median"]), fmt_ms(s["p95"]), fmt_ms(l_["median"]),
-                     fmt_ms(l_["p95"]), verdict])
+        rows.append([name, s["queries"], l_["queries"], f"{l_['bytes']:,}", fmt_ms(s["median"]), fmt_ms(s["p95"]),
+                     fmt_ms(l_["median"]), fmt_ms(l_["p95"]), verdict])
     small_label = f"{small_sizes['runs']:,} runs / {small_sizes['pending escalations']:,} pending"
     large_label = f"{large_sizes['runs']:,} runs / {large_sizes['pending escalations']:,} pending"
     print_table(
         f"Page server time ({connection.vendor}), {args.requests} requests per page, ms",
-        ["page", f"queries @ {small_label}", f"queries @ {large_label}", "median (small)", "p95 (small)",
+        ["page", f"queries @ {small_label}", f"queries @ {large_label}", "bytes sent", "median (small)", "p95 (small)",
          "median (large)", "p95 (large)", f"target p95 ≤ {TARGET_P95_MS:g} ms, same queries"],
         rows,
         ["large database: " + ", ".join(f"{v:,} {k}" for k, v in large_sizes.items())

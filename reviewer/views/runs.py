@@ -2,20 +2,23 @@
 
 Every list here runs a fixed number of queries whatever the number of rows (select_related and
 annotations, no per-row lookups); the run page reads the run with its review, audit and escalation
-in one query, then its steps, model calls and retries in one query each.
+in one query, then its steps, model calls and retries in one query each. The polled trace fragment
+of a run in flight reads only the steps and model calls after the last ones the page shows.
 """
 
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect
+from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect, reswap, retarget
 
 from agents import tasks
 from agents.core.audit import word_diff
@@ -26,13 +29,59 @@ from reviewer.permissions import require_perm
 from reviewer.publishing import PUBLISH_PERMISSION, offers_publish
 
 RUNS_PER_PAGE = 50
+MAX_STEP_INDEX = 2**31 - 1  # the largest value of a PositiveIntegerField on every database
+MAX_ID = 2**63 - 1  # of a BigAutoField
 
-def _run_context(request, pk: int) -> dict:
+
+class Shown(NamedTuple):
+    """What a polling run page shows: its last step, its last model call, and the delivery they are of."""
+    after: int
+    call: int
+    delivery: int
+
+
+def _shown(request) -> Shown | None:
+    """From ``?after=<last step index>&call=<last model call id>&delivery=<n>``; None when the query does
+    not say all three as whole numbers in range (everything is sent then)."""
+    try:
+        shown = Shown(*(int(request.GET[key]) for key in Shown._fields))
+    except (KeyError, ValueError):
+        return None
+    in_range = 0 < shown.after <= MAX_STEP_INDEX and 0 <= shown.call <= MAX_ID and shown.delivery >= 0
+    return shown if in_range else None
+
+
+def _run_context(request, pk: int, shown: Shown | None = None) -> dict:
+    """The run page's context; with ``shown`` (a poll of an in-flight run), only the steps and model
+    calls after the page's last ones (``new_steps`` is True then), unless what the page shows may be stale."""
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
-    steps = list(run.steps.all())
-    calls = list(run.calls.all())
-    run.show_progress(steps, calls)
+    new_steps = None
+    if shown is not None and run.in_flight and shown.delivery == run.deliveries:
+        # One query: the page's last step (still there? and the phase when nothing is new), the steps
+        # after it, and the routing attempts (the outcome's table lists them all). A takeover after a
+        # silent worker deletes the trace and counts a delivery: the whole trace goes out then.
+        rows = list(run.steps.filter(Q(index__gte=shown.after) | Q(phase="delegate")))
+        last = next((s for s in rows if s.index == shown.after), None)
+        if last is not None:
+            new_steps = [s for s in rows if s.index > shown.after]
+            delegations = [s for s in rows if s.phase == "delegate"]
+            steps = [last, *new_steps]
+    if new_steps is None:
+        steps = list(run.steps.all())
+        delegations = [s for s in steps if s.phase == "delegate"]
+    # The outcome (model calls, routing attempts) goes whole, as the page renders it, unless the page
+    # shows model calls and only new ones are to be appended (not for routing: its attempts table
+    # changes with them; its calls are few).
+    whole_outcome = new_steps is None or not shown.call or run.pipeline == "routing"
+    usage, calls_before = None, 0
+    if whole_outcome:
+        calls = list(run.calls.all())
+    else:
+        calls = list(run.calls.filter(pk__gt=shown.call))
+        usage = run.call_usage()  # the header counts every call
+        calls_before = usage["model_calls"] - len(calls)  # the new calls are numbered on from the page's
+    run.show_progress(steps, calls, usage)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
     audit = run.related("audit")
     diff = None
@@ -49,8 +98,13 @@ def _run_context(request, pk: int) -> dict:
     return {
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
-        "steps": steps,
+        "steps": steps if new_steps is None else new_steps,
+        "new_steps": new_steps is not None,
+        "last_step": steps[-1].index if steps else 0,  # the polling line asks for the steps after it
+        "last_call": calls[-1].pk if calls else (0 if whole_outcome else shown.call),  # and the calls after it
         "calls": calls,
+        "calls_before": calls_before,
+        "whole_outcome": whole_outcome,
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,
@@ -59,7 +113,7 @@ def _run_context(request, pk: int) -> dict:
         "diff": diff,
         "diff_mode": diff_mode,
         "draft": draft,
-        "delegations": [s for s in steps if s.phase == "delegate"],
+        "delegations": delegations,
         "details_json": json.dumps(run.details, indent=2, ensure_ascii=False) if run.details else "",
         "can_retry": run.failed and request.user.has_perm("agents.start_run"),
         "updates": updates,
@@ -85,14 +139,24 @@ def run_detail(request, pk):
 def run_trace(request, pk):
     """The polled trace fragment, with the header and the outcome swapped out of band.
 
-    While the run is in flight the fragment carries its own polling trigger. Once the run has ended
-    it comes without the trigger and with status 286, which tells htmx to stop polling (and still
-    swap this final fragment in).
+    The polling element is the in-flight line; it asks for the steps and model calls after the last
+    ones shown (``?after=<step index>&call=<call id>&delivery=<n>``). While the run is in flight and
+    the page's steps are still the run's, the fragment is only the new steps and a new in-flight
+    line, which replace the old line, and the new calls' rows, appended to the page's table out of
+    band. Otherwise (no steps shown yet, a bad or missing value, a run taken over since, or the run
+    has ended) it is the whole trace, which replaces ``#run-trace`` as a fresh load renders it, with
+    the whole outcome. Once the run has ended it comes without the trigger and with status 286,
+    which tells htmx to stop polling (and still swap this final fragment in).
     """
     if not request.htmx:
         return redirect("run", pk=pk)
-    context = _run_context(request, pk)
+    context = _run_context(request, pk, _shown(request))
     response = render(request, "runs/trace.html", context)
+    if context["new_steps"]:
+        retarget(response, "#run-in-flight")
+    else:
+        retarget(response, "#run-trace")
+    reswap(response, "outerHTML")
     if not context["run"].in_flight:
         response.status_code = HTMX_STOP_POLLING
     return response

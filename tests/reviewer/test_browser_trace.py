@@ -1,16 +1,18 @@
 """The run page's trace in a browser (issue 12, item 15), at 1366×900 and 390×844: while the revision
 is with the model the in-flight line says "revising (model call 3)…"; once the run ends, each model
 call's request opens next to its answer, and the key is nowhere on the page. Screenshots in
-test-artifacts/ (trace-in-flight-*.png, trace-request-*.png)."""
+test-artifacts/ (trace-in-flight-*.png, trace-request-*.png). And the trace grows poll by poll with
+only the new steps sent (issue 15), ending as a fresh load shows it."""
 
 import re
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect
 
-from agents.core.llm.scripted_demo import DRAFT, REVISE, REVISED
+from agents.core.llm.scripted_demo import CRITIQUE_REVISE, DRAFT, REVISE, REVISED
 from agents.core.llm.scripted_server import delay, tool_call
-from agents.models import ModelCall, Run
+from agents.models import ModelCall, Run, TraceStep
 from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -60,3 +62,51 @@ def test_ops_sees_the_stage_in_flight_then_opens_each_request_next_to_its_answer
         third.scroll_into_view_if_needed()
         screenshot(page, f"trace-request-{name}")
         assert KEY not in page.content()
+
+
+def test_the_trace_grows_poll_by_poll_with_only_the_new_steps_and_ends_with_each_step_once(
+        page, live_server, users, demo_data, start_worker, fake_openai):
+    """A self-critique run whose revisions miss the required phrase three times: seven steps (draft,
+    critique, three revise attempts, fallback, finalize), the first five a model call apart; the
+    model calls' rows are appended as they come too."""
+    missed = {"revised_answer": DRAFT.replace("We are investigating", "We are still investigating", 1)}
+    fake_openai.script(delay(1.5, tool_call("submit_draft", {"draft": DRAFT})),
+                       delay(1.5, tool_call("submit_critique", CRITIQUE_REVISE)),
+                       *[delay(1.5, tool_call("submit_revision", missed))] * 3)
+    start_worker(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
+    polls = []  # (the step the page asked after, status, what the answer replaced)
+    page.on("response", lambda response: "/trace/" in response.url and polls.append((
+        int(parse_qs(urlparse(response.url).query).get("after", ["0"])[0]), response.status,
+        response.headers.get("hx-retarget"))))
+
+    log_in(page, live_server, "ops")
+    page.goto(f"{live_server.url}/incidents/inc_pay_2041/?pipeline=self_critique")
+    page.click("#run-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    steps = page.locator("#run-trace .timeline > li:not(#run-in-flight)")
+    expect(steps).to_have_count(2, timeout=20_000)  # the draft and the critique, the revision still out
+    expect(page.locator("#run-in-flight")).to_be_visible()
+    calls = page.locator("#run-calls > tr[id^=call-]")  # each call's row comes with its step or before it
+    numbers = calls.evaluate_all("rows => rows.map(row => row.id)")
+    assert len(numbers) >= 2 and numbers == [f"call-{i}" for i in range(1, len(numbers) + 1)]  # in order, once
+    expect(page.locator("#run-header .status").first).to_have_text("ok", timeout=30_000)
+
+    run = Run.objects.get()
+    assert run.outcome == "revised_fallback"
+    expected = [f"{step.index}. {step.phase}" for step in TraceStep.objects.filter(run=run).order_by("index")]
+    assert len(expected) == 7
+    # each step once, in order
+    assert [text.strip() for text in steps.locator(":scope > b").all_inner_texts()] == expected
+    expect(page.locator("#run-in-flight")).to_have_count(0)
+    expect(page.locator("#run-trace [hx-trigger]")).to_have_count(0)
+    # While in flight the polls asked after the last step shown and got only what was new (the line
+    # replaced); the after moved on several times, so the trace grew by appended steps.
+    appended = [after for after, status, target in polls if target == "#run-in-flight"]
+    assert all(status == 200 for after, status, target in polls if target == "#run-in-flight")
+    assert len(set(appended)) >= 3 and min(appended) >= 1, polls
+    assert polls[-1][1:] == (286, "#run-trace"), polls  # the final poll: the whole trace, then no more
+    expect(calls).to_have_count(5)
+    shown = {part: page.inner_html(part) for part in ("#run-trace", "#run-outcome")}
+    page.reload()
+    for part, html in shown.items():  # as a fresh load
+        assert " ".join(page.inner_html(part).split()) == " ".join(html.split()), part

@@ -3,7 +3,8 @@
 Each page is requested once on a small store and once after every kind of row it lists has grown
 tenfold (runs of every status with steps and calls, failed runs with retries, pending and decided
 escalations with decisions, incidents with versions, published updates with their deliveries,
-deadline breaches); the second request may not run more queries than the first.
+deadline breaches, a run in flight with its trace, polled for the steps after its second); the second
+request may not run more queries than the first.
 """
 
 from datetime import timedelta
@@ -13,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agents.models import IncidentVersion, ModelCall, TraceStep
+from agents.models import IncidentVersion, ModelCall, Run, TraceStep
 from reviewer.models import ApiToken, DeadlineBreach, Decision, Delivery, DeliveryChannel, PublishedUpdate
 from tests.factories import make_escalation, make_incident, make_run
 
@@ -28,6 +29,10 @@ PAGES = [
     ("failed runs", lambda d: "/runs/failed/", {}),
     ("run page", lambda d: f"/runs/{d['run']}/", {}),
     ("run trace fragment", lambda d: f"/runs/{d['run']}/trace/", {"HTTP_HX_REQUEST": "true"}),
+    ("run page, in flight", lambda d: f"/runs/{d['live']}/", {}),
+    ("run trace fragment, in flight", lambda d: f"/runs/{d['live']}/trace/", {"HTTP_HX_REQUEST": "true"}),
+    ("run trace fragment, new steps only",
+     lambda d: f"/runs/{d['live']}/trace/?after=2&call={d['live_call']}&delivery=1", {"HTTP_HX_REQUEST": "true"}),
     ("API incidents", lambda d: "/api/incidents", {"api": True}),
     ("API runs", lambda d: "/api/runs", {"api": True}),
     ("API escalations", lambda d: "/api/escalations", {"api": True}),
@@ -69,7 +74,16 @@ def grow(n: int, users, first: dict | None = None) -> dict:
         decided = make_escalation(incident=incident, status="approved", decided_by=users.lead,
                                   decided_at=now - timedelta(minutes=i), final_text="Fine.")
         Decision.objects.create(escalation=decided, actor=users.lead, at=now, action="approve", final_text="Fine.")
-    return first or {"escalation": pending.pk, "incident": incidents[0].incident_id, "run": ok.pk}
+    # a run in flight whose trace grows by n steps and n model calls (its page polls for the new ones)
+    live = make_run("self_critique", status="running", deliveries=1) if first is None \
+        else Run.objects.get(pk=first["live"])
+    have = live.steps.count()
+    for index in range(have + 1, have + n + 1):
+        phase = "revise" if index % 2 else "critique"
+        TraceStep.objects.create(run=live, index=index, phase=phase, output="A revision.")
+        ModelCall.objects.create(run=live, stage=phase, model="m", latency_ms=5, prompt_tokens=3, completion_tokens=2)
+    return first or {"escalation": pending.pk, "incident": incidents[0].incident_id, "run": ok.pk, "live": live.pk,
+                     "live_call": live.calls.order_by("id")[1].pk}
 
 
 def queries(client, url: str, headers: dict, token: str) -> int:

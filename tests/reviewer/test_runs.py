@@ -150,8 +150,11 @@ def test_in_flight_run_page_polls_its_trace_and_a_finished_one_does_not(login, d
     queued = in_flight_run(status="queued", steps=0)
 
     assert POLLING in client.get(run_url(running)).content.decode()
-    assert f'hx-get="{trace_url(running)}"' in client.get(run_url(running)).content.decode()
+    # the in-flight line asks for the steps after the last one shown, of the delivery shown
+    page = client.get(run_url(running)).content.decode()
+    assert f'hx-get="{trace_url(running)}?after=1&amp;call=0&amp;delivery=0"' in page
     assert POLLING in client.get(run_url(queued)).content.decode()
+    assert f'hx-get="{trace_url(queued)}"' in client.get(run_url(queued)).content.decode()  # no steps: all
     for finished in Run.objects.exclude(status__in=Run.IN_FLIGHT):
         assert "hx-trigger" not in client.get(run_url(finished)).content.decode()
 
@@ -163,7 +166,8 @@ def test_trace_of_a_running_run_answers_200_with_the_polling_trigger(login, db):
 
     html = response.content.decode()
     assert response.status_code == 200
-    assert html.lstrip().startswith('<div id="run-trace" hx-get=')
+    assert html.lstrip().startswith('<div id="run-trace">')  # no ?after: the whole trace replaces #run-trace
+    assert response["HX-Retarget"] == "#run-trace" and response["HX-Reswap"] == "outerHTML"
     assert POLLING in html
     assert "HX-Request" in response["Vary"]
 
@@ -193,9 +197,16 @@ def test_trace_without_htmx_redirects_to_the_run_page(login, demo_runs):
 def test_trace_keeps_the_chosen_diff_view(login, db):
     run = in_flight_run()
 
-    html = login("ops").get(run_url(run) + "?diff=side").content.decode()
+    client = login("ops")
+    html = client.get(run_url(run) + "?diff=side").content.decode()
+    poll = client.get(trace_url(run) + "?diff=side&after=1&call=0&delivery=0", HTTP_HX_REQUEST="true")
+    poll = poll.content.decode()
+    waiting = in_flight_run(steps=0)
+    first = client.get(run_url(waiting) + "?diff=side").content.decode()
 
-    assert f'hx-get="{trace_url(run)}?diff=side"' in html
+    assert f'hx-get="{trace_url(run)}?diff=side&amp;after=1&amp;call=0&amp;delivery=0"' in html
+    assert f'hx-get="{trace_url(run)}?diff=side&amp;after=1&amp;call=0&amp;delivery=0"' in poll
+    assert f'hx-get="{trace_url(waiting)}?diff=side"' in first
 
 
 # Escaping --------------------------------------------------------------------------------------

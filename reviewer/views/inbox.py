@@ -47,8 +47,12 @@ def inbox(request):
     filters, form = _filters(request.GET)
     pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
                                                      claimed_by=request.user if filters["mine"] else None)
-               .for_list().by_deadline())
-    page = Paginator(pending, PAGE_SIZE).get_page(request.GET.get("page"))
+               .by_deadline())
+    # Paged by id: the count and the page's ids read the escalation table's index alone (the page's
+    # order is that index's order); the rows with their run, incident and newest facts are read for
+    # the page's ids only, in the same query (a subquery), however deep the page.
+    page = Paginator(pending.values_list("pk", flat=True), PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = list(pending.for_list().filter(pk__in=page.object_list))
     context = {
         "page": page,
         "pending_count": page.paginator.count,

@@ -98,7 +98,9 @@ class Escalation(models.Model):
             models.Index(fields=["status", "claimed_by", "opened_at"], name="escalation_claimed_by_age"),
             models.Index(fields=["status", "stop_reason", "opened_at"], name="escalation_reason_by_age"),
             models.Index(fields=["-decided_at"], name="escalation_decided_newest"),
-            models.Index(fields=["status", "deadline_at"], name="escalation_pending_by_deadline"),
+            # The inbox's order (by_deadline) read from the index, so a page reads its rows in order
+            # instead of sorting every pending escalation (and the deadline sweep's range, as before).
+            models.Index(fields=["status", "deadline_at", "opened_at"], name="escalation_inbox_order"),
         ]
         permissions = [("decide_escalation", "Can decide escalations")]
 

@@ -1,10 +1,12 @@
 """The escalation inbox and the escalation page (SPEC §7, §8): reviewer.views.inbox."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
+from django.utils import timezone
 
 from agents.models import Run
 from reviewer import decisions
@@ -128,6 +130,26 @@ def test_the_inbox_pages_fifty_at_a_time(login, make_escalation):
 
     assert row(made[49]) in first and row(made[50]) not in first
     assert row(made[50]) in second
+
+
+def test_each_page_continues_the_deadline_order_with_its_rows_whole(login, make_escalation):
+    """The inbox pages by id (the count and the page's ids from the index, the rows for those ids):
+    page 2 starts where page 1 stopped in the deadline order, under a filter too, and its rows
+    carry their run and incident."""
+    now = timezone.now()
+    undated = [make_escalation(age_minutes=200 - i) for i in range(49)]  # oldest first
+    dated = [make_escalation(age_minutes=1, deadline_at=now + timedelta(minutes=30 - i)) for i in range(3)]
+    make_escalation(stop_reason="patch_violation:no_new_facts", age_minutes=500)  # filtered out below
+
+    client = login("lead")
+    pages = [client.get(reverse("inbox"), {"stop_reason": "policy_escalation", "page": n}).content.decode()
+             for n in (1, 2)]
+
+    expected = [*reversed(dated), *undated]  # least time left first, then the oldest without a deadline
+    order = [[int(pk) for pk in re.findall(r'id="esc-row-(\d+)"', html)] for html in pages]
+    assert order == [[e.pk for e in expected[:50]], [e.pk for e in expected[50:]]]
+    assert "Page 2 of 2" in pages[1] and "52 pending escalations" in pages[1]
+    assert f'href="/incidents/{undated[-1].run.incident.incident_id}/"' in pages[1]
 
 
 def test_the_inbox_query_count_does_not_grow_with_the_rows(login, users, make_escalation,

@@ -642,7 +642,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in urls:
         s, l_ = small[name], large[name]
         ok_time = l_["p95"] <= TARGET_P95_MS
-        same = s["queries"] == l_["queries"]
+        same = l_["queries"] <= s["queries"]  # a different row may need one query less; never more
         if not ok_time:
             misses.append(name)
         verdict = "met" if ok_time and same else "MISSED (" + "; ".join(
@@ -656,7 +656,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Page server time ({connection.vendor}), {args.requests} requests per page, ms",
         ["page", f"queries @ {small_label}", f"queries @ {large_label}", "bytes sent", "median (small)", "p95 (small)",
          "median (large)", "p95 (large)", "full GCs (CPU ms), large",
-         f"target p95 ≤ {TARGET_P95_MS:g} ms, same queries"],
+         f"target p95 ≤ {TARGET_P95_MS:g} ms, no more queries on the large store"],
         rows,
         ["large database: " + ", ".join(f"{v:,} {k}" for k, v in large_sizes.items())
          + f", {published:,} published updates; generated in {load_seconds:.0f} s. "

@@ -83,6 +83,15 @@ def demo_runs(demo_data, users):
 
 
 @pytest.fixture
+def postgres(transactional_db):
+    """A test that needs PostgreSQL (real concurrency, its pool) skips, saying so, on SQLite."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
+
+
+@pytest.fixture
 def fake_openai():
     """A started local OpenAI-compatible server (``agents/core/llm/scripted_server.py``), stopped afterwards."""
     with ScriptedServer() as server:

@@ -19,9 +19,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def pool(transactional_db):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
+def pool(postgres):
     assert connection.pool is not None, "the product settings pool PostgreSQL connections"
     return connection.pool
 

@@ -4,13 +4,11 @@ its newest version without queueing on its row; saves at once after a change num
 Needs PostgreSQL: SQLite serialises writers with a database lock, so it cannot show the race.
 """
 
-import threading
-import time
-
 import pytest
 from django.db import connection
 
 from agents.models import Incident, IncidentFact, IncidentVersion
+from tests.concurrency import at_once
 from tests.factories import make_incident
 
 THREADS = 10
@@ -19,35 +17,16 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def incident(transactional_db):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
+def incident(postgres):
     incident = make_incident("inc_race", eta_minutes=45)
     incident.record_version()
     return incident
 
 
-def at_once(work) -> list:
-    """``work()`` from THREADS threads released together, each on its own connection; the answers."""
-    barrier = threading.Barrier(THREADS)
-    answers: list = [None] * THREADS
-
-    def go(i: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            answers[i] = work()
-        except Exception as error:  # shown by the test
-            answers[i] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=go, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + 20  # a thread still waiting then is a thread that queued on a lock
-    for thread in threads:
-        thread.join(timeout=max(0.0, deadline - time.monotonic()))
-    return list(answers)
+def record_at_once(incident) -> list:
+    """record_version from THREADS threads at once, each with the incident as it loads it; the numbers
+    (a thread still waiting after 20 s, on a lock, gives None)."""
+    return at_once(lambda i: Incident.objects.get(pk=incident.pk).record_version().number, THREADS, within=20)
 
 
 def test_unchanged_facts_give_every_run_the_newest_version_without_locking_the_incident(incident):
@@ -56,7 +35,7 @@ def test_unchanged_facts_give_every_run_the_newest_version_without_locking_the_i
     locker.set_autocommit(False)
     Incident.objects.select_for_update().filter(pk=incident.pk).values_list("pk").first()
     try:
-        answers = at_once(lambda: Incident.objects.get(pk=incident.pk).record_version().number)
+        answers = record_at_once(incident)
     finally:
         locker.rollback()
         locker.set_autocommit(True)
@@ -67,7 +46,7 @@ def test_unchanged_facts_give_every_run_the_newest_version_without_locking_the_i
 def test_saves_at_once_after_a_change_number_one_new_version(incident):
     IncidentFact.objects.filter(incident=incident, key="eta_minutes").update(value="30")
 
-    answers = at_once(lambda: Incident.objects.get(pk=incident.pk).record_version().number)
+    answers = record_at_once(incident)
 
     assert answers == [2] * THREADS
     assert list(IncidentVersion.objects.filter(incident=incident).order_by("number")

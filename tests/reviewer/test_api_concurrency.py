@@ -4,46 +4,19 @@ twenty decisions on one escalation store one. Over HTTP, against the threaded li
 Needs PostgreSQL: SQLite serialises writers with a database lock, so it cannot show the race.
 """
 
-import threading
 from collections import Counter
 
 import pytest
 import requests
-from django.db import connection
 
 from agents.models import Run
 from reviewer.models import ApiToken, Decision
+from tests.concurrency import at_once
 from tests.factories import make_escalation, make_incident
 
 THREADS = 20
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def postgres(transactional_db):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
-
-
-def at_once(send) -> list:
-    """``send(i)`` from THREADS threads released together; their answers in order."""
-    barrier = threading.Barrier(THREADS)
-    answers: list = [None] * THREADS
-
-    def go(i: int) -> None:
-        barrier.wait(timeout=30)
-        try:
-            answers[i] = send(i)
-        except Exception as error:  # a crash is an answer the test shows
-            answers[i] = error
-
-    threads = [threading.Thread(target=go, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=90)
-    return answers
 
 
 def test_twenty_simultaneous_starts_with_one_idempotency_key_make_one_run(postgres, live_server, users, demo_data):
@@ -52,7 +25,7 @@ def test_twenty_simultaneous_starts_with_one_idempotency_key_make_one_run(postgr
 
     answers = at_once(lambda i: requests.post(
         f"{live_server.url}/api/runs", json=body, timeout=60,
-        headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "one-key"}))
+        headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "one-key"}), THREADS)
 
     statuses = Counter(a.status_code for a in answers)
     assert statuses[202] == 1 and set(statuses) <= {200, 202, 409}, statuses
@@ -71,7 +44,7 @@ def test_twenty_simultaneous_api_decisions_store_one(postgres, live_server, user
         return requests.post(f"{live_server.url}/api/escalations/{escalation.pk}/decision", json=body, timeout=60,
                              headers={"Authorization": f"Bearer {tokens[i % 2]}"})
 
-    answers = at_once(decide)
+    answers = at_once(decide, THREADS)
 
     assert Counter(a.status_code for a in answers) == {201: 1, 409: THREADS - 1}
     decision = Decision.objects.get(escalation=escalation)

@@ -18,9 +18,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def escalation(db):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL=postgres://... (the test command starts one)")
+def escalation(postgres):
     return make_escalation(incident=make_incident("inc_race_1", title="Race"))
 
 

@@ -310,18 +310,25 @@ def test_a_run_updates_its_row_at_claim_calls_and_result_and_reads_it_once(demo_
     assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")
 
 
-def test_start_run_reads_the_incident_facts_once_for_the_version_and_the_context(demo_data, users):
-    """The version and the run's context come from one read of the facts, taken after the lock."""
+def test_start_run_reads_unchanged_facts_once_and_a_change_reaches_both_the_version_and_the_context(
+        demo_data, users):
+    """An unchanged incident: one read of its facts serves the version check and the run's context (no
+    lock). A changed one gets a new version, and the run's context is that version's facts, even after
+    a stale read on the same instance."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     incident = demo_data["inc_pay_2041"]
-    incident.fact_list()  # a stale read before: record_version must not reuse it
-    incident.fact_rows.filter(key="eta_minutes").update(value="30")
+    start_run(pipeline="reflection", goal="Update", incident=incident, user=users.ops, enqueue=False)
     with CaptureQueriesContext(connection) as queries:
-        run, _ = start_run(pipeline="reflection", goal="Update", incident=incident, user=users.ops, enqueue=False)
+        start_run(pipeline="reflection", goal="Update", incident=incident, user=users.ops, enqueue=False)
     fact_reads = [q["sql"] for q in queries.captured_queries if 'FROM "agents_incidentfact"' in q["sql"]]
     assert len(fact_reads) == 1, fact_reads
+    assert not [q for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+
+    incident.fact_list()  # a stale read before: record_version must not reuse it
+    incident.fact_rows.filter(key="eta_minutes").update(value="30")
+    run, _ = start_run(pipeline="reflection", goal="Update", incident=incident, user=users.ops, enqueue=False)
     assert run.context["incident"]["eta_minutes"] == 30
     assert run.incident_version.snapshot["facts"] == [
         {"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit} for f in incident.fact_rows.all()]

@@ -426,7 +426,7 @@ def load_demo() -> dict:
     from django.contrib.auth.models import Group
 
     from agents.store import load_demo_data
-    from reviewer.demo import load_incidents
+    from reviewer.demo.seed import load_incidents
     from reviewer.roles import ROLE_PERMISSIONS
 
     load_demo_data()

@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from agents.admin import LabelledTabularInline
 from agents.models import AuditDiff, Incident, IncidentFact, ModelCall, Review, Run, TraceStep
+from reviewer.desk.forms import HoldingStatementForm, IncidentFactForm, IncidentForm, NotificationChannelForm
 from reviewer.destinations import names as destination_names
-from reviewer.forms import HoldingStatementForm, IncidentFactForm, IncidentForm, NotificationChannelForm
 from reviewer.models import (
     ApiToken,
     DeadlineBreach,
@@ -230,7 +230,7 @@ class HoldingStatementAdmin(admin.ModelAdmin):
         return obj.text[:80]
 
     def save_model(self, request, obj, form, change):
-        from reviewer.deadlines import HoldingStatementRefused, approve_holding_statement
+        from reviewer.alerts.deadlines import HoldingStatementRefused, approve_holding_statement
 
         if not change:
             obj.written_by = request.user

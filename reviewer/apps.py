@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_migrate
 
 
@@ -7,10 +8,21 @@ class ReviewerConfig(AppConfig):
     verbose_name = "Review"
 
     def ready(self):
+        from importlib import import_module
+
         from agents.signals import run_finished
-        from reviewer.decisions import open_escalation
-        from reviewer.publishing import auto_publish, install_default_channel
+        from reviewer.celery import TASK_PACKAGES
+        from reviewer.desk.decisions import open_escalation
+        from reviewer.destinations import DestinationError, declared
+        from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
+
+        try:
+            declared()
+        except DestinationError as error:
+            raise ImproperlyConfigured(str(error)) from None
+        for package in TASK_PACKAGES:  # registered here, so enqueue_on_commit finds them in any process
+            import_module(f"{package}.tasks")
 
         post_migrate.connect(ensure_roles, sender=self)
         post_migrate.connect(install_default_channel, sender=self, dispatch_uid="reviewer.default_channel")

@@ -6,7 +6,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
 
 app = Celery("reviewer")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Each concern keeps its tasks in its own tasks.py; ReviewerConfig.ready() imports them too, so every
+# process that enqueues has them registered.
+TASK_PACKAGES = ["agents", "reviewer.desk", "reviewer.outbox", "reviewer.alerts"]
+app.autodiscover_tasks(TASK_PACKAGES)
 
 
 @app.on_after_configure.connect
@@ -16,3 +19,16 @@ def make_broker_folder(sender, **kwargs):
 
     if settings.CELERY_BROKER_URL.startswith("filesystem"):
         os.makedirs(settings.CELERY_BROKER_FOLDER, exist_ok=True)
+
+
+def enqueue_on_commit(task_name: str, *args, robust: bool = False) -> None:
+    """Send the task registered as ``task_name`` with ``args`` once the current transaction commits.
+
+    A concern enqueues its tasks by name, so that a tasks module can import the code it runs without
+    that code importing the tasks module back: the imports inside ``reviewer/`` stay a one-way chain.
+    ``robust``: a broker that is down must not fail a commit that already happened (the sweeps send
+    what was not enqueued).
+    """
+    from django.db import transaction
+
+    transaction.on_commit(lambda: app.tasks[task_name].delay(*args), robust=robust)

@@ -81,7 +81,7 @@ class Escalation(models.Model):
                                    related_name="decided_escalations")
     decided_at = models.DateTimeField(null=True, blank=True)
     final_text = models.TextField(blank=True)
-    # The deadline (reviewer.deadlines): set when it opens, from the DeadlineRule that fits; the sweep
+    # The deadline (reviewer.alerts.deadlines): set when it opens, from the DeadlineRule that fits; the sweep
     # claims each event once by a conditional update of its field.
     deadline_at = models.DateTimeField(null=True, blank=True)
     remind_at = models.DateTimeField(null=True, blank=True)
@@ -380,7 +380,7 @@ class PublishedUpdateQuerySet(models.QuerySet):
 
 class PublishedUpdate(models.Model):
     """One update of an incident as customers see it: version N of the incident's public text.
-    Written by ``reviewer.publishing.publish`` together with its outbox rows; never edited."""
+    Written by ``reviewer.outbox.publishing.publish`` together with its outbox rows; never edited."""
 
     incident = models.ForeignKey("agents.Incident", on_delete=models.PROTECT, related_name="published_updates")
     version = models.PositiveIntegerField()
@@ -434,7 +434,7 @@ class DeliveryQuerySet(models.QuerySet):
 
 class Delivery(models.Model):
     """The outbox: one row per published update and channel, written in the publishing transaction,
-    delivered at least once by ``reviewer.tasks.deliver`` (its ``key`` is the Idempotency-Key)."""
+    delivered at least once by ``reviewer.outbox.tasks.deliver`` (its ``key`` is the Idempotency-Key)."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -472,7 +472,7 @@ class DeadlineRule(models.Model):
     """How long an escalation may wait for a decision, by the incident's severity and the pipeline.
 
     Blank means any. The most specific rule wins: severity and pipeline, then severity alone, then
-    pipeline alone, then the catch-all (:func:`reviewer.deadlines.rule_for`)."""
+    pipeline alone, then the catch-all (:func:`reviewer.alerts.deadlines.rule_for`)."""
 
     severity = models.CharField(max_length=8, blank=True, help_text="The incident's severity, e.g. P1; blank: any.")
     pipeline = models.CharField(max_length=20, blank=True, choices=PIPELINE_CHOICES,
@@ -555,7 +555,7 @@ class HoldingStatement(models.Model):
     """A statement for an incident that ops may publish with one click when a deadline is breached.
 
     Written or approved by an admin; approval runs the patch guard against the incident's facts of
-    that moment and records the version it passed on (``reviewer.deadlines.approve_holding_statement``)."""
+    that moment and records the version it passed on (``reviewer.alerts.deadlines.approve_holding_statement``)."""
 
     incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="holding_statements")
     text = models.TextField()

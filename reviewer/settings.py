@@ -7,8 +7,6 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from reviewer import destinations as _destinations
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -271,17 +269,14 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},
-    # escalation deadlines: reminders and breaches (reviewer.deadlines), each at most once
+    # escalation deadlines: reminders and breaches (reviewer.alerts.deadlines), each at most once
     "sweep-deadlines": {"task": "reviewer.tasks.sweep_deadlines", "schedule": 30.0},
     "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": 30.0},
 }
 
-# Publishing (SPEC §11): outbound destinations come from the operator's allowlist only; a
-# declaration that does not parse stops every process here, at startup, with a message.
-try:
-    OUTBOUND_DESTINATION_NAMES = sorted(_destinations.declared())
-except _destinations.DestinationError as error:
-    raise ImproperlyConfigured(str(error)) from None
+# Publishing: outbound destinations come from the operator's allowlist only (OUTBOUND_DESTINATIONS,
+# read by reviewer.destinations); a declaration that does not parse stops every process at
+# startup, with a message (ReviewerConfig.ready).
 # The outbox: attempts before a delivery is dead-lettered, the first retry's delay (doubling after
 # each failure, at most DELIVERY_BACKOFF_MAX_SECONDS), the request timeout, and how long an attempt
 # whose worker went silent holds its delivery before the sweep sends it again.

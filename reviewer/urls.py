@@ -3,7 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewer.api import api
-from reviewer.views import breaches, home, inbox, incidents, publishing, runs, status
+from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
+from reviewer.status import views as status
 
 urlpatterns = [
     path("", home.home, name="home"),

@@ -64,7 +64,7 @@ def login(client, users):
 def demo_data(db):
     """The demo incidents and the customers, plans and payments the routing specialists read."""
     from agents.store import load_demo_data
-    from reviewer.demo import load_incidents
+    from reviewer.demo.seed import load_incidents
 
     load_demo_data()
     return {incident.incident_id: incident for incident in load_incidents()}
@@ -74,7 +74,7 @@ def demo_data(db):
 def demo_runs(demo_data, users):
     """The demo set of runs, made for real by the offline model: approved, revised, escalated,
     blocked and failed runs with their trace steps, model calls, reviews, audits and escalations."""
-    from reviewer.demo import run_demo_pipelines
+    from reviewer.demo.seed import run_demo_pipelines
 
     return run_demo_pipelines(user=users.ops)
 

@@ -1,10 +1,13 @@
-"""The house rules of the README's architecture page, one test each.
+"""The house rules of docs/architecture.md, one test each.
 
 1. The core (``agents/core/``) is plain Python: it imports no Django, no Celery, no reviewer and none
    of the agents app's Django modules.
 2. One direction between the apps: reviewer imports agents, agents never imports reviewer.
-3. Views only orchestrate: no view module imports another.
-4. Nothing outside the core imports a private (``_name``) of the core.
+3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox; status and the
+   project's wiring import none of them; no module imports another in a circle.
+4. A concern enqueues tasks by name: only the wiring imports a tasks module.
+5. Views only orchestrate: no view module imports another.
+6. Nothing outside the core imports a private (``_name``) of the core.
 """
 
 import ast
@@ -42,10 +45,117 @@ def test_the_agents_app_never_imports_the_reviewer_app():
     assert offenders == []
 
 
+# Each concern of reviewer/ with the concerns it must not import: the chain api -> desk -> alerts ->
+# outbox, read from the bottom up. status (the public page) reads the models only; demo seeds data.
+CONCERNS = ("outbox", "alerts", "desk", "api", "status", "demo")
+FORBIDDEN = {
+    "outbox": ("alerts", "desk", "api", "status", "demo"),
+    "alerts": ("desk", "api", "status", "demo"),
+    "desk": ("api", "status", "demo"),
+    "api": ("status", "demo"),
+    "status": ("outbox", "alerts", "desk", "api", "demo"),
+    "demo": ("api", "status"),
+}
+# The project's wiring at reviewer/'s root that may import concerns: the doors (URLs, admin, template
+# tags, commands) and the app's ready(), which connects signals and registers the tasks.
+DOORS = ("reviewer/urls.py", "reviewer/admin.py", "reviewer/apps.py", "reviewer/templatetags/",
+         "reviewer/management/")
+
+
+def concern_of(path_or_module: str) -> str | None:
+    parts = path_or_module.removesuffix(".py").replace("/", ".").split(".")
+    return parts[1] if len(parts) >= 2 and parts[0] == "reviewer" and parts[1] in CONCERNS else None
+
+
+def test_each_concern_of_reviewer_imports_only_the_concerns_below_it():
+    offenders = [f"{path}: {module}" for path, module, _ in imports("reviewer")
+                 if (concern := concern_of(path)) and concern_of(module) in FORBIDDEN[concern]]
+    assert offenders == []
+
+
+def test_the_wiring_of_reviewer_imports_no_concern_except_through_its_doors():
+    offenders = [f"{path}: {module}" for path, module, _ in imports("reviewer")
+                 if concern_of(path) is None and concern_of(module) and not path.startswith(DOORS)]
+    assert offenders == []
+
+
+def module_name(path: str) -> str:
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def import_graph(folder: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``folder`` it imports, at the top or inside a function."""
+    package = folder.replace("/", ".")
+    known = {module_name(p.relative_to(ROOT).as_posix()) for p in (ROOT / folder).rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in known}
+    for path, module, names in imports(folder):
+        if under(module, package):
+            source = module_name(path)
+            targets = {module} | {f"{module}.{name}" for name in names}
+            # A package's __init__ importing its own submodules puts the package together: no circle.
+            graph[source] |= {t for t in targets if t in known and t != source and not t.startswith(source + ".")}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[str]:
+    found, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                found.append(" -> ".join(stack[stack.index(target):] + [node, target]) if target in stack
+                             else f"{node} -> {target}")
+            elif target not in state:
+                visit(target, stack + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def test_no_module_of_reviewer_imports_itself_through_others():
+    assert circles(import_graph("reviewer")) == []
+
+
+def test_the_circle_check_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a -> b -> c -> a"]
+
+
+def test_only_the_wiring_imports_a_tasks_module():
+    """Concerns enqueue through reviewer.celery.enqueue_on_commit by task name, so a tasks module can
+    import what it runs without that code importing it back."""
+    offenders = [f"{path}: {module}" for path, module, names in imports("reviewer")
+                 if under(module, "reviewer") and not path.endswith("/tasks.py") and path != "reviewer/apps.py"
+                 and (module.endswith(".tasks") or "tasks" in names)]
+    assert offenders == []
+
+
+def test_every_task_enqueued_by_name_is_registered_and_every_task_keeps_its_name():
+    from reviewer.celery import app
+
+    enqueued = set()
+    for path in sorted((ROOT / "reviewer").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "enqueue_on_commit":
+                first = node.args[0]
+                assert isinstance(first, ast.Constant), f"{path}: enqueue a task by its literal name"
+                enqueued.add(first.value)
+    registered = {name for name in app.tasks if name.startswith(("reviewer.", "agents."))}
+    assert enqueued and enqueued <= registered
+    # The names queued messages and beat's schedule carry: they outlive any move of the code.
+    assert registered == {
+        "agents.tasks.execute_run", "agents.tasks.sweep_lost_runs", "reviewer.tasks.deliver",
+        "reviewer.tasks.sweep_deliveries", "reviewer.tasks.execute_change_request", "reviewer.tasks.notify_opened",
+        "reviewer.tasks.send_notification", "reviewer.tasks.sweep_deadlines"}
+
+
 def test_no_view_module_imports_another():
-    offenders = [
-        f"{path}: {module}" for path, module, _ in imports("reviewer/views") if under(module, "reviewer.views")
-    ]
+    views = ("reviewer.desk.views", "reviewer.status.views")
+    offenders = [f"{path}: {module}" for folder in ("reviewer/desk/views", "reviewer/status")
+                 for path, module, _ in imports(folder) if under(module, *views)]
     assert offenders == []
 
 

@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 
 from agents.core import audit
 from agents.core.stops import explain
-from reviewer.deadlines import time_left, urgency
+from reviewer.alerts.deadlines import time_left, urgency
 
 register = template.Library()
 

@@ -18,8 +18,8 @@ import pytest
 
 from agents.models import Run
 from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate
-from reviewer.publishing import publish
-from reviewer.tasks import sweep_deliveries
+from reviewer.outbox.publishing import publish
+from reviewer.outbox.tasks import sweep_deliveries
 from tests.conftest import WEBHOOK_SECRET
 from tests.factories import make_incident, make_run
 

@@ -1,4 +1,4 @@
-"""The JSON API (SPEC §9, reviewer/api.py) through the Django test client: tokens and roles,
+"""The JSON API (SPEC §9, reviewer/api/) through the Django test client: tokens and roles,
 incidents and their versions, runs with an Idempotency-Key, escalations decided once."""
 
 import pytest
@@ -137,7 +137,7 @@ def test_a_run_started_with_an_idempotency_key_is_started_once(api, demo_data):
 
 
 def test_a_key_whose_first_request_is_still_in_progress_is_a_409(api, demo_data, users):
-    from reviewer.api import RunStart, fingerprint
+    from reviewer.api.runs import RunStart, fingerprint
 
     body = {"pipeline": "reflection", "goal": GOAL, "incident_id": PAY}
     ApiIdempotencyKey.objects.create(user=users.ops, key="k-busy", fingerprint=fingerprint(RunStart(**body)))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Run
-from reviewer import tasks
 from reviewer.models import PublishedUpdate
+from reviewer.outbox import tasks
 from tests.factories import make_escalation, make_incident, make_run
 
 TEXT = "We are investigating a problem in the EU. Current status: degraded."

@@ -11,7 +11,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from agents.models import Run
-from reviewer import deadlines, decisions
+from reviewer.alerts import deadlines
+from reviewer.desk import decisions
 from reviewer.models import DeadlineRule, DeliveryChannel, Escalation, HoldingStatement, PublishedUpdate
 from tests import factories
 from tests.factories import PASSWORD, make_incident, make_run

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from reviewer.demo import DEMO_RECIPIENTS, ensure_channels
+from reviewer.demo.seed import DEMO_RECIPIENTS, ensure_channels
 from reviewer.models import Delivery, PublishedUpdate
 from tests.factories import wait_for
 from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 - fixtures

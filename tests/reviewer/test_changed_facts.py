@@ -6,8 +6,8 @@ from django.urls import reverse
 
 from agents.core.text import text_hash
 from agents.models import IncidentFact
-from reviewer import decisions
-from reviewer.decisions import DecisionInvalid
+from reviewer.desk import decisions
+from reviewer.desk.decisions import DecisionInvalid
 from reviewer.models import Escalation
 
 CHANGED = "Facts changed since this draft: ETA 45 minutes → 30 minutes"

@@ -9,7 +9,8 @@ import time_machine
 from django.urls import reverse
 
 from agents.models import IncidentFact, Run
-from reviewer import deadlines, decisions
+from reviewer.alerts import deadlines
+from reviewer.desk import decisions
 from reviewer.models import DeadlineBreach, DeadlineRule, Decision, Escalation, HoldingStatement
 from tests import factories
 
@@ -262,7 +263,7 @@ def test_an_outsider_cannot_publish_a_holding_statement(breached, login):
 
 
 def test_the_demo_makes_deadline_rules_and_an_approved_holding_statement_per_p1_incident(demo_data, users):
-    from reviewer.demo import load_deadline_rules, load_holding_statements
+    from reviewer.demo.seed import load_deadline_rules, load_holding_statements
 
     load_deadline_rules()
     load_holding_statements()

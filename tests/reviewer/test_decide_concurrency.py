@@ -8,7 +8,7 @@ import threading
 import pytest
 from django.db import connection
 
-from reviewer import decisions
+from reviewer.desk import decisions
 from reviewer.models import Decision, Escalation
 from tests.factories import make_escalation, make_incident
 

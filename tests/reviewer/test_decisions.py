@@ -1,4 +1,4 @@
-"""People's decisions on escalations (SPEC §7): reviewer.decisions, without HTTP."""
+"""People's decisions on escalations (SPEC §7): reviewer.desk.decisions, without HTTP."""
 
 import pytest
 from django.core.exceptions import PermissionDenied
@@ -6,8 +6,8 @@ from django.urls import reverse
 
 from agents.core.guard import similarity
 from agents.models import PipelinePolicy, RestrictedClaim
-from reviewer import decisions
-from reviewer.decisions import DecisionInvalid
+from reviewer.desk import decisions
+from reviewer.desk.decisions import DecisionInvalid
 from reviewer.models import Decision, Escalation
 
 CAVEAT = " This estimate may change as we learn more."

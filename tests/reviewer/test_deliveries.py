@@ -1,4 +1,4 @@
-"""Delivering the outbox (reviewer/tasks.py, reviewer/channels.py) against a real HTTP receiver on
+"""Delivering the outbox (reviewer/outbox/tasks.py, reviewer/outbox/channels.py) against a real HTTP receiver on
 loopback that verifies the signature with README's snippet: the body and headers, retries with
 exponential backoff on a controlled clock, the dead letter, a person's retry, the sweep."""
 
@@ -13,10 +13,10 @@ from django.core import mail
 from django.utils import timezone
 
 from agents.models import Run
-from reviewer import tasks
-from reviewer.channels import signature
 from reviewer.models import DeliveryChannel
-from reviewer.publishing import publish
+from reviewer.outbox import publishing, tasks
+from reviewer.outbox.channels import signature
+from reviewer.outbox.publishing import publish
 from tests.conftest import WEBHOOK_SECRET
 from tests.factories import make_incident, make_run, readme_verify
 
@@ -108,8 +108,8 @@ def test_failures_back_off_exponentially_then_dead_letter_and_a_person_can_retry
     assert tasks.attempt(delivery.pk) == "skipped"  # a dead letter stays dead until a person retries
 
     receiver.fail_rate = 0.0
-    assert tasks.retry(delivery, users.ops)
-    assert not tasks.retry(delivery, users.ops)  # only a failed delivery is retried
+    assert publishing.retry_failed_delivery(delivery, users.ops)
+    assert not publishing.retry_failed_delivery(delivery, users.ops)  # only a failed delivery is retried
     assert tasks.attempt(delivery.pk) == "delivered"
 
 
@@ -178,7 +178,7 @@ def test_an_attempt_whose_worker_died_is_sent_again_after_its_lease(webhook_rece
     receiver = webhook_receiver()
     delivery = published(kind="webhook", destination="hook")
     with time_machine.travel(timezone.now(), tick=False) as clock:
-        assert tasks.claim(delivery.pk) is not None  # a worker took the attempt, then died
+        assert tasks.take_attempt(delivery.pk) is not None  # a worker took the attempt, then died
         assert tasks.attempt(delivery.pk) == "skipped"  # a duplicate message does not send during the lease
         clock.shift(timedelta(seconds=121))
         assert tasks.sweep_deliveries() == 1
@@ -194,7 +194,7 @@ def test_a_delivery_whose_every_attempt_lost_its_worker_is_dead_lettered(publish
     delivery = published(kind="status")
     with time_machine.travel(timezone.now(), tick=False) as clock:
         for _ in range(2):  # two workers took an attempt each and died
-            assert tasks.claim(delivery.pk) is not None
+            assert tasks.take_attempt(delivery.pk) is not None
             clock.shift(timedelta(seconds=61))
         assert tasks.attempt(delivery.pk) == "skipped"
     delivery.refresh_from_db()

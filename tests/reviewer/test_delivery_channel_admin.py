@@ -66,7 +66,7 @@ def test_auto_publish_is_in_the_policy_admin_with_its_help(client, policy_admin)
 
 
 def test_the_default_status_page_is_installed_only_where_no_channel_exists(db):
-    from reviewer.publishing import install_default_channel
+    from reviewer.outbox.publishing import install_default_channel
 
     DeliveryChannel.objects.all().delete()
     DeliveryChannel.objects.create(name="Only email", kind="email", recipients="a@example.com")

@@ -1,4 +1,4 @@
-"""The demo data (reviewer/demo.py): the payment incident is the context file, defined once."""
+"""The demo data (reviewer/demo/seed.py): the payment incident is the context file, defined once."""
 
 import json
 import re
@@ -8,7 +8,7 @@ import pytest
 from agents.core.llm.offline import OfflineModel
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import default_policy
-from reviewer.demo import CONTEXT_FILE, INCIDENTS
+from reviewer.demo.seed import CONTEXT_FILE, INCIDENTS
 from reviewer.models import Escalation
 
 

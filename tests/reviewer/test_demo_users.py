@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from reviewer.demo import ensure_users
+from reviewer.demo.seed import ensure_users
 from reviewer.models import Escalation, Run
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 

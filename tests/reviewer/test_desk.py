@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agents.core.evidence import context_facts
 from agents.models import Run
-from reviewer import decisions
+from reviewer.desk import decisions
 from reviewer.models import Escalation
 from tests.factories import make_escalation, make_incident
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from reviewer import decisions
+from reviewer.desk import decisions
 from reviewer.models import Escalation
 from tests.factories import make_escalation
 from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)

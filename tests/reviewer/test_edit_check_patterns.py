@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from agents.core.policy import default_policy
 from agents.models import Incident, PipelinePolicy, RestrictedClaim, Run
-from reviewer import decisions
+from reviewer.desk import decisions
 from reviewer.models import Escalation
 from tests.agents.test_patterns import CATASTROPHIC
 

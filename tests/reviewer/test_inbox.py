@@ -1,4 +1,4 @@
-"""The escalation inbox and the escalation page (SPEC §7, §8): reviewer.views.inbox."""
+"""The escalation inbox and the escalation page (SPEC §7, §8): reviewer.desk.views.inbox."""
 
 import re
 from datetime import timedelta
@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Run
-from reviewer import decisions
+from reviewer.desk import decisions
 from reviewer.models import Decision, Escalation
 from tests import factories
 

@@ -102,7 +102,7 @@ def test_password_validators_refuse_weak_passwords(users, weak):
 def test_demo_passwords_pass_the_validators(db, tmp_path):
     from django.contrib.auth import get_user_model
 
-    from reviewer.demo import ensure_users
+    from reviewer.demo.seed import ensure_users
 
     logins = ensure_users(tmp_path / "demo-logins.json")
     assert set(logins) == {"lead", "ops", "admin"}

@@ -13,10 +13,11 @@ import time_machine
 from django.db import transaction
 
 from agents.models import Run
-from reviewer import deadlines, decisions, notifications
-from reviewer.forms import NotificationChannelForm
+from reviewer.alerts import deadlines, notifications
+from reviewer.alerts.tasks import send_notification
+from reviewer.desk import decisions
+from reviewer.desk.forms import NotificationChannelForm
 from reviewer.models import DeadlineRule, Escalation, Notification, NotificationChannel
-from reviewer.tasks import send_notification
 from tests import factories
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -174,11 +175,11 @@ def test_a_broker_that_is_down_does_not_fail_the_runs_commit(p1, channels, monke
     def down(*args, **kwargs):
         raise ConnectionError("broker down")
 
-    monkeypatch.setattr("reviewer.tasks.notify_opened.delay", down)
+    monkeypatch.setattr("reviewer.alerts.tasks.notify_opened.delay", down)
     escalation = open_escalation(p1)  # the on_commit callback fails; the escalation is kept
     assert Escalation.objects.filter(pk=escalation.pk, notified_at=None).exists()
     with time_machine.travel(escalation.opened_at + timedelta(minutes=2), tick=False):
-        monkeypatch.setattr("reviewer.tasks.send_notification.delay", lambda pk: None)
+        monkeypatch.setattr("reviewer.alerts.tasks.send_notification.delay", lambda pk: None)
         assert deadlines.sweep()["opened"] == 1  # the sweep's safety net tells the channels instead
     assert Notification.objects.filter(escalation=escalation, event="opened").count() == 1
 

@@ -1,4 +1,4 @@
-"""Publishing (reviewer/publishing.py): only a person's click on an approved or gate-passed text, or
+"""Publishing (reviewer/outbox/publishing.py): only a person's click on an approved or gate-passed text, or
 the policy's auto_publish for a gate-passed run; one transaction writes the update and its outbox."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from agents.models import PipelinePolicy, Run
 from agents.tasks import run_now, start_run
 from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
-from reviewer.publishing import AlreadyPublished, PublishRefused, publish
+from reviewer.outbox.publishing import AlreadyPublished, PublishRefused, publish
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_escalation, make_incident, make_run, make_user
 

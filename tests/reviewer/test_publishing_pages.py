@@ -9,9 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.models import Run
-from reviewer import tasks
 from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
-from reviewer.publishing import publish
+from reviewer.outbox import tasks
+from reviewer.outbox.publishing import publish
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_escalation, make_incident, make_run, make_user
 

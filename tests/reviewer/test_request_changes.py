@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from agents.core.llm.scripted_demo import CAVEAT
 from agents.core.llm.scripted_server import status
-from reviewer import decisions
-from reviewer.decisions import DecisionInvalid
+from reviewer.desk import decisions
+from reviewer.desk.decisions import DecisionInvalid
 from reviewer.models import ChangeRequest, Decision, Escalation
 
 ASK = f'Add "{CAVEAT}" at the end.'

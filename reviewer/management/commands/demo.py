@@ -22,7 +22,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Run
-from reviewer.demo import load_everything, run_demo_pipelines
+from reviewer.demo.seed import load_everything, run_demo_pipelines
 from reviewer.models import Escalation
 
 STOP_SECONDS = 15  # then SIGKILL: a worker's warm shutdown waits for the runs in flight

@@ -2,7 +2,7 @@
 
 ``enqueue`` writes one :class:`Notification` row per active channel that wants the event (at most
 one per escalation, event and channel: a unique constraint) and sends each through the
-``reviewer.tasks.send_notification`` task once the transaction commits: never in the request or the
+``send_notification`` task (``reviewer.alerts.tasks``) once the transaction commits: never in the request or the
 run's transaction. The task sends with apprise (one interface for Slack, JSON webhooks and the many
 services it knows) to the channel's destination, which the operator declared in
 ``OUTBOUND_DESTINATIONS`` (``reviewer.destinations``): admins choose a name, never a URL. A failure
@@ -17,13 +17,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import apprise
 from django.conf import settings
-from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from reviewer.celery import enqueue_on_commit
 from reviewer.models import Escalation, Notification, NotificationChannel
 
-log = logging.getLogger("reviewer.notifications")
+log = logging.getLogger(__name__)
 
 Event = NotificationChannel.Event
 
@@ -34,8 +34,6 @@ class NotificationFailed(Exception):
 
 def enqueue(escalation_pk: int, event: str) -> list[int]:
     """Create the event's notifications for every channel that wants it, and send them after commit."""
-    from reviewer.tasks import send_notification
-
     channels = [c for c in NotificationChannel.objects.filter(active=True) if event in (c.events or [])]
     created = []
     for channel in channels:
@@ -45,7 +43,7 @@ def enqueue(escalation_pk: int, event: str) -> list[int]:
     for pk in created:
         # robust: a broker that is down must not fail the commit that already happened; the row
         # stays pending and the sweep sends it again (resend_pending).
-        transaction.on_commit(lambda pk=pk: send_notification.delay(pk), robust=True)
+        enqueue_on_commit("reviewer.tasks.send_notification", pk, robust=True)
     return created
 
 

@@ -1,13 +1,14 @@
 """Deadline breaches (SPEC §11): what passed its deadline undecided, and ops' one click to publish the
-incident's approved holding statement instead. The domain lives in :mod:`reviewer.deadlines`."""
+incident's approved holding statement instead. The domain lives in :mod:`reviewer.alerts.deadlines`."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from reviewer import deadlines, publishing
+from reviewer.alerts import deadlines
 from reviewer.models import DeadlineBreach
+from reviewer.outbox import publishing
 from reviewer.permissions import require_perm
 
 RECENT = 50

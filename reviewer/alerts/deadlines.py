@@ -1,7 +1,7 @@
 """Deadlines of escalations, their reminders and breaches, and holding statements (SPEC §11).
 
 An escalation gets its deadline when it opens, from the most specific :class:`DeadlineRule`. The
-sweep (``reviewer.tasks.sweep_deadlines``, Celery beat) claims each event of an escalation once, by a
+sweep (``reviewer.alerts.tasks.sweep_deadlines``, Celery beat) claims each event of an escalation once, by a
 conditional ``UPDATE ... WHERE <field> IS NULL`` (the healthchecks ``sendalerts`` trick): "opened"
 (a safety net for a lost message), the reminder before the deadline and the breach. A breach is
 recorded and notified; it never decides anything. When the incident has a holding statement an admin
@@ -23,9 +23,11 @@ from agents.core.inputs import control_character
 from agents.core.policy import default_policy
 from agents.models import Incident
 from agents.policy_rows import load_policy
+from reviewer.alerts import notifications
 from reviewer.models import DeadlineBreach, DeadlineRule, Escalation, HoldingStatement, NotificationChannel
+from reviewer.outbox import publishing
 
-log = logging.getLogger("reviewer.deadlines")
+log = logging.getLogger(__name__)
 
 Event = NotificationChannel.Event
 # A freshly opened escalation is notified by the task its opening enqueues; the sweep only steps in
@@ -67,7 +69,7 @@ def deadline_fields(run, opened_at: datetime) -> dict:
 EVENT_FIELDS = {Event.OPENED: "notified_at", Event.REMINDER: "reminded_at", Event.BREACH: "breached_at"}
 
 
-def claim_event(escalation_pk: int, event: str, now: datetime) -> bool:
+def take_event(escalation_pk: int, event: str, now: datetime) -> bool:
     """Mark ``event`` as done for a pending escalation, once: True for the one caller that won."""
     field = EVENT_FIELDS[event]
     return bool(Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING, **{field: None})
@@ -91,15 +93,13 @@ def sweep(now: datetime | None = None) -> dict[str, int]:
 
     Nothing here changes an escalation's status: a deadline never approves (or rejects) anything.
     """
-    from reviewer import notifications
-
     now = now or timezone.now()
     counts = {}
     for event, pks in due(now).items():
         counts[event] = 0
         for pk in pks:
             with transaction.atomic():
-                if not claim_event(pk, event, now):
+                if not take_event(pk, event, now):
                     continue  # decided meanwhile, or another sweep took it
                 if event == Event.BREACH:
                     record_breach(pk, now)
@@ -207,11 +207,9 @@ def urgency(escalation: Escalation, now: datetime | None = None) -> str:
 
 def publish_holding_statement(breach_pk: int, user):
     """Ops' one click on a breach: publish the incident's approved holding statement (through
-    ``reviewer.publishing.publish``), once per breach. The statement is checked by the guard again,
+    ``reviewer.outbox.publishing.publish``), once per breach. The statement is checked by the guard again,
     against the facts of now; the escalation itself stays pending for a lead. Raises
     :class:`HoldingStatementRefused`, or ``publishing.PublishRefused`` / ``PermissionDenied``."""
-    from reviewer import publishing
-
     breach = DeadlineBreach.objects.select_related("escalation__run__incident", "published_by").get(pk=breach_pk)
     if breach.published_at is not None:
         who = breach.published_by.get_username() if breach.published_by else "someone"

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 
 from agents.core.stops import opens_escalation
 from agents.models import Run, since
-from reviewer.forms import IN_FLIGHT
+from reviewer.desk.forms import IN_FLIGHT
 from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 

@@ -24,9 +24,9 @@ from agents import tasks
 from agents.core.audit import word_diff
 from agents.core.stops import explain
 from agents.models import Run, is_text_pipeline
-from reviewer.forms import RunFilterForm
+from reviewer.desk.forms import RunFilterForm
+from reviewer.outbox.publishing import PUBLISH_PERMISSION, offers_publish
 from reviewer.permissions import require_perm
-from reviewer.publishing import PUBLISH_PERMISSION, offers_publish
 
 RUNS_PER_PAGE = 50
 MAX_STEP_INDEX = 2**31 - 1  # the largest value of a PositiveIntegerField on every database

@@ -5,16 +5,18 @@ passed every gate, by its pipeline policy's ``auto_publish`` switch; never other
 published is the text a person approved on an escalation, or the answer of a run that ended ``ok``
 with no escalation. :func:`publish` writes, in one transaction, the ``PublishedUpdate`` row and one
 ``Delivery`` (outbox) row per enabled channel; the deliveries are enqueued when the transaction
-commits, and the sweep enqueues any whose message was lost (``reviewer.tasks``).
+commits, and the sweep enqueues any whose message was lost (``reviewer.outbox.tasks``).
 """
 
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from agents.core.text import canonical_json, normalize, text_hash
 from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
+from reviewer.celery import enqueue_on_commit
 from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
 
 PUBLISH_PERMISSION = "reviewer.publish_update"
@@ -114,8 +116,6 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
 
 
 def _write(incident, text, *, actor, source_run, escalation, approved_by, reason) -> PublishedUpdate:
-    from reviewer.tasks import deliver
-
     with transaction.atomic():
         # Lock the incident: versions are numbered one after another, and a run is published once.
         Incident.objects.select_for_update().filter(pk=incident.pk).first()
@@ -135,7 +135,7 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
         )
         for channel in DeliveryChannel.objects.filter(enabled=True):
             delivery = Delivery.objects.create(update=update, channel=channel)
-            transaction.on_commit(lambda pk=delivery.pk: deliver.delay(pk))
+            enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
     return update
 
 
@@ -166,3 +166,12 @@ def auto_publish(sender, *, run, result, **kwargs) -> None:
         publish(run.incident, run.answer, actor=None, source_run=run)
     except PublishRefused:
         return  # an empty answer, or published already by a redelivered task
+
+
+def retry_failed_delivery(delivery: Delivery, user) -> bool:
+    """A person's retry of a dead-lettered delivery: a fresh set of attempts; False if it is not failed."""
+    won = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.FAILED).update(
+        status=Delivery.Status.PENDING, attempts=0, next_attempt_at=timezone.now(), retried_by=user)
+    if won:
+        enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
+    return bool(won)

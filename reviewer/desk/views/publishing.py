@@ -10,17 +10,17 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents.core.audit import word_diff
 from agents.models import Run
-from reviewer import tasks
 from reviewer.models import Delivery
-from reviewer.permissions import require_perm
-from reviewer.publishing import (
+from reviewer.outbox.publishing import (
     PUBLISH_PERMISSION,
     AlreadyPublished,
     PublishRefused,
     last_published,
     publish,
     publishable,
+    retry_failed_delivery,
 )
+from reviewer.permissions import require_perm
 
 
 @require_perm(PUBLISH_PERMISSION)
@@ -63,7 +63,7 @@ def publish_run(request, pk):
 @require_POST
 def retry_delivery(request, pk):
     delivery = get_object_or_404(Delivery.objects.select_related("update__incident", "channel"), pk=pk)
-    if tasks.retry(delivery, request.user):
+    if retry_failed_delivery(delivery, request.user):
         messages.success(request, f"Delivery to {delivery.channel.name} is being retried.")
     else:
         messages.info(request, f"The delivery to {delivery.channel.name} is not failed; nothing to retry.")

@@ -318,7 +318,7 @@ class HoldingStatementForm(forms.ModelForm):
         return refuse_control_characters(self.cleaned_data["text"], "text")
 
     def clean(self):
-        from reviewer.deadlines import guard_message, guard_statement
+        from reviewer.alerts.deadlines import guard_message, guard_statement
 
         data = super().clean()
         incident, text = data.get("incident"), data.get("text")

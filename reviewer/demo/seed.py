@@ -185,7 +185,7 @@ HOLDING_STATEMENT = ("We are investigating a problem that affects some of our se
 
 
 def load_holding_statements() -> None:
-    from reviewer.deadlines import HoldingStatementRefused, approve_holding_statement
+    from reviewer.alerts.deadlines import HoldingStatementRefused, approve_holding_statement
 
     admin = get_user_model().objects.filter(username="admin").first()
     for incident in Incident.objects.filter(severity="P1", holding_statements__isnull=True):

@@ -29,8 +29,8 @@ from agents.core.text import normalize, text_hash
 from agents.models import PipelinePolicy
 from agents.policy_rows import PolicyMissing, load_policy
 from agents.tasks import llm_for, model_settings_record
-from reviewer import tasks
-from reviewer.deadlines import deadline_fields
+from reviewer.alerts.deadlines import deadline_fields
+from reviewer.celery import enqueue_on_commit
 from reviewer.models import ChangeRequest, Decision, Escalation
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -143,7 +143,7 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
     if created:
         # Told after the commit, by a task: never in the run's transaction. robust: a broker that is
         # down must not fail the run's commit; the deadline sweep sends the notice instead.
-        transaction.on_commit(lambda: tasks.notify_opened.delay(escalation.pk), robust=True)
+        enqueue_on_commit("reviewer.tasks.notify_opened", escalation.pk, robust=True)
 
 
 def _block_results(escalation: Escalation) -> dict:
@@ -287,7 +287,7 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
                 escalation=escalation, decision=decision, requested_by=user, requested_at=decision.at,
                 instructions=instructions, text_before=escalation.candidate)
             if enqueue:
-                transaction.on_commit(lambda: tasks.execute_change_request.delay(change.pk))
+                enqueue_on_commit("reviewer.tasks.execute_change_request", change.pk)
     except IntegrityError:  # another lead's request won the race for the one in-flight slot
         raise ChangeInFlight(IN_FLIGHT_MESSAGE) from None
     return change

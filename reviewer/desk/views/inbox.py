@@ -1,7 +1,7 @@
 """The escalation inbox (SPEC §7, §8): the list, the escalation page, and the decision endpoints.
 
 Every page works as plain HTML forms; with htmx the same forms swap a row, the decision panel or
-the guard's violations in place. The decisions themselves live in :mod:`reviewer.decisions`.
+the guard's violations in place. The decisions themselves live in :mod:`reviewer.desk.decisions`.
 """
 
 from urllib.parse import urlsplit
@@ -18,8 +18,8 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer import decisions
-from reviewer.forms import InboxFilterForm
+from reviewer.desk import decisions
+from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
 

@@ -13,9 +13,9 @@ from django_htmx.http import HttpResponseClientRedirect
 from agents import tasks
 from agents.models import Incident
 from agents.policy_rows import PolicyMissing
-from reviewer.forms import StartRunForm
+from reviewer.desk.forms import StartRunForm
+from reviewer.outbox.publishing import PUBLISH_PERMISSION
 from reviewer.permissions import require_perm
-from reviewer.publishing import PUBLISH_PERMISSION
 
 RUNS_PER_PAGE = 20
 INCIDENTS_PER_PAGE = 50

@@ -1,0 +1,71 @@
+"""Celery tasks of escalation deadlines and notifications: ``sweep_deadlines`` (Celery beat) takes each
+escalation's reminder and breach once; ``notify_opened`` tells the channels about a new escalation;
+``send_notification`` sends one notification with retries and exponential backoff, recording every
+failure on its row and never raising into the worker.
+
+Task names are kept from before the concerns had a package each, so queued messages still run.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+
+from reviewer.alerts import deadlines, notifications
+from reviewer.models import Notification, NotificationChannel
+
+NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s, 80 s
+
+
+@shared_task(name="reviewer.tasks.sweep_deadlines", ignore_result=True)
+def sweep_deadlines() -> dict:
+    """Reminders and breaches that are due, each once; "opened" notices whose message was lost."""
+    counts = deadlines.sweep(timezone.now())
+    resend_pending()
+    return counts
+
+
+@shared_task(name="reviewer.tasks.notify_opened", ignore_result=True)
+def notify_opened(escalation_pk: int) -> None:
+    with transaction.atomic():
+        if deadlines.take_event(escalation_pk, NotificationChannel.Event.OPENED, timezone.now()):
+            notifications.enqueue(escalation_pk, NotificationChannel.Event.OPENED)
+
+
+# max_retries=None: the row's own attempts bound the retries (NOTIFICATION_RETRIES), across redeliveries too.
+@shared_task(name="reviewer.tasks.send_notification", bind=True, ignore_result=True, acks_late=True, max_retries=None)
+def send_notification(self, notification_pk: int) -> str:
+    """Send one notification. Safe twice: a sent or failed row is left alone. (Celery's Django fixup
+    closes stale connections around each task in a worker.)"""
+    row = Notification.objects.select_related("channel").filter(pk=notification_pk).first()
+    if row is None or row.status != Notification.Status.PENDING:
+        return "skipped"
+    attempt = row.attempts + 1
+    Notification.objects.filter(pk=row.pk).update(attempts=attempt)
+    try:
+        notifications.send(row)
+    except Exception as error:  # a failure is recorded, never raised into the worker
+        text = str(error) if isinstance(error, notifications.NotificationFailed) else f"{type(error).__name__}"
+        final = attempt > NOTIFICATION_RETRIES
+        notifications.record_attempt(row.pk, error=text, final=final)
+        notifications.log.warning("notification %s failed (attempt %d%s): %s", row.pk, attempt,
+                    ", giving up" if final else "", text)
+        if final:
+            return "failed"
+        raise self.retry(countdown=10 * 2 ** (attempt - 1)) from None
+    notifications.record_attempt(row.pk)
+    return "sent"
+
+
+def resend_pending(older_seconds: int = 600) -> int:
+    """Send again the notifications still pending ten minutes after they were made: longer than all
+    the retries' backoff, so their message was lost. The row's attempts bound the retries in all."""
+    cutoff = timezone.now() - timedelta(seconds=older_seconds)
+    pks = list(Notification.objects.filter(status=Notification.Status.PENDING, created_at__lt=cutoff)
+               .values_list("pk", flat=True)[:100])
+    for pk in pks:
+        send_notification.delay(pk)
+    return len(pks)

@@ -1,0 +1,168 @@
+"""Escalations: the pending ones, one with its decisions and change requests, and deciding one."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.db.models import Prefetch
+from django.http import Http404
+from ninja import Field, Query, Router, Schema, Status
+
+from reviewer.api.common import (
+    PAGE_MAX,
+    PIPELINES,
+    ApiError,
+    DecisionOut,
+    Error,
+    IdFilter,
+    Offset,
+    RowId,
+    change_requests_query,
+    check_strings,
+    decision_out,
+    decisions_query,
+    need,
+    rows_of,
+)
+from reviewer.desk import decisions
+from reviewer.models import Escalation
+
+router = Router(tags=["escalations"])
+
+
+class EscalationOut(Schema):
+    id: int
+    run_id: int
+    pipeline: str
+    incident_id: str | None
+    status: str
+    stop_reason: str
+    explanation: str
+    reason: str
+    draft: str
+    candidate: str
+    guard: dict[str, Any] | None
+    opened_at: datetime
+    claimed_by: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    final_text: str
+    facts_changed: list[dict[str, Any]]
+    facts_changed_text: str
+    decisions: list[DecisionOut]
+    change_requests: list[ChangeRequestOut]
+
+
+class ChangeRequestOut(Schema):
+    id: int
+    status: str
+    requested_by: str
+    requested_at: datetime
+    instructions: str
+    revision: str
+    ok: bool
+    stop_reason: str
+    guard: dict[str, Any] | None
+    finished_at: datetime | None
+
+
+class DecideIn(Schema):
+    action: Literal["approve", "edit_approve", "reject", "request_changes"]
+    text: str = Field("", max_length=20_000, description="The edited text (edit_approve).")
+    note: str = Field("", max_length=5_000, description=(
+        "Justification (edit_approve over violations), reason (reject), or the instructions for the model "
+        "(request_changes)."))
+    confirm_changed_facts: bool = Field(False, description="Approve although the incident's facts changed since.")
+
+
+def _escalation_out(e: Escalation) -> dict:
+    return {
+        "id": e.pk, "run_id": e.run_id, "pipeline": e.run.pipeline,
+        "incident_id": e.run.incident.incident_id if e.run.incident_id else None,
+        "status": e.status, "stop_reason": e.stop_reason, "explanation": e.explanation, "reason": e.reason,
+        "draft": e.draft, "candidate": e.candidate, "guard": e.guard, "opened_at": e.opened_at,
+        "claimed_by": e.claimed_by.username if e.claimed_by_id else None,
+        "decided_by": e.decided_by.username if e.decided_by_id else None,
+        "decided_at": e.decided_at, "final_text": e.final_text,
+        "facts_changed": e.facts_changes, "facts_changed_text": e.facts_changed_text,
+        "decisions": [decision_out(d) for d in rows_of(e, "decisions", decisions_query().filter(escalation=e))],
+        "change_requests": [
+            {"id": c.pk, "status": c.status, "requested_by": c.requested_by.username, "requested_at": c.requested_at,
+             "instructions": c.instructions, "revision": c.revision, "ok": c.ok, "stop_reason": c.stop_reason,
+             "guard": c.guard, "finished_at": c.finished_at}
+            for c in rows_of(e, "change_requests", change_requests_query().filter(escalation=e))],
+    }
+
+
+def _load_escalation(pk: int) -> Escalation:
+    escalation = (Escalation.objects.select_related("run", "run__incident", "run__incident_version", "claimed_by",
+                                                    "decided_by").filter(pk=pk).first())
+    if escalation is None:
+        raise Http404(f"No escalation {pk}.")
+    return escalation
+
+
+@router.get("/escalations", response={200: list[EscalationOut], 401: Error, 403: Error, 422: Error})
+def list_escalations(request, pipeline: Literal[PIPELINES] | None = None,  # type: ignore[valid-type]
+                     stop_reason: str | None = Query(None, max_length=200),
+                     incident_id: str | None = IdFilter,
+                     limit: int = Query(50, ge=1, le=PAGE_MAX), offset: int = Offset):
+    """The pending escalations, oldest first."""
+    need(request, "reviewer.view_escalation")
+    check_strings([stop_reason], "filter")
+    # The inbox's filters, plus the incident.
+    rows = Escalation.objects.pending().filtered(pipeline=pipeline or "", stop_reason=stop_reason or "").select_related(
+        "run", "run__incident", "run__incident_version", "claimed_by", "decided_by").with_latest_facts()
+    if incident_id:
+        rows = rows.filter(run__incident__incident_id=incident_id)
+    rows = rows.prefetch_related(Prefetch("decisions", queryset=decisions_query()),
+                                 Prefetch("change_requests", queryset=change_requests_query()))
+    return [_escalation_out(e) for e in rows.order_by("opened_at", "id")[offset:offset + limit]]
+
+
+@router.get("/escalations/{escalation_id}", response={200: EscalationOut, 401: Error, 403: Error, 404: Error,
+                                                   422: Error})
+def read_escalation(request, escalation_id: int = RowId):
+    need(request, "reviewer.view_escalation")
+    return _escalation_out(_load_escalation(escalation_id))
+
+
+@router.post("/escalations/{escalation_id}/decision",
+          response={201: EscalationOut, 202: EscalationOut, 400: Error, 401: Error, 403: Error, 404: Error,
+                    409: Error, 422: Error})
+def decide(request, body: DecideIn, escalation_id: int = RowId):
+    """Decide once: approve, edit then approve (the guard checks the text; violations need a note),
+    or reject (with a reason). Someone quicker → 409 naming who decided.
+
+    ``request_changes`` is not a decision: the note's instructions go to the model for one revision
+    that the patch guard checks; 202, the escalation stays pending and its ``change_requests`` show
+    the revision when it is back. Another request still in flight → 409."""
+    need(request, decisions.DECIDE_PERMISSION)
+    check_strings([body.text, body.note], "decision")
+    if not Escalation.objects.filter(pk=escalation_id).exists():
+        raise Http404(f"No escalation {escalation_id}.")
+    if body.action == "request_changes":
+        try:
+            decisions.request_changes(escalation_id, request.user, body.note)
+        except decisions.ChangeInFlight as busy:
+            raise ApiError(409, str(busy), stop_reason=_load_escalation(escalation_id).stop_reason) from None
+        except decisions.DecisionInvalid as invalid:
+            raise ApiError(422, str(invalid), stop_reason=_load_escalation(escalation_id).stop_reason) from None
+        return Status(202, _escalation_out(_load_escalation(escalation_id)))
+    try:
+        outcome = decisions.decide(escalation_id, request.user, body.action, text=body.text, note=body.note,
+                                   confirm_changed_facts=body.confirm_changed_facts)
+    except decisions.DecisionInvalid as invalid:
+        escalation = _load_escalation(escalation_id)
+        detail = decisions.guard_edit(escalation, body.text) if body.action == "edit_approve" and body.text.strip() \
+            else None
+        raise ApiError(422, str(invalid), stop_reason=escalation.stop_reason, detail=detail) from None
+    escalation = _load_escalation(escalation_id)
+    if not outcome.won:
+        who = escalation.decided_by.username if escalation.decided_by_id else "someone"
+        raise ApiError(409, f"Already {escalation.status} by {who} at {escalation.decided_at:%Y-%m-%d %H:%M:%S %Z}.",
+                       decided_by=who, status=escalation.status)
+    return Status(201, _escalation_out(escalation))
+
+

@@ -1,0 +1,231 @@
+"""Incidents: read, create, update (PATCH) and upsert (PUT, for an alerting tool's webhook)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Literal
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
+from django.http import Http404
+from ninja import Field, Query, Router, Schema, Status
+
+from agents.core.text import canonical_json
+from agents.core.units import UNITS
+from agents.models import Incident, IncidentFact, IncidentVersion
+from reviewer.api.common import (
+    PAGE_MAX,
+    ApiError,
+    Error,
+    IncidentId,
+    IncidentPath,
+    Offset,
+    check_strings,
+    check_text,
+    need,
+    rows_of,
+)
+
+router = Router(tags=["incidents"])
+Unit = Literal[tuple(UNITS)]  # type: ignore[valid-type]
+
+
+class FactIn(Schema):
+    key: str = Field(..., pattern=r"^[-a-zA-Z0-9_]+$", max_length=64)
+    label: str | None = Field(None, max_length=100)
+    value: str | int | float | None = Field(..., description="The value; null removes the fact (in an update).")
+    unit: Unit | None = None
+
+
+class FactOut(Schema):
+    key: str
+    label: str
+    value: str | int | float
+    unit: str
+    shown: str
+
+
+class IncidentFields(Schema):
+    title: str | None = Field(None, min_length=1, max_length=200)
+    severity: str | None = Field(None, max_length=8)
+    status: str | None = Field(None, max_length=200)
+    regions: list[str] | None = Field(None, max_length=20)
+    report_date: date | None = None
+    facts: list[FactIn] | None = Field(None, max_length=50, description="Upserted by key; a null value removes one.")
+    approved_actions: list[str] | None = Field(None, max_length=50)
+    key_messages: list[str] | None = Field(None, max_length=50)
+    policy_hints: dict[str, Any] | None = None
+
+
+class IncidentCreate(IncidentFields):
+    incident_id: str = IncidentId
+    title: str = Field(..., min_length=1, max_length=200)
+
+
+class VersionOut(Schema):
+    number: int
+    created_at: datetime
+    created_by: str | None
+    changes: list[dict[str, Any]]
+
+
+class IncidentOut(Schema):
+    incident_id: str
+    title: str
+    severity: str
+    status: str
+    regions: list[str]
+    report_date: date
+    facts: list[FactOut]
+    approved_actions: list[Any]
+    key_messages: list[Any]
+    policy_hints: dict[str, Any]
+    version: int | None
+    versions: list[VersionOut]
+
+
+VERSIONS_SHOWN = 20
+
+
+def _versions_query():
+    return IncidentVersion.objects.select_related("created_by").order_by("incident_id", "-number")
+
+
+def _incident_out(incident: Incident) -> dict:
+    shown = _versions_query().filter(incident=incident)[:VERSIONS_SHOWN]
+    versions = rows_of(incident, "versions", shown)[:VERSIONS_SHOWN]
+    return {
+        "incident_id": incident.incident_id, "title": incident.title, "severity": incident.severity,
+        "status": incident.status, "regions": list(incident.regions or []), "report_date": incident.report_date,
+        "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit, "shown": f.shown}
+                  for f in incident.fact_list()],
+        "approved_actions": incident.approved_actions or [], "key_messages": incident.key_messages or [],
+        "policy_hints": incident.policy_hints or {},
+        "version": versions[0].number if versions else None,
+        "versions": [{"number": v.number, "created_at": v.created_at, "changes": v.changes,
+                      "created_by": v.created_by.username if v.created_by else None} for v in versions],
+    }
+
+
+def get_incident(incident_id: str) -> Incident:
+    incident = Incident.objects.filter(incident_id=incident_id).first()
+    if incident is None:
+        raise Http404(f"No incident “{incident_id}”.")
+    return incident
+
+
+def _messages(error: ValidationError) -> dict:
+    return error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
+
+
+def _apply(incident: Incident, data: IncidentFields, user) -> None:
+    """Write the given fields and facts, then record a version (if anything changed)."""
+    fields = data.model_dump(exclude_unset=True, exclude={"facts", "incident_id"})
+    check_strings(fields, "incident")
+    for name, value in fields.items():
+        if value is None and name in ("title", "severity", "status", "report_date"):
+            raise ApiError(422, f"“{name}” cannot be null.", detail=[{"loc": [name], "msg": "null"}])
+        if name in ("regions", "approved_actions", "key_messages") and any(not v.strip() for v in value or []):
+            raise ApiError(422, f"“{name}” holds an empty text.", detail=[{"loc": [name], "msg": "empty"}])
+        setattr(incident, name, value if value is not None else type(getattr(incident, name))())
+    if len(canonical_json(incident.policy_hints or {})) > 16_000:
+        raise ApiError(422, "The policy hints are too large.", detail=[{"loc": ["policy_hints"], "msg": "too large"}])
+    try:
+        incident.full_clean(validate_unique=False)
+    except ValidationError as error:
+        raise ApiError(422, "The incident is not valid; see detail.", detail=_messages(error)) from None
+    with transaction.atomic():
+        incident.save()
+        existing = {f.key: f for f in incident.fact_list()}
+        for position, fact in enumerate(data.facts or [], start=len(existing)):
+            check_strings([fact.label, fact.value], f"fact “{fact.key}”")
+            row = existing.get(fact.key)
+            if fact.value is None:
+                if row is not None:
+                    row.delete()
+                continue
+            value = fact.value if isinstance(fact.value, str) else repr(fact.value)
+            row = row or IncidentFact(incident=incident, key=fact.key, position=position, unit="text", label=fact.key)
+            row.value = value
+            row.label = fact.label if fact.label is not None else row.label
+            row.unit = fact.unit or row.unit
+            try:
+                row.full_clean(exclude=["incident"])
+            except ValidationError as error:
+                transaction.set_rollback(True)
+                raise ApiError(422, f"The fact “{fact.key}” is not valid; see detail.",
+                               detail=_messages(error)) from None
+            row.save()
+        incident.record_version(user)
+
+
+@router.get("/incidents", response={200: list[IncidentOut], 401: Error, 403: Error, 422: Error})
+def list_incidents(request, status: str | None = Query(None, max_length=200),
+                   severity: str | None = Query(None, max_length=8),
+                   limit: int = Query(50, ge=1, le=PAGE_MAX), offset: int = Offset):
+    need(request, "agents.view_incident")
+    check_strings([status, severity], "filter")
+    rows = Incident.objects.order_by("-report_date", "incident_id")
+    if status:
+        rows = rows.filter(status=status)
+    if severity:
+        rows = rows.filter(severity=severity)
+    rows = rows.prefetch_related("fact_rows", Prefetch("versions", queryset=_versions_query()))
+    return [_incident_out(i) for i in rows[offset:offset + limit]]
+
+
+@router.post("/incidents", response={201: IncidentOut, 400: Error, 401: Error, 403: Error, 409: Error, 422: Error})
+def create_incident(request, body: IncidentCreate):
+    need(request, "agents.add_incident")
+    check_text(body.incident_id, "incident id")
+    if Incident.objects.filter(incident_id=body.incident_id).exists():
+        raise ApiError(409, f"The incident “{body.incident_id}” exists; update it with PATCH or PUT.")
+    try:
+        with transaction.atomic():
+            incident = Incident(incident_id=body.incident_id)
+            _apply(incident, body, request.user)
+    except IntegrityError:
+        raise ApiError(409, f"The incident “{body.incident_id}” was created meanwhile; update it instead.") from None
+    return Status(201, _incident_out(incident))
+
+
+@router.get("/incidents/{incident_id}", response={200: IncidentOut, 401: Error, 403: Error, 404: Error, 422: Error})
+def read_incident(request, incident_id: str = IncidentPath):
+    need(request, "agents.view_incident")
+    return _incident_out(get_incident(incident_id))
+
+
+@router.patch("/incidents/{incident_id}",
+           response={200: IncidentOut, 400: Error, 401: Error, 403: Error, 404: Error, 422: Error})
+def update_incident(request, body: IncidentFields, incident_id: str = IncidentPath):
+    """A partial update: the fields given change, facts are upserted by key; a new version if anything changed."""
+    need(request, "agents.change_incident")
+    incident = get_incident(incident_id)
+    with transaction.atomic():
+        _apply(incident, body, request.user)
+    return _incident_out(incident)
+
+
+@router.put("/incidents/{incident_id}",
+         response={200: IncidentOut, 201: IncidentOut, 400: Error, 401: Error, 403: Error, 409: Error, 422: Error})
+def upsert_incident(request, body: IncidentFields, incident_id: str = IncidentPath):
+    """For an alerting tool's webhook: create the incident with this id, or update it as PATCH does."""
+    incident = Incident.objects.filter(incident_id=incident_id).first()
+    if incident is not None:
+        need(request, "agents.change_incident")
+        with transaction.atomic():
+            _apply(incident, body, request.user)
+        return Status(200, _incident_out(incident))
+    need(request, "agents.add_incident")
+    if not body.title:
+        raise ApiError(422, "A new incident needs a title.", detail=[{"loc": ["title"], "msg": "required"}])
+    try:
+        with transaction.atomic():
+            incident = Incident(incident_id=incident_id)
+            _apply(incident, body, request.user)
+    except IntegrityError:
+        raise ApiError(409, f"The incident “{incident_id}” was created meanwhile; send the update again.") from None
+    return Status(201, _incident_out(incident))
+
+

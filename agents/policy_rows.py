@@ -1,4 +1,4 @@
-"""Load the policy a run executes under from the database (SPEC §2, §6).
+"""Load the policy a run executes under from the database.
 
 The active ``PipelinePolicy`` row of a pipeline plus the shared lists become the plain
 ``agents.core.policy`` dataclass the core takes. Configuration fails closed: an allowlist that cannot
@@ -130,7 +130,7 @@ def policy_snapshot(policy: Policy) -> dict[str, Any]:
     return json.loads(json.dumps(policy.to_dict()))
 
 
-# ---------------------------------------------------------------- the §3 defaults as rows
+# ---------------------------------------------------------------- the contract's defaults as rows
 
 ISSUE_DESCRIPTIONS = {
     "overconfidence": "States something as certain that the context does not make certain.",
@@ -170,7 +170,7 @@ POLICY_TABLES = ("PipelinePolicy", "IssueType", "RouteTarget", "RestrictedClaim"
 
 
 def install_defaults(apps=None, using: str = "default") -> bool:
-    """Fill an empty policy store with the §3 defaults read from ``agents.core.policy``.
+    """Fill an empty policy store with the contract's defaults read from ``agents.core.policy``.
 
     Runs from the data migration (with its historical ``apps``) and after every ``migrate`` or
     ``flush`` (a post_migrate hook, so a flushed database does not leave every run PolicyMissing).

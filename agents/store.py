@@ -1,4 +1,4 @@
-"""The routing specialists' facts from database rows (SPEC §3.3), and the demo rows.
+"""The routing specialists' facts from database rows, and the demo rows.
 
 ``DatabaseData`` implements the ``DataSource`` protocol of ``agents.core.specialists``, so the
 built-in specialists run unchanged on it.
@@ -89,7 +89,7 @@ DEMO_CUSTOMERS = (
 
 @transaction.atomic
 def load_demo_data(today: date | None = None) -> None:
-    """Create or refresh the §3.3 demo rows; running it again changes nothing but the dates."""
+    """Create or refresh the routing demo's rows; running it again changes nothing but the dates."""
     today = today or timezone.localdate()
     # One recommended plan at a time: clear the flag elsewhere before setting it.
     models.Plan.objects.exclude(code="team_plus").filter(recommended=True).update(recommended=False)

@@ -366,7 +366,7 @@ class Page:
     htmx: str = ""
 
 
-# Every page and API list of issue 15, one line each.
+# Every page and API list held to the targets in the module docstring, one line each.
 PAGES = [
     Page("dashboard", lambda t: "/"),
     Page("inbox, first page", lambda t: "/inbox/"),

@@ -1,4 +1,4 @@
-"""Outbound destinations that the operator declares in the environment (SPEC §11).
+"""Outbound destinations that the operator declares in the environment.
 
 The same lesson as the model endpoints (``agents/core/llm/endpoints.py``): nothing an admin can edit
 holds a URL or a secret. Admin chooses a destination by NAME; its URL and its signing secret come

@@ -1,4 +1,5 @@
-"""What people decide about runs: escalations and the append-only decisions (SPEC §7).
+"""What people decide about runs: escalations and the append-only decisions
+(docs/contract.md, 'Escalations and decisions').
 
 An escalation is opened for the stops a person must decide (``reviewer.escalations`` listens for
 finished runs); it is decided exactly once, by a conditional update, and decisions are never edited.
@@ -59,7 +60,7 @@ class EscalationQuerySet(models.QuerySet):
 
 
 class Escalation(models.Model):
-    """A stop a person must decide (SPEC §7). Decided exactly once, by a conditional update."""
+    """A stop a person must decide. Decided exactly once, by a conditional update."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -187,7 +188,7 @@ class Decision(models.Model):
 
 
 class ChangeRequest(models.Model):
-    """A lead's request for changes (SPEC §7): written instructions for one model revision of the
+    """A lead's request for changes: written instructions for one model revision of the
     escalated text, checked by the patch guard, coming back to the same escalation. Recorded with
     the Decision ("request_changes") that asked for it; the result (the revision, the guard's
     results, the model calls and the trace) is written once by the worker."""
@@ -242,7 +243,7 @@ class ChangeRequest(models.Model):
 
 
 class ApiToken(models.Model):
-    """A per-user token for the JSON API (SPEC §9). Only its SHA-256 is stored: the token itself is
+    """A per-user token for the JSON API. Only its SHA-256 is stored: the token itself is
     shown once, when admin creates it. A request with it acts as its user, with the user's role."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
@@ -300,7 +301,7 @@ class ApiIdempotencyKey(models.Model):
         return f"Idempotency-Key {self.key!r} of {self.user_id}"
 
 
-# -- publishing (SPEC §11) ------------------------------------------------------------------------
+# -- publishing (docs/contract.md, 'Publishing and the outbox') -----------------------------------
 
 
 class DeliveryChannel(models.Model):
@@ -465,7 +466,7 @@ class Delivery(models.Model):
         return f"Delivery {self.key} of {self.update} to {self.channel.name} ({self.status})"
 
 
-# -- deadlines, notifications and holding statements (SPEC §11) -------------------------------------
+# -- deadlines, notifications and holding statements (docs/contract.md, 'Deadlines and notifications') ---
 
 
 class DeadlineRule(models.Model):

@@ -1,4 +1,5 @@
-"""The three roles of SPEC §7 as Django groups with permissions, kept in step after every migrate."""
+"""The three roles (ops staff, support leads, policy admins) as Django groups with permissions, kept
+in step after every migrate."""
 
 from django.contrib.auth.models import Group, Permission
 
@@ -19,7 +20,7 @@ ROLE_PERMISSIONS = {
                    "agents.change_incident",
                    # unlock logins locked by repeated failures (django-axes), in the admin site
                    "axes.view_accessattempt", "axes.delete_accessattempt",
-                   # deadlines, notification channels and holding statements (SPEC §11)
+                   # deadlines, notification channels and holding statements
                    "reviewer.deadlinerule*", "reviewer.notificationchannel*", "reviewer.holdingstatement*",
                    "reviewer.view_notification", "reviewer.view_deadlinebreach",
                    # where published updates go (names among the operator's allowlist, never URLs)

@@ -230,7 +230,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# The LLM layer (SPEC §5.3) reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL,
+# The LLM layer reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL,
 # OPENAI_TIMEOUT_SECONDS, OPENAI_MAX_RETRIES, OPENAI_STRUCTURED_OUTPUT and LLM_BACKEND itself, in
 # agents.core.llm.client.client_from_env: one reader, shared by the command line, the workers and the tests.
 
@@ -243,7 +243,7 @@ LOGGING = {
     },
 }
 
-# Celery (SPEC §2, §10). Without CELERY_BROKER_URL the broker is a folder on disk (kombu's
+# Celery. Without CELERY_BROKER_URL the broker is a folder on disk (kombu's
 # filesystem transport): no server to install, and web process and workers share it.
 VAR_DIR = Path(os.environ.get("VAR_DIR") or BASE_DIR / "var")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"

@@ -1,4 +1,4 @@
-"""The gated pipelines as plain Python: no Django, no database (SPEC §2).
+"""The gated pipelines as plain Python: no Django, no database.
 
 A pipeline takes a goal, a context, a policy and an LLM client, reports each step to an observer
 as it happens and returns a result. Nothing under this package imports django, celery, reviewer

@@ -1,4 +1,4 @@
-"""The audit record of a revision (SPEC §3.2 step 5) and the word diff the run page highlights.
+"""The audit record of a self-critique revision and the word diff the run page highlights.
 
 Plain Python: no Django here.
 """
@@ -32,7 +32,7 @@ def _chunks(text: str) -> list[str]:
 
 def diff_units(before: str, after: str) -> tuple[str, list[str], list[str]]:
     """(unit name, before units, after units): lines when either text has several lines, else
-    sentences when either has more than one, else 80-character chunks (§3.2 step 5)."""
+    sentences when either has more than one, else 80-character chunks."""
     if len(_lines(before)) > 1 or len(_lines(after)) > 1:
         return "lines", _lines(before), _lines(after)
     if len(_sentences(before)) > 1 or len(_sentences(after)) > 1:

@@ -1,4 +1,4 @@
-"""The route gateway (SPEC §3.3 step 2): the only way a route decision reaches a worker."""
+"""The route gateway (docs/contract.md, 'The route gateway'): the only way a route decision reaches a worker."""
 
 from __future__ import annotations
 

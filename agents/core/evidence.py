@@ -1,4 +1,4 @@
-"""Which words of a text state a fact, and the context fact that supports each (issue 12, item 6).
+"""Which words of a text state a fact, and the context fact that supports each.
 
 The escalation page shows a lead every number, date, time, id, severity label, region and
 restricted claim of the text, each linked to the incident fact that supports it or marked

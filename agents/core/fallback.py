@@ -1,4 +1,4 @@
-"""The deterministic fallback edit of the self-critique pipeline (SPEC §3.2 step 4, §3.5.3).
+"""The deterministic fallback edit of the self-critique pipeline.
 
 After the model has failed to apply the required changes three times, this edits its last
 candidate directly: every must-remove phrase is deleted, every missing must-include phrase is

@@ -1,4 +1,4 @@
-"""The patch guard (SPEC §3.4) and the final-answer checks (§3.1 step 5, §3.5.5).
+"""The patch guard and the final-answer checks (docs/contract.md, 'The patch guard').
 
 One guard for both text pipelines: reflection and self-critique differ only in the
 :class:`GuardConfig` they pass (the length cap, the strict claims form, the stop reason for
@@ -43,13 +43,13 @@ class GuardConfig:
     # "patch_violation:fix_plan_not_applied" (reflection) or
     # "patch_violation:required_changes_not_applied" (self-critique)
     not_applied_reason: str
-    # Self-critique only (§3.4.5): the caller passes min(budget cap, policy_hints cap).
+    # Self-critique only: the caller passes min(budget cap, policy_hints cap).
     max_length_increase_pct: float | None = None
     strict_claims: bool = False
 
 
 def strict_claims_for(context: Mapping) -> bool:
-    """§3.4.6's strict form: the context asks to avoid absolute guarantees."""
+    """The strict form of the claim check: the context asks to avoid absolute guarantees."""
     hints = context.get("policy_hints")
     return isinstance(hints, dict) and hints.get("avoid_absolute_guarantees") is True
 
@@ -172,7 +172,7 @@ def check_revision(
     config: GuardConfig,
     phrase_rules: PhraseRules | None = None,
 ) -> GuardResult:
-    """Run the §3.4 checks in order on a revision of ``original``."""
+    """Run the patch guard's checks in order on a revision of ``original``."""
     chars = len(revised.strip())
     measurements: dict = {"revised_chars": chars}
     # 1-2: nothing after these is meaningful, so they stop alone.
@@ -185,7 +185,7 @@ def check_revision(
         message = "The revision does not change the draft."
         return _stop("invalid_revised:no_changes", message, measurements)
 
-    # 3-7: collect every failing check, in the order of §3.4, so a person sees all of them.
+    # 3-7: collect every failing check, in the guard's order, so a person sees all of them.
     violations: list[dict] = []
     ratio = similarity(original, revised)
     growth = length_increase_pct(original, revised)
@@ -235,7 +235,7 @@ def check_final_answer(
     max_answer_chars: int,
     strict_claims: bool = False,
 ) -> GuardResult:
-    """The final answer's checks (§3.1 step 5, §3.5.5), whether it was revised or approved.
+    """The final answer's checks, whether it was revised or approved.
 
     Facts and claims are judged against the context alone: a draft is not its own evidence.
     """

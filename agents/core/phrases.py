@@ -1,4 +1,4 @@
-"""Phrase rules: what a revision must say and must not say (SPEC §3.4.7, §3.2, §3.5.1, §3.5.2).
+"""Phrase rules: what a revision must say and must not say.
 
 The reflection review's fix plan is free text with quoted phrases; the self-critique's required
 changes carry explicit ADD/REMOVE markers. Both become a :class:`PhraseRules`, which the patch
@@ -29,7 +29,7 @@ class _Quote:
     phrase: str
 
 
-# ---------------------------------------------------------------- quoted phrases (§3.5.2)
+# ---------------------------------------------------------------- quoted phrases
 
 _CLOSERS = {'"': '"', "“": "”", "'": "'", "‘": "’"}
 _SINGLE = ("'", "‘")
@@ -107,7 +107,7 @@ def _length_problem(phrase: str) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------- presence (§3.2 step 4)
+# ---------------------------------------------------------------- presence
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -149,14 +149,14 @@ def _unique(phrases: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-# ---------------------------------------------------------------- reflection fix plan (§3.5.1)
+# ---------------------------------------------------------------- reflection fix plan
 
 
 def _forms(*words: str) -> str:
     return r"\b(?:" + "|".join(words) + r")\b"
 
 
-# Verbs are read in the instruction's own words, never inside quotes (§3.5.1), and as whole
+# Verbs are read in the instruction's own words, never inside quotes, and as whole
 # words. "changes"/"updates" are left out on purpose: in an instruction they are almost always
 # nouns ("Make the following changes", "status updates"), never the imperative.
 _MODIFY = _forms(
@@ -164,9 +164,9 @@ _MODIFY = _forms(
     r"updat(?:e|ed|ing)", r"rewrit(?:e|es|ing|ten)", "rewrote", r"rephras(?:e|es|ed|ing)",
     r"reword(?:s|ed|ing)?", r"swap(?:s|ped|ping)?",
 )  # fmt: skip
-# A deliberate improvement on §3.4.7, whose plain reading would turn "Remove 'resolved'" into a
-# must-INCLUDE of "resolved": remove/delete/drop/avoid/omit (and "instead of", "rather than")
-# make the phrases they govern must-remove.
+# A deliberate improvement on the contract's phrase rule (docs/contract.md, 'The patch guard'), whose
+# plain reading would turn "Remove 'resolved'" into a must-INCLUDE of "resolved": remove/delete/drop/
+# avoid/omit (and "instead of", "rather than") make the phrases they govern must-remove.
 _REMOVE = _forms(
     r"remov(?:e|es|ed|ing)", r"delet(?:e|es|ed|ing)", r"drop(?:s|ped|ping)?",
     r"avoid(?:s|ed|ing)?", r"omit(?:s|ted|ting)?", r"instead\s+of", r"rather\s+than",
@@ -250,7 +250,7 @@ def _reflection_item(instruction: str) -> tuple[list[str], list[str], list[dict]
     first_of_verb: dict[int, int] = {}  # modify verb position -> index of its first phrase
     for index, q in enumerate(quotes):
         verb = _governing_verb(verbs, q, _clause_of(own, q.start))
-        kind = verb.kind if verb else "add"  # quotes with no verb at all: must-include (§3.4.7)
+        kind = verb.kind if verb else "add"  # quotes with no verb at all: must-include
         if kind == "modify":
             first = first_of_verb.setdefault(verb.start, index)
             link = " ".join(own[quotes[first].end : q.start].split())
@@ -273,7 +273,7 @@ def _reflection_item(instruction: str) -> tuple[list[str], list[str], list[dict]
 
 
 def reflection_rules(fix_plan: list[str]) -> PhraseRules:
-    """The phrase rules a reflection fix plan implies (§3.4.7 with the §3.5.1 reading)."""
+    """The phrase rules a reflection fix plan implies: quoted phrases, read by the verb that governs them."""
     include, remove, skipped = [], [], []
     for instruction in fix_plan:
         i, r, s = _reflection_item(instruction)
@@ -283,7 +283,7 @@ def reflection_rules(fix_plan: list[str]) -> PhraseRules:
     return PhraseRules(_unique(include), _unique(remove), tuple(skipped))
 
 
-# ---------------------------------------------------------------- self-critique (§3.2)
+# ---------------------------------------------------------------- self-critique
 
 # A leading list marker ("1. ", "- ") is not part of the instruction.
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -313,7 +313,7 @@ def _critique_item(change: str) -> tuple[str | None, str | None, str | None]:
 
 
 def is_enforceable(change: str) -> bool:
-    """Exactly one quoted phrase of 3-160 characters and one ADD/REMOVE kind of marker (§3.2)."""
+    """Exactly one quoted phrase of 3-160 characters and one ADD/REMOVE kind of marker."""
     return _critique_item(change)[0] is not None
 
 

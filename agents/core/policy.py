@@ -1,4 +1,4 @@
-"""Policies as plain data: the budgets, allowlists and guard rules a run executes under (SPEC §3, §6).
+"""Policies as plain data: the budgets, allowlists and guard rules a run executes under.
 
 The defaults here are the contract's defaults. The Django side stores policies as rows that admins
 edit and converts them into these objects; every run keeps ``policy.to_dict()`` as its snapshot.
@@ -24,13 +24,13 @@ DEFAULT_ISSUE_TYPES: dict[str, bool] = {
 
 @dataclass(frozen=True, kw_only=True)
 class ClaimFamily:
-    """One restricted claim and the other words it is made in (SPEC §3.5.7, issue 11).
+    """One restricted claim and the other words it is made in (docs/contract.md, 'Fact and claim checks').
 
     ``pattern`` is the canonical claim, ``paraphrases`` its other wordings and inflections: each a
     case-insensitive RE2 pattern, matched in linear time (agents.core.patterns). Every match gets the
     same hedge handling; ``hedges`` are extra words that hedge this family only ("about 45 minutes"
     is an estimate, not a promise). A ``strict_only`` family applies only when the context asks to
-    avoid absolute guarantees (§3.4.6): firm time promises.
+    avoid absolute guarantees: firm time promises.
     """
 
     name: str = ""  # shown in the violation; "" for a bare pattern (snapshots from before families)
@@ -67,7 +67,7 @@ _TIME_UNIT = r"(?:minutes?|mins?|hours?|hrs?|days?)"
 _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?"
 
 # The defaults: the common ways an incident update over-claims. The first pattern of each family is
-# the contract's (§3.5.7); the rest are its paraphrases. Installed as rows by migration 0006.
+# the contract's; the rest are its paraphrases. Installed as rows by migration 0006.
 DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
     ClaimFamily(name="resolution", pattern=r"\bresolved\b", paraphrases=(
         r"\b(?:fixed|solved|remedied|rectified)\b",
@@ -130,7 +130,7 @@ DEFAULT_RESTRICTED_CLAIMS: tuple[str, ...] = tuple(f.pattern for f in DEFAULT_CL
 
 DEFAULT_REGIONS: tuple[str, ...] = ("us", "eu", "uk", "ua", "apac", "global", "emea", "latam")
 
-# Region words: a region named in words or as an adjective is a mention of its token (§3.5.4).
+# Region words: a region named in words or as an adjective is a mention of its token.
 DEFAULT_REGION_WORDS: dict[str, tuple[str, ...]] = {
     "us": ("United States", "U.S.", "USA", "American"),
     "eu": ("Europe", "European", "EU-wide"),

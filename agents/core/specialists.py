@@ -1,4 +1,4 @@
-"""The built-in specialists of SPEC §3.3 and the registry that names them.
+"""The routing pipeline's built-in specialists and the registry that names them.
 
 A worker is a callable ``worker(args) -> observation``. It raises :class:`WorkerArgsError` when its
 arguments are unusable; any other exception is a worker failure. Workers read facts through a
@@ -60,7 +60,7 @@ class DataSource(Protocol):
 
 
 class DemoData:
-    """The demo facts of SPEC §3.3, in memory. Dates are relative to ``today``."""
+    """The routing demo's facts, in memory. Dates are relative to ``today``."""
 
     def __init__(self, today: date | None = None):
         self._today = today or date.today()

@@ -1,4 +1,4 @@
-"""Stop reasons: the public contract of SPEC §3-§5, and the one exception that carries them.
+"""Stop reasons: the public contract (docs/contract.md, 'Stop reasons'), and the one exception that carries them.
 
 A gate that says no raises :class:`Stop`; the pipeline runner catches it once and turns it into a
 recorded result. The names below appear in the database, the UI, the API and metrics exactly as
@@ -21,7 +21,7 @@ class Stop(Exception):
 # One line of plain language per stop reason, shown next to a stopped run.
 STOP_REASONS: dict[str, str] = {
     "success": "The run passed every gate.",
-    # Budgets and the model layer (§3, §5)
+    # Budgets and the model layer
     "max_seconds": "The run used up its wall-time budget (before the next model call, or during one).",
     "max_tokens": "The run used up its token budget.",
     "max_cost": "The run used up its cost budget.",
@@ -44,7 +44,7 @@ STOP_REASONS: dict[str, str] = {
     # Draft
     "invalid_draft:empty": "The draft was empty.",
     "invalid_draft:too_long": "The draft was longer than the policy's max_draft_chars.",
-    # Reflection review (§3.1)
+    # Reflection review
     "invalid_review:not_object": "The review was not a JSON object.",
     "invalid_review:decision": "The review's decision was missing or blank.",
     "review_decision_not_allowed_policy:<decision>": "The review chose a decision the policy does not allow.",
@@ -66,7 +66,7 @@ STOP_REASONS: dict[str, str] = {
     "review_decision_denied_execution:<decision>": (
         "The decision is allowed by policy but not allowed to execute now (e.g. auto-revision is off)."
     ),
-    # Self-critique (§3.2)
+    # Self-critique
     "invalid_critique:not_object": "The critique was not a JSON object.",
     "invalid_critique:decision": "The critique's decision was missing or blank.",
     "critique_decision_not_allowed_policy:<decision>": "The critique chose a decision the policy does not allow.",
@@ -94,7 +94,7 @@ STOP_REASONS: dict[str, str] = {
     ),
     # Escalation
     "policy_escalation": "The reviewer model escalated the draft to a person.",
-    # Patch guard (§3.4)
+    # Patch guard
     "invalid_revised:empty": "The revision was empty.",
     "invalid_revised:too_long": "The revision was longer than the policy's max_answer_chars.",
     "invalid_revised:no_changes": "The revision did not change the draft.",
@@ -111,7 +111,7 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
     ),
-    # Final answer (§3.1 step 5, §3.5.5)
+    # Final answer
     "invalid_answer:empty": "The final answer was empty.",
     "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",
     "invalid_answer:no_new_facts": "The final answer contains a number that the incident context does not support.",
@@ -119,7 +119,7 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
     "invalid_answer:new_region": "The final answer names a region that is not in the context.",
     "invalid_answer:restricted_claims": "The final answer makes a restricted claim the context does not support.",
-    # Routing (§3.3)
+    # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
     "invalid_route:bad_kind": "The route answer's kind was not 'route'.",
@@ -143,12 +143,13 @@ STOP_REASONS: dict[str, str] = {
     "max_route_attempts": "Every route attempt asked for a reroute; attempts are used up.",
 }
 
-# Stops that open an escalation for a person (§7); every other stop is a failed run.
+# Stops that open an escalation for a person; every other stop is a failed run
+# (docs/contract.md, 'Escalations and decisions').
 _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:
-# the emergency brake hands the work to a person (§7), keeping these stop reasons (§3, §4).
+# the emergency brake hands the work to a person, keeping these stop reasons.
 BRAKE_STOPS = frozenset({"review_decision_denied_execution:revise", "critique_decision_denied_execution:revise"})
 BRAKE_REASON = ("Stopped by the emergency brake: the reviewer asked for a revision and auto-revision is off, "
                 "so a person decides the draft.")

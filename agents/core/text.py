@@ -6,7 +6,7 @@ from typing import Any
 
 
 def normalize(text: str) -> str:
-    """Trim and collapse every run of whitespace to one space (SPEC §3)."""
+    """Trim and collapse every run of whitespace to one space."""
     return " ".join(text.split())
 
 

@@ -1,4 +1,4 @@
-"""Units of incident facts (SPEC §3.5.6): how a fact's value is read, shown and checked.
+"""Units of incident facts: how a fact's value is read, shown and checked.
 
 A fact is stored as text with a unit; the run context carries the typed value (a number for every
 unit but ``text``) and, beside the values, each fact's label and unit (``fact_meta``), so the

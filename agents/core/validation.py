@@ -1,8 +1,8 @@
-"""The gateway: deterministic validation of every structured model answer (SPEC §3.1-§3.3).
+"""The gateway: deterministic validation of every structured model answer.
 
 Each validator takes the parsed JSON value (anything at all) and the policy, and returns a clean,
-typed decision or raises :class:`Stop` with the contract's reason. The checks run in the order the
-specification lists them; the first failure is the stop.
+typed decision or raises :class:`Stop` with the contract's reason. The checks run in a fixed
+order; the first failure is the stop.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class ReviewVerdict:
 
 
 def validate_review(data: Any, policy: TextPolicy, *, max_issues: int, max_fix_items: int) -> ReviewVerdict:
-    """The reflection review (§3.1 step 2)."""
+    """The reflection review."""
     decision = _decision(data, policy, not_object="invalid_review:not_object", missing="invalid_review:decision",
                          not_allowed="review_decision_not_allowed_policy:")
     issues = _items(data, "issues", budget=max_issues,
@@ -168,7 +168,7 @@ class CritiqueVerdict:
 
 
 def validate_critique(data: Any, policy: TextPolicy, *, max_risks: int, max_required_changes: int) -> CritiqueVerdict:
-    """The self-critique (§3.2 step 2)."""
+    """The self-critique."""
     decision = _decision(data, policy, not_object="invalid_critique:not_object", missing="invalid_critique:decision",
                          not_allowed="critique_decision_not_allowed_policy:")
     severity = data.get("severity", "medium")
@@ -222,7 +222,7 @@ ROUTE_KEYS = {"kind", "target", "args"}
 
 
 def validate_route(text: str, parsed: tuple[bool, Any], policy: RoutingPolicy, *, forbidden: str | None) -> RouteCall:
-    """The route answer (§3.3 step 1). ``forbidden`` is the target a reroute just ruled out."""
+    """The route answer. ``forbidden`` is the target a reroute just ruled out."""
     is_json, data = parsed
     if not is_json:
         raise Stop("invalid_route:non_json", raw=text)

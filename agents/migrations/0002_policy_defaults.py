@@ -1,4 +1,4 @@
-"""The §3 defaults as rows: one active policy per pipeline and the shared lists.
+"""The contract's defaults as rows: one active policy per pipeline and the shared lists.
 
 The values come from agents.core.policy (through agents.policy_rows.install_defaults), so the dataclasses
 stay the one source of the contract's defaults.

@@ -1,4 +1,4 @@
-"""A policy chooses a declared model endpoint by name; the free base URL field goes (issue 9).
+"""A policy chooses a declared model endpoint by name; the free base URL field goes.
 
 A blank base URL becomes a blank endpoint: the ``default`` endpoint (OPENAI_BASE_URL with
 OPENAI_API_KEY), where such rows already sent their calls. A row that had a base URL cannot keep

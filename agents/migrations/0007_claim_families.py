@@ -1,4 +1,4 @@
-"""Claim families (issue 11): a restricted claim is a canonical pattern plus paraphrases, its own
+"""Claim families: a restricted claim is a canonical pattern plus paraphrases, its own
 hedge words and whether it applies only under avoid_absolute_guarantees; a region token has its
 names in words. The defaults become data: the four contract claims gain their paraphrases, and the
 guarantee, absolute-assurance and time-promise families are added. A default row an admin deleted
@@ -52,7 +52,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="restrictedclaim", name="strict_only",
-            field=models.BooleanField(default=False, help_text="Check this family only when the context asks to avoid absolute guarantees (§3.4.6)."),
+            field=models.BooleanField(default=False, help_text="Check this family only when the context asks to avoid absolute guarantees."),
         ),
         migrations.AddField(
             model_name="regiontoken", name="words",

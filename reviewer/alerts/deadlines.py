@@ -1,4 +1,5 @@
-"""Deadlines of escalations, their reminders and breaches, and holding statements (SPEC §11).
+"""Deadlines of escalations, their reminders and breaches, and holding statements
+(docs/contract.md, 'Deadlines and notifications').
 
 An escalation gets its deadline when it opens, from the most specific :class:`DeadlineRule`. The
 sweep (``reviewer.alerts.tasks.sweep_deadlines``, Celery beat) claims each event of an escalation once, by a

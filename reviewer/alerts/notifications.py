@@ -1,4 +1,4 @@
-"""Telling people about escalations (SPEC §11): when one opens, when its deadline nears, when it passes.
+"""Telling people about escalations: when one opens, when its deadline nears, when it passes.
 
 ``enqueue`` writes one :class:`Notification` row per active channel that wants the event (at most
 one per escalation, event and channel: a unique constraint) and sends each through the

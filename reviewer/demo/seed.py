@@ -1,4 +1,4 @@
-"""Demo incidents, users and runs (SPEC §10). Everything here is idempotent: a second call reuses
+"""Demo incidents, users and runs. Everything here is idempotent: a second call reuses
 what exists."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def incident_from_context(context: dict) -> dict:
 
 # Three kinds of incident, each with its own facts: (key, label, value, unit).
 INCIDENTS = [
-    # The incident of SPEC §3.3, defined once: the context file the README's run_pipeline command reads.
+    # The demo's payment incident, defined once: the context file the README's run_pipeline command reads.
     incident_from_context(json.loads(CONTEXT_FILE.read_text())),
     {
         "incident_id": "inc_api_4021",

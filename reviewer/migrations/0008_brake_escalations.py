@@ -1,6 +1,7 @@
-"""Runs the emergency brake stopped before issue 12 opened no escalation and were listed as failed
-with a Retry that fails the same way. They are escalations now (SPEC §7): open one for each, with
-the draft from its trace and the reviewer's reason, as a run stopped today would get."""
+"""Runs that the emergency brake stopped used to open no escalation and were listed as failed with
+a Retry that fails the same way. They are escalations now
+(docs/contract.md, 'Escalations and decisions'): open one for each, with the draft from its trace
+and the reviewer's reason, as a run stopped today would get."""
 
 from django.db import migrations
 

@@ -1,4 +1,4 @@
-"""Sending one outbox row to its channel (SPEC §11): the public status page, a signed generic
+"""Sending one outbox row to its channel: the public status page, a signed generic
 webhook, a Slack incoming webhook, or email through Django's mail backend.
 
 A webhook's URL and signing secret come from the operator's allowlist (``reviewer.destinations``)

@@ -1,4 +1,4 @@
-"""Publishing an incident update through the outbox (SPEC §11).
+"""Publishing an incident update through the outbox (docs/contract.md, 'Publishing and the outbox').
 
 An update reaches customers only by a person's click (``Publish``, ops or lead) or, for a run that
 passed every gate, by its pipeline policy's ``auto_publish`` switch; never otherwise. What may be

@@ -1,4 +1,4 @@
-"""The public status page (SPEC §11): no login; each incident's published updates, newest first."""
+"""The public status page: no login; each incident's published updates, newest first."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-// The inbox's keyboard shortcuts and its polling guard (issue 12). A static file: the
+// The inbox's keyboard shortcuts and its polling guard. A static file: the
 // Content-Security-Policy allows no inline script. Keys never fire while typing in a field.
 //   j / k      next / previous escalation        o / Enter  open the row (whole text, diff, guard)
 //   a          approve (opens the row first)     e          edit, then approve, on the escalation page

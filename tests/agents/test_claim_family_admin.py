@@ -1,6 +1,6 @@
-"""Issue 11: claim families are data. The defaults are rows (migration 0006 and install_defaults),
-an admin edits a family and tries it on a sample text in its form, the guard reads the edited family,
-and every pattern of a family runs on RE2 (a pattern RE2 refuses is refused at save)."""
+"""Claim families are data. The defaults are rows (migration 0006 and install_defaults), an admin
+edits a family and tries it on a sample text in its form, the guard reads the edited family, and
+every pattern of a family runs on RE2 (a pattern RE2 refuses is refused at save)."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_migration_0006_gives_an_existing_store_the_families_and_brings_back_no_
     Claim = old.get_model("agents", "RestrictedClaim")
     contract = [r"\bresolved\b", r"\bfully\s+recovered\b", r"\bincident\s+closed\b",
                 r"\ball\s+payments\s+(?:are|is)\s+stable\b"]
-    # A store as it was before issue 11: the four contract patterns, one deleted by an admin.
+    # A store as it was before claim families: the four contract patterns, one deleted by an admin.
     Claim.objects.exclude(pattern__in=contract).delete()
     Claim.objects.filter(pattern=r"\bincident\s+closed\b").delete()
 

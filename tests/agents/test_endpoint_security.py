@@ -1,5 +1,5 @@
-"""Model endpoints are the operator's (issue 9, item 1): a policy names one, admin cannot type a URL,
-and a key only ever travels to the base URL it is declared with.
+"""Model endpoints are the operator's: a policy names one, admin cannot type a URL, and a key only
+ever travels to the base URL it is declared with.
 
 Two local OpenAI-compatible servers stand in for the hosts: ``declared`` is the endpoint the
 operator declared; ``elsewhere`` is any other host (an attacker's, or an internal service).

@@ -84,7 +84,7 @@ def test_the_run_context_keeps_the_shape_and_values_the_pipelines_read(old_incid
 
     context = Incident.objects.get(incident_id="inc_pay_2041").context()
 
-    # Since issue 12 the identity also carries the title (what the incident is); the rest is as before.
+    # The identity now also carries the title (what the incident is); the rest is as before.
     title = context["incident"].pop("title")
     assert title == "P1 payment degradation in the US"
     assert {k: v for k, v in context.items() if k != "fact_meta"} == OLD_CONTEXT

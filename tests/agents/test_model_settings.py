@@ -1,7 +1,7 @@
-"""The effective model settings of a run (issue 10): the policy row's, the environment winning, computed
-once in ``agents.core.llm.client.effective_policy``; the prompts and the client both use them, and the
-run records them. Driven through ``start_run`` + ``run_now`` against the scripted server, which refuses
-what OpenAI refuses (a ``json_object`` request whose messages never say "json")."""
+"""The effective model settings of a run: the policy row's, the environment winning, computed once in
+``agents.core.llm.client.effective_policy``; the prompts and the client both use them, and the run
+records them. Driven through ``start_run`` + ``run_now`` against the scripted server, which refuses what
+OpenAI refuses (a ``json_object`` request whose messages never say "json")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Admin patterns cannot freeze a process (issue 9, item 2): restricted claims and region tokens
-run on RE2 in time linear in the text; admin refuses what RE2 cannot take; a snapshot that still
-holds such a pattern fails its check with the reason instead of crashing or passing.
+"""Admin patterns cannot freeze a process: restricted claims and region tokens run on RE2 in time
+linear in the text; admin refuses what RE2 cannot take; a snapshot that still holds such a pattern
+fails its check with the reason instead of crashing or passing.
 
 The three patterns below took Python's ``re`` over 60 s on these 100 KB texts (a 40-character
 draft was enough to freeze a worker). The bounds asserted here are generous on purpose (a shared
@@ -144,7 +144,7 @@ def test_the_default_patterns_compile_and_match_as_before():
 def test_a_snapshot_pattern_re2_refuses_fails_the_claims_check_with_the_reason():
     rules = GuardRules(restricted_claims=(r"\bresolved\b", r"(?<!not )fixed"))
 
-    # Issue 11: "The outage is over." (the sentence here before) is now a paraphrase in the
+    # "The outage is over." (the sentence here before claim families) is now a paraphrase in the
     # resolution family of \bresolved\b; a sentence that claims nothing keeps the test's point.
     found = find_violations("Payments are slow.", "{}", rules)
 
@@ -182,7 +182,7 @@ def hostile_setup(incident, patterns) -> None:
     from agents.models import PipelinePolicy
 
     for pattern in patterns:
-        claim = RestrictedClaim(pattern=pattern, note="from issue 9")
+        claim = RestrictedClaim(pattern=pattern, note="hostile pattern")
         claim.full_clean()  # admin's own validation accepts them: RE2 runs them in linear time
         claim.save()
     PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(max_draft_chars=20_000,

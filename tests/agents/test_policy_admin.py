@@ -1,4 +1,4 @@
-"""Policies in admin (SPEC §6): validated on save, every change recorded, the record read-only."""
+"""Policies in admin: validated on save, every change recorded, the record read-only."""
 
 from decimal import Decimal
 

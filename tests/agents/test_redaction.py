@@ -1,4 +1,4 @@
-"""Keys are redacted from everything stored or logged from a model (issue 9, item 8).
+"""Keys are redacted from everything stored or logged from a model.
 
 A model that echoes the configured key (prompt-injected, or just odd) must not get it into a row,
 a page or a log line: answers, raw outputs, errors, trace outputs, candidates, escalation texts.

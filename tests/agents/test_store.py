@@ -1,4 +1,4 @@
-"""The specialists' facts from the database (SPEC §3.3): DatabaseData and the demo rows."""
+"""The specialists' facts from the database: DatabaseData and the demo rows."""
 
 from datetime import date, timedelta
 from decimal import Decimal

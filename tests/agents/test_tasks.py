@@ -153,7 +153,7 @@ def test_switching_a_route_off_for_execution_in_admin_denies_the_next_routing_ru
     assert run.policy["routes"]["billing_specialist"]["allowed_execution"] is False
 
 
-# ---------------------------------------------------------------- killed work resumes by itself (issue 9, item 7)
+# ---------------------------------------------------------------- killed work resumes by itself
 # The clock is time-machine's: the sweep reads timezone.now(), so "61 s later" is a travel, not a sleep.
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -288,7 +288,7 @@ def test_the_emergency_brake_opens_an_escalation_with_the_draft_issues_and_fix_p
 
 
 def test_a_run_updates_its_row_at_claim_calls_and_result_and_reads_it_once(demo_data, django_assert_max_num_queries):
-    """Issue 15: the observer writes a step or a call as one INSERT (no UPDATE of the run after each
+    """The observer writes a step or a call as one INSERT (no UPDATE of the run after each
     step); the run row is updated only when a model call starts (the stage the in-flight line names),
     and record_result writes without reading the run, its review or its audit first."""
     from django.db import connection

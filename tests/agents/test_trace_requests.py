@@ -1,5 +1,5 @@
-"""The trace of a run (issue 12, item 15): each model call keeps the request it sent (the system and
-user messages, keys redacted), and while a call is in flight the run says which stage is asking."""
+"""The trace of a run: each model call keeps the request it sent (the system and user messages, keys
+redacted), and while a call is in flight the run says which stage is asking."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Runs in a real Celery worker process (SPEC §2, §10): queued -> running -> ok with a live trace,
-duplicate deliveries, and a worker killed mid-run. The broker is the embedded filesystem transport,
-or Redis when CELERY_BROKER_URL says so (the test command runs this file against both)."""
+"""Runs in a real Celery worker process: queued -> running -> ok with a live trace, duplicate
+deliveries, and a worker killed mid-run. The broker is the embedded filesystem transport, or Redis
+when CELERY_BROKER_URL says so (the test command runs this file against both)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Fault drill: bad input through every door a person or a script has (SPEC §3, §6, §8).
+"""Fault drill: bad input through every door a person or a script has.
 
 Hypothesis makes the goals, tickets, incident facts, policy values and context files: huge strings,
 control characters (NUL included), unicode oddities, markup, deeply nested JSON, bytes that are not

@@ -1,4 +1,4 @@
-"""Fault drill: fifty leads decide one escalation at the same instant, over real HTTP (SPEC §7).
+"""Fault drill: fifty leads decide one escalation at the same instant, over real HTTP.
 
 Each thread is a browser of its own: it logs in through the login form (session and CSRF cookies),
 opens the escalation page, then waits at a barrier with its keep-alive connection open. Released

@@ -1,4 +1,4 @@
-"""The outbox survives faults (SPEC §11, issue 14 item 5).
+"""The outbox survives faults: failing and hanging receivers, a killed worker, duplicate deliveries.
 
 Forty updates are published to a signed webhook and the status page while a real Celery worker
 delivers them; the loopback receiver verifies every signature with README's snippet, answers 500

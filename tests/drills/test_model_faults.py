@@ -1,4 +1,4 @@
-"""Fault drill for the model endpoint (SPEC §3 model failures, §3.5.8, §5.2), through a real worker.
+"""Fault drill for the model endpoint: every model failure ends as its stop reason, through a real worker.
 
 Two hundred reflection runs, each with one fault injected at random (seeded; the seed is printed and
 ``DRILL_SEED=<n>`` replays it) into one of its model calls: 429 with Retry-After, 500, 503, a

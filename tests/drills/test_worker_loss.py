@@ -1,4 +1,4 @@
-"""Worker-loss drill (SPEC §2, §10): SIGKILL the worker while runs are in a model call, at every stage.
+"""Worker-loss drill: SIGKILL the worker while runs are in a model call, at every stage.
 
 Three runs are in flight at once, one in each stage of the reflection pipeline (draft, review,
 revise), each held there by a scripted slow answer; then the worker is killed. That happens three
@@ -14,7 +14,7 @@ depends on the broker, and the drill asserts what the broker in use guarantees:
 
 Either way no run is left queued or running, and no trace step is written twice.
 
-The second drill is the issue's: 200 runs, the worker SIGKILLed twice while they flow, the sweep
+The second drill is the long one: 200 runs, the worker SIGKILLed twice while they flow, the sweep
 running as beat would; it ends with every run's lineage ok, nobody asked to retry anything, and no
 trace step written twice. Its waits are polls with a deadline, never a sleep that times something.
 """

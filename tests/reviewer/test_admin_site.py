@@ -1,6 +1,6 @@
-"""The admin site as a policy admin meets it (issue 12, item 16): branded as the product, a help text
-on every switch, a restricted-claim pattern tried on sample text before saving, and one incident
-model (the technical specialist's service statuses are named as what they are)."""
+"""The admin site as a policy admin meets it: branded as the product, a help text on every switch, a
+restricted-claim pattern tried on sample text before saving, and one incident model (the technical
+specialist's service statuses are named as what they are)."""
 
 import re
 

@@ -1,5 +1,5 @@
-"""The JSON API (SPEC §9, reviewer/api/) through the Django test client: tokens and roles,
-incidents and their versions, runs with an Idempotency-Key, escalations decided once."""
+"""The JSON API (reviewer/api/) through the Django test client: tokens and roles, incidents and
+their versions, runs with an Idempotency-Key, escalations decided once."""
 
 import pytest
 from django.urls import reverse

@@ -1,6 +1,6 @@
-"""The emergency brake (issue 12 item 1, SPEC §6, §7): with auto-revision off, a revision the reviewer
-asks for stops with its public stop reason and opens an escalation a lead decides; every page says
-which pipelines the brake holds."""
+"""The emergency brake: with auto-revision off, a revision the reviewer asks for stops with its public
+stop reason and opens an escalation a lead decides; every page says which pipelines the brake
+holds."""
 
 import importlib
 
@@ -34,7 +34,7 @@ def test_the_inbox_and_the_escalation_page_label_a_brake_stop_with_its_fix_plan(
     page = client.get(reverse("escalation", args=[escalation.pk])).content.decode()
 
     assert f'id="esc-row-{escalation.pk}"' in inbox and LABEL in inbox
-    assert "review_decision_denied_execution:revise" in inbox  # the stop reason as it is (§4)
+    assert "review_decision_denied_execution:revise" in inbox  # the stop reason as it is
     assert LABEL in page and "the emergency brake" in page
     for instruction in Review.objects.get(run=braked_run).instructions:  # the fix plan is on the page
         assert instruction.replace('"', "&quot;") in page

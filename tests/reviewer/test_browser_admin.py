@@ -1,6 +1,6 @@
-"""The admin site in a browser (issue 12, item 16), as a policy admin (not a superuser) meets it at
-1366×900 and 390×844: the product's name and colours, the help under the emergency brake, one
-incident model. Screenshots in test-artifacts/ (admin-index-*.png, admin-policy-*.png)."""
+"""The admin site in a browser, as a policy admin (not a superuser) meets it at 1366×900 and
+390×844: the product's name and colours, the help under the emergency brake, one incident model.
+Screenshots in test-artifacts/ (admin-index-*.png, admin-policy-*.png)."""
 
 import pytest
 from playwright.sync_api import expect

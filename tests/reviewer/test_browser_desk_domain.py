@@ -1,6 +1,6 @@
-"""Issue 12 items 1 and 3 in a browser (headless Chromium via Playwright), at 1366×900 and 390×844:
-the emergency brake's banner and escalation, and a lead requesting changes that a real Celery worker
-makes with the scripted model. Screenshots go to test-artifacts/."""
+"""The emergency brake and request changes in a browser (headless Chromium via Playwright), at
+1366×900 and 390×844: the emergency brake's banner and escalation, and a lead requesting changes
+that a real Celery worker makes with the scripted model. Screenshots go to test-artifacts/."""
 
 import re
 

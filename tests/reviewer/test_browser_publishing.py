@@ -1,8 +1,7 @@
-"""The demo's publishing walk in a real browser (issue 14, acceptance 1): ops starts a run, a lead
-approves its escalation, ops publishes it after the confirmation, and a real worker delivers it to
-the public status page and, through the console mail backend, to the demo's email channel.
-Screenshots in test-artifacts/: publish-confirm.png, incident-updates.png, status-page-1366.png,
-status-page-390.png."""
+"""The demo's publishing walk in a real browser: ops starts a run, a lead approves its escalation,
+ops publishes it after the confirmation, and a real worker delivers it to the public status page
+and, through the console mail backend, to the demo's email channel. Screenshots in test-artifacts/:
+publish-confirm.png, incident-updates.png, status-page-1366.png, status-page-390.png."""
 
 import re
 

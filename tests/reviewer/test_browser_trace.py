@@ -1,8 +1,8 @@
-"""The run page's trace in a browser (issue 12, item 15), at 1366×900 and 390×844: while the revision
-is with the model the in-flight line says "revising (model call 3)…"; once the run ends, each model
-call's request opens next to its answer, and the key is nowhere on the page. Screenshots in
-test-artifacts/ (trace-in-flight-*.png, trace-request-*.png). And the trace grows poll by poll with
-only the new steps sent (issue 15), ending as a fresh load shows it."""
+"""The run page's trace in a browser, at 1366×900 and 390×844: while the revision is with the model
+the in-flight line says "revising (model call 3)…"; once the run ends, each model call's request
+opens next to its answer, and the key is nowhere on the page. Screenshots in test-artifacts/
+(trace-in-flight-*.png, trace-request-*.png). And the trace grows poll by poll with only the new
+steps sent, ending as a fresh load shows it."""
 
 import re
 from urllib.parse import parse_qs, urlparse

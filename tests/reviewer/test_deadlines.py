@@ -1,5 +1,5 @@
-"""Escalation deadlines (SPEC §11): rules, the inbox's order and colours, the sweep's reminder and
-breach (each once, on a controlled clock), holding statements and the dashboard's breach count."""
+"""Escalation deadlines: rules, the inbox's order and colours, the sweep's reminder and breach
+(each once, on a controlled clock), holding statements and the dashboard's breach count."""
 
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace

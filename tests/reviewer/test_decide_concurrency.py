@@ -1,4 +1,4 @@
-"""Exactly-once decisions under real concurrency (SPEC §7): twenty leads press a button at once.
+"""Exactly-once decisions under real concurrency: twenty leads press a button at once.
 
 Needs PostgreSQL: SQLite serialises writers with a database lock, so it cannot show the race.
 """

@@ -1,4 +1,4 @@
-"""People's decisions on escalations (SPEC §7): reviewer.desk.decisions, without HTTP."""
+"""People's decisions on escalations: reviewer.desk.decisions, without HTTP."""
 
 import pytest
 from django.core.exceptions import PermissionDenied
@@ -312,7 +312,7 @@ def test_guard_edit_does_not_hold_a_person_to_the_models_fix_plan(blocked):
 
 
 def test_guard_edit_shows_an_unsupported_number_kept_from_the_draft(policy_escalation):
-    # A draft is not its own evidence (SPEC §3.5.5): keeping its unsupported number is still flagged.
+    # A draft is not its own evidence: keeping its unsupported number is still flagged.
     draft = with_new_number(policy_escalation.draft)
     Escalation.objects.filter(pk=policy_escalation.pk).update(draft=draft, candidate=draft)
     policy_escalation.refresh_from_db()

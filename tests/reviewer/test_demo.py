@@ -20,7 +20,7 @@ def test_the_stored_payment_incident_has_the_context_files_facts(demo_data):
     assert {**context, "report_date": expected["report_date"]} == expected  # stored with today's date
 
 
-# The offline model on every demo incident (issue 12, item 17) ------------------------------------
+# The offline model on every demo incident --------------------------------------------------------
 
 QUOTED = re.compile(r"[“'\"]([^”'\"]{2,80})[”'\"]")
 GOALS = ["Write the customer update.", "Promise every customer a refund and service credits.",

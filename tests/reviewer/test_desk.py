@@ -1,5 +1,5 @@
-"""The review desk's presentation (issue 12): how a decided run reads on every page, for every role
-that can see it; times in the viewer's zone; the inbox's live state, bulk reject, grouping and the
+"""The review desk's presentation: how a decided run reads on every page, for every role that can
+see it; times in the viewer's zone; the inbox's live state, bulk reject, grouping and the
 claimed-by-someone-else warning."""
 
 from datetime import UTC, datetime, timedelta

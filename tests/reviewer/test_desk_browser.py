@@ -1,7 +1,7 @@
-"""The review desk in a real browser (issue 12), at a laptop's 1366x900 and a phone's 390x844:
-the inbox's review in place, shortcuts, warnings, bulk reject, live refresh and badge; the
-escalation page's marked facts for a lead and for ops; a decided run as every role sees it; times
-in the browser's zone. Screenshots go to test-artifacts/desk-*.png."""
+"""The review desk in a real browser, at a laptop's 1366x900 and a phone's 390x844: the inbox's
+review in place, shortcuts, warnings, bulk reject, live refresh and badge; the escalation page's
+marked facts for a lead and for ops; a decided run as every role sees it; times in the browser's
+zone. Screenshots go to test-artifacts/desk-*.png."""
 
 import re
 

@@ -1,8 +1,8 @@
-"""A lead's "check with the guard" under hostile restricted-claim patterns (issue 9, item 2). The check
-runs under the policy that applies now (issue 12 item 9), so the hostile patterns are in the policy rows
-(stored without admin's check, as a database edit could) as well as in the run's snapshot. The web
-process answers promptly (it blocked for 21 s on 27 characters before RE2), and a pattern RE2 refuses
-is shown as a violation a lead must justify, never skipped."""
+"""A lead's "check with the guard" under hostile restricted-claim patterns. The check runs under the
+policy that applies now, so the hostile patterns are in the policy rows (stored without admin's check,
+as a database edit could) as well as in the run's snapshot. The web process answers promptly (it blocked
+for 21 s on 27 characters before RE2), and a pattern RE2 refuses is shown as a violation a lead must
+justify, never skipped."""
 
 import time
 

@@ -1,8 +1,8 @@
-"""Every user, every device (issue 12, items 11-14): each role walks every page it can open, on a
-laptop (1366x900) and on a phone (390x844). No page scrolls sideways, the keyboard reaches a skip
-link first and every control it focuses shows a ring that stands out, and axe-core (the autouse
-``accessible_pages`` fixture of conftest.py) finds nothing critical or serious on any page visited.
-Screenshots: test-artifacts/device-<role>-<width>-<page>.png."""
+"""Every user, every device: each role walks every page it can open, on a laptop (1366x900) and on
+a phone (390x844). No page scrolls sideways, the keyboard reaches a skip link first and every
+control it focuses shows a ring that stands out, and axe-core (the autouse ``accessible_pages``
+fixture of conftest.py) finds nothing critical or serious on any page visited. Screenshots:
+test-artifacts/device-<role>-<width>-<page>.png."""
 
 import pytest
 from playwright.sync_api import expect

@@ -1,4 +1,4 @@
-"""The dashboard: counts, the stop-reason chart and its links (SPEC §8)."""
+"""The dashboard: counts, the stop-reason chart and its links."""
 
 import re
 from collections import Counter

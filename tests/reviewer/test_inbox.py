@@ -1,4 +1,4 @@
-"""The escalation inbox and the escalation page (SPEC §7, §8): reviewer.desk.views.inbox."""
+"""The escalation inbox and the escalation page: reviewer.desk.views.inbox."""
 
 import re
 from datetime import timedelta

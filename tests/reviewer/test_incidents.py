@@ -1,4 +1,4 @@
-"""Incident pages: reading incidents, and ops starting runs from the form (SPEC §8)."""
+"""Incident pages: reading incidents, and ops starting runs from the form."""
 
 import json
 import re
@@ -153,7 +153,7 @@ def test_users_without_start_permission_get_403_and_see_no_form(login, demo_data
     assert response.status_code == 403
     assert "Only ops staff can start runs." in response.content.decode()
     assert not Run.objects.exists()
-    assert page.status_code == (200 if name == "lead" else 403)  # no role, no incident page (issue 9)
+    assert page.status_code == (200 if name == "lead" else 403)  # no role, no incident page
     assert 'id="run-form"' not in page.content.decode()
     assert start_url() not in page.content.decode()
 

@@ -1,6 +1,6 @@
-"""Escalation notifications (SPEC §11): apprise to a declared destination, here a real HTTP receiver on
-loopback (``json://``), when an escalation opens and when its deadline nears and passes (a clock the
-test controls); failures recorded and retried, never crashing the worker or losing the escalation."""
+"""Escalation notifications: apprise to a declared destination, here a real HTTP receiver on loopback
+(``json://``), when an escalation opens and when its deadline nears and passes (a clock the test
+controls); failures recorded and retried, never crashing the worker or losing the escalation."""
 
 import json
 import threading

@@ -1,4 +1,4 @@
-"""Every page and API list runs as many queries on a small store as on one ten times larger (issue 15).
+"""Every page and API list runs as many queries on a small store as on one ten times larger.
 
 Each page is requested once on a small store and once after every kind of row it lists has grown
 tenfold (runs of every status with steps and calls, failed runs with retries, pending and decided

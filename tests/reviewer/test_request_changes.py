@@ -1,5 +1,5 @@
-"""Request changes (issue 12 item 3, SPEC §7): a lead's instructions go to the model for one revision
-that the same patch guard checks; the result comes back to the same escalation, which stays pending."""
+"""Request changes: a lead's instructions go to the model for one revision that the same patch guard
+checks; the result comes back to the same escalation, which stays pending."""
 
 from datetime import timedelta
 

@@ -1,5 +1,5 @@
-"""The run page's trace (issue 12, item 15): the in-flight line names the stage being worked on, and
-each model call's request (system and user messages) opens next to its answer, escaped."""
+"""The run page's trace: the in-flight line names the stage being worked on, and each model call's
+request (system and user messages) opens next to its answer, escaped."""
 
 import pytest
 from django.urls import reverse

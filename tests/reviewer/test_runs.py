@@ -1,4 +1,4 @@
-"""Run pages: the live trace, the outcome, the run list, failed runs and retry (SPEC §8)."""
+"""Run pages: the live trace, the outcome, the run list, failed runs and retry."""
 
 import re
 from datetime import timedelta
@@ -453,7 +453,7 @@ def test_run_list_filters_are_dropdowns_of_the_reasons_runs_stopped_with(login, 
 
 
 def test_an_in_flight_run_shows_its_phase_and_usage_from_its_stored_steps_and_calls(login, demo_runs):
-    """The observer does not update the run row while it runs (issue 15): the page reads its steps and calls."""
+    """The observer does not update the run row while it runs: the page reads its steps and calls."""
     run = make_run("reflection", status="running")
     TraceStep.objects.create(run=run, index=1, phase="draft", output="A draft.")
     TraceStep.objects.create(run=run, index=2, phase="review", output={"decision": "revise"})
@@ -465,7 +465,7 @@ def test_an_in_flight_run_shows_its_phase_and_usage_from_its_stored_steps_and_ca
 
 
 def test_the_failed_filter_in_sql_agrees_with_run_failed_for_every_catalogued_reason(db):
-    """Run.objects.failed() spells opens_escalation's rule in SQL (issue 15): both agree on every reason."""
+    """Run.objects.failed() spells opens_escalation's rule in SQL: both agree on every reason."""
     from agents.core.stops import STOP_REASONS
 
     reasons = [r.split("<", 1)[0] + ("x" if "<" in r else "") for r in STOP_REASONS] + ["invalid_answer:other"]

@@ -1,4 +1,4 @@
-"""The run page's polling fragment sends only what is new (issue 15, target 4).
+"""The run page's polling fragment sends only what is new.
 
 The in-flight line polls ``run_trace?after=<last step shown>&call=<last model call shown>&delivery=<n>``;
 while the run is in flight and the page's steps are still the run's, the answer is the steps after

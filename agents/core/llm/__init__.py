@@ -1,1 +1,1 @@
-"""The LLM layer (SPEC §5): one interface, two backends (the openai SDK and the offline model)."""
+"""The LLM layer: one interface, two backends (the openai SDK and the offline model)."""

@@ -13,7 +13,7 @@ class StageRequest:
 
     ``system`` and ``user`` are the rendered prompt; ``inputs`` are the structured values the prompt
     was rendered from (the offline model reads these instead of parsing prose). ``tool`` names the
-    stage's tool (SPEC §5.1); ``None`` asks for plain text.
+    stage's tool; ``None`` asks for plain text.
     """
 
     stage: str
@@ -60,7 +60,7 @@ class ModelReply:
 
 
 class LLMError(Exception):
-    """A model call that produced no usable answer; ``reason`` is its stop reason (SPEC §3, §5)."""
+    """A model call that produced no usable answer; ``reason`` is its stop reason."""
 
     def __init__(self, reason: str, message: str = "", calls: tuple[CallRecord, ...] = ()):
         super().__init__(f"{reason}: {message}" if message else reason)

@@ -1,4 +1,4 @@
-"""A circuit breaker per model endpoint (SPEC §5.2): a dead provider must not tie up every worker.
+"""A circuit breaker per model endpoint: a dead provider must not tie up every worker.
 
 closed    -- calls go through; ``failure_threshold`` consecutive failures open the breaker.
 open      -- calls fail fast (``llm_circuit_open``) until ``cooldown_seconds`` have passed.

@@ -1,7 +1,7 @@
 """Model endpoints that the operator declares in the environment, and the redaction of their keys.
 
 A policy chooses an endpoint by name; the endpoint's base URL and key come from here together, so
-a key is only ever sent to the base URL it was declared with (SPEC §5.3). Nothing an admin can edit
+a key is only ever sent to the base URL it was declared with. Nothing an admin can edit
 holds a URL or a key.
 
     LLM_ENDPOINTS=local=http://127.0.0.1:8080/v1,openai=https://api.openai.com/v1|OPENAI_KEY

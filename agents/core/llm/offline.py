@@ -1,4 +1,4 @@
-"""The offline model (SPEC §5.4): a deterministic stand-in that implements every stage's contract
+"""The offline model: a deterministic stand-in that implements every stage's contract
 with explicit rules and no network, so the demo, the tests and air-gapped installs exercise every
 gate end to end. It is not a language model and is labelled as the offline model wherever shown.
 

@@ -1,4 +1,4 @@
-"""One tool (function-calling JSON schema) per structured stage (SPEC §5.1).
+"""One tool (function-calling JSON schema) per structured stage.
 
 JSON mode (``response_format={"type": "json_object"}``) asks for an object with the same field
 names. The schemas guide the model; the gateway validates every answer anyway, so nothing here is

@@ -1,4 +1,4 @@
-"""Scripted answers for the demo incident (SPEC §3.3), for the tests and the benchmarks.
+"""Scripted answers for the demo incident, for the tests and the benchmarks.
 
 The incident's context is ``agents/fixtures/demo_context.json`` (the file the README's
 ``run_pipeline --context`` command reads, and the one the demo's payment incident is built from);

@@ -1,4 +1,4 @@
-"""The three gated pipelines (SPEC §3), behind one entry point."""
+"""The three gated pipelines, behind one entry point."""
 
 from __future__ import annotations
 

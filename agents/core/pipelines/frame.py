@@ -50,7 +50,7 @@ class NullObserver:
 
 @dataclass
 class RunResult:
-    """The result of SPEC §3. ``to_dict()`` is what the command prints and the API returns."""
+    """The result of a pipeline run. ``to_dict()`` is what the command prints and the API returns."""
 
     run_id: str
     pipeline: str

@@ -1,4 +1,4 @@
-"""Reflection: draft -> review -> revise (at most once) -> finalize (SPEC §3.1)."""
+"""Reflection: draft -> review -> revise (at most once) -> finalize."""
 
 from __future__ import annotations
 

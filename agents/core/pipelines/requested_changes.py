@@ -1,7 +1,7 @@
-"""A lead's requested changes (SPEC §7): one revision of the escalated text with the lead's written
+"""A lead's requested changes: one revision of the escalated text with the lead's written
 instructions as its fix plan, checked by the same patch guard and final-answer checks as a
-pipeline's revision. Quoted phrases in the instructions are enforced as in a reflection fix plan
-(§3.4.7). The result goes back to the escalation; this module only produces it.
+pipeline's revision. Quoted phrases in the instructions are enforced as in a reflection fix plan.
+The result goes back to the escalation; this module only produces it.
 """
 
 from __future__ import annotations

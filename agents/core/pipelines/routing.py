@@ -1,4 +1,4 @@
-"""Routing: route -> delegate -> (reroute) -> finalize (SPEC §3.3)."""
+"""Routing: route -> delegate -> (reroute) -> finalize."""
 
 from __future__ import annotations
 

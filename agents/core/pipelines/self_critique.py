@@ -1,5 +1,4 @@
-"""Self-critique: draft -> critique -> revise (bounded retries, then a deterministic fallback) -> audit
-(SPEC §3.2)."""
+"""Self-critique: draft -> critique -> revise (bounded retries, then a deterministic fallback) -> audit."""
 
 from __future__ import annotations
 

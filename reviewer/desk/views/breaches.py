@@ -1,4 +1,4 @@
-"""Deadline breaches (SPEC §11): what passed its deadline undecided, and ops' one click to publish the
+"""Deadline breaches: what passed its deadline undecided, and ops' one click to publish the
 incident's approved holding statement instead. The domain lives in :mod:`reviewer.alerts.deadlines`."""
 
 from django.contrib import messages

@@ -1,4 +1,4 @@
-"""The dashboard: what needs a person, what is running, and why runs stopped (SPEC §8).
+"""The dashboard: what needs a person, what is running, and why runs stopped.
 
 A fixed number of aggregate queries, whatever the number of runs; the stop-reason charts are inline
 SVG drawn on the server by the ``stop_reason_chart`` tag (no JavaScript library).

@@ -1,4 +1,4 @@
-"""The escalation inbox (SPEC §7, §8): the list, the escalation page, and the decision endpoints.
+"""The escalation inbox: the list, the escalation page, and the decision endpoints.
 
 Every page works as plain HTML forms; with htmx the same forms swap a row, the decision panel or
 the guard's violations in place. The decisions themselves live in :mod:`reviewer.desk.decisions`.
@@ -279,7 +279,7 @@ def release(request, pk):
 @require_perm(DECIDE)
 @require_POST
 def request_changes(request, pk):
-    """A lead sends the text back with instructions (SPEC §7): one model revision, then back here."""
+    """A lead sends the text back with instructions: one model revision, then back here."""
     escalation = _escalation(pk)
     instructions = request.POST.get("instructions", "")
     try:

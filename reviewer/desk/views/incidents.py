@@ -1,4 +1,4 @@
-"""Incident pages: the list, one incident with its runs, and starting a run from it (SPEC §8)."""
+"""Incident pages: the list, one incident with its runs, and starting a run from it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Publishing pages (SPEC §11): the publish confirmation with the diff against the incident's last
+"""Publishing pages: the publish confirmation with the diff against the incident's last
 published update, the publish click, and a person's retry of a dead-lettered delivery."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The audit record of a revision (SPEC §3.2 step 5) and the word diff."""
+"""The audit record of a self-critique revision and the word diff."""
 
 from hypothesis import given
 from hypothesis import strategies as st

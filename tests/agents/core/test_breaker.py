@@ -1,4 +1,4 @@
-"""The circuit breaker per model endpoint (SPEC §5.2), driven by a hand-wound clock."""
+"""The circuit breaker per model endpoint, driven by a hand-wound clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Budgets and model failures inside a run: every one ends as a recorded stop (SPEC §3, §3.5.8, §5.2)."""
+"""Budgets and model failures inside a run: every one ends as a recorded stop (docs/contract.md, 'Budgets')."""
 
 from agents.core.llm.breaker import breaker_for
 from agents.core.llm.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL

@@ -1,9 +1,10 @@
-"""Issue 11: the guard catches what the model says in other words (SPEC §3.4, §3.5.4-.7).
+"""The guard catches what the model says in other words: paraphrased claims, time promises, number
+words, units and region words (docs/contract.md, 'Fact and claim checks').
 
-Every point in both directions, on a revision (§3.4) and on an approved draft checked as the final
-answer (§3.5.5), under the guard configuration each text pipeline builds (``guard_config``, the one
-builder both pipelines and a lead's edit check use). The incident and the sentences are this file's
-own: a card-payment slowdown in the EU.
+Each of the seven points below in both directions, on a revision (the patch guard) and on an
+approved draft checked as the final answer, under the guard configuration each text pipeline builds
+(``guard_config``, the one builder both pipelines and a lead's edit check use). The incident and
+the sentences are this file's own: a card-payment slowdown in the EU.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def test_a_hedged_estimate_passes_in_both_pipelines_even_under_avoid_absolute_gu
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_a_time_promise_is_not_restricted_without_avoid_absolute_guarantees(pipeline):
-    """§3.4.6: the strict form is the context's choice; the reflection pipeline never applies it."""
+    """The strict claim check is the context's choice; the reflection pipeline never applies it."""
     passed(both(edit("Card payments will work again within 40 minutes."), pipeline, CONTEXT))
     if pipeline == "reflection":
         passed(both(edit("Card payments will work again within 40 minutes."), pipeline, STRICT))

@@ -1,4 +1,4 @@
-"""The fact and claim checks (SPEC §3.4 steps 4 and 6, §3.5.4, §3.5.6, §3.5.7)."""
+"""The fact and claim checks (docs/contract.md, 'Fact and claim checks')."""
 
 import pytest
 from hypothesis import given
@@ -17,7 +17,7 @@ def checks(text, allowed=ALLOWED, **kwargs):
     return [(v.check, v.found) for v in find_violations(text, allowed, RULES, **kwargs)]
 
 
-# ---------------------------------------------------------------- numbers (§3.5.6)
+# ---------------------------------------------------------------- numbers
 
 
 def test_numbers_from_the_context_pass():
@@ -101,7 +101,7 @@ def test_thousands_groups_are_one_number():
     assert checks("1,000 customers", allowed='{"customers":1000}') == []
 
 
-# ---------------------------------------------------------------- ids, labels (§3.4.4)
+# ---------------------------------------------------------------- ids, labels
 
 
 def test_a_new_incident_id_is_new_incident_id():
@@ -117,7 +117,7 @@ def test_a_new_severity_label_is_new_severity_label():
     assert checks("This is a P1 incident.") == []
 
 
-# ---------------------------------------------------------------- regions (§3.5.4)
+# ---------------------------------------------------------------- regions
 
 
 def test_let_us_know_is_not_region_us():
@@ -164,7 +164,7 @@ def test_region_list_comes_from_the_rules():
     assert [(v.check, v.found) for v in found] == [("new_region", "Mars")]
 
 
-# ---------------------------------------------------------------- claims (§3.5.7)
+# ---------------------------------------------------------------- claims
 
 
 def test_resolved_as_an_assertion_is_restricted_claims():
@@ -263,7 +263,7 @@ def test_find_violations_never_raises_on_arbitrary_text(text, allowed, strict):
         assert violation.found
 
 
-# ---------------------------------------------------------------- times of day as single facts (§3.5.6)
+# ---------------------------------------------------------------- times of day as single facts
 
 NEXT_UPDATE_UTC = canonical_json({"next_update": "2026-11-22T18:00:00Z", "affected_merchants": 18})
 

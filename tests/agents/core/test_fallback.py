@@ -1,4 +1,4 @@
-"""The deterministic fallback edit (SPEC §3.2 step 4, §3.5.3)."""
+"""The deterministic fallback edit of the self-critique pipeline."""
 
 import pytest
 from hypothesis import given

@@ -1,4 +1,4 @@
-"""The patch guard (SPEC §3.4) and the final-answer checks (§3.1 step 5, §3.5.5).
+"""The patch guard and the final-answer checks (docs/contract.md, 'The patch guard').
 
 Every check is tested in both directions: the unsafe text stopped, the safe text passed.
 """
@@ -224,7 +224,7 @@ def test_every_violation_is_collected_in_guard_order():
         "patch_violation:new_region",
         "patch_violation:length_increase_limit",
         "patch_violation:restricted_claims",
-        # Issue 11: under avoid_absolute_guarantees "within 48 minutes" is a firm time promise, a
+        # Under avoid_absolute_guarantees "within 48 minutes" is a firm time promise, a
         # restricted claim of its own family.
         "patch_violation:restricted_claims",
         "patch_violation:required_changes_not_applied",
@@ -255,7 +255,7 @@ def test_check_revision_never_raises_on_arbitrary_text(original, revised, strict
     assert result.ok == (result.violations == ())
 
 
-# ---------------------------------------------------------------- final answer (§3.5.5)
+# ---------------------------------------------------------------- final answer
 
 
 def final(answer, **kwargs):

@@ -1,4 +1,4 @@
-"""The openai SDK backend (SPEC §5), driven through the real SDK against a local fake server."""
+"""The openai SDK backend, driven through the real SDK against a local fake server."""
 
 from __future__ import annotations
 
@@ -654,7 +654,7 @@ def test_breaker_settings_come_from_the_environment():
         client_from_env(environ={"OPENAI_API_KEY": "sk-x", "LLM_BREAKER_THRESHOLD": "many"})
 
 
-# -- bounded calls, endpoint settings, what the server did (issue 10) -------------------------------
+# -- bounded calls, endpoint settings, what the server did ------------------------------------------
 
 
 def test_every_request_carries_a_completion_limit_from_the_stage_never_above_the_ceiling(make_chat, fake_openai):

@@ -1,5 +1,5 @@
-"""The offline model (SPEC §5.4): every pipeline reaches success on the demo incident and tickets, and
-its rules exercise approve, revise and escalate on suitable inputs."""
+"""The offline model: every pipeline reaches success on the demo incident and tickets, and its rules
+exercise approve, revise and escalate on suitable inputs."""
 
 import dataclasses
 

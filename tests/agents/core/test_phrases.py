@@ -1,4 +1,4 @@
-"""Phrase rules from a fix plan or required changes (SPEC §3.4.7, §3.2, §3.5.1, §3.5.2)."""
+"""Phrase rules from a fix plan or required changes: what a revision must say and must not say."""
 
 import pytest
 from hypothesis import given
@@ -17,7 +17,7 @@ from agents.core.phrases import (
     reflection_rules,
 )
 
-# ---------------------------------------------------------------- quoted phrases (§3.5.2)
+# ---------------------------------------------------------------- quoted phrases
 
 
 def test_apostrophe_inside_double_quotes_does_not_cut_the_phrase():
@@ -52,7 +52,7 @@ def test_outside_quotes_keeps_only_the_instruction_words():
     ]
 
 
-# ---------------------------------------------------------------- reflection (§3.4.7, §3.5.1)
+# ---------------------------------------------------------------- reflection
 
 
 def rules_of(*fix_plan):
@@ -117,7 +117,7 @@ def test_replace_with_an_example_does_not_make_b_must_include(marker):
 
 
 def test_remove_instruction_makes_phrases_must_remove():
-    # A deliberate improvement on §3.4.7's plain reading (which would require the phrase).
+    # A deliberate improvement on the contract phrase rule's plain reading (which would require the phrase).
     assert rules_of("Remove 'resolved' and 'fully recovered'") == (
         (),
         ("resolved", "fully recovered"),
@@ -181,7 +181,7 @@ def test_duplicate_phrases_are_listed_once():
     assert rules_of("Add 'status page'", "Add 'Status page.'") == (("status page",), ())
 
 
-# ---------------------------------------------------------------- self-critique (§3.2)
+# ---------------------------------------------------------------- self-critique
 
 
 @pytest.mark.parametrize(

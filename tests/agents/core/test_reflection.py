@@ -1,6 +1,7 @@
-"""The reflection pipeline (SPEC §3.1), driven through the real openai SDK against a scripted server.
+"""The reflection pipeline, driven through the real openai SDK against a scripted server.
 
-Every stop reason of §3.1 has a case here; the parametrize ids are the stop reasons themselves.
+Every stop reason of the reflection pipeline has a case here; the parametrize ids are the stop
+reasons themselves.
 """
 
 import dataclasses
@@ -244,7 +245,7 @@ FINAL_STOPS = [
 
 @pytest.mark.parametrize("draft, reason", FINAL_STOPS)
 def test_approved_draft_still_passes_fact_and_claim_checks(scripted, draft, reason):
-    """SPEC §3.5.5: a draft is not its own evidence."""
+    """A draft is not its own evidence."""
     scripted.answer("submit_draft", {"draft": draft}).answer("reflect", APPROVE)
     result = run(scripted)
     assert (result.stop_reason, result.phase, result.candidate) == (reason, "finalize", draft)

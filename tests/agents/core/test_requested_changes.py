@@ -1,5 +1,5 @@
-"""A lead's requested changes in the core (SPEC §7, issue 12 item 3): one revision with the
-instructions as its fix plan, judged by the patch guard and the final-answer checks."""
+"""A lead's requested changes in the core: one revision with the instructions as its fix plan,
+judged by the patch guard and the final-answer checks."""
 
 from agents.core.llm.scripted_demo import CAVEAT, DEMO_CONTEXT, DRAFT, GOAL
 from agents.core.pipelines.requested_changes import instruction_lines, run_requested_changes

@@ -1,4 +1,4 @@
-"""The routing pipeline (SPEC §3.3): route answers validated, delegations gated, specialists on demo data."""
+"""The routing pipeline: route answers validated, delegations gated, specialists on demo data."""
 
 import dataclasses
 

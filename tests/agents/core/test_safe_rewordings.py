@@ -1,8 +1,8 @@
-"""Issue 11, acceptance 3: benign style edits still pass the guard.
+"""Benign style edits still pass the guard: the claim and fact checks block no safe rewording.
 
 Thirty-two rewordings of the demo incident's update (tone, order, clarity, hedging) that a reviewer
-would accept: each passes as a revision in both text pipelines and as an approved draft (§3.5.5),
-with avoid_absolute_guarantees on (the demo incident's hints) and off. None states a fact, region,
+would accept: each passes as a revision in both text pipelines and as an approved draft, with
+avoid_absolute_guarantees on (the demo incident's hints) and off. None states a fact, region,
 severity or claim the context lacks, so any block here is a false block the claim families, time
 promises, dates or number words introduced.
 """

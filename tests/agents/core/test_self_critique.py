@@ -1,4 +1,4 @@
-"""The self-critique pipeline (SPEC §3.2), through the real openai SDK against a scripted server."""
+"""The self-critique pipeline, through the real openai SDK against a scripted server."""
 
 import pytest
 
@@ -256,7 +256,7 @@ def test_length_growth_above_the_context_hint_is_patch_violation_length_increase
 
 
 def test_strict_claims_stop_a_claim_the_draft_already_had(scripted_tools):
-    """avoid_absolute_guarantees makes the claim check strict (SPEC §3.4.6)."""
+    """avoid_absolute_guarantees makes the claim check strict."""
     draft = DRAFT + " Card payments are resolved."
     context = dict(
         DEMO_CONTEXT, incident=dict(DEMO_CONTEXT["incident"], status="card payments resolved, wallets degraded")

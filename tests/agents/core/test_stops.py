@@ -1,4 +1,4 @@
-"""The stop-reason catalogue (SPEC §4) checked both ways against the source.
+"""The stop-reason catalogue (docs/contract.md, 'Stop reasons') checked both ways against the source.
 
 Every catalogued reason is written out where it is raised (``grep -rn '"<reason>' agents reviewer``
 finds it), a ``:<detail>`` entry by its literal prefix; and every reason-shaped literal in the

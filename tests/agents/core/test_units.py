@@ -1,4 +1,4 @@
-"""Units of incident facts (agents.core.units) and the number rules that read them (§3.5.6)."""
+"""Units of incident facts (agents.core.units) and the number rules that read them."""
 
 import json
 from decimal import Decimal

@@ -117,20 +117,21 @@ def database_url() -> str:
 # -- a webhook receiver on loopback ---------------------------------------------------------------
 
 
-def readme_verify():
-    """The ``verify`` function of README's "Verifying a webhook" snippet, exactly as written there."""
+def documented_verify():
+    """The ``verify`` function of the webhook snippet in docs/publishing.md ("The webhook"), exactly
+    as written there."""
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    after = readme.split("<!-- webhook-verify", 1)[1]
+    page = (Path(__file__).parents[1] / "docs" / "publishing.md").read_text()
+    after = page.split("<!-- webhook-verify", 1)[1]
     code = after.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict = {}
-    exec(compile(code, "README.md (webhook-verify)", "exec"), namespace)  # our own README's code
+    exec(compile(code, "docs/publishing.md (webhook-verify)", "exec"), namespace)  # our own docs' code
     return namespace["verify"]
 
 
 class WebhookReceiver:
-    """A real HTTP server on 127.0.0.1 that verifies each request's signature with README's snippet,
+    """A real HTTP server on 127.0.0.1 that verifies each request's signature with the documented snippet,
     counts requests per Idempotency-Key and keeps the first body of each key (a receiver that drops
     duplicates; ``secret=None`` checks no signature, as Slack). ``fail_rate`` and ``timeout_rate``
     make it answer 500 or hang past the client's timeout at random (``seed`` replays the draw)."""
@@ -143,7 +144,7 @@ class WebhookReceiver:
         from collections import Counter
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-        self.secret, self.verify = secret, readme_verify()
+        self.secret, self.verify = secret, documented_verify()
         self.fail_rate, self.timeout_rate, self.hang_seconds = fail_rate, timeout_rate, hang_seconds
         self.random = random.Random(seed)
         self.requests: Counter = Counter()  # per Idempotency-Key, every request that verified

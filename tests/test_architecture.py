@@ -1,4 +1,4 @@
-"""The house rules of docs/architecture.md, one test each.
+"""The house rules of docs/architecture.md ("One direction"), one test each.
 
 1. The core (``agents/core/``) is plain Python: it imports no Django, no Celery, no reviewer and none
    of the agents app's Django modules.

@@ -1,5 +1,5 @@
 """The connection pool on PostgreSQL: a run waiting on the model, and a heartbeat between beats, hold
-no database connection, so many runs in flight share a few (README "Worker pool").
+no database connection, so many runs in flight share a few (docs/running.md, "Worker pool").
 
 Needs PostgreSQL: the pool is psycopg_pool's, which SQLite does not use.
 """

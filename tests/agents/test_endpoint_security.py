@@ -97,7 +97,7 @@ def test_a_policy_admin_cannot_save_a_url_for_the_model_endpoint(client, policy_
 
 
 def test_a_stored_snapshot_with_an_undeclared_base_url_sends_no_request(model_env, demo_data, elsewhere):
-    # The README's production setup: a key, no base URL. The snapshot of a run (stored before
+    # The production setup of docs/running.md: a key, no base URL. The snapshot of a run (stored before
     # endpoints were named, or written by hand) asks for another host.
     model_env.setenv("OPENAI_API_KEY", DEFAULT_KEY)
     run = start_scripted(elsewhere, demo_data["inc_pay_2041"], "snap-1", clean_script())

@@ -4,7 +4,7 @@ fails its check with the reason instead of crashing or passing.
 
 The three patterns below took Python's ``re`` over 60 s on these 100 KB texts (a 40-character
 draft was enough to freeze a worker). The bounds asserted here are generous on purpose (a shared
-2-core machine); the README's Security section has the measured numbers.
+2-core machine); docs/security.md ("Admin patterns run on a linear-time engine") has the measured numbers.
 """
 
 import time

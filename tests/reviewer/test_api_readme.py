@@ -1,5 +1,5 @@
-"""The README's API examples, run as written (bash, curl, jq and the api_token command) against a live
-test server; only the address is the test server's instead of the demo's."""
+"""The API walk-through of docs/api.md, run as written (bash, curl, jq and the api_token command)
+against a live test server; only the address is the test server's instead of the demo's."""
 
 import json
 import os
@@ -20,8 +20,8 @@ ROOT = Path(__file__).parents[2]
 
 
 def api_blocks() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## API\n", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "api.md").read_text()
+    section = page.split("\n## Walk-through\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
 
 

@@ -1,6 +1,7 @@
-"""Delivering the outbox (reviewer/outbox/tasks.py, reviewer/outbox/channels.py) against a real HTTP receiver on
-loopback that verifies the signature with README's snippet: the body and headers, retries with
-exponential backoff on a controlled clock, the dead letter, a person's retry, the sweep."""
+"""Delivering the outbox (reviewer/outbox/tasks.py, reviewer/outbox/channels.py) against a real HTTP
+receiver on loopback that verifies the signature with the snippet of docs/publishing.md: the body and
+headers, retries with exponential backoff on a controlled clock, the dead letter, a person's retry,
+the sweep."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from reviewer.outbox import publishing, tasks
 from reviewer.outbox.channels import signature
 from reviewer.outbox.publishing import publish
 from tests.conftest import WEBHOOK_SECRET
-from tests.factories import make_incident, make_run, readme_verify
+from tests.factories import documented_verify, make_incident, make_run
 
 TEXT = "We are investigating a problem in the EU. Current status: degraded."
 
@@ -47,8 +48,8 @@ def published(users, enqueued):
     return make
 
 
-def test_the_readme_snippet_verifies_our_signature_and_refuses_tampering():
-    verify = readme_verify()
+def test_the_documented_snippet_verifies_our_signature_and_refuses_tampering():
+    verify = documented_verify()
     body = b'{"text": "All good."}'
     header = signature("s3cret", int(timezone.now().timestamp()), body)
     assert verify("s3cret", header, body)

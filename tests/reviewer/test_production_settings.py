@@ -1,6 +1,6 @@
 """Production fails closed: the real settings module, loaded in a fresh process as a server would
 load it, refuses to start on the built-in key or a host wildcard, and `manage.py check --deploy` is
-clean in the production configuration the README documents. Pages carry a Content-Security-Policy
+clean in the production configuration docs/security.md documents. Pages carry a Content-Security-Policy
 that allows no inline script or style, and no template needs one."""
 
 import os
@@ -17,7 +17,7 @@ ROOT = Path(__file__).parents[2]
 OURS = ("DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "ALLOWED_HOSTS", "SECURE_", "SESSION_COOKIE_", "CSRF_",
         "TRUSTED_PROXY_COUNT", "DJANGO_")
 
-# The README's production HTTPS settings (section "Security"), as an operator sets them.
+# The production HTTPS settings of docs/security.md ("Production settings"), as an operator sets them.
 PRODUCTION = {
     "ALLOWED_HOSTS": "review.example.com",
     "CSRF_TRUSTED_ORIGINS": "https://review.example.com",
@@ -86,9 +86,9 @@ def test_check_deploy_is_clean_in_the_documented_production_configuration():
     out = start("manage.py", "check", "--deploy", "--fail-level", "WARNING", SECRET_KEY=strong_key(), **PRODUCTION)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "System check identified no issues" in out.stdout
-    readme = (ROOT / "README.md").read_text()
+    documented = (ROOT / "docs" / "security.md").read_text()
     for name, value in PRODUCTION.items():
-        assert f"{name}={value}" in readme, f"README does not document {name}={value}"
+        assert f"{name}={value}" in documented, f"docs/security.md does not document {name}={value}"
 
 
 def test_check_deploy_warns_without_the_https_switches():

@@ -1,6 +1,6 @@
 """A web process settles after loading the app (reviewer.startup, called by reviewer/wsgi.py): the
 URLconf with the API is loaded and every object alive then is out of the cycle collector's view, so
-a full collection no longer visits the ~150,000 objects of startup (README, Performance)."""
+a full collection no longer visits the ~150,000 objects of startup (docs/performance-log.md)."""
 
 import os
 import secrets

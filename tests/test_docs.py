@@ -1,0 +1,134 @@
+"""The documentation holds together: a README of one screen that links every page of docs/, and no
+relative link in README.md or docs/ that leads nowhere (a file that is not there, or an #anchor that
+names no heading, by GitHub's rules for heading anchors). No database."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agents.core.stops import STOP_REASONS
+
+ROOT = Path(__file__).parents[1]
+DOCS = ROOT / "docs"
+README_MAX_LINES = 150
+PAGES = ("running", "desk", "incidents", "publishing", "api", "security", "testing", "architecture",
+         "performance", "performance-log", "contract", "decisions")
+# Code comments point at these sections of docs/contract.md by name.
+CONTRACT_SECTIONS = ("Stop reasons", "The patch guard", "Fact and claim checks", "Budgets", "The route gateway",
+                     "Escalations and decisions", "Publishing and the outbox", "Deadlines and notifications")
+
+FENCE = re.compile(r"^(```|~~~)")
+HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+LINK = re.compile(r"(?<!!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+\1")
+
+
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+def prose_lines(path: Path) -> list[str]:
+    """The file's lines outside fenced code blocks (a link or a heading in a code block is text)."""
+    lines, fenced = [], False
+    for line in path.read_text().splitlines():
+        if FENCE.match(line.lstrip()):
+            fenced = not fenced
+            continue
+        lines.append("" if fenced else line)
+    return lines
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: the rendered text (code marks, emphasis and link targets gone),
+    lower-cased, everything but letters, digits, spaces, hyphens and underscores dropped, spaces to
+    hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = text.replace("`", "").replace("*", "")
+    text = re.sub(r"[^\w\- ]", "", text.lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """Every heading anchor of a file; a repeated heading gets -1, -2, ... as on GitHub."""
+    seen: dict[str, int] = {}
+    found = set()
+    for line in prose_lines(path):
+        match = HEADING.match(line)
+        if not match:
+            continue
+        base = slug(match.group(2))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def headings(path: Path) -> list[str]:
+    return [m.group(2) for line in prose_lines(path) if (m := HEADING.match(line))]
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    """(line number, target) of every inline link outside code."""
+    found = []
+    for number, line in enumerate(prose_lines(path), 1):
+        for match in LINK.finditer(CODE_SPAN.sub("", line)):
+            found.append((number, match.group(1)))
+    return found
+
+
+def relative(target: str) -> bool:
+    return not re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE)
+
+
+def test_the_readme_fits_on_one_screen():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; at most {README_MAX_LINES}"
+
+
+def test_docs_has_a_page_for_each_reader():
+    missing = [f"docs/{page}.md" for page in PAGES if not (DOCS / f"{page}.md").is_file()]
+    assert missing == []
+
+
+def test_the_readme_links_every_docs_page():
+    linked = {(ROOT / target.split("#", 1)[0]).resolve()
+              for _, target in links(ROOT / "README.md") if relative(target) and not target.startswith("#")}
+    unlinked = [page.relative_to(ROOT).as_posix() for page in sorted(DOCS.glob("*.md")) if page.resolve() not in linked]
+    assert unlinked == []
+
+
+@pytest.mark.parametrize("path", documents(), ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_every_relative_link_leads_to_a_file_and_a_heading(path):
+    broken = []
+    for number, target in links(path):
+        if not relative(target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        destination = (path.parent / file_part).resolve() if file_part else path
+        where = f"{path.relative_to(ROOT).as_posix()}:{number}: {target}"
+        if not destination.exists():
+            broken.append(f"{where} (no such file)")
+        elif anchor and (destination.suffix != ".md" or anchor not in anchors(destination)):
+            broken.append(f"{where} (no such heading)")
+    assert broken == []
+
+
+def test_the_link_checker_knows_githubs_anchors():
+    """The checks above could not pass by accident: the slugs are GitHub's."""
+    assert slug("Production settings, HTTPS and the Content-Security-Policy") == (
+        "production-settings-https-and-the-content-security-policy")
+    assert slug("The `run_pipeline` command") == "the-run_pipeline-command"
+    assert slug("What changed (before 2026-11-23)?") == "what-changed-before-2026-11-23"
+    assert slug("Every device, the keyboard") == "every-device-the-keyboard"
+    assert [target for _, target in links(ROOT / "README.md") if target == "docs/contract.md"]
+
+
+def test_the_contract_has_the_sections_code_comments_point_at():
+    present = set(headings(DOCS / "contract.md"))
+    assert [name for name in CONTRACT_SECTIONS if name not in present] == []
+
+
+def test_the_contract_names_every_stop_reason_of_the_catalogue():
+    contract = (DOCS / "contract.md").read_text()
+    assert [reason for reason in STOP_REASONS if f"`{reason}`" not in contract] == []

@@ -1,4 +1,4 @@
-"""The fact and claim checks (SPEC §3.4 steps 4 and 6, §3.5.4, .5, .6, .7).
+"""The fact and claim checks (docs/contract.md, 'Fact and claim checks').
 
 A text may only state numbers, incident ids, severity labels, regions and restricted claims that
 the *allowed text* supports. The patch guard passes the canonical context JSON plus the original
@@ -49,7 +49,7 @@ class Number:
     seconds: Decimal | None = None
 
 
-# ---------------------------------------------------------------- numbers (§3.4.4, §3.5.6)
+# ---------------------------------------------------------------- numbers
 
 # `\b` in front keeps digits inside identifiers (inc_2041, P1) out, as the contract's regex does.
 # Unlike the contract's trailing `\b`, the `%` is kept ("27%"), one space before it is allowed
@@ -222,7 +222,7 @@ def _quantity_words(text: str) -> list[Number]:
     return numbers
 
 
-# ---------------------------------------------------------------- dates, times and ids (§3.5.6)
+# ---------------------------------------------------------------- dates, times and ids
 
 # A date or a time of day supports only itself, written any way, never a bare number: the 11 of
 # "2026-11-22" is a month, not a count of anything. The same holds for the digits of an id.
@@ -469,7 +469,7 @@ _SEVERITY = re.compile(r"\bp[0-5]\b", re.IGNORECASE)
 
 def _region_pattern(token: str):
     """Short tokens (us, eu, uk, ua) are ordinary words in lower case ("let us know"), so they
-    name a region only in upper case; longer ones (apac, global) match in any case (§3.5.4).
+    name a region only in upper case; longer ones (apac, global) match in any case.
     Tokens are admin text, so they are matched with RE2 like every admin pattern."""
     if len(token) <= 2:
         return word_pattern(token.upper(), case_sensitive=True)
@@ -498,7 +498,7 @@ def _region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = (
     return any(_region_word_pattern(word).search(allowed_text) for word in words)
 
 
-# ---------------------------------------------------------------- restricted claims (§3.5.7)
+# ---------------------------------------------------------------- restricted claims
 
 # A claim's clause ends at sentence punctuation, a comma/semicolon/colon (not a decimal point),
 # or a conjunction that starts a new assertion: "We are not sure of the cause, but payments are
@@ -792,7 +792,7 @@ def find_violations(
         add("new_region", m.group(), f"Region “{m.group()}” is not named in the context.")
 
     # A claim is supported by an unhedged occurrence of its family in the allowed text: an original
-    # that says "not yet resolved" does not license a revision that says "fixed" (§3.5.7 both ways).
+    # that says "not yet resolved" does not license a revision that says "fixed".
     # The strict form (avoid_absolute_guarantees) accepts no support at all; a strict-only family
     # (firm time promises) applies only there.
     evidence = allowed_text if claim_evidence is None else claim_evidence

@@ -1,4 +1,4 @@
-"""The openai SDK backend of the LLM layer (SPEC §5): any OpenAI-compatible chat completions server.
+"""The openai SDK backend of the LLM layer: any OpenAI-compatible chat completions server.
 
 Every HTTP request becomes a :class:`CallRecord` (latency, tokens, outcome, raw answer), transient
 failures are retried here with backoff and jitter, a circuit breaker per endpoint fails fast when
@@ -346,7 +346,7 @@ def _classify(exc: openai.APIError) -> tuple[str, bool]:
     if isinstance(exc, openai.APITimeoutError):
         return "llm_timeout", True
     if isinstance(exc, openai.APIConnectionError):
-        return "llm_unavailable", True  # refused or dropped connection (SPEC §3.5.8)
+        return "llm_unavailable", True  # refused or dropped connection
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         if code == 429:
@@ -406,7 +406,7 @@ def _public_url(url: Any) -> str:
     return str(clean).rstrip("/")
 
 
-# -- configuration from the environment (SPEC §5.3) ---------------------------------------
+# -- configuration from the environment ---------------------------------------------------
 
 
 def client_from_env(
@@ -415,7 +415,7 @@ def client_from_env(
     """The model the environment asks for, at the endpoint ``settings`` chooses by name.
 
     ``LLM_BACKEND=offline``, or no endpoint declared (neither ``OPENAI_API_KEY`` nor
-    ``LLM_ENDPOINTS``): the embedded offline model (SPEC §5.4). ``LLM_BACKEND=openai`` forces the SDK
+    ``LLM_ENDPOINTS``): the embedded offline model. ``LLM_BACKEND=openai`` forces the SDK
     even without a key (local servers that need none). ``OPENAI_*`` variables override the matching
     fields of ``settings`` where they are set; the endpoint comes from
     :func:`~agents.core.llm.endpoints.resolve_endpoint`, which fails closed (``EndpointError``, a

@@ -1,4 +1,4 @@
-"""Run pages: one run with its live trace, the filtered run list, and failed runs with retry (SPEC §8).
+"""Run pages: one run with its live trace, the filtered run list, and failed runs with retry.
 
 Every list here runs a fixed number of queries whatever the number of rows (select_related and
 annotations, no per-row lookups); the run page reads the run with its review, audit and escalation

@@ -1,4 +1,4 @@
-"""People's decisions on escalations (SPEC §7): approve, edit then approve, reject; claims.
+"""People's decisions on escalations: approve, edit then approve, reject; claims.
 
 Plain domain logic, no HTTP: the inbox views and the JSON API both call it. Each escalation is
 decided exactly once by a conditional ``UPDATE ... WHERE status = 'pending'`` whose row count says
@@ -91,11 +91,11 @@ def policy_now(run) -> tuple[TextPolicy, dict]:
 
 
 def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, dict] | None = None) -> dict:
-    """Run a lead's edit through the patch guard against the run's context (SPEC §3.4, §7).
+    """Run a lead's edit through the patch guard against the run's context (docs/contract.md, 'The patch guard').
 
     The configuration of the policy that applies now (:func:`policy_now`; ``under`` passes one
     already read), without phrase rules: a person is not bound to the model's fix plan. The
-    final-answer checks run too (§3.5.5: a draft is not its own evidence), so an unsupported number
+    final-answer checks run too (a draft is not its own evidence), so an unsupported number
     the lead kept from the draft is shown, once. The result says which policy the check used.
     """
     run = escalation.run
@@ -122,8 +122,8 @@ def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, di
 
 
 def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
-    """Open an escalation for a finished run that a person must decide (SPEC §7), with its deadline
-    (SPEC §11); the notification channels are told once it commits.
+    """Open an escalation for a finished run that a person must decide, with its deadline; the
+    notification channels are told once it commits.
 
     Connected to ``agents.signals.run_finished``, which is sent inside the transaction that stores
     the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
@@ -244,7 +244,7 @@ def release(escalation_pk: int, user) -> bool:
                 .update(claimed_by=None, claimed_at=None))
 
 
-# ---------------------------------------------------------------- request changes (SPEC §7)
+# ---------------------------------------------------------------- request changes
 
 CHANGE_LOST_AFTER = timedelta(minutes=10)
 IN_FLIGHT_MESSAGE = ("Changes requested earlier are still being made by the model; wait for that revision, "

@@ -348,7 +348,7 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
     instructions, the patch guard checks it under the policy that applies now, and the result is
     recorded on the request. A revision that passes becomes the escalation's candidate (the
     escalation stays pending for a decision); a model failure or a blocked revision leaves the
-    escalation unchanged. Safe to call twice: the second call finds the request claimed (None)."""
+    escalation unchanged. Safe to call twice: the second call finds the request taken (None)."""
     if not ChangeRequest.objects.filter(pk=change_pk, status=ChangeRequest.Status.QUEUED).update(
             status=ChangeRequest.Status.RUNNING):
         return None

@@ -1,6 +1,6 @@
 """Runs as Celery tasks: thin shells that take ids, load rows, call the core and record the result.
 
-``start_run`` creates the row and enqueues on commit; ``execute_run`` claims it with a conditional
+``start_run`` creates the row and enqueues on commit; ``execute_run`` takes it with a conditional
 update (so a duplicate delivery never runs the pipeline twice), runs it with the database observer
 and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose worker went silent and
 retries them automatically (bounded), and enqueues again the queued runs whose message was lost.
@@ -99,16 +99,16 @@ def retry_run(run: Run, *, user=None) -> Run:
     return new
 
 
-def claim_run(run_pk: int) -> int | None:
+def take_run(run_pk: int) -> int | None:
     """Take the run for this worker; returns the delivery number, or None when another has it."""
-    run = claim(run_pk)
+    run = take(run_pk)
     return None if run is None else run.deliveries
 
 
-def claim(run_pk: int) -> Run | None:
-    """Take the run for this worker; returns the claimed row (read once), or None when another has it.
+def take(run_pk: int) -> Run | None:
+    """Take the run for this worker; returns the taken row (read once), or None when another has it.
 
-    A queued run is claimed once. A running run is taken over only when its heartbeat is stale (its
+    A queued run is taken once. A running run is taken over only when its heartbeat is stale (its
     worker died and the broker delivered the task again); its partial trace is cleared first.
     """
     now = timezone.now()
@@ -179,10 +179,10 @@ HEARTBEAT = Heartbeat()
 
 
 def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
-    """Execute one run in this process. Safe to call twice: the second call finds it claimed (None)."""
-    run = claim(run_pk)
+    """Execute one run in this process. Safe to call twice: the second call finds it taken (None)."""
+    run = take(run_pk)
     if run is None:
-        log.info("run %s already claimed or finished; nothing to do", run_pk)
+        log.info("run %s already taken or finished; nothing to do", run_pk)
         return None
     delivery = run.deliveries
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
@@ -305,7 +305,7 @@ def _retry_automatically(run: Run, limit: int) -> None:
 def _enqueue_lost_messages(older: datetime, now: datetime) -> None:
     """Enqueue again each queued run created before ``older`` whose message never reached a worker.
 
-    A queued run's ``heartbeat_at`` records when the sweep last enqueued it (its claim overwrites it):
+    A queued run's ``heartbeat_at`` records when the sweep last enqueued it (taking the run overwrites it):
     a backlog that is only slow gets one extra message per threshold, not one per sweep.
     """
     waiting = Q(status=Run.Status.QUEUED, created_at__lt=older) & (

@@ -218,7 +218,7 @@ class Parts:
 
     NAMES = {
         ("agents/tasks.py", "start_run"): "start_run: row + policy snapshot",
-        ("agents/tasks.py", "claim"): "claim (conditional UPDATE + the row)",
+        ("agents/tasks.py", "take"): "take (conditional UPDATE + the row)",
         ("agents/tasks.py", "llm_for"): "llm_for: the model client (cached per process)",
         ("agents/observer.py", "DatabaseObserver.on_step"): "observer: trace steps",
         ("agents/observer.py", "DatabaseObserver.on_model_call"): "observer: model calls",

@@ -1,4 +1,4 @@
-"""The fact and claim checks (SPEC §3.4 steps 4 and 6, §3.5.4, .5, .6, .7).
+"""The fact and claim checks (docs/contract.md, 'Fact and claim checks').
 
 A text may only state numbers, incident ids, severity labels, regions and restricted claims that
 the *allowed text* supports. The patch guard passes the canonical context JSON plus the original
@@ -49,7 +49,7 @@ class Number:
     seconds: Decimal | None = None
 
 
-# ---------------------------------------------------------------- numbers (§3.4.4, §3.5.6)
+# ---------------------------------------------------------------- numbers
 
 # `\b` in front keeps digits inside identifiers (inc_2041, P1) out, as the contract's regex does.
 # Unlike the contract's trailing `\b`, the `%` is kept ("27%"), one space before it is allowed
@@ -222,7 +222,7 @@ def _quantity_words(text: str) -> list[Number]:
     return numbers
 
 
-# ---------------------------------------------------------------- dates, times and ids (§3.5.6)
+# ---------------------------------------------------------------- dates, times and ids
 
 # A date or a time of day supports only itself, written any way, never a bare number: the 11 of
 # "2026-11-22" is a month, not a count of anything. The same holds for the digits of an id.
@@ -469,7 +469,7 @@ _SEVERITY = re.compile(r"\bp[0-5]\b", re.IGNORECASE)
 
 def _region_pattern(token: str):
     """Short tokens (us, eu, uk, ua) are ordinary words in lower case ("let us know"), so they
-    name a region only in upper case; longer ones (apac, global) match in any case (§3.5.4).
+    name a region only in upper case; longer ones (apac, global) match in any case.
     Tokens are admin text, so they are matched with RE2 like every admin pattern."""
     if len(token) <= 2:
         return word_pattern(token.upper(), case_sensitive=True)
@@ -498,7 +498,7 @@ def _region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = (
     return any(_region_word_pattern(word).search(allowed_text) for word in words)
 
 
-# ---------------------------------------------------------------- restricted claims (§3.5.7)
+# ---------------------------------------------------------------- restricted claims
 
 # A claim's clause ends at sentence punctuation, a comma/semicolon/colon (not a decimal point),
 # or a conjunction that starts a new assertion: "We are not sure of the cause, but payments are
@@ -732,15 +732,32 @@ def find_violations(
     given, only they support a percentage read as a ratio; None (a context without units) lets a
     bare number do.
     """
-    found: list[Violation] = []
+    evidence = allowed_text if claim_evidence is None else claim_evidence
+    found = _distinct([
+        *_new_facts(text, allowed_text, ratios),
+        *_new_incident_ids(text, allowed_text),
+        *_new_severity_labels(text, allowed_text),
+        *_new_regions(text, allowed_text, rules),
+        *_unsupported_claims(text, evidence, rules, strict_claims),
+    ])
+    return sorted(found, key=lambda v: CHECKS.index(v.check))
+
+
+def _distinct(violations: Iterable[Violation]) -> list[Violation]:
+    """The first violation of each check and token (in any case): one entry per distinct token keeps
+    the UI readable."""
     seen: set[tuple[str, str]] = set()
-
-    def add(check: str, token: str, message: str, family: str = "") -> None:
-        key = (check, token.lower())
-        if key not in seen:  # one entry per distinct token keeps the UI readable
+    kept = []
+    for violation in violations:
+        key = (violation.check, violation.found.lower())
+        if key not in seen:
             seen.add(key)
-            found.append(Violation(check, token, message, family))
+            kept.append(violation)
+    return kept
 
+
+def _new_facts(text: str, allowed_text: str, ratios: frozenset[Decimal] | None) -> list[Violation]:
+    """The numbers, dates, times of day and ids the allowed text does not support, in reading order."""
     text_moments = find_moments(text)
     allowed_moments = find_moments(allowed_text)
     allowed_numbers = _allowed_numbers(allowed_text, _spans(allowed_text, allowed_moments))
@@ -755,26 +772,30 @@ def find_violations(
     for m in _ID.finditer(text):
         if m.group().lower() not in allowed_lower and not _INCIDENT_ID.fullmatch(m.group()):
             facts.append((m.start(), m.group()))
-    for _, token in sorted(facts):
-        add("no_new_facts", token, f"“{token}” is not supported by the incident context.")
+    return [Violation("no_new_facts", token, f"“{token}” is not supported by the incident context.")
+            for _, token in sorted(facts)]
 
+
+def _new_incident_ids(text: str, allowed_text: str) -> list[Violation]:
     allowed_ids = {m.group().lower() for m in _INCIDENT_ID.finditer(allowed_text)}
-    for m in _INCIDENT_ID.finditer(text):
-        if m.group().lower() not in allowed_ids:
-            message = f"“{m.group()}” is not an incident in the context."
-            add("new_incident_id", m.group(), message)
+    return [Violation("new_incident_id", m.group(), f"“{m.group()}” is not an incident in the context.")
+            for m in _INCIDENT_ID.finditer(text) if m.group().lower() not in allowed_ids]
 
+
+def _new_severity_labels(text: str, allowed_text: str) -> list[Violation]:
     allowed_labels = {m.group().lower() for m in _SEVERITY.finditer(allowed_text)}
-    for m in _SEVERITY.finditer(text):
-        if m.group().lower() not in allowed_labels:
-            message = f"Severity “{m.group()}” is not the one in the context."
-            add("new_severity_label", m.group(), message)
+    return [Violation("new_severity_label", m.group(), f"Severity “{m.group()}” is not the one in the context.")
+            for m in _SEVERITY.finditer(text) if m.group().lower() not in allowed_labels]
 
+
+def _new_regions(text: str, allowed_text: str, rules: GuardRules) -> list[Violation]:
+    """The regions the text names and the allowed text does not, in reading order, after the tokens
+    that cannot be checked safely."""
     # A snapshot may hold a pattern or token RE2 refuses (saved before admin checked, or edited in
     # the database). It is never matched with a backtracking engine, and never skipped: it fails
     # its check, so the text goes to a person with the reason.
     region_words = dict(rules.region_words)
-    regions = []
+    unsafe, regions = [], []
     for token in rules.regions:
         try:
             if not isinstance(token, str):
@@ -784,29 +805,34 @@ def find_violations(
             for word in words:
                 matches += _region_word_pattern(word).finditer(text)
         except UnsafePattern as error:
-            add("new_region", str(token), f"The region token “{token}” cannot be checked safely: {error}.")
+            unsafe.append(Violation("new_region", str(token),
+                                    f"The region token “{token}” cannot be checked safely: {error}."))
             continue
         if matches and not _region_in_allowed(token.lower(), allowed_text, words):
             regions += matches
-    for m in sorted(regions, key=lambda m: m.start()):
-        add("new_region", m.group(), f"Region “{m.group()}” is not named in the context.")
+    return unsafe + [Violation("new_region", m.group(), f"Region “{m.group()}” is not named in the context.")
+                     for m in sorted(regions, key=lambda m: m.start())]
 
-    # A claim is supported by an unhedged occurrence of its family in the allowed text: an original
-    # that says "not yet resolved" does not license a revision that says "fixed" (§3.5.7 both ways).
-    # The strict form (avoid_absolute_guarantees) accepts no support at all; a strict-only family
-    # (firm time promises) applies only there.
-    evidence = allowed_text if claim_evidence is None else claim_evidence
-    claims = []
+
+def _unsupported_claims(text: str, evidence: str, rules: GuardRules, strict_claims: bool) -> list[Violation]:
+    """The restricted claims the evidence does not license, in reading order, after the families that
+    cannot be checked safely."""
+    # A claim is supported by an unhedged occurrence of its family in the evidence: an original that
+    # says "not yet resolved" does not license a revision that says "fixed" (docs/contract.md, 'Fact
+    # and claim checks'). The strict form (avoid_absolute_guarantees) accepts no support at all; a
+    # strict-only family (firm time promises) applies only there.
+    unsafe, claims = [], []
     for family in rules.families():
         if family.strict_only and not strict_claims:
             continue
         problem = family_problem(family)
         if problem:
-            add("restricted_claims", str(family.pattern), f"{problem}. A person must check the text for it.")
+            unsafe.append(Violation("restricted_claims", str(family.pattern),
+                                    f"{problem}. A person must check the text for it."))
             continue
         if strict_claims or not family_makes_claim(evidence, family):
             claims += [(m, family) for m in family_claims(text, family)]
-    for m, family in sorted(claims, key=lambda c: c[0].start()):
-        add("restricted_claims", m.group(), _claim_message(m.group(), family, strict_claims), family.name)
-
-    return sorted(found, key=lambda v: CHECKS.index(v.check))
+    return unsafe + [
+        Violation("restricted_claims", m.group(), _claim_message(m.group(), family, strict_claims), family.name)
+        for m, family in sorted(claims, key=lambda c: c[0].start())
+    ]

@@ -1,4 +1,4 @@
-"""People's decisions on escalations (SPEC §7): approve, edit then approve, reject; claims.
+"""People's decisions on escalations: approve, edit then approve, reject; claims.
 
 Plain domain logic, no HTTP: the inbox views and the JSON API both call it. Each escalation is
 decided exactly once by a conditional ``UPDATE ... WHERE status = 'pending'`` whose row count says
@@ -58,6 +58,19 @@ class Outcome:
     decision: Decision | None = None
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """A decision as it will be recorded if it wins."""
+    action: str  # an edit that changes nothing is an approval
+    status: str  # the escalation's: "approved" or "rejected"
+    final_text: str
+    guard_results: dict
+    # An edit records the policy its check used (the one that applies now); an approval or a
+    # rejection of the blocked text, the run's snapshot it was blocked under.
+    policy: dict
+    note: str
+
+
 def _text_policy(run) -> TextPolicy:
     """The policy snapshot the run executed under (defaults for a pipeline without text budgets)."""
     policy = POLICY_CLASSES.get(run.pipeline, ReflectionPolicy).from_dict(run.policy or {})
@@ -91,11 +104,11 @@ def policy_now(run) -> tuple[TextPolicy, dict]:
 
 
 def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, dict] | None = None) -> dict:
-    """Run a lead's edit through the patch guard against the run's context (SPEC §3.4, §7).
+    """Run a lead's edit through the patch guard against the run's context (docs/contract.md, 'The patch guard').
 
     The configuration of the policy that applies now (:func:`policy_now`; ``under`` passes one
     already read), without phrase rules: a person is not bound to the model's fix plan. The
-    final-answer checks run too (§3.5.5: a draft is not its own evidence), so an unsupported number
+    final-answer checks run too (a draft is not its own evidence), so an unsupported number
     the lead kept from the draft is shown, once. The result says which policy the check used.
     """
     run = escalation.run
@@ -122,8 +135,8 @@ def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, di
 
 
 def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
-    """Open an escalation for a finished run that a person must decide (SPEC §7), with its deadline
-    (SPEC §11); the notification channels are told once it commits.
+    """Open an escalation for a finished run that a person must decide, with its deadline; the
+    notification channels are told once it commits.
 
     Connected to ``agents.signals.run_finished``, which is sent inside the transaction that stores
     the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
@@ -172,13 +185,25 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
 
     Approving a text whose incident changed its facts since the run needs ``confirm_changed_facts``.
     The decision records the hash of the text approved, the incident version and the policy snapshot."""
+    _check_may_decide(user, action)
+    escalation = Escalation.objects.select_related("run", "run__incident_version").get(pk=escalation_pk)
+    if escalation.status != Escalation.Status.PENDING:
+        return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
+    _refuse_control_characters(action, text, note)
+    judged = _judge(escalation, action, text, note.strip())
+    if judged.status == "approved" and escalation.facts_changes and not confirm_changed_facts:
+        raise DecisionInvalid(facts_changed_message(escalation))
+    return _record_once(escalation_pk, user, judged, _incident_version(escalation))
+
+
+def _check_may_decide(user, action: str) -> None:
     if not user.has_perm(DECIDE_PERMISSION):
         raise PermissionDenied("Only support leads can decide escalations.")
     if action not in ACTIONS:
         raise DecisionInvalid(f"Unknown action “{action}”: approve, edit_approve or reject.")
-    escalation = Escalation.objects.select_related("run", "run__incident_version").get(pk=escalation_pk)
-    if escalation.status != Escalation.Status.PENDING:
-        return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
+
+
+def _refuse_control_characters(action: str, text: str, note: str) -> None:
     # PostgreSQL cannot store a NUL (a 500 before), and no page should show the other controls.
     typed = [(note, "reason" if action == Decision.Action.REJECT else "justification")]
     if action == Decision.Action.EDIT_APPROVE:
@@ -188,44 +213,49 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
             raise DecisionInvalid(f"The {what} contains a control character (U+{ord(found):04X}); "
                                   "remove it and try again.")
 
-    note = note.strip()
+
+def _judge(escalation: Escalation, action: str, text: str, note: str) -> _Judged:
+    """What the decision approves or rejects, and with which guard results (``note`` comes stripped)."""
     if action == Decision.Action.EDIT_APPROVE and normalize(text) == normalize(escalation.candidate):
         action = Decision.Action.APPROVE
+    snapshot = escalation.run.policy or {}
     if action == Decision.Action.APPROVE:
-        final_text, guard_results, status = escalation.candidate, _block_results(escalation), "approved"
-    elif action == Decision.Action.EDIT_APPROVE:
-        if not normalize(text):
-            raise DecisionInvalid("The edited text is empty. Reject the escalation instead, with a reason.")
-        checked_under = policy_now(escalation.run)
-        guard_results = guard_edit(escalation, text, under=checked_under)
-        if guard_results["violations"] and not note:
-            raise DecisionInvalid(JUSTIFICATION_NEEDED)
-        final_text, status = text.strip(), "approved"
-    else:
-        if not note:
-            raise DecisionInvalid("Rejecting needs a reason.")
-        final_text, guard_results, status = "", _block_results(escalation), "rejected"
+        return _Judged(action, "approved", escalation.candidate, _block_results(escalation), snapshot, note)
+    if action == Decision.Action.EDIT_APPROVE:
+        return _judge_edit(escalation, action, text, note)
+    if not note:
+        raise DecisionInvalid("Rejecting needs a reason.")
+    return _Judged(action, "rejected", "", _block_results(escalation), snapshot, note)
 
-    if status == "approved" and escalation.facts_changes and not confirm_changed_facts:
-        raise DecisionInvalid(facts_changed_message(escalation))
+
+def _judge_edit(escalation: Escalation, action: str, text: str, note: str) -> _Judged:
+    if not normalize(text):
+        raise DecisionInvalid("The edited text is empty. Reject the escalation instead, with a reason.")
+    checked_under = policy_now(escalation.run)
+    guard_results = guard_edit(escalation, text, under=checked_under)
+    if guard_results["violations"] and not note:
+        raise DecisionInvalid(JUSTIFICATION_NEEDED)
+    return _Judged(action, "approved", text.strip(), guard_results, checked_under[0].to_dict(), note)
+
+
+def _incident_version(escalation: Escalation):
+    """The incident's version the decision is taken on (None for a run on no incident)."""
     incident = escalation.run.incident
-    version = incident.latest_version() if incident is not None else None
-    # An edit records the policy its check used (the one that applies now); an approval or a
-    # rejection of the blocked text, the run's snapshot it was blocked under.
-    policy = (checked_under[0].to_dict() if action == Decision.Action.EDIT_APPROVE
-              else escalation.run.policy or {})
-    recorded = {"text_hash": text_hash(final_text) if final_text else "", "incident_version": version,
-                "policy": policy}
+    return incident.latest_version() if incident is not None else None
 
+
+def _record_once(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
+    """The conditional UPDATE says who won; only the winner appends its decision."""
     now = timezone.now()
     with transaction.atomic():
         won = Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING).update(
-            status=status, decided_by=user, decided_at=now, final_text=final_text)
+            status=judged.status, decided_by=user, decided_at=now, final_text=judged.final_text)
         if not won:
             return _already_decided(escalation_pk)
-        decision = Decision.objects.create(escalation_id=escalation_pk, actor=user, at=now, action=action,
-                                           final_text=final_text, guard_results=guard_results, note=note,
-                                           **recorded)
+        decision = Decision.objects.create(
+            escalation_id=escalation_pk, actor=user, at=now, action=judged.action, final_text=judged.final_text,
+            guard_results=judged.guard_results, note=judged.note, policy=judged.policy, incident_version=version,
+            text_hash=text_hash(judged.final_text) if judged.final_text else "")
     return Outcome(won=True, escalation=Escalation.objects.select_related("decided_by").get(pk=escalation_pk),
                    decision=decision)
 
@@ -244,7 +274,7 @@ def release(escalation_pk: int, user) -> bool:
                 .update(claimed_by=None, claimed_at=None))
 
 
-# ---------------------------------------------------------------- request changes (SPEC §7)
+# ---------------------------------------------------------------- request changes
 
 CHANGE_LOST_AFTER = timedelta(minutes=10)
 IN_FLIGHT_MESSAGE = ("Changes requested earlier are still being made by the model; wait for that revision, "
@@ -318,7 +348,7 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
     instructions, the patch guard checks it under the policy that applies now, and the result is
     recorded on the request. A revision that passes becomes the escalation's candidate (the
     escalation stays pending for a decision); a model failure or a blocked revision leaves the
-    escalation unchanged. Safe to call twice: the second call finds the request claimed (None)."""
+    escalation unchanged. Safe to call twice: the second call finds the request taken (None)."""
     if not ChangeRequest.objects.filter(pk=change_pk, status=ChangeRequest.Status.QUEUED).update(
             status=ChangeRequest.Status.RUNNING):
         return None

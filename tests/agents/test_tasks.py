@@ -13,7 +13,7 @@ import pytest
 import time_machine
 
 from agents.models import AuditDiff, ModelCall, PipelinePolicy, Review, Run, TraceStep
-from agents.tasks import claim_run, execute_run, retry_run, run_now, start_run, sweep_lost_runs
+from agents.tasks import execute_run, retry_run, run_now, start_run, sweep_lost_runs, take_run
 from reviewer.models import Escalation
 from tests.agents.conftest import post_change
 
@@ -81,16 +81,16 @@ def test_a_failed_run_opens_no_escalation(demo_data):
 
 def test_a_run_is_claimed_once(demo_data):
     run, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
-    assert claim_run(run.pk) == 1
-    assert claim_run(run.pk) is None
+    assert take_run(run.pk) == 1
+    assert take_run(run.pk) is None
     assert run_now(run.pk) is None  # a second delivery does nothing
 
 
 def test_sweep_marks_only_silent_running_runs_worker_lost(demo_data):
     silent, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
-    claim_run(silent.pk)
+    take_run(silent.pk)
     busy, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
-    claim_run(busy.pk)
+    take_run(busy.pk)
     Run.objects.filter(pk=silent.pk).update(heartbeat_at=silent.created_at.replace(year=2000))
     assert sweep_lost_runs(stale_seconds=60) == 1
     assert Run.objects.get(pk=silent.pk).stop_reason == "worker_lost"
@@ -166,7 +166,7 @@ def later(seconds: float):
 def lose_worker(run_pk: int, at: float) -> None:
     """The run is claimed at ``at`` seconds and its worker then dies (no heartbeat after the claim)."""
     with later(at):
-        assert claim_run(run_pk) is not None
+        assert take_run(run_pk) is not None
 
 
 def test_a_run_whose_worker_is_lost_is_retried_automatically_and_linked(demo_data, users,

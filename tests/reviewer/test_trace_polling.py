@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import ModelCall, Run, TraceStep
-from agents.tasks import claim
+from agents.tasks import take
 from tests.factories import make_run
 
 pytestmark = pytest.mark.django_db
@@ -187,7 +187,7 @@ def test_a_run_taken_over_since_the_page_loaded_gets_the_whole_new_trace(login, 
     assert shown.replace("&", "&amp;") in client.get(reverse("run", args=[run.pk])).content.decode()
     silent_since = timezone.now() - timedelta(seconds=settings.RUN_STALE_SECONDS + 1)
     Run.objects.filter(pk=run.pk).update(heartbeat_at=silent_since)
-    assert claim(run.pk).deliveries == 2
+    assert take(run.pk).deliveries == 2
     add_steps(run, 1, 5, tag=" (delivery 2)")
 
     response = poll(client, run, shown)

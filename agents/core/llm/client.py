@@ -1,4 +1,4 @@
-"""The openai SDK backend of the LLM layer (SPEC §5): any OpenAI-compatible chat completions server.
+"""The openai SDK backend of the LLM layer: any OpenAI-compatible chat completions server.
 
 Every HTTP request becomes a :class:`CallRecord` (latency, tokens, outcome, raw answer), transient
 failures are retried here with backoff and jitter, a circuit breaker per endpoint fails fast when
@@ -212,54 +212,50 @@ class OpenAIChat:
         latency_ms: float,
         records: list[CallRecord],
     ) -> ModelReply:
+        """The stage's reply from the server's answer. An answer the stage cannot use (no message, cut,
+        the wrong tool, empty) is recorded as a failed call and raised as :class:`LLMError`."""
         usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        tokens = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+                  "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+        try:
+            message, finish_reason = _first_choice(response)
+            self._check_not_cut(request, message, finish_reason, tokens["completion_tokens"])
+            text, via_tool, note = self._answer(request, message, finish_reason)
+            _check_not_empty(message, text, via_tool, note)
+        except _Unusable as unusable:
+            raise self._record_unusable(request, try_number, latency_ms, records, tokens, unusable) from None
+        records.append(
+            self._record(request, try_number, latency_ms, "ok", **tokens, raw=text, note=self._redact(note))
+        )
+        return ModelReply(
+            text=text,
+            via_tool=via_tool,
+            prompt_tokens=sum(r.prompt_tokens for r in records),
+            completion_tokens=sum(r.completion_tokens for r in records),
+            calls=tuple(records),
+        )
 
-        def fail(reason: str, message: str, raw: str = "") -> LLMError:
-            message = self._redact(message)  # it may quote the model (a tool name, a refusal)
-            records.append(
-                self._record(
-                    request, try_number, latency_ms, reason,
-                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                    raw=raw, error=message,
-                )
-            )
-            self._log_failure(request, try_number, reason, message)
-            return LLMError(reason, message, calls=tuple(records))
-
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise fail("llm_empty", "the answer had no choices")
-        message = getattr(choices[0], "message", None)
-        if message is None:
-            raise fail("llm_empty", "the answer's first choice had no message")
-        finish_reason = getattr(choices[0], "finish_reason", None)
+    def _check_not_cut(self, request: StageRequest, message: Any, finish_reason: Any, completion_tokens: int) -> None:
         limit = self._completion_limit(request)
         # llama-cpp-python reports a tool call cut at the limit as finish_reason "tool_calls": an answer
         # that used the whole limit is taken as cut too.
         if finish_reason == "length" or completion_tokens >= limit:
-            raise fail(
+            raise _Unusable(
                 "llm_truncated",
                 f"the answer was cut at the completion limit ({limit} tokens; {completion_tokens} generated; "
                 f"finish_reason: {finish_reason})",
                 raw=_answer_text(message),
             )
+
+    def _answer(self, request: StageRequest, message: Any, finish_reason: Any) -> tuple[str, bool, str]:
+        """The answer's text, whether it came as the tool call's arguments, and a note for the call
+        record ("" when the answer came the way the stage asked)."""
         via_tool = False
         note = ""
         if request.tool is not None and self.settings.structured_output == "tools":
             tool_calls = message.tool_calls or []
             if tool_calls:
-                function = getattr(tool_calls[0], "function", None)  # custom tool calls have none
-                name = getattr(function, "name", None)
-                arguments = getattr(function, "arguments", None) or ""
-                if name != request.tool:
-                    raise fail(
-                        "llm_wrong_tool",
-                        f"the stage asked for tool {request.tool!r}, the model called {name!r}",
-                        raw=arguments,
-                    )
-                text, via_tool = arguments, True
+                text, via_tool = _tool_arguments(request, tool_calls[0]), True
             else:
                 # Some servers ignore tool_choice and answer in the content; the pipeline
                 # validates that text like any other, and the call and the trace say so.
@@ -273,28 +269,24 @@ class OpenAIChat:
             text = message.content or ""
         if not isinstance(text, str):  # the SDK does not validate answers; some servers are odd
             text = ""
-        if not text.strip():
-            refusal = getattr(message, "refusal", None)
-            where = "tool call arguments" if via_tool else "message"
-            detail = f"the model refused: {refusal}" if refusal else f"the {where} was empty"
-            if note:
-                detail = note
-            raise fail("llm_empty", detail, raw=text)
+        return text, via_tool, note
 
+    def _record_unusable(
+        self,
+        request: StageRequest,
+        try_number: int,
+        latency_ms: float,
+        records: list[CallRecord],
+        tokens: dict[str, int],
+        unusable: _Unusable,
+    ) -> LLMError:
+        """The error to raise for an answer the stage cannot use, once its call is recorded and logged."""
+        message = self._redact(unusable.message)  # it may quote the model (a tool name, a refusal)
         records.append(
-            self._record(
-                request, try_number, latency_ms, "ok",
-                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, raw=text,
-                note=self._redact(note),
-            )
+            self._record(request, try_number, latency_ms, unusable.reason, **tokens, raw=unusable.raw, error=message)
         )
-        return ModelReply(
-            text=text,
-            via_tool=via_tool,
-            prompt_tokens=sum(r.prompt_tokens for r in records),
-            completion_tokens=sum(r.completion_tokens for r in records),
-            calls=tuple(records),
-        )
+        self._log_failure(request, try_number, unusable.reason, message)
+        return LLMError(unusable.reason, message, calls=tuple(records))
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -331,6 +323,50 @@ class OpenAIChat:
         return redact(text, [self._api_key, *configured_keys()])[:MAX_ERROR_CHARS]
 
 
+class _Unusable(Exception):
+    """An answer the stage cannot use: ``_reply`` records its call as failed with ``reason`` (a stop
+    reason) and raises :class:`LLMError`. ``raw`` is whatever text the answer carried."""
+
+    def __init__(self, reason: str, message: str, raw: str = ""):
+        super().__init__(message)
+        self.reason, self.message, self.raw = reason, message, raw
+
+
+def _first_choice(response: Any) -> tuple[Any, Any]:
+    """The message of the answer's first choice and its finish reason."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise _Unusable("llm_empty", "the answer had no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise _Unusable("llm_empty", "the answer's first choice had no message")
+    return message, getattr(choices[0], "finish_reason", None)
+
+
+def _tool_arguments(request: StageRequest, call: Any) -> str:
+    """The arguments of the tool call, which must call the stage's tool."""
+    function = getattr(call, "function", None)  # custom tool calls have none
+    name = getattr(function, "name", None)
+    arguments = getattr(function, "arguments", None) or ""
+    if name != request.tool:
+        raise _Unusable(
+            "llm_wrong_tool", f"the stage asked for tool {request.tool!r}, the model called {name!r}", raw=arguments
+        )
+    return arguments
+
+
+def _check_not_empty(message: Any, text: str, via_tool: bool, note: str) -> None:
+    """An empty answer is unusable. Its error says why: the note when there is one (no tool call
+    came), else the model's refusal, else what was empty."""
+    if not text.strip():
+        refusal = getattr(message, "refusal", None)
+        where = "tool call arguments" if via_tool else "message"
+        detail = f"the model refused: {refusal}" if refusal else f"the {where} was empty"
+        if note:
+            detail = note
+        raise _Unusable("llm_empty", detail, raw=text)
+
+
 def _answer_text(message: Any) -> str:
     """Whatever text a (possibly cut) answer carries: its tool arguments, else its content."""
     for call in getattr(message, "tool_calls", None) or []:
@@ -346,7 +382,7 @@ def _classify(exc: openai.APIError) -> tuple[str, bool]:
     if isinstance(exc, openai.APITimeoutError):
         return "llm_timeout", True
     if isinstance(exc, openai.APIConnectionError):
-        return "llm_unavailable", True  # refused or dropped connection (SPEC §3.5.8)
+        return "llm_unavailable", True  # refused or dropped connection
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         if code == 429:
@@ -406,7 +442,7 @@ def _public_url(url: Any) -> str:
     return str(clean).rstrip("/")
 
 
-# -- configuration from the environment (SPEC §5.3) ---------------------------------------
+# -- configuration from the environment ---------------------------------------------------
 
 
 def client_from_env(
@@ -415,7 +451,7 @@ def client_from_env(
     """The model the environment asks for, at the endpoint ``settings`` chooses by name.
 
     ``LLM_BACKEND=offline``, or no endpoint declared (neither ``OPENAI_API_KEY`` nor
-    ``LLM_ENDPOINTS``): the embedded offline model (SPEC §5.4). ``LLM_BACKEND=openai`` forces the SDK
+    ``LLM_ENDPOINTS``): the embedded offline model. ``LLM_BACKEND=openai`` forces the SDK
     even without a key (local servers that need none). ``OPENAI_*`` variables override the matching
     fields of ``settings`` where they are set; the endpoint comes from
     :func:`~agents.core.llm.endpoints.resolve_endpoint`, which fails closed (``EndpointError``, a

@@ -1,4 +1,4 @@
-"""Run pages: one run with its live trace, the filtered run list, and failed runs with retry (SPEC §8).
+"""Run pages: one run with its live trace, the filtered run list, and failed runs with retry.
 
 Every list here runs a fixed number of queries whatever the number of rows (select_related and
 annotations, no per-row lookups); the run page reads the run with its review, audit and escalation
@@ -56,45 +56,15 @@ def _run_context(request, pk: int, shown: Shown | None = None) -> dict:
     calls after the page's last ones (``new_steps`` is True then), unless what the page shows may be stale."""
     run = get_object_or_404(
         Run.objects.select_related("incident", "retry_of", "triggered_by", "review", "audit", "escalation"), pk=pk)
-    new_steps = None
-    if shown is not None and run.in_flight and shown.delivery == run.deliveries:
-        # One query: the page's last step (still there? and the phase when nothing is new), the steps
-        # after it, and the routing attempts (the outcome's table lists them all). A takeover after a
-        # silent worker deletes the trace and counts a delivery: the whole trace goes out then.
-        rows = list(run.steps.filter(Q(index__gte=shown.after) | Q(phase="delegate")))
-        last = next((s for s in rows if s.index == shown.after), None)
-        if last is not None:
-            new_steps = [s for s in rows if s.index > shown.after]
-            delegations = [s for s in rows if s.phase == "delegate"]
-            steps = [last, *new_steps]
-    if new_steps is None:
-        steps = list(run.steps.all())
-        delegations = [s for s in steps if s.phase == "delegate"]
+    steps, new_steps, delegations = _trace_steps(run, shown)
     # The outcome (model calls, routing attempts) goes whole, as the page renders it, unless the page
     # shows model calls and only new ones are to be appended (not for routing: its attempts table
     # changes with them; its calls are few).
     whole_outcome = new_steps is None or not shown.call or run.pipeline == "routing"
-    usage, calls_before = None, 0
-    if whole_outcome:
-        calls = list(run.calls.all())
-    else:
-        calls = list(run.calls.filter(pk__gt=shown.call))
-        usage = run.call_usage()  # the header counts every call
-        calls_before = usage["model_calls"] - len(calls)  # the new calls are numbered on from the page's
+    calls, usage, calls_before = _model_calls(run, None if whole_outcome else shown.call)
     run.show_progress(steps, calls, usage)
     draft = next((s.output for s in steps if s.phase == "draft" and isinstance(s.output, str)), "")
-    audit = run.related("audit")
-    diff = None
-    if audit is not None:
-        diff = {"title": "Draft → final text" if run.answer else "Draft → blocked revision",
-                "ops": word_diff(audit.before_text, audit.after_text)}
-    elif draft and run.candidate and run.candidate != draft:
-        diff = {"title": "Draft → blocked candidate", "ops": word_diff(draft, run.candidate)}
-    diff_mode = "side" if request.GET.get("diff") == "side" else "inline"
-    escalation = run.related("escalation")
-    # Only a text pipeline's run on an incident can be published (one query more, with its deliveries).
-    updates = list(run.published_updates.for_timeline()) if run.incident_id and is_text_pipeline(run.pipeline) \
-        else []
+    updates = _published_updates(run)
     return {
         "run": run,
         "explanation": explain(run.stop_reason) if run.stop_reason else "",
@@ -105,16 +75,75 @@ def _run_context(request, pk: int, shown: Shown | None = None) -> dict:
         "calls": calls,
         "calls_before": calls_before,
         "whole_outcome": whole_outcome,
+        **_results(run, draft),
+        "diff_mode": "side" if request.GET.get("diff") == "side" else "inline",
+        "draft": draft,
+        "delegations": delegations,
+        "details_json": json.dumps(run.details, indent=2, ensure_ascii=False) if run.details else "",
+        **_permissions(request, run, updates),
+    }
+
+
+def _trace_steps(run, shown: Shown | None) -> tuple[list, list | None, list]:
+    """The steps the context is built from, the new ones to send (None: the whole trace), and the
+    routing attempts."""
+    if shown is not None and run.in_flight and shown.delivery == run.deliveries:
+        # One query: the page's last step (still there? and the phase when nothing is new), the steps
+        # after it, and the routing attempts (the outcome's table lists them all). A takeover after a
+        # silent worker deletes the trace and counts a delivery: the whole trace goes out then.
+        rows = list(run.steps.filter(Q(index__gte=shown.after) | Q(phase="delegate")))
+        last = next((s for s in rows if s.index == shown.after), None)
+        if last is not None:
+            new_steps = [s for s in rows if s.index > shown.after]
+            return [last, *new_steps], new_steps, [s for s in rows if s.phase == "delegate"]
+    steps = list(run.steps.all())
+    return steps, None, [s for s in steps if s.phase == "delegate"]
+
+
+def _model_calls(run, after: int | None) -> tuple[list, dict | None, int]:
+    """The model calls to send (all, or those after the call id ``after``), the run's usage when they
+    are not all (None: count them), and how many calls come before them."""
+    if after is None:
+        return list(run.calls.all()), None, 0
+    calls = list(run.calls.filter(pk__gt=after))
+    usage = run.call_usage()  # the header counts every call
+    return calls, usage, usage["model_calls"] - len(calls)  # the new calls are numbered on from the page's
+
+
+def _published_updates(run) -> list:
+    # Only a text pipeline's run on an incident can be published (one query more, with its deliveries).
+    if run.incident_id and is_text_pipeline(run.pipeline):
+        return list(run.published_updates.for_timeline())
+    return []
+
+
+def _results(run, draft: str) -> dict:
+    """What the run led to besides its trace: its retries, review, audit, escalation with its last
+    decision, and the diff of its text."""
+    audit = run.related("audit")
+    escalation = run.related("escalation")
+    return {
         "retries": list(run.retries.order_by("created_at", "id")),
         "review": run.related("review"),
         "audit": audit,
         "escalation": escalation,
         "decision": escalation.decisions.order_by("at", "id").last() if escalation is not None else None,
-        "diff": diff,
-        "diff_mode": diff_mode,
-        "draft": draft,
-        "delegations": delegations,
-        "details_json": json.dumps(run.details, indent=2, ensure_ascii=False) if run.details else "",
+        "diff": _diff(run, audit, draft),
+    }
+
+
+def _diff(run, audit, draft: str) -> dict | None:
+    if audit is not None:
+        return {"title": "Draft → final text" if run.answer else "Draft → blocked revision",
+                "ops": word_diff(audit.before_text, audit.after_text)}
+    if draft and run.candidate and run.candidate != draft:
+        return {"title": "Draft → blocked candidate", "ops": word_diff(draft, run.candidate)}
+    return None
+
+
+def _permissions(request, run, updates: list) -> dict:
+    """What the person may do on the page, with the updates that decide whether it can be published."""
+    return {
         "can_retry": run.failed and request.user.has_perm("agents.start_run"),
         "updates": updates,
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),

@@ -108,7 +108,7 @@ AUDIT_FIELDS = ["before_text", "after_text", "changed", "before_hash", "after_ha
 def record_result(run_pk: int, result: RunResult, run: Run | None = None) -> Run:
     """Store the result on the run, with its review and audit; tell whoever listens (an escalation).
 
-    ``run``: the row as the worker loaded it at its claim, so nothing is read again: one UPDATE of the
+    ``run``: the row as the worker loaded it when it took the run, so nothing is read again: one UPDATE of the
     result's columns and one INSERT … ON CONFLICT UPDATE each for the review and the audit (a run
     taken over after its worker went silent may find them written).
     """

@@ -79,7 +79,7 @@ def test_a_failed_run_opens_no_escalation(demo_data):
     assert not Escalation.objects.exists()
 
 
-def test_a_run_is_claimed_once(demo_data):
+def test_a_run_is_taken_once(demo_data):
     run, _ = start_run(pipeline="routing", goal="refund user_id=42", enqueue=False)
     assert take_run(run.pk) == 1
     assert take_run(run.pk) is None
@@ -164,7 +164,7 @@ def later(seconds: float):
 
 
 def lose_worker(run_pk: int, at: float) -> None:
-    """The run is claimed at ``at`` seconds and its worker then dies (no heartbeat after the claim)."""
+    """The run is taken at ``at`` seconds and its worker then dies (no heartbeat after it took the run)."""
     with later(at):
         assert take_run(run_pk) is not None
 
@@ -239,7 +239,7 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_per_threshol
             sweep_lost_runs()
         assert [call.args for call in delay.call_args_list] == [(lost.pk,), (lost.pk,), (recent.pk,)]
 
-    # A duplicate message is harmless: the first delivery claims the run, the second finds it taken.
+    # A duplicate message is harmless: the first delivery takes the run, the second finds it taken.
     assert run_now(lost.pk) is not None and run_now(lost.pk) is None
     assert Run.objects.get(pk=lost.pk).status in ("ok", "stopped")
 
@@ -287,7 +287,8 @@ def test_the_emergency_brake_opens_an_escalation_with_the_draft_issues_and_fix_p
     assert review.instructions == verdict[instructions_field] != []
 
 
-def test_a_run_updates_its_row_at_claim_calls_and_result_and_reads_it_once(demo_data, django_assert_max_num_queries):
+def test_a_run_updates_its_row_when_taken_at_calls_and_at_its_result_and_reads_it_once(
+        demo_data, django_assert_max_num_queries):
     """The observer writes a step or a call as one INSERT (no UPDATE of the run after each
     step); the run row is updated only when a model call starts (the stage the in-flight line names),
     and record_result writes without reading the run, its review or its audit first."""
@@ -303,8 +304,8 @@ def test_a_run_updates_its_row_at_claim_calls_and_result_and_reads_it_once(demo_
     assert len(result.trace) >= 4 and result.usage["model_calls"] >= 3
     call_starts = [s for s in run_updates if '"working_call" = ' in s and '"status"' not in s]
     assert len(call_starts) == result.usage["model_calls"]  # one per call: the stage the run waits for
-    assert len(run_updates) - len(call_starts) == 3, run_updates  # the claim, the model label, the result
-    assert len(run_reads) == 1, run_reads  # the claimed row
+    assert len(run_updates) - len(call_starts) == 3, run_updates  # taking it, the model label, the result
+    assert len(run_reads) == 1, run_reads  # the row as taken
     assert not [s for s in statements if s.startswith("SELECT") and ("agents_review" in s or "agents_auditdiff" in s)]
     run.refresh_from_db()
     assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")

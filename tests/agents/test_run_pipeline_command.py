@@ -105,7 +105,7 @@ def test_a_context_with_a_lone_surrogate_is_a_usage_error(tmp_path):
 
 
 def test_a_context_file_over_the_limit_is_a_usage_error_naming_it(tmp_path):
-    from reviewer.forms import CONTEXT_MAX_BYTES
+    from agents.core.inputs import CONTEXT_MAX_BYTES
 
     context = json.loads(Path(CONTEXT).read_text())
     path = tmp_path / "ctx.json"

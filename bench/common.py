@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agents.core.llm import scripted_demo as demo  # noqa: E402  (plain Python: no Django settings needed)
-from agents.core.llm.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
+from agents.testing.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
 
 TEXT_GOAL = demo.GOAL
 ROUTING_GOAL = "I was charged twice for my subscription, please refund me. user_id=42"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents.core.llm.scripted_demo import APPROVE, DRAFT
-from agents.core.llm.scripted_server import tool_call
+from agents.testing.scripted_server import tool_call
 
 ROOT = Path(__file__).parents[2]
 CONTEXT = str(ROOT / "agents" / "fixtures" / "demo_context.json")

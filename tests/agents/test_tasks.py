@@ -248,7 +248,7 @@ def test_labels_longer_than_their_columns_are_stored_shortened_not_refused(demo_
     """An operator's long model name or URL must not fail the run when it is stored (PostgreSQL refuses
     a value longer than its column; SQLite would quietly keep it)."""
     from agents.core.llm.scripted_demo import APPROVE, DRAFT
-    from agents.core.llm.scripted_server import tool_call
+    from agents.testing.scripted_server import tool_call
 
     long_model = "m" * 400
     monkeypatch.setenv("OPENAI_API_KEY", "sk-long-label-test")

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.core.llm.scripted_demo import CAVEAT
-from agents.core.llm.scripted_server import status
+from agents.testing.scripted_server import status
 from reviewer import decisions
 from reviewer.decisions import DecisionInvalid
 from reviewer.models import ChangeRequest, Decision, Escalation

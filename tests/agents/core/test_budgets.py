@@ -2,9 +2,9 @@
 
 from agents.core.llm.breaker import breaker_for
 from agents.core.llm.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
-from agents.core.llm.scripted_server import content, delay, hang_up, status, tool_call
 from agents.core.pipelines import run_reflection
 from agents.core.policy import ReflectionPolicy
+from agents.testing.scripted_server import content, delay, hang_up, status, tool_call
 
 
 def run(scripted, **policy_overrides):

@@ -1,14 +1,20 @@
-"""Admin forms for policies: the allowlists as checkboxes. The rules themselves are in the models'
-``clean()``, so they hold for any form that validates a row."""
+"""Admin forms of the agents app: policies (the allowlists as checkboxes, a claim family tried on a
+sample text) and incidents (their JSON fields and their facts). The rules of a row are in the models'
+``clean()``, so they hold for any form that validates one; these forms add what only typed input
+needs (JSON that parses into the right shape, text every page can show)."""
+
+import json
+import math
 
 from django import forms
+from django.forms.fields import InvalidJSONInput
 
 from agents.core.facts import family_trial
-from agents.core.inputs import control_character
+from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, control_character
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT, EndpointError, endpoint_names
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import DECISIONS
-from agents.models import PipelinePolicy, RestrictedClaim, StagePrompt
+from agents.models import Incident, IncidentFact, PipelinePolicy, RestrictedClaim, StagePrompt
 
 SAMPLE_MAX_CHARS = 4000
 
@@ -129,3 +135,125 @@ class RestrictedClaimForm(forms.ModelForm):
         if "_try" in self.data:
             # Nothing is saved on a trial: the result is shown at the field and the form comes back.
             self.add_error("sample_text", ["Trial only, nothing saved. " + self.trial[0], *self.trial[1:]])
+
+
+# -- incidents ------------------------------------------------------------------------------------
+
+# Django refuses NUL before our own check runs; say it the same way.
+_NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
+
+MAX_JSON_DEPTH = 4
+MAX_LIST_ITEMS = 30
+MAX_ITEM_CHARS = 500
+
+
+def _usable_text(value: str, what: str) -> None:
+    """Text every page can encode and every database can store: no control characters (tab and
+    newlines aside), no lone surrogates."""
+    found = CONTROL.search(value)
+    if found:
+        raise forms.ValidationError(
+            "The %(what)s contains a control character (U+%(code)04X); remove it and try again.",
+            code="control_characters", params={"what": what, "code": ord(found.group())},
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise forms.ValidationError(f"The {what} contains a character that is not valid Unicode text.") from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class IncidentJSONField(forms.JSONField):
+    """An incident's JSON facts: the given shape (an object or a list of sentences), finite numbers,
+    usable text, shallow nesting. An empty box means an empty object or list."""
+
+    def __init__(self, *, shape: type, **kwargs):
+        self.shape = shape
+        super().__init__(**kwargs)
+
+    def bound_data(self, data, initial):
+        # Show what was typed, as typed: re-parsing it to re-render could crash on the very input
+        # that was refused (deep nesting, lone surrogates).
+        if self.disabled or data is None:
+            return initial
+        return InvalidJSONInput(data)
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            if not value.strip():
+                return self.shape()
+            try:
+                value = json.loads(value, parse_constant=_refuse_constant)
+            except (ValueError, RecursionError) as error:
+                message = "too deeply nested" if isinstance(error, RecursionError) else str(error)
+                raise forms.ValidationError(f"Enter valid JSON ({message}).") from None
+        if value is None:
+            return self.shape()
+        if not isinstance(value, self.shape):
+            kind = "an object like {\"key\": value}" if self.shape is dict else "a list of sentences"
+            raise forms.ValidationError(f"Enter {kind}.")
+        self._check(value, depth=1)
+        if self.shape is list and not all(isinstance(item, str) and item.strip() for item in value):
+            raise forms.ValidationError("Each entry must be a non-empty sentence (a JSON string).")
+        if self.shape is list and len(value) > MAX_LIST_ITEMS:
+            raise forms.ValidationError(f"At most {MAX_LIST_ITEMS} entries.")
+        return value
+
+    def _check(self, value, depth: int) -> None:
+        if depth > MAX_JSON_DEPTH:
+            raise forms.ValidationError(f"Nested more than {MAX_JSON_DEPTH} levels deep.")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise forms.ValidationError("Numbers must be finite.")
+        if isinstance(value, str):
+            if len(value) > MAX_ITEM_CHARS:
+                raise forms.ValidationError(f"A text value is longer than {MAX_ITEM_CHARS} characters.")
+            _usable_text(value, "value")
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in items:
+            if isinstance(key, str):
+                _usable_text(key, "key")
+            self._check(item, depth + 1)
+
+
+class IncidentForm(forms.ModelForm):
+    regions = IncidentJSONField(shape=list, required=False, help_text='Region tokens, e.g. ["EU", "UK"]')
+    policy_hints = IncidentJSONField(
+        shape=dict, required=False, help_text='e.g. {"avoid_absolute_guarantees": true, "max_length_increase_pct": 20}'
+    )
+    approved_actions = IncidentJSONField(
+        shape=list, required=False, help_text='e.g. ["monitor payment failures every 15 minutes"]'
+    )
+    key_messages = IncidentJSONField(shape=list, required=False, help_text="Sentences ops wants in the update")
+
+    class Meta:
+        model = Incident
+        fields = "__all__"  # noqa: DJ007 (the ModelAdmin's fieldsets choose what is shown)
+
+    def clean(self):
+        data = super().clean()
+        for name in ("incident_id", "title", "severity", "status"):
+            if isinstance(data.get(name), str):
+                try:
+                    _usable_text(data[name], name.replace("_", " "))
+                except forms.ValidationError as error:
+                    self.add_error(name, error)
+        if not self.errors:
+            # Each JSON value is bounded, but not how many a policy_hints object holds: bound the
+            # whole context, as run_pipeline --context does.
+            size = len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
+            if size > CONTEXT_MAX_BYTES:
+                raise forms.ValidationError(
+                    f"The incident's facts take {size:,} bytes as JSON; an incident context holds at "
+                    f"most {CONTEXT_MAX_BYTES:,} bytes ({CONTEXT_MAX_BYTES // 1024} KB)."
+                )
+        return data
+
+
+class IncidentFactForm(forms.ModelForm):
+    class Meta:
+        model = IncidentFact
+        fields = ["position", "key", "label", "value", "unit"]
+        error_messages = {name: {"null_characters_not_allowed": _NUL_MESSAGE % name} for name in ("label", "value")}

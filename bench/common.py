@@ -1,10 +1,10 @@
 """Shared pieces of the benchmarks: the stage-playing model server, a throwaway database, a real
 Celery worker, statistics and table printing.
 
-The model is the product's scripted OpenAI-compatible server (``agents.core.llm.scripted_server``,
+The model is the product's scripted OpenAI-compatible server (``agents.testing.scripted_server``,
 which the tests use too) with a responder that answers every stage correctly (by the tool the
 request asks for) after a configurable latency, from the scripted demo answers
-(``agents.core.llm.scripted_demo``). It runs in its own process, so its CPU time is not counted as
+(``agents.testing.scripted_demo``). It runs in its own process, so its CPU time is not counted as
 ours; our client measures each call's latency, and the benchmarks subtract that wait from wall
 time to isolate our own cost.
 
@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agents.core.llm import scripted_demo as demo  # noqa: E402  (plain Python: no Django settings needed)
-from agents.core.llm.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
+from agents.testing.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
 
 TEXT_GOAL = demo.GOAL
 ROUTING_GOAL = "I was charged twice for my subscription, please refund me. user_id=42"

@@ -82,10 +82,10 @@ def common_prefix(texts: list[str]) -> int:
 def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> dict:
     from agents.core.llm.client import OpenAIChat
     from agents.core.llm.endpoints import Endpoint
-    from agents.core.llm.scripted_server import ScriptedServer
     from agents.core.pipelines import run_pipeline
     from agents.core.policy import POLICY_CLASSES, ModelSettings
     from agents.core.text import canonical_json
+    from agents.testing.scripted_server import ScriptedServer
 
     responder = responder_class(0.0)
     context = None if pipeline == "routing" else common.demo.DEMO_CONTEXT

@@ -1,13 +1,13 @@
 """Runs, escalations and decisions in the admin: read-only records (they are written by the
-pipelines and by people's decisions, never edited by hand). Incidents are editable."""
+pipelines and by people's decisions, never edited by hand). Incidents are edited in the agents app's
+admin (agents/admin/incidents.py)."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from agents.admin import LabelledTabularInline
-from agents.models import AuditDiff, Incident, IncidentFact, ModelCall, Review, Run, TraceStep
-from reviewer.desk.forms import HoldingStatementForm, IncidentFactForm, IncidentForm, NotificationChannelForm
+from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
+from reviewer.desk.forms import HoldingStatementForm, NotificationChannelForm
 from reviewer.destinations import names as destination_names
 from reviewer.models import (
     ApiToken,
@@ -38,29 +38,6 @@ class ReadOnlyMixin:
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-
-class IncidentFactInline(LabelledTabularInline):
-    """The facts, edited in line with the incident: one row each (key, label, value, unit)."""
-
-    model = IncidentFact
-    form = IncidentFactForm
-    fields = ["position", "key", "label", "value", "unit"]
-    extra = 1
-    max_num = 50  # with each value bounded, the facts stay well within a context's 64 KB
-
-
-@admin.register(Incident)
-class IncidentAdmin(admin.ModelAdmin):
-    form = IncidentForm
-    list_display = ["incident_id", "title", "severity", "region", "status", "report_date"]
-    list_filter = ["severity"]
-    search_fields = ["incident_id", "title"]
-    inlines = [IncidentFactInline]
-
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        form.instance.record_version(request.user)  # once the facts are saved too
 
 
 class TraceStepInline(ReadOnlyMixin, admin.TabularInline):

@@ -1,8 +1,9 @@
 """The embedded broker: kombu's filesystem transport with an atomic write and a kernel wake-up.
 
 kombu creates a message file and then writes into it; a worker polling in between takes the empty
-file, fails to decode it, and exits, and the message is lost (kombu issue #1551). Here a message is
-written under a name no reader looks at and then renamed into place, which is atomic on POSIX.
+file, fails to decode it, and exits, and the message is lost (a known fault of kombu's filesystem
+transport). Here a message is written under a name no reader looks at and then renamed into place,
+which is atomic on POSIX.
 
 kombu's transport looks at the folder every ``polling_interval`` (0.1 s here), so a run waited 50 ms
 on average before a worker saw it, and polling faster costs an idle worker CPU. On Linux the worker

@@ -22,8 +22,8 @@ from django.conf import settings
 from agents.core.llm.breaker import reset_breakers
 from agents.core.llm.client import OpenAIChat
 from agents.core.llm.endpoints import Endpoint
-from agents.core.llm.scripted_server import Reply, ScriptedServer, content, tool_call
 from agents.core.policy import ModelSettings
+from agents.testing.scripted_server import Reply, ScriptedServer, content, tool_call
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 from tests.factories import database_url, make_user
 
@@ -93,7 +93,7 @@ def postgres(transactional_db):
 
 @pytest.fixture
 def fake_openai():
-    """A started local OpenAI-compatible server (``agents/core/llm/scripted_server.py``), stopped afterwards."""
+    """A started local OpenAI-compatible server (``agents/testing/scripted_server.py``), stopped afterwards."""
     with ScriptedServer() as server:
         yield server
 

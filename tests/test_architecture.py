@@ -8,6 +8,8 @@
 4. A concern enqueues tasks by name: only the wiring imports a tasks module.
 5. Views only orchestrate: no view module imports another.
 6. Nothing outside the core imports a private (``_name``) of the core.
+7. The test doubles (``agents/testing/``) are for tests and benchmarks: nothing else under
+   ``agents/`` or ``reviewer/`` imports them.
 """
 
 import ast
@@ -165,6 +167,14 @@ def test_nothing_outside_the_core_imports_a_private_name_of_the_core():
                  for path, module, names in imports(folder)
                  if not path.startswith("agents/core/") and under(module, "agents.core")
                  for name in names if name.startswith("_")]
+    assert offenders == []
+
+
+def test_production_code_never_imports_the_test_doubles():
+    offenders = [f"{path}: {module}" for folder in ("agents", "reviewer")
+                 for path, module, names in imports(folder)
+                 if not path.startswith("agents/testing/")
+                 and (under(module, "agents.testing") or (module == "agents" and "testing" in names))]
     assert offenders == []
 
 

@@ -3,6 +3,7 @@ relative link in README.md or docs/ that leads nowhere (a file that is not there
 names no heading, by GitHub's rules for heading anchors). No database."""
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,27 @@ def test_the_contract_has_the_sections_code_comments_point_at():
 def test_the_contract_names_every_stop_reason_of_the_catalogue():
     contract = (DOCS / "contract.md").read_text()
     assert [reason for reason in STOP_REASONS if f"`{reason}`" not in contract] == []
+
+
+# A citation of a document the repository does not hold, or of a ticket instead of the reason itself.
+CITATION = re.compile(r"(?-i:\bSPEC\b)|§\s*\d|\bissues?\s+#?\d+|\(#\d{1,4}\)", re.IGNORECASE)
+
+
+def test_no_file_cites_an_outside_specification_or_an_issue_number():
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    offenders = []
+    for name in files:
+        path = ROOT / name
+        if path.suffix in (".png", ".ico", ".woff2") or not path.is_file() or path == Path(__file__):
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if CITATION.search(line):
+                offenders.append(f"{name}:{number}: {line.strip()[:80]}")
+    assert offenders == []
+
+
+def test_the_citation_check_finds_each_kind():
+    for line in ("as SPEC §3.4 says", "see §7", "from issue 11", "(#14)", "Issues #3 and 4"):
+        assert CITATION.search(line), line
+    for line in ("SPECIALIST", "for spec in specs", "a colour (#182033)", "issue the update", "ticket #4821"):
+        assert not CITATION.search(line), line

@@ -63,7 +63,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='restrictedclaim',
             name='strict_only',
-            field=models.BooleanField(default=False, help_text='On: check this family only when the incident asks to avoid absolute guarantees (§3.4.6). Off: check it on every text.'),
+            field=models.BooleanField(default=False, help_text='On: check this family only when the incident asks to avoid absolute guarantees (its policy hint avoid_absolute_guarantees). Off: check it on every text.'),
         ),
         migrations.AlterField(
             model_name='routetarget',

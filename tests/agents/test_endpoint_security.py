@@ -16,9 +16,9 @@ from django.contrib.auth.models import Group
 from django.forms.models import model_to_dict
 
 from agents.core.llm.breaker import reset_breakers
-from agents.core.llm.scripted_server import ScriptedServer
 from agents.models import PipelinePolicy, Run
 from agents.tasks import run_now
+from agents.testing.scripted_server import ScriptedServer
 from reviewer.roles import POLICY_ADMIN
 from tests.agents.conftest import post_change
 from tests.drills.conftest import clean_script, start_scripted

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from agents.core.llm.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
-from agents.core.llm.scripted_server import Reply, ScriptedServer, completion, content
 from agents.models import ModelCall, PipelinePolicy, Run
 from agents.tasks import run_now, start_run
+from agents.testing.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
+from agents.testing.scripted_server import Reply, ScriptedServer, completion, content
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +106,7 @@ def test_a_structured_stage_answered_without_the_tool_call_says_so_on_the_call_a
 
 def test_tool_arguments_with_raw_newlines_inside_strings_are_accepted(local_env, server):
     # llama-cpp-python's grammar writes a line break inside a JSON string as a raw newline.
-    from agents.core.llm.scripted_server import tool_call
+    from agents.testing.scripted_server import tool_call
 
     raw_draft = '{"draft": "' + DRAFT.replace(". ", ".\n", 1) + '"}'
     server.script(tool_call("submit_draft", raw_draft), tool_call("reflect", APPROVE))

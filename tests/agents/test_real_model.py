@@ -17,10 +17,10 @@ import time
 import pytest
 from django.conf import settings
 
-from agents.core.llm.scripted_demo import DEMO_CONTEXT
 from agents.core.stops import STOP_REASONS
 from agents.models import ModelCall, PipelinePolicy, Run
 from agents.tasks import run_now, start_run
+from agents.testing.scripted_demo import DEMO_CONTEXT
 from tests.agents.conftest import LLAMA_MODEL_ALIAS
 
 pytestmark = [pytest.mark.llama, pytest.mark.django_db]

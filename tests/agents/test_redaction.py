@@ -16,10 +16,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from agents.core.llm.breaker import reset_breakers
-from agents.core.llm.scripted_demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
-from agents.core.llm.scripted_server import Reply, completion, status, tool_call
 from agents.models import ModelCall, PipelinePolicy, Run
 from agents.tasks import run_now
+from agents.testing.scripted_demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
+from agents.testing.scripted_server import Reply, completion, status, tool_call
 from reviewer.models import Escalation
 from tests.drills.conftest import start_scripted
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.core.llm.scripted_demo import APPROVE, DRAFT
-from agents.core.llm.scripted_server import tool_call
+from agents.testing.scripted_demo import APPROVE, DRAFT
+from agents.testing.scripted_server import tool_call
 
 ROOT = Path(__file__).parents[2]
 CONTEXT = str(ROOT / "agents" / "fixtures" / "demo_context.json")
@@ -105,7 +105,7 @@ def test_a_context_with_a_lone_surrogate_is_a_usage_error(tmp_path):
 
 
 def test_a_context_file_over_the_limit_is_a_usage_error_naming_it(tmp_path):
-    from reviewer.desk.forms import CONTEXT_MAX_BYTES
+    from agents.core.inputs import CONTEXT_MAX_BYTES
 
     context = json.loads(Path(CONTEXT).read_text())
     path = tmp_path / "ctx.json"

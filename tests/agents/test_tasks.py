@@ -247,8 +247,8 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_per_threshol
 def test_labels_longer_than_their_columns_are_stored_shortened_not_refused(demo_data, monkeypatch, fake_openai):
     """An operator's long model name or URL must not fail the run when it is stored (PostgreSQL refuses
     a value longer than its column; SQLite would quietly keep it)."""
-    from agents.core.llm.scripted_demo import APPROVE, DRAFT
-    from agents.core.llm.scripted_server import tool_call
+    from agents.testing.scripted_demo import APPROVE, DRAFT
+    from agents.testing.scripted_server import tool_call
 
     long_model = "m" * 400
     monkeypatch.setenv("OPENAI_API_KEY", "sk-long-label-test")

@@ -9,10 +9,10 @@ import pytest
 
 from agents.core.llm.base import LLM, ModelReply, StageRequest
 from agents.core.llm.offline import OfflineModel
-from agents.core.llm.scripted_demo import APPROVE, DRAFT, REVISE, REVISED
-from agents.core.llm.scripted_server import tool_call
 from agents.models import ModelCall, Run
 from agents.tasks import run_now, start_run
+from agents.testing.scripted_demo import APPROVE, DRAFT, REVISE, REVISED
+from agents.testing.scripted_server import tool_call
 from tests.agents.test_redaction import KEY, model_env  # noqa: F401 (a fixture)
 from tests.drills.conftest import goal_for, start_scripted
 

@@ -4,10 +4,10 @@ when CELERY_BROKER_URL says so (the test command runs this file against both).""
 
 import pytest
 
-from agents.core.llm.scripted_demo import APPROVE, DRAFT
-from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import execute_run, start_run, sweep_lost_runs
+from agents.testing.scripted_demo import APPROVE, DRAFT
+from agents.testing.scripted_server import delay, tool_call
 from tests.factories import wait_for
 
 pytestmark = pytest.mark.worker

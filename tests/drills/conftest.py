@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from agents.core.llm.scripted_demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
-from agents.core.llm.scripted_server import Reply, ScriptedServer, tool_call
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import start_run
+from agents.testing.scripted_demo import APPROVE, DRAFT, GOAL, REVISE, REVISED
+from agents.testing.scripted_server import Reply, ScriptedServer, tool_call
 
 TERMINAL = ("ok", "stopped", "interrupted")
 STAGES = ("draft", "review", "revise")

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agents.core.llm.scripted_server import (
+from agents.models import ModelCall, Run
+from agents.testing.scripted_server import (
     Reply,
     ScriptedServer,
     content,
@@ -34,7 +35,6 @@ from agents.core.llm.scripted_server import (
     status,
     tool_call,
 )
-from agents.models import ModelCall, Run
 from tests.drills.conftest import (
     STAGES,
     TERMINAL,

@@ -20,9 +20,9 @@ import json
 
 import pytest
 
-from agents.core.llm.scripted_demo import APPROVE, CRITIQUE_APPROVE, DRAFT, REVISE, REVISED
 from agents.models import Incident, Run
 from agents.tasks import run_now, start_run
+from agents.testing.scripted_demo import APPROVE, CRITIQUE_APPROVE, DRAFT, REVISE, REVISED
 from reviewer.models import Escalation
 from tests.conftest import TEST_KEY
 

@@ -29,9 +29,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from agents.core.llm.scripted_server import Reply, delay
 from agents.models import ModelCall, Run, TraceStep
 from agents.tasks import start_run, sweep_lost_runs
+from agents.testing.scripted_server import Reply, delay
 from tests.drills.conftest import (
     STAGES,
     TOOLS,

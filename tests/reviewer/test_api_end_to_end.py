@@ -5,9 +5,9 @@ decision."""
 import pytest
 import requests
 
-from agents.core.llm.scripted_demo import DRAFT, ESCALATE
-from agents.core.llm.scripted_server import tool_call
 from agents.core.text import text_hash
+from agents.testing.scripted_demo import DRAFT, ESCALATE
+from agents.testing.scripted_server import tool_call
 from reviewer.models import ApiToken
 from tests.factories import wait_for
 

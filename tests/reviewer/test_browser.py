@@ -7,9 +7,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from agents.core.llm.scripted_demo import APPROVE, DRAFT
-from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import Incident, Run
+from agents.testing.scripted_demo import APPROVE, DRAFT
+from agents.testing.scripted_server import delay, tool_call
 from reviewer.models import Decision, Escalation
 from tests.factories import PASSWORD, make_escalation, make_run
 

@@ -7,10 +7,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from agents.core.llm.scripted_demo import CAVEAT
-from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import PipelinePolicy, Run
 from agents.tasks import run_now, start_run
+from agents.testing.scripted_demo import CAVEAT
+from agents.testing.scripted_server import delay, tool_call
 from reviewer.models import ChangeRequest, Escalation
 from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
 

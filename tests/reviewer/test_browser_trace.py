@@ -10,9 +10,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from agents.core.llm.scripted_demo import CRITIQUE_REVISE, DRAFT, REVISE, REVISED
-from agents.core.llm.scripted_server import delay, tool_call
 from agents.models import ModelCall, Run, TraceStep
+from agents.testing.scripted_demo import CRITIQUE_REVISE, DRAFT, REVISE, REVISED
+from agents.testing.scripted_server import delay, tool_call
 from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -8,8 +8,8 @@ import time_machine
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.core.llm.scripted_demo import CAVEAT
-from agents.core.llm.scripted_server import status
+from agents.testing.scripted_demo import CAVEAT
+from agents.testing.scripted_server import status
 from reviewer.desk import decisions
 from reviewer.desk.decisions import DecisionInvalid
 from reviewer.models import ChangeRequest, Decision, Escalation

@@ -1,10 +1,10 @@
 """Budgets and model failures inside a run: every one ends as a recorded stop (docs/contract.md, 'Budgets')."""
 
 from agents.core.llm.breaker import breaker_for
-from agents.core.llm.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
-from agents.core.llm.scripted_server import content, delay, hang_up, status, tool_call
 from agents.core.pipelines import run_reflection
 from agents.core.policy import ReflectionPolicy
+from agents.testing.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
+from agents.testing.scripted_server import content, delay, hang_up, status, tool_call
 
 
 def run(scripted, **policy_overrides):

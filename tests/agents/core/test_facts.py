@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.core.facts import CHECKS, extract_numbers, find_violations, is_hedged
-from agents.core.llm.scripted_demo import DEMO_CONTEXT
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
+from agents.testing.scripted_demo import DEMO_CONTEXT
 
 RULES = GuardRules()
 ALLOWED = canonical_json(DEMO_CONTEXT)

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.core.guard import GuardConfig, allowed_text, check_final_answer, check_revision
-from agents.core.llm.scripted_demo import DEMO_CONTEXT
 from agents.core.phrases import PhraseRules, critique_rules, reflection_rules
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
+from agents.testing.scripted_demo import DEMO_CONTEXT
 
 RULES = GuardRules()
 DRAFT = (

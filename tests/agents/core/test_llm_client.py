@@ -16,7 +16,8 @@ from agents.core.llm.client import OpenAIChat, client_from_env
 from agents.core.llm.endpoints import Endpoint
 from agents.core.llm.offline import OfflineModel
 from agents.core.llm.schemas import openai_tool
-from agents.core.llm.scripted_server import (
+from agents.core.policy import ModelSettings
+from agents.testing.scripted_server import (
     content,
     delay,
     hang_up,
@@ -25,7 +26,6 @@ from agents.core.llm.scripted_server import (
     tool_call,
     unused_base_url,
 )
-from agents.core.policy import ModelSettings
 
 KEY = "sk-test-KEY-7f3a9c1e-do-not-leak"
 

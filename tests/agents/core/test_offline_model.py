@@ -6,9 +6,9 @@ import dataclasses
 import pytest
 
 from agents.core.llm.offline import OfflineModel
-from agents.core.llm.scripted_demo import DEMO_CONTEXT, GOAL
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import default_policy
+from agents.testing.scripted_demo import DEMO_CONTEXT, GOAL
 
 
 def run(name, goal=GOAL, context=DEMO_CONTEXT, **overrides):

@@ -8,10 +8,10 @@ import dataclasses
 
 import pytest
 
-from agents.core.llm.scripted_demo import APPROVE, CAVEAT, DEMO_CONTEXT, DRAFT, ESCALATE, GOAL, REVISE, REVISED
 from agents.core.pipelines import run_reflection
 from agents.core.policy import ReflectionPolicy
 from agents.core.stops import opens_escalation
+from agents.testing.scripted_demo import APPROVE, CAVEAT, DEMO_CONTEXT, DRAFT, ESCALATE, GOAL, REVISE, REVISED
 
 
 def run(scripted, **policy_overrides):

@@ -1,9 +1,9 @@
 """A lead's requested changes in the core: one revision with the instructions as its fix plan,
 judged by the patch guard and the final-answer checks."""
 
-from agents.core.llm.scripted_demo import CAVEAT, DEMO_CONTEXT, DRAFT, GOAL
 from agents.core.pipelines.requested_changes import instruction_lines, run_requested_changes
 from agents.core.policy import ReflectionPolicy
+from agents.testing.scripted_demo import CAVEAT, DEMO_CONTEXT, DRAFT, GOAL
 
 
 def revise(scripted, revised, instructions=f'Add "{CAVEAT}"'):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from agents.core.guard import check_final_answer, check_revision, guard_config
-from agents.core.llm.scripted_demo import DEMO_CONTEXT, DRAFT
 from agents.core.policy import ReflectionPolicy, SelfCritiquePolicy
+from agents.testing.scripted_demo import DEMO_CONTEXT, DRAFT
 
 RELAXED = {**DEMO_CONTEXT, "policy_hints": {}}
 

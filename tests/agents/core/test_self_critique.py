@@ -2,7 +2,10 @@
 
 import pytest
 
-from agents.core.llm.scripted_demo import (
+from agents.core.pipelines import run_self_critique
+from agents.core.policy import SelfCritiquePolicy
+from agents.core.stops import opens_escalation
+from agents.testing.scripted_demo import (
     CAVEAT,
     CRITIQUE_APPROVE,
     CRITIQUE_REVISE,
@@ -11,9 +14,6 @@ from agents.core.llm.scripted_demo import (
     GOAL,
     REVISED,
 )
-from agents.core.pipelines import run_self_critique
-from agents.core.policy import SelfCritiquePolicy
-from agents.core.stops import opens_escalation
 
 
 def run(scripted, context=DEMO_CONTEXT, **policy_overrides):

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.core.llm.base import CallRecord, ModelReply
-from agents.core.llm.scripted_demo import DEMO_CONTEXT, DRAFT
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import ReflectionPolicy, RoutingPolicy, SelfCritiquePolicy, default_policy
 from agents.core.stops import STOP_REASONS, Stop
@@ -19,6 +18,7 @@ from agents.core.validation import (
     validate_review,
     validate_route,
 )
+from agents.testing.scripted_demo import DEMO_CONTEXT, DRAFT
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),

@@ -1,4 +1,5 @@
-"""Admin for policies (SPEC §6): every save and delete through it is recorded as a PolicyChange."""
+"""Admin for policies and the shared lists they read: every save and delete through it is recorded
+as a PolicyChange, which its own admin shows read-only."""
 
 from __future__ import annotations
 
@@ -9,21 +10,18 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from agents.admin.base import LabelledTabularInline
 from agents.core.policy import POLICY_CLASSES
 from agents.forms import PipelinePolicyForm, RestrictedClaimForm, StagePromptForm
 from agents.models import (
     BUDGET_FIELDS,
     PIPELINE_STAGES,
-    Customer,
     IssueType,
-    Payment,
     PipelinePolicy,
-    Plan,
     PolicyChange,
     RegionToken,
     RestrictedClaim,
     RouteTarget,
-    ServiceIncident,
     StagePrompt,
     is_text_pipeline,
     policy_fields,
@@ -98,24 +96,6 @@ class RecordedAdmin(admin.ModelAdmin):
             self._record_deleted(request, doomed)
 
 
-class LabelledTabularInline(admin.TabularInline):
-    """A tabular inline whose inputs are named for screen readers: Django labels the columns only in
-    the table header, so each input gets its column's label as ``aria-label`` (axe: "label")."""
-
-    def get_formset(self, request, obj=None, **kwargs):
-        formset = super().get_formset(request, obj, **kwargs)
-
-        class Labelled(formset.form):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                for field in self.fields.values():
-                    field.widget.attrs.setdefault("aria-label", str(field.label))
-
-        Labelled.__name__ = formset.form.__name__
-        formset.form = Labelled
-        return formset
-
-
 class StagePromptInline(LabelledTabularInline):
     model = StagePrompt
     form = StagePromptForm
@@ -175,7 +155,7 @@ class PipelinePolicyAdmin(RecordedAdmin):
                 },
             ))
         budgets = [name for name in BUDGET_FIELDS if name in used]
-        description = "Blank: the contract's default (SPEC §3)."
+        description = "Blank: the contract's default."
         if pipeline is None:
             description += " Only the budgets of the chosen pipeline are kept."
         fieldsets.append(("Budgets", {"fields": budgets, "description": description}))
@@ -260,7 +240,7 @@ class RouteTargetAdmin(RecordedAdmin):
 
 @admin.register(RestrictedClaim)
 class RestrictedClaimAdmin(RecordedAdmin):
-    """Claim families (issue 11); the change form tries a family on a sample text."""
+    """Claim families; the change form tries a family on a sample text."""
 
     form = RestrictedClaimForm
     list_display = ("family", "pattern", "strict_only", "enabled", "note")
@@ -327,32 +307,3 @@ class PolicyChangeAdmin(admin.ModelAdmin):
 
 def _json(value, indent=None) -> str:
     return json.dumps(value, indent=indent, ensure_ascii=False)
-
-
-# The specialists' data (§3.3): business rows, not policy, so plain admins.
-
-
-@admin.register(Plan)
-class PlanAdmin(admin.ModelAdmin):
-    list_display = ("code", "price", "currency", "period", "recommended")
-    list_filter = ("recommended", "currency")
-
-
-class PaymentInline(LabelledTabularInline):
-    model = Payment
-    extra = 0
-
-
-@admin.register(Customer)
-class CustomerAdmin(admin.ModelAdmin):
-    list_display = ("user_id", "name", "country", "plan")
-    list_filter = ("plan", "country")
-    search_fields = ("=user_id", "name")
-    inlines = [PaymentInline]
-
-
-@admin.register(ServiceIncident)
-class ServiceIncidentAdmin(admin.ModelAdmin):
-    list_display = ("incident_id", "service", "state", "next_update_minutes", "updated_at")
-    list_filter = ("state", "service")
-    search_fields = ("incident_id", "service")

@@ -4,7 +4,7 @@ The incident's context is ``agents/fixtures/demo_context.json`` (the file the RE
 ``run_pipeline --context`` command reads, and the one the demo's payment incident is built from);
 the answers below pass every stage on it: a draft the facts support, an approving or revising
 review and critique, and the revision that applies the fix. Plain Python, like
-:mod:`agents.core.llm.scripted_server` that serves them.
+:mod:`agents.testing.scripted_server` that serves them.
 """
 
 import json

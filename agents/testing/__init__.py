@@ -1,0 +1,8 @@
+"""Test doubles that the tests (``tests/``) and the benchmarks (``bench/``) share.
+
+- ``scripted_server``: a local OpenAI-compatible HTTP server with scripted answers, as strict as the
+  API it imitates; plain Python (no Django), so the benchmarks run it without the product's settings.
+
+Nothing in production imports this package: ``tests/test_architecture.py`` fails when a module
+under ``agents/`` or ``reviewer/`` outside ``agents/testing/`` does.
+"""

@@ -145,7 +145,7 @@ class Scripted:
 
 @pytest.fixture(params=["tools", "json"])
 def scripted(request, fake_openai):
-    """Both structured-output modes of SPEC §5.1."""
+    """Both structured-output modes: a tool call, and a JSON object in JSON mode."""
     reset_breakers()
     yield Scripted(fake_openai, request.param)
     reset_breakers()

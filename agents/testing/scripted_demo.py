@@ -10,7 +10,7 @@ review and critique, and the revision that applies the fix. Plain Python, like
 import json
 from pathlib import Path
 
-DEMO_CONTEXT_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_context.json"
+DEMO_CONTEXT_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_context.json"
 DEMO_CONTEXT = json.loads(DEMO_CONTEXT_FILE.read_text())
 GOAL = "Write the customer update for the P1 payment degradation."
 

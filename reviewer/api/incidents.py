@@ -6,14 +6,14 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.http import Http404
 from ninja import Field, Query, Router, Schema, Status
 
+from agents import incidents as actions
 from agents.core.text import canonical_json
 from agents.core.units import UNITS
-from agents.models import Incident, IncidentFact, IncidentVersion
+from agents.models import Incident, IncidentVersion
 from reviewer.api.common import (
     PAGE_MAX,
     ApiError,
@@ -119,8 +119,9 @@ def _messages(error: ValidationError) -> dict:
     return error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
 
 
-def _apply(incident: Incident, data: IncidentFields, user) -> None:
-    """Write the given fields and facts, then record a version (if anything changed)."""
+def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update: bool) -> Incident:
+    """Check the request's fields and facts, then write them through the one incident action, which
+    records a version if anything changed. Nothing is written when any of them is refused."""
     fields = data.model_dump(exclude_unset=True, exclude={"facts", "incident_id"})
     check_strings(fields, "incident")
     for name, value in fields.items():
@@ -128,36 +129,23 @@ def _apply(incident: Incident, data: IncidentFields, user) -> None:
             raise ApiError(422, f"“{name}” cannot be null.", detail=[{"loc": [name], "msg": "null"}])
         if name in ("regions", "approved_actions", "key_messages") and any(not v.strip() for v in value or []):
             raise ApiError(422, f"“{name}” holds an empty text.", detail=[{"loc": [name], "msg": "empty"}])
-        setattr(incident, name, value if value is not None else type(getattr(incident, name))())
-    if len(canonical_json(incident.policy_hints or {})) > 16_000:
+    # null clears a list or the hints
+    fields = {name: ({} if name == "policy_hints" else []) if value is None else value
+              for name, value in fields.items()}
+    if len(canonical_json(fields.get("policy_hints") or {})) > 16_000:
         raise ApiError(422, "The policy hints are too large.", detail=[{"loc": ["policy_hints"], "msg": "too large"}])
+    for fact in data.facts or []:
+        check_strings([fact.label, fact.value], f"fact “{fact.key}”")
+    facts = None if data.facts is None else [fact.model_dump() for fact in data.facts]
     try:
-        incident.full_clean(validate_unique=False)
+        return actions.update_incident(incident_id, user=user, create=create, update=update, upsert_facts=facts,
+                                       **fields).incident
+    except actions.FactInvalid as error:
+        raise ApiError(422, f"The fact “{error.key}” is not valid; see detail.", detail=_messages(error)) from None
     except ValidationError as error:
         raise ApiError(422, "The incident is not valid; see detail.", detail=_messages(error)) from None
-    with transaction.atomic():
-        incident.save()
-        existing = {f.key: f for f in incident.fact_list()}
-        for position, fact in enumerate(data.facts or [], start=len(existing)):
-            check_strings([fact.label, fact.value], f"fact “{fact.key}”")
-            row = existing.get(fact.key)
-            if fact.value is None:
-                if row is not None:
-                    row.delete()
-                continue
-            value = fact.value if isinstance(fact.value, str) else repr(fact.value)
-            row = row or IncidentFact(incident=incident, key=fact.key, position=position, unit="text", label=fact.key)
-            row.value = value
-            row.label = fact.label if fact.label is not None else row.label
-            row.unit = fact.unit or row.unit
-            try:
-                row.full_clean(exclude=["incident"])
-            except ValidationError as error:
-                transaction.set_rollback(True)
-                raise ApiError(422, f"The fact “{fact.key}” is not valid; see detail.",
-                               detail=_messages(error)) from None
-            row.save()
-        incident.record_version(user)
+    except Incident.DoesNotExist:
+        raise Http404(f"No incident “{incident_id}”.") from None
 
 
 @router.get("/incidents", response={200: list[IncidentOut], 401: Error, 403: Error, 422: Error})
@@ -182,10 +170,8 @@ def create_incident(request, body: IncidentCreate):
     if Incident.objects.filter(incident_id=body.incident_id).exists():
         raise ApiError(409, f"The incident “{body.incident_id}” exists; update it with PATCH or PUT.")
     try:
-        with transaction.atomic():
-            incident = Incident(incident_id=body.incident_id)
-            _apply(incident, body, request.user)
-    except IntegrityError:
+        incident = _apply(body.incident_id, body, request.user, create=True, update=False)
+    except actions.IncidentExists:
         raise ApiError(409, f"The incident “{body.incident_id}” was created meanwhile; update it instead.") from None
     return Status(201, _incident_out(incident))
 
@@ -201,10 +187,8 @@ def read_incident(request, incident_id: str = IncidentPath):
 def update_incident(request, body: IncidentFields, incident_id: str = IncidentPath):
     """A partial update: the fields given change, facts are upserted by key; a new version if anything changed."""
     need(request, "agents.change_incident")
-    incident = get_incident(incident_id)
-    with transaction.atomic():
-        _apply(incident, body, request.user)
-    return _incident_out(incident)
+    get_incident(incident_id)
+    return _incident_out(_apply(incident_id, body, request.user, create=False, update=True))
 
 
 @router.put("/incidents/{incident_id}",
@@ -214,17 +198,13 @@ def upsert_incident(request, body: IncidentFields, incident_id: str = IncidentPa
     incident = Incident.objects.filter(incident_id=incident_id).first()
     if incident is not None:
         need(request, "agents.change_incident")
-        with transaction.atomic():
-            _apply(incident, body, request.user)
-        return Status(200, _incident_out(incident))
+        return Status(200, _incident_out(_apply(incident_id, body, request.user, create=False, update=True)))
     need(request, "agents.add_incident")
     if not body.title:
         raise ApiError(422, "A new incident needs a title.", detail=[{"loc": ["title"], "msg": "required"}])
     try:
-        with transaction.atomic():
-            incident = Incident(incident_id=incident_id)
-            _apply(incident, body, request.user)
-    except IntegrityError:
+        incident = _apply(incident_id, body, request.user, create=True, update=False)
+    except actions.IncidentExists:
         raise ApiError(409, f"The incident “{incident_id}” was created meanwhile; send the update again.") from None
     return Status(201, _incident_out(incident))
 

@@ -15,7 +15,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 
 from agents.core.llm.offline import OfflineModel
-from agents.models import Incident, IncidentFact, Run
+from agents.incidents import update_incident
+from agents.models import Incident, Run
 from agents.store import load_demo_data
 from reviewer.models import DeadlineRule, DeliveryChannel, HoldingStatement
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
@@ -97,14 +98,10 @@ def load_incidents(today: date | None = None) -> list[Incident]:
     incidents = []
     for spec in INCIDENTS:
         fields = {k: v for k, v in spec.items() if k not in ("incident_id", "facts")}
-        incident, _ = Incident.objects.update_or_create(
-            incident_id=spec["incident_id"], defaults={**fields, "report_date": today or date.today()})
-        incident.fact_rows.all().delete()
-        IncidentFact.objects.bulk_create(
-            IncidentFact(incident=incident, position=i, key=key, label=label, value=value, unit=unit)
-            for i, (key, label, value, unit) in enumerate(spec["facts"]))
-        incident.record_version()
-        incidents.append(incident)
+        facts = [{"key": key, "label": label, "value": value, "unit": unit}
+                 for key, label, value, unit in spec["facts"]]
+        change = update_incident(spec["incident_id"], report_date=today or date.today(), facts=facts, **fields)
+        incidents.append(change.incident)
     return incidents
 
 

@@ -206,26 +206,6 @@ def test_a_call_that_cannot_mean_anything_is_a_type_error(pay, call, message):
 # ---------------------------------------------------------------- the callers' data
 
 
-def test_the_demo_incidents_load_through_the_action_and_a_second_load_changes_nothing(users):
-    from reviewer.demo import INCIDENTS
-
-    def load():  # the call reviewer.demo.load_incidents is to make for each incident
-        changes = []
-        for spec in INCIDENTS:
-            fields = {k: v for k, v in spec.items() if k not in ("incident_id", "facts")}
-            changes.append(update_incident(spec["incident_id"], **fields, facts=[
-                {"key": key, "label": label, "value": value, "unit": unit}
-                for key, label, value, unit in spec["facts"]]))
-        return changes
-
-    first, again = load(), load()
-
-    assert all(change.created and change.version.number == 1 for change in first)
-    assert [(c.created, c.version.pk) for c in again] == [(False, c.version.pk) for c in first]
-    pay = Incident.objects.get(incident_id="inc_pay_2041")
-    assert [f.key for f in pay.fact_list()] == [m["key"] for m in pay.context()["fact_meta"]]
-
-
 def test_api_shaped_facts_keep_their_numbers_as_the_api_sent_them(users):
     update_incident("inc_api", user=users.ops, title="API", upsert_facts=[
         {"key": "requests_failing_pct", "label": "Requests failing", "value": 12, "unit": "%"},

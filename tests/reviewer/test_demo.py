@@ -8,6 +8,7 @@ import pytest
 from agents.core.llm.offline import OfflineModel
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import default_policy
+from agents.models import Incident
 from reviewer.demo.seed import CONTEXT_FILE, INCIDENTS
 from reviewer.models import Escalation
 
@@ -70,3 +71,15 @@ def test_no_demo_escalation_cites_a_word_that_is_not_in_its_text(demo_runs):
     for escalation in escalations:
         for quoted in QUOTED.findall(escalation.reason):
             assert quoted.lower() in escalation.candidate.lower(), (quoted, escalation.reason)
+
+
+def test_the_demo_incidents_load_through_the_incident_action_and_a_second_load_changes_nothing(db):
+    from reviewer.demo.seed import load_incidents
+
+    first = {i.incident_id: i.latest_version() for i in load_incidents()}
+    again = {i.incident_id: i.latest_version() for i in load_incidents()}
+
+    assert {key: v.number for key, v in first.items()} == {spec["incident_id"]: 1 for spec in INCIDENTS}
+    assert again == first  # the same facts record no new version
+    pay = Incident.objects.get(incident_id="inc_pay_2041")
+    assert [f.key for f in pay.fact_list()] == [m["key"] for m in pay.context()["fact_meta"]]

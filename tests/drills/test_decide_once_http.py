@@ -4,7 +4,7 @@ Each thread is a browser of its own: it logs in through the login form (session 
 opens the escalation page, then waits at a barrier with its keep-alive connection open. Released
 together, they POST approve or reject to the decide URL. Exactly one decision may be stored, exactly
 one response may say it won, and every other response must say "already decided" and name the
-winner. Complements tests/reviewer/test_decide_concurrency.py, which races ``decisions.decide``
+winner. Complements tests/reviewer/desk/test_decide_concurrency.py, which races ``decisions.decide``
 in-process: this one goes through the middleware, the CSRF check, the view and the live server.
 
 Needs PostgreSQL: SQLite serialises writers with a database lock, so it cannot show the race.

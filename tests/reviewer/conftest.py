@@ -1,118 +1,8 @@
-"""Fixtures of the dashboard tests: Playwright drives Debian's headless Chromium (no browser
-download); screenshots go to test-artifacts/; axe-core checks every page a browser test visits."""
+"""Fixtures of the review desk's tests: the JSON API's test client with one user's token."""
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import pytest
-
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ROOT = Path(__file__).parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-# axe-core, pinned in package.json / package-lock.json and installed by `npm ci` (.ci/test does it).
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-FAILING_IMPACTS = ("critical", "serious")
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("browser tests need Debian's Chromium at /usr/bin/chromium (the test command installs it: "
-                    "apt-get install chromium)")
-    return {
-        **browser_type_launch_args,
-        "executable_path": CHROMIUM,
-        "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"],
-    }
-
-
-class Axe:
-    """axe-core in the pages of one test: ``check(page)`` runs it on the page as it is now and
-    returns the critical and serious violations, each as one readable line."""
-
-    def __init__(self):
-        pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["axe-core"]
-        installed = AXE.parent / "package.json"
-        version = json.loads(installed.read_text())["version"] if installed.exists() else None
-        if version != pinned:
-            pytest.fail(f"axe-core {pinned} is not installed in node_modules/ (found: {version}): run `npm ci` "
-                        "in the project folder (the test command does it)")
-        self.source = AXE.read_text()
-
-    def check(self, page) -> list[str]:
-        if not page.url.startswith("http") or page.evaluate("() => document.contentType") != "text/html":
-            return []
-        # Evaluated through the DevTools protocol, so the pages' Content-Security-Policy (no inline
-        # script) does not apply to it and nothing is reported as a CSP violation.
-        if not page.evaluate("() => typeof window.axe === 'object'"):
-            page.evaluate(self.source)
-        results = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
-        path = page.url.split("//", 1)[-1].split("/", 1)[-1]
-        viewport = page.viewport_size or {}
-        return [
-            f"/{path} at {viewport.get('width')}px: {v['impact']} {v['id']} ({v['help']}) on "
-            + ", ".join(" ".join(node["target"]) for node in v["nodes"][:5])
-            for v in results["violations"] if v["impact"] in FAILING_IMPACTS
-        ]
-
-
-@pytest.fixture(autouse=True)
-def accessible_pages(request):
-    """Every browser test is checked with axe-core: on every page it loaded (revisited at the end,
-    with the same login and viewport) and on the last page as the test left it (after its htmx
-    swaps). Any critical or serious violation fails the test. Tests without a page are untouched."""
-    from playwright.sync_api import Page
-
-    page = request.getfixturevalue("page") if "page" in request.fixturenames else None
-    if not isinstance(page, Page):  # no browser (or a test parameter that happens to be called "page")
-        yield None
-        return
-    if "live_server" in request.fixturenames:
-        request.getfixturevalue("live_server")  # still serving when the pages are revisited below
-    axe = Axe()
-    visited: list[str] = []
-
-    def navigated(frame):
-        if frame == page.main_frame and frame.url.startswith("http") and frame.url not in visited:
-            visited.append(frame.url.split("#", 1)[0])
-
-    page.on("framenavigated", navigated)
-    yield axe
-    if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
-        return  # the test's own failure says more; a page it left half-done would only add noise
-    page.remove_listener("framenavigated", navigated)
-    violations = axe.check(page)
-    for url in dict.fromkeys(visited):
-        page.goto(url)
-        violations += axe.check(page)
-    assert not violations, "axe-core found critical or serious violations:\n" + "\n".join(dict.fromkeys(violations))
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Each test's call report on the test item, for the teardown of ``accessible_pages``."""
-    report = yield
-    if report.when == "call":
-        item.rep_call = report
-    return report
-
-
-@pytest.fixture
-def screenshot():
-    """``screenshot(page, "run-page")`` saves test-artifacts/run-page.png and returns its path."""
-    ARTIFACTS.mkdir(exist_ok=True)
-
-    def save(page, name: str) -> Path:
-        path = ARTIFACTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
-        return path
-
-    return save
 
 
 class ApiClient:
@@ -122,7 +12,6 @@ class ApiClient:
         self.client, self.token = client, token
 
     def call(self, method: str, path: str, body=None, **headers):
-        import json
 
         extra = {"HTTP_AUTHORIZATION": f"Bearer {self.token}"} if self.token else {}
         extra.update({"HTTP_" + k.upper().replace("-", "_"): v for k, v in headers.items()})

@@ -8,9 +8,9 @@ from playwright.sync_api import expect
 from agents.models import PipelinePolicy
 from tests.factories import PASSWORD
 from tests.reviewer.test_access import make_policy_admin
-from tests.reviewer.test_browser import csp_violations, no_csp_violation  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("no_csp_violation")]
 
 
 @pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)], ids=["1366", "390"])

@@ -12,9 +12,10 @@ from agents.tasks import run_now, start_run
 from agents.testing.scripted_demo import CAVEAT
 from agents.testing.scripted_server import delay, tool_call
 from reviewer.models import ChangeRequest, Escalation
-from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
+from tests.browser.helpers import log_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("no_csp_violation")]
 SIZES = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 

@@ -21,7 +21,7 @@ from agents.core.stops import STOP_REASONS
 from agents.models import ModelCall, PipelinePolicy, Run
 from agents.tasks import run_now, start_run
 from agents.testing.scripted_demo import DEMO_CONTEXT
-from tests.agents.conftest import LLAMA_MODEL_ALIAS
+from tests.processes.conftest import LLAMA_MODEL_ALIAS
 
 pytestmark = [pytest.mark.llama, pytest.mark.django_db]
 

@@ -16,7 +16,7 @@ from agents.tasks import run_now
 from reviewer.models import Decision
 from tests.factories import database_url
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def api_blocks() -> list[str]:

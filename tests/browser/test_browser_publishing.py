@@ -10,10 +10,11 @@ from playwright.sync_api import expect
 
 from reviewer.demo.seed import DEMO_RECIPIENTS, ensure_channels
 from reviewer.models import Delivery, PublishedUpdate
+from tests.browser.helpers import log_in
 from tests.factories import wait_for
-from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 - fixtures
 
-pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("no_csp_violation")]
 GOAL = "Tell affected customers they will receive service credits for failed payments."
 
 

@@ -13,9 +13,10 @@ from playwright.sync_api import expect
 from agents.models import ModelCall, Run, TraceStep
 from agents.testing.scripted_demo import CRITIQUE_REVISE, DRAFT, REVISE, REVISED
 from agents.testing.scripted_server import delay, tool_call
-from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
+from tests.browser.helpers import log_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("no_csp_violation")]
 
 KEY = "sk-browser-trace-key-vqzmd"
 DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}

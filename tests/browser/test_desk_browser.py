@@ -10,10 +10,11 @@ from playwright.sync_api import expect
 
 from reviewer.desk import decisions
 from reviewer.models import Escalation
+from tests.browser.helpers import log_in
 from tests.factories import make_escalation
-from tests.reviewer.test_browser import csp_violations, log_in, no_csp_violation  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("no_csp_violation")]
 
 SIZES = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 DRAFT = "We see failed payments for 27% of checkouts. We will update you soon."

@@ -172,7 +172,7 @@ def test_the_inbox_query_count_does_not_grow_with_the_rows(login, users, make_es
 @pytest.mark.parametrize("name, page, message", [
     ("ops", "inbox", "Only support leads can open the escalation inbox."),
     ("outsider", "inbox", "Only support leads can open the escalation inbox."),
-    # ops read an escalation (tests/reviewer/test_desk.py); someone without a role sees nothing
+    # ops read an escalation (tests/reviewer/desk/test_desk.py); someone without a role sees nothing
     ("outsider", "escalation", "Your role cannot see runs."),
 ])
 def test_ops_staff_and_outsiders_get_403_with_a_clear_message(login, make_escalation, name, page, message):

@@ -11,37 +11,12 @@ from agents.models import Incident, Run
 from agents.testing.scripted_demo import APPROVE, DRAFT
 from agents.testing.scripted_server import delay, tool_call
 from reviewer.models import Decision, Escalation
+from tests.browser.helpers import log_in
 from tests.factories import PASSWORD, make_escalation, make_run
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("no_csp_violation")]
 XSS = '<script>alert("xss")</script><img src=x onerror=alert("img")>'
-
-
-# Every page a test visits is watched for Content-Security-Policy violations: the browser fires a
-# securitypolicyviolation event (reported to Python through a binding, which the policy cannot block)
-# and logs a console error; either one fails the test.
-REPORT_VIOLATIONS = """
-window.cspReports = [];
-document.addEventListener("securitypolicyviolation", (event) => {
-  window.cspReports.push(window.cspViolation(
-    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} on ${document.location.pathname}`));
-});
-"""
-
-
-@pytest.fixture
-def csp_violations(page):
-    violations = []
-    page.expose_function("cspViolation", lambda text: violations.append(text))
-    page.add_init_script(REPORT_VIOLATIONS)
-    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
-    return violations
-
-
-@pytest.fixture(autouse=True)
-def no_csp_violation(csp_violations, live_server):
-    yield
-    assert csp_violations == [], "the pages broke their Content-Security-Policy"
 
 
 def test_the_violation_watch_sees_a_blocked_inline_script(page, live_server, users, csp_violations):
@@ -65,14 +40,6 @@ def test_the_violation_watch_sees_a_blocked_inline_script(page, live_server, use
     assert any(v.startswith("script-src") for v in csp_violations), csp_violations
     assert any(v.startswith("style-src") for v in csp_violations), csp_violations
     csp_violations.clear()
-
-
-def log_in(page, live_server, username):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    expect(page.locator(".who")).to_be_visible()
 
 
 def test_ops_starts_a_run_and_watches_the_timeline_fill_in_then_stop_polling(

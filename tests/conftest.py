@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -179,6 +180,42 @@ def scripted(request, fake_openai):
     reset_breakers()
     yield Scripted(fake_openai, request.param)
     reset_breakers()
+
+
+class HeldReplies:
+    """Answers the scripted server gives only when the test says so: a test that watches a run in
+    flight releases the model's next answer once it has seen what it came for, instead of racing a
+    scripted delay against a loaded machine. Installed as the server's responder, so it answers the
+    requests that no script covers, in order, each after its ``release()``."""
+
+    HOLD_SECONDS = 60  # a test that failed before releasing: the request then gets the server's 500
+
+    def __init__(self, replies: list[Reply]):
+        self._replies = list(replies)
+        self._released = threading.Semaphore(0)
+        self._lock = threading.Lock()
+
+    def release(self, count: int = 1) -> None:
+        for _ in range(count):
+            self._released.release()
+
+    def __call__(self, body: dict) -> Reply | None:
+        if not self._released.acquire(timeout=self.HOLD_SECONDS):
+            return None
+        with self._lock:
+            return self._replies.pop(0) if self._replies else None
+
+
+@pytest.fixture
+def held_replies(fake_openai):
+    """``held = held_replies(reply, ...)``: the scripted server's unscripted requests get these
+    replies in order, each once ``held.release()`` is called."""
+
+    def hold(*replies: Reply) -> HeldReplies:
+        fake_openai.responder = HeldReplies(list(replies))
+        return fake_openai.responder
+
+    return hold
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,6 +33,36 @@ settings.STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns abou
 
 ROOT = Path(__file__).parents[1]
 TEST_KEY = "sk-test-key-never-shown"
+
+
+# -- which pass of the test command runs a test ---------------------------------------------------
+# .ci/test runs the suite on SQLite with the embedded broker, then on PostgreSQL with Redis. A test
+# that touches neither the database nor the broker of the pass gives the same answer twice, so it is
+# marked ``backend_independent`` and the second pass leaves it out (``-m "not backend_independent"``).
+
+# A test that asks for one of these (directly or through another fixture) uses the pass's database;
+# a test without any of them cannot: pytest-django refuses it the database.
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback",
+                     "live_server", "postgres", "worker_env", "start_worker"}
+# What only the second pass shows: these never move to the first pass alone.
+SECOND_PASS_MARKERS = ("postgres", "worker")
+
+
+def uses_the_pass_backends(item) -> bool:
+    return bool(DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))) or any(
+        item.get_closest_marker(name) for name in ("django_db", *SECOND_PASS_MARKERS))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that uses no database fixture or marker, no live server and no worker as
+    ``backend_independent``. A test may also say so itself when it brings its own database and
+    broker (``tests/reviewer/test_demo_processes.py``); a test that needs PostgreSQL may not."""
+    for item in items:
+        explicit = item.get_closest_marker("backend_independent")
+        if explicit is None and not uses_the_pass_backends(item):
+            item.add_marker(pytest.mark.backend_independent)
+        elif explicit is not None and ("postgres" in item.fixturenames or item.get_closest_marker("postgres")):
+            raise pytest.UsageError(f"{item.nodeid} needs PostgreSQL: it cannot be backend_independent")
 
 
 # -- people and demo data -------------------------------------------------------------------------
@@ -151,6 +182,42 @@ def scripted(request, fake_openai):
     reset_breakers()
 
 
+class HeldReplies:
+    """Answers the scripted server gives only when the test says so: a test that watches a run in
+    flight releases the model's next answer once it has seen what it came for, instead of racing a
+    scripted delay against a loaded machine. Installed as the server's responder, so it answers the
+    requests that no script covers, in order, each after its ``release()``."""
+
+    HOLD_SECONDS = 60  # a test that failed before releasing: the request then gets the server's 500
+
+    def __init__(self, replies: list[Reply]):
+        self._replies = list(replies)
+        self._released = threading.Semaphore(0)
+        self._lock = threading.Lock()
+
+    def release(self, count: int = 1) -> None:
+        for _ in range(count):
+            self._released.release()
+
+    def __call__(self, body: dict) -> Reply | None:
+        if not self._released.acquire(timeout=self.HOLD_SECONDS):
+            return None
+        with self._lock:
+            return self._replies.pop(0) if self._replies else None
+
+
+@pytest.fixture
+def held_replies(fake_openai):
+    """``held = held_replies(reply, ...)``: the scripted server's unscripted requests get these
+    replies in order, each once ``held.release()`` is called."""
+
+    def hold(*replies: Reply) -> HeldReplies:
+        fake_openai.responder = HeldReplies(list(replies))
+        return fake_openai.responder
+
+    return hold
+
+
 @pytest.fixture
 def scripted_tools(fake_openai):
     """Tool-call mode only, for tests whose point is not the output mode."""
@@ -199,12 +266,10 @@ class Worker:
         self.process.wait(timeout=10)
 
     def stop(self) -> None:
+        """At the end of a test: SIGKILL. Nothing is asserted after the test, and a warm shutdown
+        (SIGTERM) waits 5-7 s for the worker's broker loop to come round, for every worker test."""
         if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+            self.kill()
         self.log.close()
 
 

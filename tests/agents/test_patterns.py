@@ -30,9 +30,11 @@ BOUND = 0.5  # seconds, for a whole guard call on 100 KB; measured: 3-11 ms (che
 
 
 def timed(call, *args, **kwargs):
-    started = time.perf_counter()
+    """The call's result and the CPU time this thread spent in it: what a pattern that backtracks
+    burns, and what a loaded machine does not stretch (wall time would count the other processes)."""
+    started = time.thread_time()
     result = call(*args, **kwargs)
-    return result, time.perf_counter() - started
+    return result, time.thread_time() - started
 
 
 @pytest.mark.parametrize("pattern", CATASTROPHIC)
@@ -203,13 +205,15 @@ def test_a_worker_run_under_the_catastrophic_patterns_finishes_with_a_recorded_o
     run, _ = start_run(pipeline="reflection", goal="Write the customer update.", incident=demo_data["inc_pay_2041"])
 
     # Before: the worker froze inside the first check (over 60 s, heartbeat and run budget included).
-    done = wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["ok", "stopped"]).first(), timeout=30,
+    # The bounds are wall time in another process, so they leave a loaded machine room: the run takes
+    # about a second, the frozen one never ended.
+    done = wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["ok", "stopped"]).first(), timeout=90,
                     message="the run to end")
     assert [p for p in CATASTROPHIC if p in done.policy["guard"]["restricted_claims"]] == list(CATASTROPHIC)
     assert "x" * 5000 in done.context["key_messages"][0]
     assert done.stop_reason and done.finished_at is not None
     print(f"run {done.stop_reason} in {(done.finished_at - done.started_at).total_seconds():.2f} s")
-    assert (done.finished_at - done.started_at).total_seconds() < 10
+    assert (done.finished_at - done.started_at).total_seconds() < 30
 
 
 def test_a_stored_pattern_re2_refuses_sends_the_run_to_a_person_with_the_reason(demo_data):

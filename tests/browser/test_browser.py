@@ -43,10 +43,9 @@ def test_the_violation_watch_sees_a_blocked_inline_script(page, live_server, use
 
 
 def test_ops_starts_a_run_and_watches_the_timeline_fill_in_then_stop_polling(
-        page, live_server, users, demo_data, start_worker, fake_openai, screenshot):
-    fake_openai.script(
-        delay(1.5, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE))
-    )
+        page, live_server, users, demo_data, start_worker, fake_openai, held_replies, screenshot):
+    fake_openai.script(delay(1.5, tool_call("submit_draft", {"draft": DRAFT})))
+    review = held_replies(tool_call("reflect", APPROVE))  # answered once the page showed the run in flight
     start_worker(OPENAI_API_KEY="sk-browser", OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
     trace_polls = []
     page.on("request", lambda request: "/trace/" in request.url and trace_polls.append(request.url))
@@ -59,6 +58,7 @@ def test_ops_starts_a_run_and_watches_the_timeline_fill_in_then_stop_polling(
     steps = page.locator("#run-trace .timeline li.step-ok")
     expect(steps).to_have_count(1, timeout=15_000)  # the draft, while the review is still with the model
     expect(page.locator("#run-header .status").first).to_have_text("running")
+    review.release()
     expect(steps).to_have_count(3, timeout=15_000)  # draft, review, finalize
     expect(page.locator("#run-header .status").first).to_have_text("ok")
     expect(page.locator("#run-trace [hx-trigger]")).to_have_count(0)  # nothing polls any more

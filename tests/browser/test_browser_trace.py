@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from agents.models import ModelCall, Run, TraceStep
 from agents.testing.scripted_demo import CRITIQUE_REVISE, DRAFT, REVISE, REVISED
-from agents.testing.scripted_server import delay, tool_call
+from agents.testing.scripted_server import tool_call
 from tests.browser.helpers import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True),
@@ -23,9 +23,9 @@ DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
 
 
 def test_ops_sees_the_stage_in_flight_then_opens_each_request_next_to_its_answer(
-        page, live_server, users, demo_data, start_worker, fake_openai, screenshot):
-    fake_openai.script(tool_call("submit_draft", {"draft": DRAFT}), tool_call("reflect", REVISE),
-                       delay(4, tool_call("submit_revision", {"revised_answer": REVISED})))
+        page, live_server, users, demo_data, start_worker, fake_openai, held_replies, screenshot):
+    fake_openai.script(tool_call("submit_draft", {"draft": DRAFT}), tool_call("reflect", REVISE))
+    revision = held_replies(tool_call("submit_revision", {"revised_answer": REVISED}))  # once the page showed it
     start_worker(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
 
     page.set_viewport_size(PHONE)
@@ -37,6 +37,7 @@ def test_ops_sees_the_stage_in_flight_then_opens_each_request_next_to_its_answer
     in_flight = page.locator("#run-in-flight")
     expect(in_flight).to_have_text(re.compile(r"^\s*revising\s+\(model call 3\)…\s*$"), timeout=20_000)
     screenshot(page, "trace-in-flight-390")
+    revision.release()
     expect(page.locator("#run-header .status").first).to_have_text("ok", timeout=20_000)
     expect(in_flight).to_have_count(0)
 
@@ -66,14 +67,14 @@ def test_ops_sees_the_stage_in_flight_then_opens_each_request_next_to_its_answer
 
 
 def test_the_trace_grows_poll_by_poll_with_only_the_new_steps_and_ends_with_each_step_once(
-        page, live_server, users, demo_data, start_worker, fake_openai):
+        page, live_server, users, demo_data, start_worker, fake_openai, held_replies):
     """A self-critique run whose revisions miss the required phrase three times: seven steps (draft,
     critique, three revise attempts, fallback, finalize), the first five a model call apart; the
-    model calls' rows are appended as they come too."""
+    model calls' rows are appended as they come too. Each answer comes once the page showed the
+    step before it, so the page sees the trace grow step by step however loaded the machine."""
     missed = {"revised_answer": DRAFT.replace("We are investigating", "We are still investigating", 1)}
-    fake_openai.script(delay(1.5, tool_call("submit_draft", {"draft": DRAFT})),
-                       delay(1.5, tool_call("submit_critique", CRITIQUE_REVISE)),
-                       *[delay(1.5, tool_call("submit_revision", missed))] * 3)
+    model = held_replies(tool_call("submit_draft", {"draft": DRAFT}), tool_call("submit_critique", CRITIQUE_REVISE),
+                         *[tool_call("submit_revision", missed)] * 3)
     start_worker(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
     polls = []  # (the step the page asked after, status, what the answer replaced)
     page.on("response", lambda response: "/trace/" in response.url and polls.append((
@@ -85,11 +86,18 @@ def test_the_trace_grows_poll_by_poll_with_only_the_new_steps_and_ends_with_each
     page.click("#run-form button[type=submit]")
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     steps = page.locator("#run-trace .timeline > li:not(#run-in-flight)")
-    expect(steps).to_have_count(2, timeout=20_000)  # the draft and the critique, the revision still out
+    for shown in (1, 2):
+        model.release()
+        expect(steps).to_have_count(shown, timeout=20_000)
+    # the draft and the critique, the revision still out
     expect(page.locator("#run-in-flight")).to_be_visible()
     calls = page.locator("#run-calls > tr[id^=call-]")  # each call's row comes with its step or before it
     numbers = calls.evaluate_all("rows => rows.map(row => row.id)")
     assert len(numbers) >= 2 and numbers == [f"call-{i}" for i in range(1, len(numbers) + 1)]  # in order, once
+    for shown in (3, 4):  # the first two revisions, each a step
+        model.release()
+        expect(steps).to_have_count(shown, timeout=20_000)
+    model.release()  # the third: then the fallback and finalize, without a model call
     expect(page.locator("#run-header .status").first).to_have_text("ok", timeout=30_000)
 
     run = Run.objects.get()

@@ -52,11 +52,20 @@ from tests.drills.conftest import (
 pytestmark = [pytest.mark.worker]
 
 RUNS = 200
-TIMEOUT_SECONDS = 0.5
+# The client's timeout for one HTTP request. Every answer the drill expects in time comes from the
+# scripted server on loopback in milliseconds; a loaded 2-core machine has delayed one past 0.5 s
+# (a 500 recorded as llm_timeout). Five seconds is a budget such an answer cannot miss, and a
+# timeout fault holds its answer back far longer (HELD_SECONDS), so it times out however late the
+# client's timer fires. Each injected timeout costs these seconds: the fault is drawn rarely.
+TIMEOUT_SECONDS = 5.0
+HELD_SECONDS = 120  # an answer held back until the server stops: never in time
 MAX_RETRIES = 1  # two HTTP requests per call before a transient failure ends the run
 TRIES = MAX_RETRIES + 1
 BREAKER_THRESHOLD = 7
-BREAKER_COOLDOWN = 3.0
+# While the breaker is open, the breaker drill starts runs and expects them all refused: they must
+# reach the worker before the cool-down is over, on a loaded machine too. Ten seconds is far more
+# than a run takes to get there (tenths of a second); the drill waits out two cool-downs.
+BREAKER_COOLDOWN = 10.0
 # The breaker never sees more than TRIES failures per transient run in a slot (Dispatcher), so
 # TRANSIENT_SLOTS * TRIES must stay below the threshold for the first drill to be exact.
 TRANSIENT_SLOTS = 3
@@ -100,8 +109,8 @@ def _transient(kind: str, rng: random.Random, tool: str) -> tuple[Reply, str]:
         headers = {"Retry-After": "0"} if kind == "503" and rng.random() < 0.5 else None
         return status(int(kind), headers=headers), "llm_unavailable"
     if kind == "timeout":
-        # Past the client's timeout; the answer would have been fine had it come in time.
-        return delay(TIMEOUT_SECONDS + 0.5, tool_call(tool, {})), "llm_timeout"
+        # Held back until long after the client's timeout; it would have been fine had it come in time.
+        return delay(HELD_SECONDS, tool_call(tool, {})), "llm_timeout"
     return hang_up(), "llm_unavailable"  # "reset": the server drops the connection
 
 
@@ -131,8 +140,8 @@ def _bad_answer(fault: str, stage: str, rng: random.Random) -> tuple[Reply, str]
 
 BAD_ANSWERS = {"invalid_json": "llm_invalid_json", "wrong_shape": "llm_invalid_schema", "empty": "llm_empty",
                "wrong_tool": "llm_wrong_tool"}
-# Relative frequencies. The timeouts cost a second each, so they are drawn a little less often.
-WEIGHTS = {"429": 9, "500": 8, "503": 8, "timeout": 6, "reset": 8, "recovered": 7,
+# Relative frequencies. The timeouts cost TIMEOUT_SECONDS each, so they are drawn less often.
+WEIGHTS = {"429": 9, "500": 8, "503": 8, "timeout": 4, "reset": 8, "recovered": 7,
            "invalid_json": 9, "wrong_shape": 9, "empty": 9, "wrong_tool": 9, "clean": 18}
 
 
@@ -296,13 +305,16 @@ def test_two_hundred_runs_with_random_model_faults_each_end_with_their_own_stop_
     seed = int(os.environ.get("DRILL_SEED") or random.SystemRandom().randrange(2**32))
     print(f"model fault drill: DRILL_SEED={seed}")
     rng = random.Random(seed)
-    faults = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=RUNS)
+    # One run of every fault kind, the rest drawn by weight, in random order.
+    faults = list(WEIGHTS) + rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=RUNS - len(WEIGHTS))
+    rng.shuffle(faults)
     plans = [plan_run(f"drill-{i:03d}", fault, rng) for i, fault in enumerate(faults)]
     worker = start_worker(**model_env(fake_openai))
 
     dispatcher = Dispatcher(fake_openai, demo_data["inc_pay_2041"], plans, worker)
     started = time.monotonic()
-    dispatcher.run_all(stall=30)
+    # A timeout run takes TRIES timeouts; behind others in the worker's queue, a few of them.
+    dispatcher.run_all(stall=120)
     elapsed = time.monotonic() - started
 
     done = dispatcher.enqueued
@@ -319,6 +331,8 @@ def test_two_hundred_runs_with_random_model_faults_each_end_with_their_own_stop_
     assert "Traceback" not in log and "internal_error" not in log, worker_errors(worker)
     print(f"{len(done)} runs ({dispatcher.fillers} fillers) in {elapsed:.1f}s: "
           + ", ".join(f"{r}={sum(p.stop_reason == r for p in done)}" for r in sorted({p.stop_reason for p in done})))
+    slowest = max(ModelCall.objects.exclude(outcome="llm_timeout").values_list("latency_ms", flat=True))
+    print(f"the slowest answer that came in time took {slowest:.0f} ms (timeout: {TIMEOUT_SECONDS:g} s)")
 
 
 class Sequence:

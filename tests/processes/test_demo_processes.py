@@ -17,7 +17,8 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 READY_SECONDS = 180  # a loaded 2-core machine: migrate is done by the fixture, this is start-up only
-pytestmark = pytest.mark.worker
+# The demo brings its own SQLite database and embedded broker (demo_env): the same in both passes.
+pytestmark = [pytest.mark.worker, pytest.mark.backend_independent]
 
 
 @pytest.fixture(scope="module")

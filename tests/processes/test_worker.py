@@ -19,19 +19,20 @@ def model_env(fake):
 
 
 def test_a_run_goes_queued_running_ok_with_its_trace_stored_in_order_while_in_flight(
-    start_worker, demo_data, fake_openai
+    start_worker, demo_data, fake_openai, held_replies
 ):
-    fake_openai.script(
-        delay(1.0, tool_call("submit_draft", {"draft": DRAFT})), delay(1.5, tool_call("reflect", APPROVE))
-    )
-    start_worker(**model_env(fake_openai))
+    fake_openai.script(tool_call("submit_draft", {"draft": DRAFT}))
+    review = held_replies(tool_call("reflect", APPROVE))  # answered when the test has seen the run in flight
+    # Queued before any worker exists, so it is still queued when the test looks, however loaded the machine.
     run, _ = start_run(pipeline="reflection", goal="Customer update", incident=demo_data["inc_pay_2041"])
     seen = [Run.objects.get(pk=run.pk).status]
+    start_worker(**model_env(fake_openai))
     # While the review call is in flight, the draft step is already on the page.
     wait_for(lambda: TraceStep.objects.filter(run=run).exists(), message="the draft step")
     live = Run.objects.get(pk=run.pk)
     seen.append(live.status)
     assert list(TraceStep.objects.filter(run=run).values_list("phase", flat=True)) == ["draft"]
+    review.release()
     done = wait_for(lambda: Run.objects.filter(pk=run.pk, status__in=["ok", "stopped"]).first(), message="the end")
     seen.append(done.status)
     assert seen == ["queued", "running", "ok"] and done.stop_reason == "success"

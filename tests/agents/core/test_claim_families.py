@@ -326,8 +326,8 @@ def test_a_text_full_of_claims_dates_ids_and_number_words_is_checked_in_linear_t
 
     unit = "resolved fixed back to normal within 45 minutes 2026-11-23 14:00 half a dozen CHG-12 "
     text = unit * (100_000 // len(unit))
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a loaded machine does not stretch it
     found = find_violations(text, evidence_json(STRICT), PIPELINES["self_critique"].guard, strict_claims=True,
                             claim_evidence=claim_evidence(STRICT))
-    assert time.perf_counter() - started < 3
+    assert time.thread_time() - started < 3
     assert {v.family for v in found if v.check == "restricted_claims"} == {"resolution", "recovery", "time promises"}

@@ -7,8 +7,10 @@ import email.utils
 import json
 import logging
 import time
+from datetime import UTC, datetime
 
 import pytest
+import time_machine
 
 from agents.core.llm.base import LLMError, StageRequest
 from agents.core.llm.breaker import breaker_for, reset_breakers
@@ -272,13 +274,15 @@ def test_retry_after_ms_is_honoured_before_llm_rate_limited(make_chat, fake_open
 def test_retry_after_as_an_http_date_is_honoured_before_llm_rate_limited(
     make_chat, fake_openai, sleeps
 ):
-    when = email.utils.formatdate(time.time() + 5, usegmt=True)
-    fake_openai.script(status(429, headers={"Retry-After": when}), content("ok"))
+    # The clock stands still (time-machine): the wait is the date's five seconds however long the
+    # request took on a loaded machine.
+    with time_machine.travel(datetime(2026, 11, 23, 9, 0, tzinfo=UTC), tick=False):
+        when = email.utils.formatdate(time.time() + 5, usegmt=True)
+        fake_openai.script(status(429, headers={"Retry-After": when}), content("ok"))
 
-    make_chat().complete(TEXT_REQUEST)
+        make_chat().complete(TEXT_REQUEST)
 
-    [waited] = sleeps
-    assert 3.0 <= waited <= 5.0
+    assert sleeps == [5.0]
 
 
 def test_a_very_long_retry_after_is_capped_at_20_seconds_before_llm_rate_limited(

@@ -49,9 +49,11 @@ def test_the_lead_check_answers_promptly_under_a_catastrophic_pattern(login, esc
     edit = "We are looking into a payment problem. " + hostile
     lead = login("lead")
 
-    started = time.perf_counter()
+    # CPU time of this thread, which serves the request (the test client): what a pattern that
+    # backtracks burns, and what a loaded machine does not stretch.
+    started = time.thread_time()
     response = lead.post(reverse("escalation_check", args=[escalation.pk]), {"text": edit}, **HTMX)
-    elapsed = time.perf_counter() - started
+    elapsed = time.thread_time() - started
 
     print(f"{pattern}: the lead's check on {len(edit)} characters answered in {elapsed * 1000:.0f} ms")
     assert response.status_code == 200 and 'id="edit-violations"' in response.content.decode()

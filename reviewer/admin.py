@@ -1,12 +1,14 @@
-"""Runs, escalations and decisions in the admin: read-only records (they are written by the
-pipelines and by people's decisions, never edited by hand). Incidents are edited in the agents app's
-admin (agents/admin/incidents.py)."""
+"""The review app's admin: escalations and decisions, published updates and their deliveries,
+deadline breaches and notifications as read-only records (they are written by the pipelines and by
+people's decisions, never edited by hand); API tokens, delivery and notification channels, deadline
+rules and holding statements as settings an admin keeps. Incidents and runs are in the agents app's
+admin (agents/admin/)."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
+from agents.admin.base import ReadOnlyMixin
 from reviewer.desk.forms import HoldingStatementForm, NotificationChannelForm
 from reviewer.destinations import names as destination_names
 from reviewer.models import (
@@ -27,54 +29,6 @@ from reviewer.models import (
 admin.site.site_header = "Gated review admin"
 admin.site.site_title = "Gated review admin"
 admin.site.index_title = "Policies, incidents and run records"
-
-
-class ReadOnlyMixin:
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class TraceStepInline(ReadOnlyMixin, admin.TabularInline):
-    model = TraceStep
-    fields = ["index", "phase", "status", "stop_reason", "decision", "duration_ms", "measurements"]
-    readonly_fields = fields
-    extra = 0
-
-
-class ModelCallInline(ReadOnlyMixin, admin.TabularInline):
-    model = ModelCall
-    fields = ["stage", "attempt", "try_number", "delivery", "model", "latency_ms", "prompt_tokens",
-              "completion_tokens", "outcome"]
-    readonly_fields = fields
-    extra = 0
-
-
-class ReviewInline(ReadOnlyMixin, admin.StackedInline):
-    model = Review
-    readonly_fields = ["kind", "decision", "severity", "issues", "instructions", "reason", "quality", "completeness"]
-    fields = readonly_fields
-
-
-class AuditInline(ReadOnlyMixin, admin.StackedInline):
-    model = AuditDiff
-    readonly_fields = ["changed", "before_hash", "after_hash", "before_chars", "after_chars", "delta",
-                       "length_increase_pct", "diff_unit", "unified_diff"]
-    fields = readonly_fields
-
-
-@admin.register(Run)
-class RunAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["id", "pipeline", "incident", "status", "stop_reason", "outcome", "model_label", "created_at"]
-    list_filter = ["pipeline", "status", "stop_reason"]
-    list_select_related = ["incident"]
-    search_fields = ["goal", "stop_reason"]
-    inlines = [TraceStepInline, ModelCallInline, ReviewInline, AuditInline]
 
 
 class DecisionInline(ReadOnlyMixin, admin.TabularInline):

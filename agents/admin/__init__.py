@@ -4,14 +4,15 @@
   as a PolicyChange (shown read-only);
 - ``specialists``: the routing specialists' data;
 - ``incidents``: incidents and their facts, saved through ``agents.incidents.update_incident``;
-- ``base``: what they share (an inline whose inputs are labelled for screen readers).
+- ``runs``: runs with their trace, model calls, review and audit, read-only;
+- ``base``: what they share (an inline whose inputs are labelled for screen readers, read-only records).
 
 Importing this package registers them all (Django's admin autodiscovery imports ``agents.admin``);
-the admin URLs stay the app's: ``/admin/agents/<model>/``. The runs' read-only admin is still
-``reviewer/admin.py``'s.
+the admin URLs stay the app's: ``/admin/agents/<model>/``.
 """
 
 from agents.admin.base import LabelledTabularInline as LabelledTabularInline
+from agents.admin.base import ReadOnlyMixin as ReadOnlyMixin
 from agents.admin.incidents import IncidentAdmin as IncidentAdmin
 from agents.admin.incidents import IncidentFactInline as IncidentFactInline
 from agents.admin.policies import HISTORY_ROWS as HISTORY_ROWS
@@ -23,6 +24,7 @@ from agents.admin.policies import RegionTokenAdmin as RegionTokenAdmin
 from agents.admin.policies import RestrictedClaimAdmin as RestrictedClaimAdmin
 from agents.admin.policies import RouteTargetAdmin as RouteTargetAdmin
 from agents.admin.policies import StagePromptInline as StagePromptInline
+from agents.admin.runs import RunAdmin as RunAdmin
 from agents.admin.specialists import CustomerAdmin as CustomerAdmin
 from agents.admin.specialists import PaymentInline as PaymentInline
 from agents.admin.specialists import PlanAdmin as PlanAdmin

@@ -19,3 +19,16 @@ class LabelledTabularInline(admin.TabularInline):
         Labelled.__name__ = formset.form.__name__
         formset.form = Labelled
         return formset
+
+
+class ReadOnlyMixin:
+    """Records written by the product, never by hand: no add, change or delete in the admin."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

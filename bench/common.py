@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agents.core.llm import scripted_demo as demo  # noqa: E402  (plain Python: no Django settings needed)
+from agents.testing import scripted_demo as demo  # noqa: E402  (plain Python: no Django settings needed)
 from agents.testing.scripted_server import Reply, ScriptedServer, content, delay, tool_call  # noqa: E402
 
 TEXT_GOAL = demo.GOAL

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from agents.models import Run
 from reviewer.models import Escalation
-from tests.factories import PASSWORD
+from tests.browser.helpers import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,14 +50,6 @@ FOCUS_RING = """() => {
           style: style.outlineStyle, width: parseFloat(style.outlineWidth),
           contrast: (l1 + 0.05) / (l2 + 0.05), body: e === document.body, skip: e.matches(".skip-link")};
 }"""
-
-
-def log_in(page, live_server, username):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    expect(page.locator(".who")).to_be_visible()
 
 
 def pages_of(role: str) -> dict[str, str]:

@@ -21,8 +21,11 @@ FAILING_IMPACTS = ("critical", "serious")
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     if not Path(CHROMIUM).exists():
-        pytest.skip("browser tests need Debian's Chromium at /usr/bin/chromium (the test command installs it: "
-                    "apt-get install chromium)")
+        message = ("browser tests need Debian's Chromium at /usr/bin/chromium (the test command installs it: "
+                   "apt-get install chromium)")
+        if os.environ.get("CI", "").lower() == "true":  # CI installs it: there a missing browser is a failure
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     return {
         **browser_type_launch_args,
         "executable_path": CHROMIUM,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -722,6 +722,7 @@ def _claim_message(found: str, family: ClaimFamily, strict: bool) -> str:
 def find_violations(
     text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
     claim_evidence: str | None = None, ratios: frozenset[Decimal] | None = None,
+    context: Mapping | None = None,
 ) -> list[Violation]:
     """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
 
@@ -730,7 +731,8 @@ def find_violations(
     (and an allowed text built from them, so an instruction is no evidence for anything).
     ``ratios`` are the values of the context's ratio facts (``agents.core.units.ratio_values``):
     given, only they support a percentage read as a ratio; None (a context without units) lets a
-    bare number do.
+    bare number do. ``context`` is the run context itself, for the checks that read the incident's
+    structure (its state, its declared contacts, its internal facts); None skips them.
     """
     evidence = allowed_text if claim_evidence is None else claim_evidence
     found = _distinct([

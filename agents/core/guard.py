@@ -205,7 +205,7 @@ def check_revision(
 
     found = find_violations(
         revised, allowed_text(context, original), config.rules, strict_claims=config.strict_claims,
-        claim_evidence=claim_evidence(context, original), ratios=ratio_values(context),
+        claim_evidence=claim_evidence(context, original), ratios=ratio_values(context), context=context,
     )
     facts = [_violation(PATCH_REASONS[v.check], v.message, v.found) for v in found]
     claims = [v for v in facts if v["check"] == "patch_violation:restricted_claims"]
@@ -247,6 +247,7 @@ def check_final_answer(
         message = f"The final answer has {chars} characters; the limit is {max_answer_chars}."
         return _stop("invalid_answer:too_long", message, measurements)
     found = find_violations(answer, evidence_json(context), rules, strict_claims=strict_claims,
-                            claim_evidence=claim_evidence(context), ratios=ratio_values(context))
+                            claim_evidence=claim_evidence(context), ratios=ratio_values(context),
+                            context=context)
     violations = [_violation(ANSWER_REASONS[v.check], v.message, v.found) for v in found]
     return _result(violations, measurements)

@@ -111,6 +111,11 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
     ),
+    # Patch guard: links, contacts and markup
+    "patch_violation:unknown_contact": (
+        "The revision has a web address, email address or phone number the incident does not declare."
+    ),
+    "patch_violation:markup": "The revision has a mention, link markup, an HTML tag or a Markdown link.",
     # Final answer
     "invalid_answer:empty": "The final answer was empty.",
     "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",
@@ -119,6 +124,15 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
     "invalid_answer:new_region": "The final answer names a region that is not in the context.",
     "invalid_answer:restricted_claims": "The final answer makes a restricted claim the context does not support.",
+    # Final answer: links, contacts and markup
+    "invalid_answer:unknown_contact": (
+        "The final answer has a web address, email address or phone number the incident does not declare."
+    ),
+    "invalid_answer:markup": "The final answer has a mention, link markup, an HTML tag or a Markdown link.",
+    "invalid_answer:auto_publish_contact": (
+        "The policy publishes automatically and the final answer has a link, contact or mention, so a person "
+        "decides first."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -146,6 +160,8 @@ STOP_REASONS: dict[str, str] = {
 # Stops that open an escalation for a person; every other stop is a failed run
 # (docs/contract.md, 'Escalations and decisions').
 _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
+# Links, contacts and markup
+_ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

@@ -91,6 +91,7 @@ def load_policy(pipeline: str) -> Policy:
         values["decisions_policy"] = allowed
         values["decisions_execution"] = executed & allowed
         values["auto_revision"] = row.auto_revision
+        values["auto_publish"] = row.auto_publish
     if "issue_types" in used:
         values["issue_types"] = dict(IssueType.objects.filter(enabled=True).values_list("name", "high_risk"))
     if "guard" in used:

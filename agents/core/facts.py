@@ -28,8 +28,16 @@ from agents.core.claims import (
     state_supports,
     weekday_findings,
 )
+from agents.core.contacts import (
+    declared,
+    find_contacts,
+    find_markup,
+    markup_message,
+    unknown_contact_message,
+)
 from agents.core.patterns import UnsafePattern, compile_pattern, word_pattern
 from agents.core.policy import ClaimFamily, GuardRules
+from agents.core.text import strings_in
 
 # The order callers rely on: the first violation's check becomes the stop reason.
 CHECKS = (
@@ -44,6 +52,9 @@ CHECKS = (
     "liability",
     "data_safety",
     "time_commitment",
+    # Links, contacts and markup (agents.core.contacts)
+    "unknown_contact",
+    "markup",
 )
 
 
@@ -813,13 +824,19 @@ def find_violations(
     structure (its state, its declared contacts, its internal facts); None skips them.
     """
     evidence = allowed_text if claim_evidence is None else claim_evidence
+    # A link, address or phone number is judged whole by the contact check: its digits and words
+    # are no quantity, id or claim of their own (a phone number is not "555" unsupported).
+    prose = _without_contacts(text) if context is not None else text
     found = _distinct([
-        *_new_facts(text, allowed_text, ratios),
-        *_new_incident_ids(text, allowed_text),
-        *_new_severity_labels(text, allowed_text),
-        *_new_regions(text, allowed_text, rules),
-        *_unsupported_claims(text, evidence, rules, strict_claims, incident_state(context)),
-        *_incident_claims(text, allowed_text, evidence, rules, context),
+        *_new_facts(prose, allowed_text, ratios),
+        *_new_incident_ids(prose, allowed_text),
+        *_new_severity_labels(prose, allowed_text),
+        *_new_regions(prose, allowed_text, rules),
+        *_unsupported_claims(prose, evidence, rules, strict_claims, incident_state(context)),
+        *_incident_claims(prose, allowed_text, evidence, rules, context),
+        # Links, contacts and markup: judged against the incident's public facts alone
+        *_undeclared_contacts(text, context),
+        *_markup(text),
     ])
     return sorted(found, key=lambda v: CHECKS.index(v.check))
 
@@ -961,3 +978,56 @@ def _unsupported_claims(text: str, evidence: str, rules: GuardRules, strict_clai
                   _claim_message(m.group(), family, strict_claims, state), family.name)
         for m, family in sorted(kept, key=lambda c: c[0].start())
     ]
+
+
+# ---------------------------------------------------------------- links, contacts and markup
+
+
+def _masked(text: str, contacts: list) -> str:
+    """``text`` with each contact replaced by as many spaces (positions kept)."""
+    pieces, pos = [], 0
+    for contact in contacts:
+        pieces += [text[pos:contact.start], " " * len(contact.found)]
+        pos = contact.end
+    return "".join(pieces) + text[pos:]
+
+
+def _without_contacts(text: str) -> str:
+    return _masked(text, find_contacts(text))
+
+
+def _contacts_outside_instructions(text: str) -> list:
+    """The contacts of ``text`` that sit in no clause instructing the model. The clauses are read with
+    the contacts masked, so the dots of a link do not cut it into clauses."""
+    contacts = find_contacts(text)
+    if not contacts:
+        return []
+    masked = _masked(text, contacts)
+    kept = []
+    for clause in _CLAUSE.finditer(masked):
+        if not _INSTRUCTION.search(clause.group()):
+            kept += [c for c in contacts if clause.start() <= c.start < clause.end()]
+    return kept
+
+
+def declared_contacts(context: Mapping):
+    """The links, email addresses and phone numbers the incident's public facts declare: the values
+    under ``incident`` and the ``key_messages``, without the clauses that instruct the model. A
+    draft, a goal or the policy hints declare nothing."""
+    texts = strings_in(context.get("incident")) + strings_in(context.get("key_messages"))
+    return declared(c for text in texts for c in _contacts_outside_instructions(text))
+
+
+def _undeclared_contacts(text: str, context: Mapping | None) -> list[Violation]:
+    """Every link, domain, email address or phone number the incident does not declare, in reading
+    order (docs/contract.md, 'Fact and claim checks'). Without a context there is nothing to read."""
+    if context is None:
+        return []
+    known = declared_contacts(context)
+    return [Violation("unknown_contact", c.found, unknown_contact_message(c))
+            for c in find_contacts(text) if not known.covers(c)]
+
+
+def _markup(text: str) -> list[Violation]:
+    """Every mention, link markup, HTML tag or Markdown link: customer text is plain text."""
+    return [Violation("markup", m.found, markup_message(m)) for m in find_markup(text)]

@@ -417,6 +417,9 @@ class TextPolicy(Policy):
     decisions_policy: frozenset[str] = frozenset(DECISIONS)
     decisions_execution: frozenset[str] = frozenset(DECISIONS)
     auto_revision: bool = True  # the emergency brake: off removes "revise" from execution
+    # Publishes a gate-passed run with no person involved: its final answer then carries no link,
+    # contact or mention at all (agents.core.guard.check_final_answer).
+    auto_publish: bool = False
     issue_types: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_ISSUE_TYPES))
     guard: GuardRules = field(default_factory=GuardRules)
 

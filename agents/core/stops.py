@@ -123,6 +123,11 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
     ),
+    # Patch guard: links, contacts and markup
+    "patch_violation:unknown_contact": (
+        "The revision has a web address, email address or phone number the incident does not declare."
+    ),
+    "patch_violation:markup": "The revision has a mention, link markup, an HTML tag or a Markdown link.",
     # Final answer
     "invalid_answer:empty": "The final answer was empty.",
     "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",
@@ -136,6 +141,15 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:liability": "The final answer promises money, admits fault or blames a third party unsupported.",
     "invalid_answer:data_safety": "The final answer says something about customers' data no fact supports.",
     "invalid_answer:time_commitment": "The final answer commits to a time for the fix that nothing supports.",
+    # Final answer: links, contacts and markup
+    "invalid_answer:unknown_contact": (
+        "The final answer has a web address, email address or phone number the incident does not declare."
+    ),
+    "invalid_answer:markup": "The final answer has a mention, link markup, an HTML tag or a Markdown link.",
+    "invalid_answer:auto_publish_contact": (
+        "The policy publishes automatically and the final answer has a link, contact or mention, so a person "
+        "decides first."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -164,6 +178,8 @@ STOP_REASONS: dict[str, str] = {
 # (docs/contract.md, 'Escalations and decisions').
 _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims",
                            "state_claim", "scope_claim", "liability", "data_safety", "time_commitment"}
+# Links, contacts and markup
+_ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

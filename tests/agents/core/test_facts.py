@@ -249,8 +249,9 @@ def test_strict_claims_still_ignore_hedged_claims():
 
 def test_violations_are_ordered_by_check():
     text = ("The issue is resolved for APAC P3 inc_x_1 in 99 minutes. Sign-in is working again, yet every "
-            "user sees errors; we will refund you, your data is safe, and it will be fixed shortly.")
-    assert list(dict.fromkeys(check for check, _ in checks(text))) == list(CHECKS)
+            "user sees errors; we will refund you, your data is safe, and it will be fixed shortly. <!here> see "
+            "acme-login.net")
+    assert list(dict.fromkeys(check for check, _ in checks(text, context=DEMO_CONTEXT))) == list(CHECKS)
 
 
 def test_each_distinct_token_is_reported_once():

@@ -26,6 +26,10 @@ CHECKS = (
     "new_severity_label",
     "new_region",
     "restricted_claims",
+    # Well-formed text that says something (agents.core.wellformed): after the facts, so a text
+    # with an unsupported number stops for that number.
+    "malformed_text",
+    "uninformative",
 )
 
 
@@ -741,8 +745,18 @@ def find_violations(
         *_new_severity_labels(text, allowed_text),
         *_new_regions(text, allowed_text, rules),
         *_unsupported_claims(text, evidence, rules, strict_claims),
+        *_wellformed(text, context),
     ])
     return sorted(found, key=lambda v: CHECKS.index(v.check))
+
+
+def _wellformed(text: str, context: Mapping | None) -> list[Violation]:
+    """Broken text is broken whatever the context; whether it tells customers anything is judged
+    against the incident (its title, status and facts), so only with a context."""
+    # Imported here: agents.core.wellformed builds its violations with this module's Violation.
+    from agents.core.wellformed import find_malformed, find_uninformative
+
+    return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:

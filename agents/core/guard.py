@@ -25,6 +25,8 @@ PATCH_REASONS = {
     "new_severity_label": "patch_violation:new_severity_label",
     "new_region": "patch_violation:new_region",
     "restricted_claims": "patch_violation:restricted_claims",
+    "malformed_text": "patch_violation:malformed_text",
+    "uninformative": "patch_violation:uninformative",
 }
 ANSWER_REASONS = {
     "no_new_facts": "invalid_answer:no_new_facts",
@@ -32,6 +34,8 @@ ANSWER_REASONS = {
     "new_severity_label": "invalid_answer:new_severity_label",
     "new_region": "invalid_answer:new_region",
     "restricted_claims": "invalid_answer:restricted_claims",
+    "malformed_text": "invalid_answer:malformed_text",
+    "uninformative": "invalid_answer:uninformative",
 }
 
 

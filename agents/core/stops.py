@@ -107,6 +107,13 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:restricted_claims": (
         "The revision made a restricted claim (e.g. 'resolved') not supported by the context."
     ),
+    "patch_violation:malformed_text": (
+        "The revision is broken text (stray punctuation, an unfinished sentence, a placeholder, a doubled word "
+        "or an unclosed bracket)."
+    ),
+    "patch_violation:uninformative": (
+        "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
+    ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
@@ -119,6 +126,13 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
     "invalid_answer:new_region": "The final answer names a region that is not in the context.",
     "invalid_answer:restricted_claims": "The final answer makes a restricted claim the context does not support.",
+    "invalid_answer:malformed_text": (
+        "The final answer is broken text (stray punctuation, an unfinished sentence, a placeholder, a doubled "
+        "word or an unclosed bracket)."
+    ),
+    "invalid_answer:uninformative": (
+        "The final answer does not tell customers what is happening and what is affected (e.g. a bare date)."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -146,6 +160,7 @@ STOP_REASONS: dict[str, str] = {
 # Stops that open an escalation for a person; every other stop is a failed run
 # (docs/contract.md, 'Escalations and decisions').
 _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
+_ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

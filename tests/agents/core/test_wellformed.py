@@ -12,7 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.core.guard import GuardConfig, check_final_answer, check_revision
-from agents.core.policy import GuardRules
+from agents.core.llm.offline import OfflineModel, draft_from_context
+from agents.core.pipelines.requested_changes import run_requested_changes
+from agents.core.policy import GuardRules, ReflectionPolicy
 from agents.core.stops import opens_escalation
 from agents.core.wellformed import find_malformed, find_uninformative, sentences
 from agents.testing.scripted_demo import DEMO_CONTEXT, DRAFT, REVISED
@@ -41,6 +43,10 @@ MAINTENANCE = incident("Scheduled database maintenance", "scheduled", region="US
                        facts=[("window_minutes", "Maintenance window", "minutes", 30)])
 # The demo incident on the day a real small model drafted nothing but the report date.
 REPORT_DAY = {**DEMO_CONTEXT, "report_date": "2026-11-24"}
+# The demo's API incident, whose "Remove" instruction once went live as "2.1%.: /v2/orders".
+API = incident("Public API latency", "mitigated", facts=[
+    ("p95_latency_ms", "p95 latency", "ms", 1800), ("api_error_rate", "API error rate", "ratio", 0.021),
+    ("affected_endpoints", "Affected endpoints", "text", "/v2/orders and /v2/payments")])
 LEDGER = incident("Ledger reconciliation lagging", "read-only", region="APAC")
 
 
@@ -357,3 +363,30 @@ def test_a_long_text_is_checked_in_linear_time(text):
     find_uninformative(text, EXPORTS)
     assert time.thread_time() - started < 3  # about 0.5 s at most here; 100 s when an excerpt read the whole text
 
+
+# ---------------------------------------------------------------- however the text arose
+
+
+def test_a_remove_instruction_applied_by_the_deterministic_editor_leaves_well_formed_text():
+    draft = draft_from_context("Write the update.", API)
+    assert "API error rate: 2.1%. Affected endpoints: /v2/orders and /v2/payments." in draft
+
+    result = run_requested_changes("Write the update.", API, ReflectionPolicy(), OfflineModel(), text=draft,
+                                   instructions='Remove "Affected endpoints"')
+
+    assert result.stop_reason == "success"
+    assert "API error rate: 2.1%. /v2/orders and /v2/payments." in result.answer
+    assert find_malformed(result.answer) == []
+
+
+def test_a_models_revision_with_stray_punctuation_is_stopped(scripted):
+    draft = draft_from_context("Write the update.", API)
+    broken = draft.replace("2.1%. Affected endpoints:", "2.1%.:")
+    scripted.answer("submit_revision", {"revised_answer": broken})
+
+    result = run_requested_changes("Write the update.", API, scripted.policy(ReflectionPolicy), scripted.llm,
+                                   text=draft, instructions='Remove "Affected endpoints"')
+
+    assert result.stop_reason == "patch_violation:malformed_text"
+    assert result.guard["violations"][0]["found"] == "2.1%.: /v2/orders"
+    assert result.candidate == broken

@@ -55,6 +55,10 @@ CHECKS = (
     # Links, contacts and markup (agents.core.contacts)
     "unknown_contact",
     "markup",
+    # Well-formed text that says something (agents.core.wellformed): after the facts, so a text
+    # with an unsupported number stops for that number.
+    "malformed_text",
+    "uninformative",
 )
 
 
@@ -837,6 +841,7 @@ def find_violations(
         # Links, contacts and markup: judged against the incident's public facts alone
         *_undeclared_contacts(text, context),
         *_markup(text),
+        *_wellformed(text, context),
     ])
     return sorted(found, key=lambda v: CHECKS.index(v.check))
 
@@ -860,6 +865,15 @@ def _incident_claims(text: str, allowed_text: str, evidence: str, rules: GuardRu
         *blame_findings(text, evidence),
     ])
     return [Violation(f.check, f.found, f.message) for f in findings]
+
+
+def _wellformed(text: str, context: Mapping | None) -> list[Violation]:
+    """Broken text is broken whatever the context; whether it tells customers anything is judged
+    against the incident (its title, status and facts), so only with a context."""
+    # Imported here: agents.core.wellformed builds its violations with this module's Violation.
+    from agents.core.wellformed import find_malformed, find_uninformative
+
+    return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:

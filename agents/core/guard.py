@@ -34,6 +34,8 @@ PATCH_REASONS = {
     # Links, contacts and markup
     "unknown_contact": "patch_violation:unknown_contact",
     "markup": "patch_violation:markup",
+    "malformed_text": "patch_violation:malformed_text",
+    "uninformative": "patch_violation:uninformative",
 }
 ANSWER_REASONS = {
     "no_new_facts": "invalid_answer:no_new_facts",
@@ -49,6 +51,8 @@ ANSWER_REASONS = {
     # Links, contacts and markup
     "unknown_contact": "invalid_answer:unknown_contact",
     "markup": "invalid_answer:markup",
+    "malformed_text": "invalid_answer:malformed_text",
+    "uninformative": "invalid_answer:uninformative",
 }
 # A final answer that would be published with no person involved carries no link, contact or
 # mention at all, declared or not (docs/publishing.md, 'Publishing: updates that reach customers').

@@ -119,6 +119,13 @@ STOP_REASONS: dict[str, str] = {
         "The revision says customers' data is safe (or breached) without a fact that says so."
     ),
     "patch_violation:time_commitment": "The revision commits to a time for the fix (\"within the hour\", \"shortly\").",
+    "patch_violation:malformed_text": (
+        "The revision is broken text (stray punctuation, an unfinished sentence, a placeholder, a doubled word "
+        "or an unclosed bracket)."
+    ),
+    "patch_violation:uninformative": (
+        "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
+    ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
@@ -150,6 +157,13 @@ STOP_REASONS: dict[str, str] = {
         "The policy publishes automatically and the final answer has a link, contact or mention, so a person "
         "decides first."
     ),
+    "invalid_answer:malformed_text": (
+        "The final answer is broken text (stray punctuation, an unfinished sentence, a placeholder, a doubled "
+        "word or an unclosed bracket)."
+    ),
+    "invalid_answer:uninformative": (
+        "The final answer does not tell customers what is happening and what is affected (e.g. a bare date)."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -180,6 +194,7 @@ _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_labe
                            "state_claim", "scope_claim", "liability", "data_safety", "time_commitment"}
 # Links, contacts and markup
 _ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
+_ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

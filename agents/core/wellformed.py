@@ -336,6 +336,10 @@ _VERBS = {
     "keep", "begin", "start", "stop", "roll", "switch", "move", "help", "ask", "access", "reach",
     "contact", "check", "time", "slow", "go", "come", "plan", "aim", "hope", "estimate", "publish",
     "let", "notify", "inform", "recommend", "advise", "avoid", "wait", "queue", "delay", "track",
+    "end", "finish", "last", "resume", "improve", "increase", "decrease", "drop", "rise", "fall", "block",
+    "require", "include", "reduce", "stabilise", "stabilize", "degrade", "expire", "close", "open",
+    "change", "add", "remove", "release", "schedule", "replace", "upgrade", "migrate", "restart", "reboot",
+    "scale", "handle", "clear", "lose", "find", "fill", "pause", "resolve", "spike",
 }  # fmt: skip
 _CONTRACTION = re.compile(r"['’](?:re|s|ve|ll|d|m)$|n['’]t$")
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")

@@ -241,7 +241,7 @@ def test_a_link_in_the_original_draft_is_no_evidence_for_the_revision():
 
 
 def test_without_a_context_the_contact_check_has_nothing_to_read_but_markup_is_still_found():
-    violations = find_violations("See acme-login.net <!here>", evidence_json(LOGIN), RULES)
+    violations = find_violations("See acme-login.net <!here>.", evidence_json(LOGIN), RULES)
     assert [(v.check, v.found) for v in violations] == [("markup", "<!here>")]
 
 

@@ -255,7 +255,7 @@ def test_violations_are_ordered_by_check():
     assert found == sorted(found, key=CHECKS.index)
     assert list(dict.fromkeys(found)) == [check for check in CHECKS if check != "uninformative"]
     # A text that names nothing affected says nothing; the check comes last.
-    assert [check for check, _ in checks("On 2026-11-24, the the.", context={})] == ["malformed_text", "uninformative"]
+    assert [check for check, _ in checks("Nothing new, the the.", context={})] == ["malformed_text", "uninformative"]
 
 
 def test_each_distinct_token_is_reported_once():

@@ -132,7 +132,7 @@ def test_a_quantifier_the_facts_contradict_or_do_not_give_is_a_scope_claim(text,
     ("A small fraction of webhook deliveries in the US is delayed.", WEBHOOKS),  # 6% of deliveries
     ("All API requests in the US are slower than usual.", LATENCY),  # 100% of requests affected
     ("Not all EU workspaces are affected by the sign-in failures.", LOGIN),
-    ("All payments are processed in order once exports resume.", EXPORTS),  # no impact: not a scope claim
+    ("CSV exports are stuck in the EU queue; all payments are processed in order.", EXPORTS),  # no impact
 ])
 def test_a_quantifier_that_matches_the_facts_passes(text, context):
     passes(text, context)

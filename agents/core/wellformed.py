@@ -339,7 +339,7 @@ _VERBS = {
     "end", "finish", "last", "resume", "improve", "increase", "decrease", "drop", "rise", "fall", "block",
     "require", "include", "reduce", "stabilise", "stabilize", "degrade", "expire", "close", "open",
     "change", "add", "remove", "release", "schedule", "replace", "upgrade", "migrate", "restart", "reboot",
-    "scale", "handle", "clear", "lose", "find", "fill", "pause", "resolve", "spike",
+    "scale", "handle", "clear", "lose", "find", "fill", "pause", "spike",
 }  # fmt: skip
 _CONTRACTION = re.compile(r"['’](?:re|s|ve|ll|d|m)$|n['’]t$")
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")

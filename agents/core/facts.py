@@ -26,6 +26,9 @@ CHECKS = (
     "new_severity_label",
     "new_region",
     "restricted_claims",
+    # agents.core.internal: a detail customers must not see. Last: where the number or id it carries
+    # is also unsupported (an internal fact supports nothing), that stop comes first, as it always has.
+    "internal_detail",
 )
 
 
@@ -741,8 +744,16 @@ def find_violations(
         *_new_severity_labels(text, allowed_text),
         *_new_regions(text, allowed_text, rules),
         *_unsupported_claims(text, evidence, rules, strict_claims),
+        *_internal_details(text, context),
     ])
     return sorted(found, key=lambda v: CHECKS.index(v.check))
+
+
+def _internal_details(text: str, context: Mapping | None) -> list[Violation]:
+    # Imported here: agents.core.internal builds on this module's Violation.
+    from agents.core.internal import find_internal
+
+    return find_internal(text, context)
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:

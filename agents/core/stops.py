@@ -108,6 +108,10 @@ STOP_REASONS: dict[str, str] = {
         "The revision made a restricted claim (e.g. 'resolved') not supported by the context."
     ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
+    "patch_violation:internal_detail": (
+        "The revision showed customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "a ticket id or a person's name)."
+    ),
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
     ),
@@ -119,6 +123,10 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
     "invalid_answer:new_region": "The final answer names a region that is not in the context.",
     "invalid_answer:restricted_claims": "The final answer makes a restricted claim the context does not support.",
+    "invalid_answer:internal_detail": (
+        "The final answer shows customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "a ticket id or a person's name)."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -146,6 +154,7 @@ STOP_REASONS: dict[str, str] = {
 # Stops that open an escalation for a person; every other stop is a failed run
 # (docs/contract.md, 'Escalations and decisions').
 _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
+_ANSWER_CHECK_ESCALATES |= {"internal_detail"}
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

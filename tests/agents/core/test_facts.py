@@ -248,8 +248,8 @@ def test_strict_claims_still_ignore_hedged_claims():
 
 
 def test_violations_are_ordered_by_check():
-    text = "The issue is resolved for APAC P3 inc_x_1 in 99 minutes."
-    assert [check for check, _ in checks(text)] == list(CHECKS)
+    text = "The issue is resolved for APAC P3 inc_x_1 in 99 minutes via pay-gw.us.internal."
+    assert [check for check, _ in checks(text, context=DEMO_CONTEXT)] == list(CHECKS)
 
 
 def test_each_distinct_token_is_reported_once():

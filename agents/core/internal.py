@@ -61,20 +61,29 @@ def _stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
-def _content_words(text: str) -> list[tuple[str, int, int]]:
-    """The distinctive words of ``text``, stemmed and lower-cased, with their spans."""
+def _words(text: str, *, every: bool = False) -> list[tuple[str, int, int]]:
+    """The words of ``text``, stemmed and lower-cased, with their spans: the distinctive ones, or
+    ``every`` one."""
     return [(_stem(m.group().lower()), m.start(), m.end()) for m in _TOKEN.finditer(text)
-            if m.group().lower() not in _STOPWORDS]
+            if every or m.group().lower() not in _STOPWORDS]
 
 
-def _phrases(value: str) -> list[tuple[str, ...]]:
+# A phrase: its words, and whether every word of it counts (a name: "Will Grant" is not "Will and
+# Grant") or only the distinctive ones ("watch API latency dashboards" is "watch the API latency
+# dashboards").
+Phrase = tuple[tuple[str, ...], bool]
+
+
+def _phrases(value: str) -> list[Phrase]:
     """What gives ``value`` away: the whole value and, for a long one, each run of PHRASE_WORDS of
     its distinctive words. A value of one word only counts when it is distinctive (see below)."""
-    words = tuple(word for word, _, _ in _content_words(value))
+    if _NAME.fullmatch(value.strip()):
+        return [(tuple(word for word, _, _ in _words(value, every=True)), True)]
+    words = tuple(word for word, _, _ in _words(value))
     if len(words) > PHRASE_WORDS:
-        return [words, *(words[i : i + PHRASE_WORDS] for i in range(len(words) - PHRASE_WORDS + 1))]
+        return [(words, False), *((words[i : i + PHRASE_WORDS], False) for i in range(len(words) - PHRASE_WORDS + 1))]
     if len(words) >= 2 or (len(words) == 1 and _distinctive_word(value.strip())):
-        return [words]
+        return [(words, False)]
     return []
 
 
@@ -84,14 +93,23 @@ def _distinctive_word(value: str) -> bool:
     return bool(re.fullmatch(r"\S*(?:\d|[-_./:@])\S*|[A-Z][a-z]{3,}", value)) and not re.fullmatch(r"[\d.,]+", value)
 
 
-def _occurrences(phrase: tuple[str, ...], words: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
-    n = len(phrase)
-    return [(words[i][1], words[i + n - 1][2]) for i in range(len(words) - n + 1)
-            if tuple(word for word, _, _ in words[i : i + n]) == phrase]
+class _Text:
+    """A text's words, both ways, to find phrases in."""
 
+    def __init__(self, text: str):
+        self.distinctive, self.every = _words(text), _words(text, every=True)
+        # Where each word starts a phrase: a long text is read once, not once per phrase.
+        self.starts: dict[bool, dict[str, list[int]]] = {False: {}, True: {}}
+        for every, words in ((False, self.distinctive), (True, self.every)):
+            for i, (word, _, _) in enumerate(words):
+                self.starts[every].setdefault(word, []).append(i)
 
-def _in_public(phrase: tuple[str, ...], public_words: list[tuple[str, int, int]]) -> bool:
-    return bool(_occurrences(phrase, public_words))
+    def find(self, phrase: Phrase) -> list[tuple[int, int]]:
+        """Where the phrase's words follow each other."""
+        wanted, every = phrase
+        words, n = (self.every if every else self.distinctive), len(wanted)
+        return [(words[i][1], words[i + n - 1][2]) for i in self.starts[every].get(wanted[0], [])
+                if tuple(word for word, _, _ in words[i : i + n]) == wanted] if n else []
 
 
 # ---------------------------------------------------------------- shapes of internal details
@@ -140,20 +158,30 @@ def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violatio
         return []
     public_text = canonical_json(public_context(context))
     public_lower = public_text.lower()
-    public_words = _content_words(public_text)
-    words = _content_words(text)
+    public, checked = _Text(public_text), _Text(text)
     hits: list[tuple[int, int, str]] = []
 
     def add(start: int, end: int, message: str) -> None:
         hits.append((start, end, message.replace("{found}", text[start:end], 1)))
 
+    # The shapes first: on the same words, "an internal host name" says more than "an internal fact".
+    shapes = ((_HOST, "“{found}” is an internal host name; customers must not see it."),
+              (_PATH, "“{found}” is a file path on our systems; customers must not see it."),
+              (_TICKET, "“{found}” is an internal ticket id; customers must not see it."))
+    for pattern, message in shapes:
+        for m in pattern.finditer(text):
+            found = _strip_end(m.group())
+            if pattern is _TICKET and found.split("-", 1)[0] in _NOT_TICKETS:
+                continue
+            if found.lower() not in public_lower:
+                add(m.start(), m.start() + len(found), message)
     for key, value in _internal_facts(context).items():
         if not isinstance(value, str):
             continue  # numbers: no fact may rest on one that only an internal fact holds (the evidence)
         named = str(key).replace("_", " ")
         for phrase in _phrases(value):
-            if not _in_public(phrase, public_words):
-                for start, end in _occurrences(phrase, words):
+            if not public.find(phrase):
+                for start, end in checked.find(phrase):
                     add(start, end, f"“{{found}}” comes from the internal fact “{named}”; customers must not see it.")
         if _PERSON_KEY.search(str(key)):
             for name in _NAME.findall(value):
@@ -165,19 +193,9 @@ def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violatio
                             f"{named}”); customers must not see who works on the incident.")
     for action in _actions(context):
         for phrase in _phrases(action):
-            if not _in_public(phrase, public_words):
-                for start, end in _occurrences(phrase, words):
+            if not public.find(phrase):
+                for start, end in checked.find(phrase):
                     add(start, end, "“{found}” is a runbook step (an approved action), not news for customers.")
-    shapes = ((_HOST, "“{found}” is an internal host name; customers must not see it."),
-              (_PATH, "“{found}” is a file path on our systems; customers must not see it."),
-              (_TICKET, "“{found}” is an internal ticket id; customers must not see it."))
-    for pattern, message in shapes:
-        for m in pattern.finditer(text):
-            found = _strip_end(m.group())
-            if pattern is _TICKET and found.split("-", 1)[0] in _NOT_TICKETS:
-                continue
-            if found.lower() not in public_lower:
-                add(m.start(), m.start() + len(found), message)
     kept: list[tuple[int, int, str]] = []
     for start, end, message in sorted(hits, key=lambda hit: (hit[0], -hit[1])):
         if not kept or start >= kept[-1][1]:

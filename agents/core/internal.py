@@ -115,9 +115,10 @@ class _Text:
 # ---------------------------------------------------------------- shapes of internal details
 
 # A host name under a private suffix: auth-gateway.eu.internal, db1.svc.cluster.local, build.corp.
-# Lower-case suffixes only, and not inside a longer name (auth.local.example.com is public DNS).
+# Lower-case suffixes only, and not inside a longer name (auth.local.example.com is public DNS). The
+# domain of an address counts too (oncall@ops.corp).
 _HOST = re.compile(
-    r"(?<![\w.@-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:internal|local|corp|lan|intranet)"
+    r"(?<![\w.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:internal|local|corp|lan|intranet)"
     r"(?![\w-]|\.[A-Za-z0-9])"
 )
 # A file path on our systems: /var/log/..., /etc/..., /srv/..., /opt/..., C:\..., ~/... A public API

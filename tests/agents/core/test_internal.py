@@ -138,6 +138,11 @@ def test_a_leak_with_nothing_else_wrong_is_the_stop_reason_and_opens_an_escalati
     assert "internal detail" in STOP_REASONS["invalid_answer:internal_detail"]
 
 
+def test_the_domain_of_an_internal_address_is_an_internal_host():
+    assert [v.found for v in find_internal("Write to oncall@ops.corp for help.", WEBHOOKS)] == ["ops.corp"]
+    assert find_internal("Write to support@example.com for help.", WEBHOOKS) == []
+
+
 def test_a_host_message_reads_as_a_sentence_for_a_support_lead():
     (violation,) = find_internal("Requests to auth-gateway.eu.internal fail.", LOGIN)
     assert violation.message == "“auth-gateway.eu.internal” is an internal host name; customers must not see it."

@@ -257,5 +257,5 @@ class IncidentForm(forms.ModelForm):
 class IncidentFactForm(forms.ModelForm):
     class Meta:
         model = IncidentFact
-        fields = ["position", "key", "label", "value", "unit"]
+        fields = ["position", "key", "label", "value", "unit", "visibility"]
         error_messages = {name: {"null_characters_not_allowed": _NUL_MESSAGE % name} for name in ("label", "value")}

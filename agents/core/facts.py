@@ -55,6 +55,9 @@ CHECKS = (
     # Links, contacts and markup (agents.core.contacts)
     "unknown_contact",
     "markup",
+    # agents.core.internal: a detail customers must not see. Last: where the number or id it carries
+    # is also unsupported (an internal fact supports nothing), that stop comes first, as it always has.
+    "internal_detail",
     # Well-formed text that says something (agents.core.wellformed): after the facts, so a text
     # with an unsupported number stops for that number.
     "malformed_text",
@@ -841,6 +844,7 @@ def find_violations(
         # Links, contacts and markup: judged against the incident's public facts alone
         *_undeclared_contacts(text, context),
         *_markup(text),
+        *_internal_details(text, context),
         *_wellformed(text, context),
     ])
     return sorted(found, key=lambda v: CHECKS.index(v.check))
@@ -874,6 +878,13 @@ def _wellformed(text: str, context: Mapping | None) -> list[Violation]:
     from agents.core.wellformed import find_malformed, find_uninformative
 
     return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]
+
+
+def _internal_details(text: str, context: Mapping | None) -> list[Violation]:
+    # Imported here: agents.core.internal builds on this module's Violation.
+    from agents.core.internal import find_internal
+
+    return find_internal(text, context)
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:

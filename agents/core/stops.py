@@ -127,6 +127,10 @@ STOP_REASONS: dict[str, str] = {
         "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
     ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
+    "patch_violation:internal_detail": (
+        "The revision showed customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "a ticket id or a person's name)."
+    ),
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
     ),
@@ -164,6 +168,10 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:uninformative": (
         "The final answer does not tell customers what is happening and what is affected (e.g. a bare date)."
     ),
+    "invalid_answer:internal_detail": (
+        "The final answer shows customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "a ticket id or a person's name)."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -195,6 +203,7 @@ _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_labe
 # Links, contacts and markup
 _ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
 _ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
+_ANSWER_CHECK_ESCALATES |= {"internal_detail"}
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

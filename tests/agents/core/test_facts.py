@@ -250,7 +250,7 @@ def test_strict_claims_still_ignore_hedged_claims():
 def test_violations_are_ordered_by_check():
     text = ("The issue is resolved for APAC P3 inc_x_1 in 99 minutes. Sign-in is working again, yet every "
             "user sees errors; we will refund you, your data is safe, and it will be fixed shortly. <!here> see "
-            "acme-login.net, the the.")
+            "acme-login.net via pay-gw.us.internal, the the.")
     found = [check for check, _ in checks(text, context=DEMO_CONTEXT)]
     assert found == sorted(found, key=CHECKS.index)
     assert list(dict.fromkeys(found)) == [check for check in CHECKS if check != "uninformative"]

@@ -32,7 +32,7 @@ def add_kinds(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("agents", "0013_run_page_queries"),
+        ("agents", "0014_incident_state_fact_visibility"),
     ]
 
     operations = [

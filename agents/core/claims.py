@@ -55,11 +55,12 @@ def state_supports(support: str, state: str | None) -> bool | None:
 
 def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
     """Why a state claim is not supported, for a support lead."""
+    named = f"“{found}” is a claim of the “{family.name}” family" if family.name else f"“{found}” is a claim"
     if family.support == "ongoing":
-        return f"“{found}” says the problem is still going on, but the incident is resolved."
+        return f"{named}: it says the problem is still going on, but the incident is resolved."
     if state is not None and family.support in ("resolved", "recovering"):
-        return f"“{found}” says the problem is over, but the incident {_STATE_WORDS[state]}."
-    return f"“{found}” is a claim about the incident ({family.name}) its facts do not support."
+        return f"{named}: it says the problem is over, but the incident {_STATE_WORDS[state]}."
+    return f"{named} about the incident that its facts do not support."
 
 
 # ---------------------------------------------------------------- cadence

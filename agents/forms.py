@@ -116,7 +116,8 @@ class RestrictedClaimForm(forms.ModelForm):
 
     class Meta:
         model = RestrictedClaim
-        fields = ["family", "pattern", "paraphrases", "hedges", "strict_only", "enabled", "note"]
+        fields = ["family", "kind", "pattern", "paraphrases", "support", "supported_by", "hedges", "hedging",
+                  "strict_only", "enabled", "note"]
 
     trial: list[str] | None = None
 
@@ -129,7 +130,8 @@ class RestrictedClaimForm(forms.ModelForm):
     def _post_clean(self):
         super()._post_clean()  # the model's clean(): every pattern compiles on RE2
         text = self.cleaned_data.get("sample_text")
-        if not text or any(name in self.errors for name in ("pattern", "paraphrases", "hedges", "sample_text")):
+        if not text or any(name in self.errors for name in ("pattern", "paraphrases", "supported_by", "hedges",
+                                                             "sample_text")):
             return
         self.trial = describe_trial(text, self.instance)
         if "_try" in self.data:
@@ -255,5 +257,5 @@ class IncidentForm(forms.ModelForm):
 class IncidentFactForm(forms.ModelForm):
     class Meta:
         model = IncidentFact
-        fields = ["position", "key", "label", "value", "unit"]
+        fields = ["position", "key", "label", "value", "unit", "visibility"]
         error_messages = {name: {"null_characters_not_allowed": _NUL_MESSAGE % name} for name in ("label", "value")}

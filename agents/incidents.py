@@ -25,10 +25,10 @@ from django.db import IntegrityError, transaction
 from agents.models import Incident, IncidentFact, IncidentVersion
 
 # The incident's own fields a change may set (besides its facts); ``incident_id`` renames it.
-FIELDS = ("incident_id", "title", "severity", "status", "regions", "report_date", "policy_hints",
+FIELDS = ("incident_id", "title", "severity", "state", "status", "regions", "report_date", "policy_hints",
           "approved_actions", "key_messages")
 # What a fact given to update_incident may say; only ``key`` and ``value`` are needed.
-FACT_FIELDS = ("key", "label", "value", "unit", "position")
+FACT_FIELDS = ("key", "label", "value", "unit", "visibility", "position")
 
 
 class IncidentExists(Exception):
@@ -58,8 +58,9 @@ def update_incident(incident: Incident | str, *, user=None, create: bool = True,
 
     ``fields`` are among ``FIELDS``; those not given keep their value. Facts are mappings with a
     ``key`` and a ``value`` (a string, or a number written as text), and optionally ``label``,
-    ``unit`` and ``position``; a new fact without them is labelled with its key, in the text unit,
-    placed by its place in ``facts`` or after the incident's other facts (``upsert_facts``). Either
+    ``unit``, ``visibility`` and ``position``; a new fact without them is labelled with its key, in
+    the text unit, public, placed by its place in ``facts`` or after the incident's other facts
+    (``upsert_facts``). Either
 
     - ``facts``: the whole set: the incident's facts become these, a fact not named is removed; or
     - ``upsert_facts``: changes by key: the named facts are added or changed, a ``None`` value
@@ -168,15 +169,15 @@ def _set_fact(row: Incident, fact: IncidentFact | None, spec: Mapping, position:
         fact = IncidentFact(incident=row, key=spec["key"], label=spec["key"], unit="text", position=position)
         was = None
     else:
-        was = (fact.label, fact.value, fact.unit, fact.position)
+        was = (fact.label, fact.value, fact.unit, fact.visibility, fact.position)
     value = spec.get("value")
     if value is None:
         raise FactInvalid(spec["key"], {"value": "A fact needs a value."})
     fact.value = value if isinstance(value, str) else str(value)
-    for name in ("label", "unit", "position"):
+    for name in ("label", "unit", "visibility", "position"):
         if spec.get(name) is not None:
             setattr(fact, name, spec[name])
-    if (fact.label, fact.value, fact.unit, fact.position) == was:
+    if (fact.label, fact.value, fact.unit, fact.visibility, fact.position) == was:
         return None
     try:
         fact.full_clean(exclude=["incident"])

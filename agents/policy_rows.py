@@ -91,6 +91,7 @@ def load_policy(pipeline: str) -> Policy:
         values["decisions_policy"] = allowed
         values["decisions_execution"] = executed & allowed
         values["auto_revision"] = row.auto_revision
+        values["auto_publish"] = row.auto_publish
     if "issue_types" in used:
         values["issue_types"] = dict(IssueType.objects.filter(enabled=True).values_list("name", "high_risk"))
     if "guard" in used:
@@ -149,6 +150,16 @@ CLAIM_NOTES = {
     "absolute assurances": "“never happen again”, “completely safe”, “nothing to worry about”…",
     "time promises": "With avoid_absolute_guarantees: “fixed within 45 minutes”, “by 14:00 at the latest”; "
                      "hedged estimates pass.",
+    "working again": "“is working again”, “returned to normal levels”, “no longer affected”… while it is "
+                     "investigated or identified.",
+    "still ongoing": "“still ongoing”, “we are investigating the errors”… on a resolved incident.",
+    "planned work": "“planned outage”, “scheduled maintenance”… unless the incident is maintenance.",
+    "credits and refunds": "“you will receive a service credit”, “we will refund”, “fees will be waived”…",
+    "fault and negligence": "“our fault”, “negligence”, “we take full responsibility”…",
+    "data reassurance": "“your data is safe”, “no account data was lost or accessed”…",
+    "data breach": "“data breach”, “hacked”, “unauthorised access”…",
+    "time commitments": "“within the hour”, “shortly”, “done within minutes”… for the fix; a sentence about "
+                        "the next update passes.",
 }
 
 
@@ -157,7 +168,8 @@ def claim_row_values(family, model) -> dict:
     migration 0002 runs with the model as it was before families)."""
     values = {"pattern": family.pattern, "note": CLAIM_NOTES.get(family.name, ""), "family": family.name,
               "paraphrases": "\n".join(family.paraphrases), "hedges": ", ".join(family.hedges),
-              "strict_only": family.strict_only}
+              "strict_only": family.strict_only, "kind": family.check, "support": family.support,
+              "supported_by": "\n".join(family.supported_by), "hedging": family.hedging}
     columns = {f.name for f in model._meta.get_fields()}
     return {k: v for k, v in values.items() if k in columns}
 

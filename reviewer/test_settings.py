@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 # The tests' own key (DEBUG is off in tests, so settings refuse the built-in one); manage.py and worker
 # subprocesses started by the tests inherit it. Not a secret: it signs nothing outside the tests.
@@ -20,6 +21,14 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "polling_interval": 0.1,
     }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# Under pytest-xdist each process has its own Redis database, as it has its own test database
+# (pytest-django names it with the process's suffix, _gw0, _gw1): process gwN uses database N, so one
+# process's worker never takes another's tasks. Celery reads CELERY_BROKER_URL from the environment
+# before its settings, so the environment says it too; worker subprocesses inherit it.
+if CELERY_BROKER_URL.startswith("redis") and (xdist_process := os.environ.get("PYTEST_XDIST_WORKER")):
+    CELERY_BROKER_URL = urlsplit(CELERY_BROKER_URL)._replace(path=f"/{int(xdist_process.removeprefix('gw'))}").geturl()
+    os.environ["CELERY_BROKER_URL"] = CELERY_BROKER_URL
 
 # Worker tests share the test database with a worker process, so SQLite's test database is a file.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -280,7 +280,8 @@ def worker_env(transactional_db, tmp_path):
         shutil.rmtree(settings.CELERY_BROKER_FOLDER, ignore_errors=True)
         settings.CELERY_BROKER_FOLDER.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_"))}
-    env.update(DJANGO_SETTINGS_MODULE="reviewer.test_settings", DATABASE_URL=database_url(), PYTHONUNBUFFERED="1")
+    env.update(DJANGO_SETTINGS_MODULE="reviewer.test_settings", DATABASE_URL=database_url(),
+               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, PYTHONUNBUFFERED="1")
     return env
 
 

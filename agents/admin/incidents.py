@@ -10,11 +10,12 @@ from agents.models import Incident, IncidentFact
 
 
 class IncidentFactInline(LabelledTabularInline):
-    """The facts, edited in line with the incident: one row each (key, label, value, unit)."""
+    """The facts, edited in line with the incident: one row each (key, label, value, unit, and who may
+    read it: public, or internal for people and the reviewer only)."""
 
     model = IncidentFact
     form = IncidentFactForm
-    fields = ["position", "key", "label", "value", "unit"]
+    fields = ["position", "key", "label", "value", "unit", "visibility"]
     extra = 1
     max_num = 50  # with each value bounded, the facts stay well within a context's 64 KB
 
@@ -22,8 +23,8 @@ class IncidentFactInline(LabelledTabularInline):
 @admin.register(Incident)
 class IncidentAdmin(admin.ModelAdmin):
     form = IncidentForm
-    list_display = ["incident_id", "title", "severity", "region", "status", "report_date"]
-    list_filter = ["severity"]
+    list_display = ["incident_id", "title", "severity", "region", "state", "status", "report_date"]
+    list_filter = ["severity", "state"]
     search_fields = ["incident_id", "title"]
     inlines = [IncidentFactInline]
 

@@ -243,10 +243,11 @@ class RestrictedClaimAdmin(RecordedAdmin):
     """Claim families; the change form tries a family on a sample text."""
 
     form = RestrictedClaimForm
-    list_display = ("family", "pattern", "strict_only", "enabled", "note")
-    list_filter = ("enabled", "strict_only")
+    list_display = ("family", "kind", "support", "strict_only", "enabled", "note")
+    list_filter = ("enabled", "kind", "support", "strict_only")
     search_fields = ("family", "pattern", "paraphrases", "note")
-    fields = ("family", "pattern", "paraphrases", "hedges", "strict_only", "enabled", "note", "sample_text")
+    fields = ("family", "kind", "pattern", "paraphrases", "support", "supported_by", "hedges", "hedging",
+              "strict_only", "enabled", "note", "sample_text")
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

@@ -32,6 +32,7 @@ from agents.core.facts import (
     find_violations,
 )
 from agents.core.guard import claim_evidence, evidence_json
+from agents.core.internal import INTERNAL_KEYS
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
 from agents.core.units import ratio_values
@@ -128,7 +129,9 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
     violations = find_violations(text, evidence_json(context), rules, strict_claims=strict_claims,
                                  claim_evidence=claim_evidence(context), ratios=ratio_values(context))
     unsupported = {(v.check, v.found.lower()): v.message for v in violations}
-    leaves = _leaf_evidence(context, context_facts(context))
+    # An internal fact or an approved action backs nothing customers read (agents.core.internal).
+    leaves = _leaf_evidence(context, [fact for fact in context_facts(context)
+                                      if fact.path.split(".", 1)[0].split("[", 1)[0] not in INTERNAL_KEYS])
     marks: list[Mark] = []
 
     def add(start: int, end: int, kind: str, check: str, supports) -> None:

@@ -16,8 +16,28 @@ from decimal import Decimal
 
 import re2
 
+from agents.core.claims import (
+    blame_findings,
+    distinct,
+    incident_state,
+    is_cadence,
+    is_forecast,
+    place_findings,
+    scope_findings,
+    state_message,
+    state_supports,
+    weekday_findings,
+)
+from agents.core.contacts import (
+    declared,
+    find_contacts,
+    find_markup,
+    markup_message,
+    unknown_contact_message,
+)
 from agents.core.patterns import UnsafePattern, compile_pattern, word_pattern
 from agents.core.policy import ClaimFamily, GuardRules
+from agents.core.text import strings_in
 
 # The order callers rely on: the first violation's check becomes the stop reason.
 CHECKS = (
@@ -26,6 +46,22 @@ CHECKS = (
     "new_severity_label",
     "new_region",
     "restricted_claims",
+    # Claims checked against the incident (agents.core.claims, docs/guard.md)
+    "state_claim",
+    "scope_claim",
+    "liability",
+    "data_safety",
+    "time_commitment",
+    # Links, contacts and markup (agents.core.contacts)
+    "unknown_contact",
+    "markup",
+    # agents.core.internal: a detail customers must not see. Last: where the number or id it carries
+    # is also unsupported (an internal fact supports nothing), that stop comes first, as it always has.
+    "internal_detail",
+    # Well-formed text that says something (agents.core.wellformed): after the facts, so a text
+    # with an unsupported number stops for that number.
+    "malformed_text",
+    "uninformative",
 )
 
 
@@ -583,12 +619,11 @@ _AFTER_CLAUSE = re.compile(r"(?:[^.;!?]|\.(?=\d))*?(?=[.;!?]|\b(?:and|but|so|how
                            re.IGNORECASE)
 
 
-def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
-    """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
-    in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,
-    read in the clause before the claim and in the claim itself (up to ``end``)."""
-    clause = _clause_before(text, start).lower()
-    words = _WORD.findall(clause)[-_HEDGE_WINDOW:]
+def _words_before(text: str, start: int) -> list[str]:
+    return _WORD.findall(_clause_before(text, start).lower())[-_HEDGE_WINDOW:]
+
+
+def _negated(words: list[str]) -> bool:
     # A negation hedges only when it governs the claim: nothing but auxiliaries and adverbs in
     # between ("has not yet been resolved"), so "the issue we did not expect is resolved" still
     # asserts it.
@@ -597,6 +632,30 @@ def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None
             return True
         if word not in _AUX:
             break
+    return False
+
+
+# Between a negation and a commitment: "we will not be able to offer refunds".
+_NOT_ABLE = {"able", "to", "be", "going", "in", "a", "position", "planning", "plan", "intending"}
+
+
+def is_negated(text: str, start: int) -> bool:
+    """Whether a negation governs the claim starting at ``start`` ("we will not be refunding")."""
+    for word in reversed(_words_before(text, start)):
+        if _is_negation(word):
+            return True
+        if word not in _AUX and word not in _NOT_ABLE:
+            return False
+    return False
+
+
+def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
+    """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
+    in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,
+    read in the clause before the claim and in the claim itself (up to ``end``)."""
+    words = _words_before(text, start)
+    if _negated(words):
+        return True
     if any(word in _SUBORDINATORS or word in _MODALS for word in words):
         return True
     if _wrapped(words):
@@ -632,11 +691,17 @@ def makes_claim(text: str, pattern: str) -> bool:
     return next(_unhedged(text, pattern), None) is not None
 
 
+def _family_unhedged(text: str, pattern: str, family: ClaimFamily):
+    if family.hedging == "negation":
+        return (m for m in compile_pattern(pattern).finditer(text) if not is_negated(text, m.start()))
+    return _unhedged(text, pattern, family.hedges)
+
+
 def family_claims(text: str, family: ClaimFamily) -> list:
     """The unhedged matches of a claim family (its canonical claim and every paraphrase), in reading
     order, a match overlapping an earlier one left out ("have fully recovered" is one claim).
     Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
-    matches = sorted((m for p in family.patterns for m in _unhedged(text, p, family.hedges)),
+    matches = sorted((m for p in family.patterns for m in _family_unhedged(text, p, family)),
                      key=lambda m: (m.start(), -m.end()))
     kept: list = []
     for m in matches:
@@ -647,6 +712,12 @@ def family_claims(text: str, family: ClaimFamily) -> list:
 
 def family_makes_claim(text: str, family: ClaimFamily) -> bool:
     return any(next(_unhedged(text, p, family.hedges), None) is not None for p in family.patterns)
+
+
+def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
+    """Whether the evidence makes the family's claim itself, or says what its ``supported_by``
+    patterns name ("Data loss: none"), unhedged."""
+    return any(next(_unhedged(evidence, p, family.hedges), None) is not None for p in family.support_patterns)
 
 
 @dataclass(frozen=True)
@@ -665,14 +736,16 @@ def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
     last_end = -1
     for m, pattern in hits:
         if m.start() >= last_end:
-            kept.append(TrialMatch(m.group(), pattern, is_hedged(text, m.start(), family.hedges, m.end())))
+            hedged = (is_negated(text, m.start()) if family.hedging == "negation"
+                      else is_hedged(text, m.start(), family.hedges, m.end()))
+            kept.append(TrialMatch(m.group(), pattern, hedged))
             last_end = m.end()
     return kept
 
 
 def family_problem(family: ClaimFamily) -> str | None:
     """Why a family cannot be checked safely (a pattern RE2 refuses), or None."""
-    for pattern in family.patterns:
+    for pattern in family.support_patterns:
         try:
             compile_pattern(pattern)
         except UnsafePattern as error:
@@ -712,10 +785,33 @@ def without_instructions(text: str) -> str:
     return " ".join(c.strip() for c in _CLAUSE.findall(text) if c.strip() and not _INSTRUCTION.search(c))
 
 
-def _claim_message(found: str, family: ClaimFamily, strict: bool) -> str:
+# What a family's words do, for the lead reading the finding; a family an admin adds is named.
+_FAMILY_WORDS = {
+    "credits and refunds": "promises customers money",
+    "fault and negligence": "admits fault",
+    "data reassurance": "reassures customers about their data",
+    "data breach": "speaks of a breach of customers' data",
+    "time commitments": "commits to when the fix comes",
+    "planned work": "calls the incident planned work",
+}
+_CHECK_WORDS = {
+    "liability": "promises money or admits blame",
+    "data_safety": "speaks about customers' data",
+    "time_commitment": "commits to a time",
+    "state_claim": "speaks about the incident's state",
+}
+
+
+def _claim_message(found: str, family: ClaimFamily, strict: bool, state: str | None = None) -> str:
     named = f" of the “{family.name}” family" if family.name else ""
-    if strict:
+    if strict and family.check == "restricted_claims":
         return f"“{found}” is a restricted claim{named}, and this policy avoids guarantees."
+    if family.support in ("resolved", "recovering", "ongoing") and (state is not None or family.support == "ongoing"
+                                                                      or family.check == "state_claim"):
+        return state_message(found, family, state)
+    if family.check in _CHECK_WORDS:
+        does = _FAMILY_WORDS.get(family.name) or f"{_CHECK_WORDS[family.check]} ({family.name or family.pattern})"
+        return f"“{found}” {does}, and nothing in the incident's facts says so."
     return f"“{found}” is a restricted claim{named} the incident context does not support."
 
 
@@ -735,14 +831,60 @@ def find_violations(
     structure (its state, its declared contacts, its internal facts); None skips them.
     """
     evidence = allowed_text if claim_evidence is None else claim_evidence
+    # A link, address or phone number is judged whole by the contact check: its digits and words
+    # are no quantity, id or claim of their own (a phone number is not "555" unsupported).
+    prose = _without_contacts(text) if context is not None else text
     found = _distinct([
-        *_new_facts(text, allowed_text, ratios),
-        *_new_incident_ids(text, allowed_text),
-        *_new_severity_labels(text, allowed_text),
-        *_new_regions(text, allowed_text, rules),
-        *_unsupported_claims(text, evidence, rules, strict_claims),
+        *_new_facts(prose, allowed_text, ratios),
+        *_new_incident_ids(prose, allowed_text),
+        *_new_severity_labels(prose, allowed_text),
+        *_new_regions(prose, allowed_text, rules),
+        *_unsupported_claims(prose, evidence, rules, strict_claims, incident_state(context)),
+        *_incident_claims(prose, allowed_text, evidence, rules, context),
+        # Links, contacts and markup: judged against the incident's public facts alone
+        *_undeclared_contacts(text, context),
+        *_markup(text),
+        *_internal_details(text, context),
+        *_wellformed(text, context),
     ])
     return sorted(found, key=lambda v: CHECKS.index(v.check))
+
+
+def _incident_claims(text: str, allowed_text: str, evidence: str, rules: GuardRules,
+                     context: Mapping | None) -> list[Violation]:
+    """The structural checks of agents.core.claims: quantifiers against the incident's shares,
+    blame, places and days of the week."""
+    words = dict(rules.region_words)
+
+    def region_allowed(token: str) -> bool:
+        return any(_region_in_allowed(t, allowed_text, words.get(t, ())) for t in (token, "global"))
+
+    def hedged(source: str, start: int, end: int) -> bool:
+        return is_hedged(source, start, (), end)
+
+    findings = distinct([
+        *weekday_findings(text, allowed_text),
+        *place_findings(text, allowed_text, region_allowed),
+        *scope_findings(text, context, evidence, hedged),
+        *blame_findings(text, evidence),
+    ])
+    return [Violation(f.check, f.found, f.message) for f in findings]
+
+
+def _wellformed(text: str, context: Mapping | None) -> list[Violation]:
+    """Broken text is broken whatever the context; whether it tells customers anything is judged
+    against the incident (its title, status and facts), so only with a context."""
+    # Imported here: agents.core.wellformed builds its violations with this module's Violation.
+    from agents.core.wellformed import find_malformed, find_uninformative
+
+    return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]
+
+
+def _internal_details(text: str, context: Mapping | None) -> list[Violation]:
+    # Imported here: agents.core.internal builds on this module's Violation.
+    from agents.core.internal import find_internal
+
+    return find_internal(text, context)
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:
@@ -816,25 +958,101 @@ def _new_regions(text: str, allowed_text: str, rules: GuardRules) -> list[Violat
                      for m in sorted(regions, key=lambda m: m.start())]
 
 
-def _unsupported_claims(text: str, evidence: str, rules: GuardRules, strict_claims: bool) -> list[Violation]:
-    """The restricted claims the evidence does not license, in reading order, after the families that
-    cannot be checked safely."""
+def _unsupported_claims(text: str, evidence: str, rules: GuardRules, strict_claims: bool,
+                        state: str | None = None) -> list[Violation]:
+    """The claims neither the evidence nor the incident's state supports, in reading order, after the
+    families that cannot be checked safely. Where two families match the same words, the one
+    earlier in the rules reports them."""
     # A claim is supported by an unhedged occurrence of its family in the evidence: an original that
     # says "not yet resolved" does not license a revision that says "fixed" (docs/contract.md, 'Fact
-    # and claim checks'). The strict form (avoid_absolute_guarantees) accepts no support at all; a
-    # strict-only family (firm time promises) applies only there.
+    # and claim checks'), or by the incident's state (docs/guard.md). The strict form
+    # (avoid_absolute_guarantees) accepts no support for a restricted claim; a strict-only family
+    # (firm time promises) applies only there.
     unsafe, claims = [], []
     for family in rules.families():
         if family.strict_only and not strict_claims:
             continue
         problem = family_problem(family)
         if problem:
-            unsafe.append(Violation("restricted_claims", str(family.pattern),
-                                    f"{problem}. A person must check the text for it."))
+            unsafe.append(Violation(family.check if family.check in CHECKS else "restricted_claims",
+                                    str(family.pattern), f"{problem}. A person must check the text for it."))
             continue
-        if strict_claims or not family_makes_claim(evidence, family):
-            claims += [(m, family) for m in family_claims(text, family)]
+        if strict_claims and family.check == "restricted_claims":
+            supported = False
+        else:
+            supported = state_supports(family.support, state)
+            if supported is None or (supported is False and family.support != "ongoing"):
+                supported = family_supported_in(evidence, family)
+        if supported:
+            continue
+        for m in family_claims(text, family):
+            if family.support == "time" and is_cadence(text, m.start(), m.end()):
+                continue  # a statement about the next update: its number is checked as a number
+            if family.check == "state_claim" and is_forecast(text, m.end()):
+                continue
+            claims.append((m, family))
+    kept, spans = [], []  # spans: the kept matches' (start, end), sorted and disjoint
+    for m, family in claims:  # in the rules' order: the first family to match some words reports them
+        i = bisect.bisect_left(spans, (m.start(), m.end()))
+        if (i and spans[i - 1][1] > m.start()) or (i < len(spans) and spans[i][0] < m.end()):
+            continue
+        spans.insert(i, (m.start(), m.end()))
+        kept.append((m, family))
     return unsafe + [
-        Violation("restricted_claims", m.group(), _claim_message(m.group(), family, strict_claims), family.name)
-        for m, family in sorted(claims, key=lambda c: c[0].start())
+        Violation(family.check if family.check in CHECKS else "restricted_claims", m.group(),
+                  _claim_message(m.group(), family, strict_claims, state), family.name)
+        for m, family in sorted(kept, key=lambda c: c[0].start())
     ]
+
+
+# ---------------------------------------------------------------- links, contacts and markup
+
+
+def _masked(text: str, contacts: list) -> str:
+    """``text`` with each contact replaced by as many spaces (positions kept)."""
+    pieces, pos = [], 0
+    for contact in contacts:
+        pieces += [text[pos:contact.start], " " * len(contact.found)]
+        pos = contact.end
+    return "".join(pieces) + text[pos:]
+
+
+def _without_contacts(text: str) -> str:
+    return _masked(text, find_contacts(text))
+
+
+def _contacts_outside_instructions(text: str) -> list:
+    """The contacts of ``text`` that sit in no clause instructing the model. The clauses are read with
+    the contacts masked, so the dots of a link do not cut it into clauses."""
+    contacts = find_contacts(text)
+    if not contacts:
+        return []
+    masked = _masked(text, contacts)
+    kept = []
+    for clause in _CLAUSE.finditer(masked):
+        if not _INSTRUCTION.search(clause.group()):
+            kept += [c for c in contacts if clause.start() <= c.start < clause.end()]
+    return kept
+
+
+def declared_contacts(context: Mapping):
+    """The links, email addresses and phone numbers the incident's public facts declare: the values
+    under ``incident`` and the ``key_messages``, without the clauses that instruct the model. A
+    draft, a goal or the policy hints declare nothing."""
+    texts = strings_in(context.get("incident")) + strings_in(context.get("key_messages"))
+    return declared(c for text in texts for c in _contacts_outside_instructions(text))
+
+
+def _undeclared_contacts(text: str, context: Mapping | None) -> list[Violation]:
+    """Every link, domain, email address or phone number the incident does not declare, in reading
+    order (docs/contract.md, 'Fact and claim checks'). Without a context there is nothing to read."""
+    if context is None:
+        return []
+    known = declared_contacts(context)
+    return [Violation("unknown_contact", c.found, unknown_contact_message(c))
+            for c in find_contacts(text) if not known.covers(c)]
+
+
+def _markup(text: str) -> list[Violation]:
+    """Every mention, link markup, HTML tag or Markdown link: customer text is plain text."""
+    return [Violation("markup", m.found, markup_message(m)) for m in find_markup(text)]

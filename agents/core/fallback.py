@@ -27,7 +27,11 @@ def _phrase_pattern(phrase: str) -> re.Pattern | None:
     gap = r"[^a-zA-Z0-9%]+"
     body = gap.join(re.escape(w).replace("%", r"\s*%") for w in words)
     tail = r"(?:\s*[.!?])?" if phrase.rstrip()[-1:] in ".!?" else ""
-    return re.compile(rf"(?<![a-zA-Z0-9%]){body}(?![a-zA-Z0-9%]){tail}", re.IGNORECASE | re.ASCII)
+    # Marks the phrase itself starts with go with it ("/v2/orders" takes its "/"), where written;
+    # not quotes or brackets, whose other half the phrase does not hold.
+    lead = re.match(r"[^a-zA-Z0-9%\s\"'“”‘’()\[\]{}<>]*", phrase.strip()).group()
+    head = rf"(?:{re.escape(lead)})?" if lead else ""
+    return re.compile(rf"{head}(?<![a-zA-Z0-9%]){body}(?![a-zA-Z0-9%]){tail}", re.IGNORECASE | re.ASCII)
 
 
 def _delete(text: str, must_remove: Sequence[str]) -> str:
@@ -74,6 +78,9 @@ def tidy(text: str) -> str:
         text = re.sub(r"[ \t]+([.,!?;:])", r"\1", text)  # no space before punctuation
         text = re.sub(r",+(?=[.!?;:,]|\s*$)", "", text)  # no dangling comma
         text = re.sub(r"([.!?;:])[ \t]*,", r"\1", text)  # no comma opening a sentence
+        # No colon or semicolon opening a sentence, or doubled: deleting the label of "Affected
+        # endpoints: /v2/orders" must not leave "2.1%.: /v2/orders".
+        text = re.sub(r"([.!?;:])[ \t]*[;:]+", r"\1", text)
         text = re.sub(r"^[ \t]*[,;:.!?]+[ \t]*", "", text, flags=re.MULTILINE)  # emptied start
         text = re.sub(r"([.!?])(?:[ \t]*[.!?])+", r"\1", text)  # no "..", no ". ."
         text = re.sub(r"([;:])[ \t]*(?=[.!?])", "", text)

@@ -22,6 +22,25 @@ DEFAULT_ISSUE_TYPES: dict[str, bool] = {
     "legal_risk": True,
 }
 
+# The checks a claim family can fail, in the order the guard reports them (agents.core.facts.CHECKS).
+CLAIM_CHECKS: dict[str, str] = {
+    "restricted_claims": "restricted claim",
+    "state_claim": "the incident's state",
+    "liability": "money and blame",
+    "data_safety": "data safety",
+    "time_commitment": "time commitment",
+}
+# What supports a family's claim, besides the evidence making the same claim (docs/guard.md).
+SUPPORTS: dict[str, str] = {
+    "evidence": "the incident's facts make the same claim",
+    "resolved": "the incident is resolved (or its facts say so)",
+    "recovering": "the incident is monitoring or resolved (or its facts say so)",
+    "ongoing": "the incident is not resolved",
+    "time": "the statement is about the next update; otherwise the facts must make it",
+}
+HEDGING = {"any": "negations, conditions, expectations and hedge words", "negation": "only a negation"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class ClaimFamily:
     """One restricted claim and the other words it is made in (docs/contract.md, 'Fact and claim checks').
@@ -38,10 +57,24 @@ class ClaimFamily:
     paraphrases: tuple[str, ...] = ()
     hedges: tuple[str, ...] = ()
     strict_only: bool = False
+    # The check a match fails (its stop reason is patch_violation:<check> / invalid_answer:<check>).
+    check: str = "restricted_claims"
+    # What supports the claim (SUPPORTS): the evidence making it too, or the incident's state.
+    support: str = "evidence"
+    # Patterns whose unhedged match in the evidence also supports the claim ("Data loss: none"
+    # supports "no data was lost"); the family's own patterns always do.
+    supported_by: tuple[str, ...] = ()
+    # "any": a negation, condition, expectation or hedge word lets a match pass; "negation": only a
+    # negation does ("if you were charged twice, we will refund you" is still a promise).
+    hedging: str = "any"
 
     @property
     def patterns(self) -> tuple[str, ...]:
         return (self.pattern, *self.paraphrases)
+
+    @property
+    def support_patterns(self) -> tuple[str, ...]:
+        return (*self.patterns, *self.supported_by)
 
     @classmethod
     def of(cls, item: Any) -> ClaimFamily:
@@ -51,7 +84,7 @@ class ClaimFamily:
         if isinstance(item, dict):
             known = {f.name for f in dataclasses.fields(cls)}
             data = {k: v for k, v in item.items() if k in known}
-            for key in ("paraphrases", "hedges"):
+            for key in ("paraphrases", "hedges", "supported_by"):
                 data[key] = tuple(data.get(key) or ())
             return cls(**data)
         return cls(pattern=item)
@@ -69,13 +102,13 @@ _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?
 # The defaults: the common ways an incident update over-claims. The first pattern of each family is
 # the contract's; the rest are its paraphrases. Installed as rows by migration 0006.
 DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
-    ClaimFamily(name="resolution", pattern=r"\bresolved\b", paraphrases=(
+    ClaimFamily(name="resolution", support="resolved", pattern=r"\bresolved\b", paraphrases=(
         r"\b(?:fixed|solved|remedied|rectified)\b",
         r"\b(?:outage|issue|problem|incident|disruption)\s+is\s+(?:now\s+)?(?:over|behind\s+us|gone)\b",
         r"\bno\s+longer\s+(?:an?\s+)?(?:issue|problem)\b",
         r"\bmarked\s+(?:as\s+)?resolved\b",
     )),
-    ClaimFamily(name="recovery", pattern=r"\bfully\s+recovered\b", paraphrases=(
+    ClaimFamily(name="recovery", support="resolved", pattern=r"\bfully\s+recovered\b", paraphrases=(
         r"\b(?:fully|completely|entirely|totally)\s+(?:restored|recovered|operational|functional|back)\b",
         r"\b(?:has|have)\s+(?:now\s+)?recovered\b",
         r"\b(?:service|services|payments|checkouts?|everything|all\s+\w+)\s+(?:is|are|has\s+been|have\s+been)"
@@ -84,11 +117,12 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         r"\b(?:operating|running|working)\s+normally\b",
         r"\bnormal\s+(?:service|operations?)\s+(?:has|have)\s+resumed\b",
     )),
-    ClaimFamily(name="closure", pattern=r"\bincident\s+closed\b", paraphrases=(
+    ClaimFamily(name="closure", support="resolved", pattern=r"\bincident\s+closed\b", paraphrases=(
         r"\b(?:incident|issue|case|ticket)\s+(?:is|has\s+been|was)\s+(?:now\s+)?closed\b",
         r"\bclos(?:ed|ing)\s+(?:the|this)\s+(?:incident|issue)\b",
     )),
-    ClaimFamily(name="stability", pattern=r"\ball\s+payments\s+(?:are|is)\s+stable\b", paraphrases=(
+    ClaimFamily(name="stability", support="recovering", pattern=r"\ball\s+payments\s+(?:are|is)\s+stable\b",
+                paraphrases=(
         r"\b(?:payments|checkouts?|services?|systems?|platform|everything|things)\s+(?:is|are)\s+(?:now\s+)?"
         r"(?:fully\s+|completely\s+)?stable\b",
         r"\bstable\s+again\b",
@@ -122,6 +156,139 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
                 "approximately", "roughly", "currently", "likely", "probably", "should", "aim", "target",
                 "targeting", "hope", "believe", "think", "anticipate", "anticipated", "some"),
         strict_only=True,
+        support="time",
+    ),
+) + (
+    # Claims checked against the incident's state, money and blame, data safety and time, on every
+    # text (docs/guard.md). The state families read the statement's structure through the hedge
+    # rules: "sign-in is working again" is the claim, "once sign-in is working again" is not.
+    ClaimFamily(
+        name="working again", check="state_claim", support="recovering",
+        pattern=r"\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:working|operating|running|functioning|"
+        r"available|online|loading|responding|succeeding|processing|flowing|performing)\s+(?:again|normally|"
+        r"as\s+(?:expected|usual|normal)|correctly|fine|smoothly)\b",
+        paraphrases=(
+            r"\b(?:works|work|working|available|online|succeed(?:s|ing)?|loads|loading|responds|responding|flowing|"
+            r"processing|possible)\s+again\b",
+            r"\bcan\s+(?:now\s+)?(?:sign|log|check|pay|use|access|export|send|receive|connect|complete|reach)\b"
+            r"(?:\s+\w+){0,2}\s+again\b",
+            r"\b(?:returned|come\s+back|gone\s+back|back|dropped\s+back|fallen\s+back|recovered)\s+to\s+"
+            r"(?:normal|baseline|usual|expected|healthy|pre-incident)\b",
+            r"\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:back\s+(?:up|online|to\s+normal)|restored|"
+            r"resumed|healthy)\b",
+            r"\b(?:has|have)\s+(?:now\s+)?(?:resumed|normali[sz]ed)\b",
+            r"\b(?:errors?|failures?|timeouts?|delays?|disruption|slowdown)\s+(?:has|have)\s+(?:now\s+)?"
+            r"(?:stopped|ceased|subsided|cleared|disappeared)\b",
+            r"\b(?:issue|incident|outage|problem|disruption|degradation|slowdown)\s+(?:is|has\s+been)\s+"
+            r"(?:now\s+)?(?:over|mitigated|cleared|gone|behind\s+us|addressed)\b",
+            r"\bno\s+longer\s+(?:affected|impacted|seeing|experiencing|failing|delayed|degraded|down|slow)\b",
+            r"\b(?:all|every)\s+(?:systems?|services?)\s+(?:are\s+|is\s+)?(?:operational|go|green|up)\b",
+            r"\beverything\s+is\s+(?:fine|ok|okay|normal|working|back)\b",
+        ),
+    ),
+    ClaimFamily(
+        name="still ongoing", check="state_claim", support="ongoing",
+        pattern=r"\b(?:is|are|remains?)\s+(?:still\s+)?ongoing\b",
+        paraphrases=(
+            r"\bstill\s+(?:ongoing|seeing|experiencing|affected|impacted|degraded|down|unavailable|failing|"
+            r"slow|in\s+progress)\b",
+            r"\b(?:we\s+are|we[’']re)\s+(?:still\s+|currently\s+|actively\s+)?(?:investigating|looking\s+into)"
+            r"\s+(?:the\s+|this\s+|an?\s+|these\s+)?(?:[\w-]+\s+){0,2}?(?:issue|problem|incident|outage|disruption|errors?|reports?|"
+            r"failures?|delays?|degradation|elevated|increased|intermittent|slow)",
+            r"\b(?:we\s+are|we[’']re)\s+(?:still\s+|currently\s+|actively\s+)?(?:investigating|looking\s+into\s+"
+            r"(?:it|this))\s*(?:[.!;]|$)",
+            r"\b(?:we\s+are|we[’']re)\s+(?:still\s+|currently\s+)?working\s+(?:on\s+a\s+fix|to\s+(?:fix|restore))\b",
+            r"\bcontinu(?:e|es|ing)\s+to\s+(?:investigate|see|experience|affect|impact|fail)\b",
+            r"\bremains?\s+(?:degraded|unavailable|down|impaired|slow|affected|disrupted|intermittent)\b",
+            r"\b(?:are|is)\s+currently\s+(?:experiencing|seeing|affected|impacted|degraded|down|unavailable|"
+            r"failing)\b",
+        ),
+    ),
+    ClaimFamily(
+        name="planned work", check="state_claim",
+        pattern=r"\b(?:planned|scheduled)\s+(?:outage|maintenance|downtime|work|upgrade|migration)\b",
+        paraphrases=(r"\b(?:routine|regular)\s+maintenance\b", r"\bmaintenance\s+window\b"),
+        supported_by=(r"\bmaintenance\b", r"\bplanned\b", r"\bscheduled\b"),
+    ),
+    ClaimFamily(
+        name="credits and refunds", check="liability", hedging="negation",
+        pattern=r"\b(?:receive|issue|issuing|offer|offering|apply|applying|provide|providing|get|owed|"
+        r"eligible\s+for)\s+(?:an?\s+|a\s+full\s+|full\s+|your\s+)?(?:service\s+|account\s+)?"
+        r"(?:credits?|refunds?|reimbursements?|compensation)\b",
+        paraphrases=(
+            r"\b(?:will|we[’']ll|shall)\s+(?:be\s+)?(?:credit|refund|reimburs|compensat)\w*",
+            r"\b(?:full|automatic|partial)\s+refunds?\b",
+            r"\brefund(?:ed)?\s+(?:you|in\s+full|automatically|all|any|every)\b",
+            r"\bmoney[-\s]back\b",
+            r"\bservice\s+credits?\b",
+            r"\bcompensat(?:e|ed|ion)\b",
+            r"\bwaiv(?:e|ed|ing)\s+(?:the\s+|any\s+|all\s+|your\s+)?(?:\w+\s+)?(?:fees?|charges?|costs?|"
+            r"penalt(?:y|ies))\b",
+            r"\b(?:will\s+be|are\s+being|have\s+been|has\s+been)\s+waived\b",
+            r"\bfree\s+of\s+charge\b",
+            r"\b(?:won[’']t|will\s+not)\s+be\s+(?:charged|billed)\b",
+        ),
+    ),
+    ClaimFamily(
+        name="fault and negligence", check="liability", hedging="negation",
+        pattern=r"\bnegligen(?:t|ce)\b",
+        paraphrases=(
+            r"\b(?:our|my)\s+(?:own\s+)?fault\b",
+            r"\bwe\s+(?:are|were)\s+(?:entirely\s+|fully\s+|solely\s+)?(?:at\s+fault|to\s+blame|liable)\b",
+            r"\b(?:take|accept|bear)\s+(?:full\s+|complete\s+)?(?:responsibility|liability|the\s+blame)\b",
+            r"\bliab(?:le|ility)\b",
+            r"\bour\s+(?:mistake|blunder)\b",
+            r"\bwe\s+(?:made\s+a\s+mistake|messed\s+up|dropped\s+the\s+ball|screwed\s+up)\b",
+            r"\b(?:breach|violation)\s+of\s+(?:our\s+|the\s+|your\s+)?(?:contract|sla|agreement|terms)\b",
+        ),
+    ),
+    ClaimFamily(
+        name="data reassurance", check="data_safety",
+        pattern=r"\b(?:your|customer|customers[’']?|user|users[’']?|account|personal|payment|card)\s+"
+        r"(?:data|information|details|records)\s+(?:is|are|was|were|remains?|has\s+been|have\s+been|stays?)\s+"
+        r"(?:completely\s+|fully\s+|entirely\s+|always\s+|still\s+)?(?:safe|secure|intact|protected|"
+        r"unaffected|untouched|not\s+affected)\b",
+        paraphrases=(
+            r"\b(?:no|none\s+of\s+(?:your|the))\s+(?:customer\s+|user\s+|account\s+|personal\s+|payment\s+|"
+            r"card\s+)?(?:data|information|details|records)\s+(?:was|were|has\s+been|have\s+been|is|are)\s+"
+            r"(?:lost|accessed|exposed|leaked|compromised|affected|deleted|corrupted|at\s+risk|stolen|viewed)\b",
+            r"\bno\s+(?:data\s+loss|loss\s+of\s+data)\b",
+            r"\b(?:data|information)\s+(?:is|was|remains?)\s+(?:safe|secure|intact|protected)\b",
+            r"\bnot\s+a\s+security\s+(?:incident|issue|breach|problem)\b",
+            r"\bno\s+(?:evidence|sign|indication)\s+of\s+(?:unauthori[sz]ed\s+access|data\s+(?:loss|access|exposure)|"
+            r"(?:a\s+)?(?:breach|compromise))\b",
+        ),
+        supported_by=(r"\bdata\s+(?:loss|exposure|impact|access|safety|breach)\W+(?:none|no|not\s+affected|"
+                      r"unaffected|false|0)\b",),
+    ),
+    ClaimFamily(
+        name="data breach", check="data_safety",
+        pattern=r"\b(?:data|security)\s+breach(?:es)?\b",
+        paraphrases=(
+            r"\b(?:hacked|hackers?|cyber[-\s]?attacks?|ransomware|malicious\s+(?:actors?|access|activity))\b",
+            r"\b(?:data|accounts?|credentials|passwords?)\s+(?:was|were|has\s+been|have\s+been|may\s+have\s+been)"
+            r"\s+(?:compromised|stolen|leaked|exposed)\b",
+            r"\bunauthori[sz]ed\s+access\b",
+        ),
+        supported_by=(r"\b(?:breach|compromised|attack|unauthori[sz]ed|security\s+incident)\b",),
+    ),
+    ClaimFamily(
+        name="time commitments", check="time_commitment", support="time",
+        pattern=r"\bwithin\s+(?:the\s+)?(?:next\s+)?(?:hour|day|minutes|hours|days|moments)\b",
+        paraphrases=(
+            r"\bwithin\s+(?:a\s+|the\s+next\s+)?(?:few|couple\s+of)\s+(?:minutes|hours|days)\b",
+            r"\bin\s+(?:a\s+|the\s+next\s+)?(?:few|couple\s+of)\s+(?:minutes|hours)\b",
+            r"\b(?:very\s+)?shortly\b",
+            r"\b(?:any\s+(?:minute|moment)(?:\s+now)?|momentarily|imminently|in\s+no\s+time)\b",
+            r"\b(?:by|before)\s+(?:the\s+)?end\s+of\s+(?:the\s+)?(?:day|today|business)\b",
+            r"\blater\s+(?:today|tonight|this\s+(?:morning|afternoon|evening))\b",
+            r"\bby\s+(?:tonight|tomorrow|this\s+(?:afternoon|evening))\b",
+            r"\b(?:will|we[’']ll)\s+be\s+(?:fixed|resolved|restored|back|done|complete|completed|available|deployed)"
+            r"\s+(?:soon|quickly)\b",
+        ),
+        hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
+                "approximately", "roughly", "likely", "probably", "should", "aim", "target", "targeting",
+                "hope", "believe", "think", "anticipate", "anticipated"),
     ),
 )
 
@@ -250,6 +417,9 @@ class TextPolicy(Policy):
     decisions_policy: frozenset[str] = frozenset(DECISIONS)
     decisions_execution: frozenset[str] = frozenset(DECISIONS)
     auto_revision: bool = True  # the emergency brake: off removes "revise" from execution
+    # Publishes a gate-passed run with no person involved: its final answer then carries no link,
+    # contact or mention at all (agents.core.guard.check_final_answer).
+    auto_publish: bool = False
     issue_types: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_ISSUE_TYPES))
     guard: GuardRules = field(default_factory=GuardRules)
 

@@ -1,6 +1,8 @@
 """Stage prompts. The system prompt is the policy's override or the default below; the user message
-always starts with the context as canonical JSON, so every call of a run shares one stable prefix
-that provider-side prefix caching can reuse.
+always starts with the public context as canonical JSON, so every call of a run shares one stable
+prefix that provider-side prefix caching can reuse. What customers must not read (the internal facts
+and the approved actions, ``agents.core.internal``) follows it in its own section, for the stages
+that judge a draft only: the stages that write customer words never see it.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agents.core.internal import INTERNAL_KEYS, public_context
 from agents.core.llm.base import StageRequest
 from agents.core.llm.schemas import STAGE_TOOLS, TOOLS
 from agents.core.policy import Policy
@@ -52,6 +55,11 @@ DEFAULT_PROMPTS: dict[str, str] = {
 }
 
 
+# The stages whose answer is text for customers: they are never given what customers must not read.
+WRITING_STAGES = frozenset({"draft", "shorten", "revise"})
+INTERNAL_TITLE = "INTERNAL (context for the review only; never words for customers)"
+
+
 # A text stage's completion limit: its character budget at CHARS_PER_TOKEN (English runs ~4 characters
 # a token; 2 leaves room for numbers, quotes escaped in JSON and other languages) plus the JSON around it.
 CHARS_PER_TOKEN = 2
@@ -89,14 +97,22 @@ def build_request(
     ``policy`` is the run's effective policy (``agents.core.llm.client.effective_policy``): its
     ``model.structured_output`` is the mode the client sends, so JSON mode always carries the note
     (OpenAI refuses ``json_object`` requests whose messages never say "JSON"). ``max_chars`` is the
-    stage's character budget, from which its completion limit is derived."""
+    stage's character budget, from which its completion limit is derived. The context's internal
+    entries go in their own section after it, and a stage in ``WRITING_STAGES`` gets none of them,
+    neither in its prompt nor in its ``inputs``."""
+    writing = stage in WRITING_STAGES
+    if writing and isinstance(inputs.get("context"), Mapping):
+        inputs = {**inputs, "context": public_context(inputs["context"])}
     tool = STAGE_TOOLS[stage]
     system = policy.prompts.get(prompt_key or stage) or DEFAULT_PROMPTS[prompt_key or stage]
     if tool and policy.model.structured_output == "json":
         system += _json_mode_note(tool)
     parts = []
     if context is not None:
-        parts.append("CONTEXT:\n" + canonical_json(context))
+        parts.append("CONTEXT:\n" + canonical_json(public_context(context)))
+        internal = {key: context[key] for key in INTERNAL_KEYS if context.get(key)}
+        if internal and not writing:
+            parts.append(f"{INTERNAL_TITLE}:\n" + canonical_json(internal))
     for title, value in sections:
         text = value if isinstance(value, str) else canonical_json(value)
         parts.append(f"{title}:\n{text}")

@@ -107,10 +107,38 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:restricted_claims": (
         "The revision made a restricted claim (e.g. 'resolved') not supported by the context."
     ),
+    "patch_violation:state_claim": (
+        "The revision says the incident is over (or still going on) when its state says otherwise, or calls it planned."
+    ),
+    "patch_violation:scope_claim": "The revision says how many customers are affected in a way the facts contradict.",
+    "patch_violation:liability": (
+        "The revision promises credits, refunds or waived fees, admits fault, or blames a third party the "
+        "facts do not name."
+    ),
+    "patch_violation:data_safety": (
+        "The revision says customers' data is safe (or breached) without a fact that says so."
+    ),
+    "patch_violation:time_commitment": "The revision commits to a time for the fix (\"within the hour\", \"shortly\").",
+    "patch_violation:malformed_text": (
+        "The revision is broken text (stray punctuation, an unfinished sentence, a placeholder, a doubled word "
+        "or an unclosed bracket)."
+    ),
+    "patch_violation:uninformative": (
+        "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
+    ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
+    "patch_violation:internal_detail": (
+        "The revision showed customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "a ticket id or a person's name)."
+    ),
     "patch_violation:required_changes_not_applied": (
         "The revision did not apply the critique's required changes, even after retries and the fallback."
     ),
+    # Patch guard: links, contacts and markup
+    "patch_violation:unknown_contact": (
+        "The revision has a web address, email address or phone number the incident does not declare."
+    ),
+    "patch_violation:markup": "The revision has a mention, link markup, an HTML tag or a Markdown link.",
     # Final answer
     "invalid_answer:empty": "The final answer was empty.",
     "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",
@@ -119,6 +147,31 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
     "invalid_answer:new_region": "The final answer names a region that is not in the context.",
     "invalid_answer:restricted_claims": "The final answer makes a restricted claim the context does not support.",
+    "invalid_answer:state_claim": "The final answer says the incident is over (or still going on) against its state.",
+    "invalid_answer:scope_claim": "The final answer says how many customers are affected against the facts.",
+    "invalid_answer:liability": "The final answer promises money, admits fault or blames a third party unsupported.",
+    "invalid_answer:data_safety": "The final answer says something about customers' data no fact supports.",
+    "invalid_answer:time_commitment": "The final answer commits to a time for the fix that nothing supports.",
+    # Final answer: links, contacts and markup
+    "invalid_answer:unknown_contact": (
+        "The final answer has a web address, email address or phone number the incident does not declare."
+    ),
+    "invalid_answer:markup": "The final answer has a mention, link markup, an HTML tag or a Markdown link.",
+    "invalid_answer:auto_publish_contact": (
+        "The policy publishes automatically and the final answer has a link, contact or mention, so a person "
+        "decides first."
+    ),
+    "invalid_answer:malformed_text": (
+        "The final answer is broken text (stray punctuation, an unfinished sentence, a placeholder, a doubled "
+        "word or an unclosed bracket)."
+    ),
+    "invalid_answer:uninformative": (
+        "The final answer does not tell customers what is happening and what is affected (e.g. a bare date)."
+    ),
+    "invalid_answer:internal_detail": (
+        "The final answer shows customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "a ticket id or a person's name)."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -145,7 +198,12 @@ STOP_REASONS: dict[str, str] = {
 
 # Stops that open an escalation for a person; every other stop is a failed run
 # (docs/contract.md, 'Escalations and decisions').
-_ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims"}
+_ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_label", "new_region", "restricted_claims",
+                           "state_claim", "scope_claim", "liability", "data_safety", "time_commitment"}
+# Links, contacts and markup
+_ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
+_ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
+_ANSWER_CHECK_ESCALATES |= {"internal_detail"}
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -18,3 +19,14 @@ def text_hash(text: str) -> str:
 def canonical_json(value: Any) -> str:
     """Stable JSON: sorted keys, no insignificant whitespace, unicode kept as is."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string inside a JSON-like value (mappings, lists, tuples), in order."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for item in value.values() for s in strings_in(item)]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in strings_in(item)]
+    return []

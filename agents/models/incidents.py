@@ -19,6 +19,34 @@ from django.utils import timezone
 from agents.core.inputs import control_character
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
+# The incident's lifecycle state, as a status page names it (``status`` stays ops' free text).
+STATES = [("investigating", "Investigating"), ("identified", "Identified"), ("monitoring", "Monitoring"),
+          ("resolved", "Resolved")]
+# Who may read a fact: a public fact may be said to customers; an internal one (a runbook step, a host,
+# a path, a person, a ticket id) is context for people and the reviewer only, never words for customers.
+VISIBILITIES = [("public", "Public"), ("internal", "Internal")]
+
+
+def state_for_status(status: str) -> str:
+    """The lifecycle state ops' free-text status reads as: "resolved"/"closed" → resolved,
+    "monitor…"/"mitigat…"/"recover…" → monitoring, "identified"/"root cause" → identified, else
+    investigating. Migration 0014 set each incident's state so; a version recorded before incidents
+    had a state is read with it (``_with_state``), so the migration itself records no new version."""
+    status = (status or "").lower()
+    if "resolved" in status or "closed" in status:
+        return "resolved"
+    if any(word in status for word in ("monitor", "mitigat", "recover")):
+        return "monitoring"
+    if "identified" in status or "root cause" in status:
+        return "identified"
+    return "investigating"
+
+
+def _with_state(snapshot: dict) -> dict:
+    if "state" in snapshot:
+        return snapshot
+    return {**snapshot, "state": state_for_status(snapshot.get("status", ""))}
+
 
 class IncidentQuerySet(models.QuerySet):
     def with_latest_run(self):
@@ -48,6 +76,8 @@ class Incident(models.Model):
     regions = models.JSONField(default=list, blank=True, help_text='Region tokens, e.g. ["EU", "UK"]')
     severity = models.CharField(max_length=8, blank=True, help_text="P0-P5")
     status = models.CharField(max_length=200, blank=True, help_text="e.g. degraded, mitigated")
+    state = models.CharField(max_length=16, choices=STATES, default="investigating",
+                             help_text="Where the incident is in its lifecycle, as a status page names it")
     policy_hints = models.JSONField(default=dict, blank=True)
     approved_actions = models.JSONField(default=list, blank=True)
     key_messages = models.JSONField(default=list, blank=True, help_text="Sentences ops wants in the update")
@@ -73,16 +103,19 @@ class Incident(models.Model):
     @property
     def facts(self) -> list[tuple[str, str]]:
         """The incident's identity and facts as (label, text) for people; unset ones are left out."""
-        rows = [("Severity", self.severity), ("Regions", self.region), ("Status", self.status)]
-        rows += [(fact.label, fact.shown) for fact in self.fact_list()]
+        rows = [("Severity", self.severity), ("Regions", self.region), ("State", self.get_state_display()),
+                ("Status", self.status)]
+        rows += [(f"{fact.label} (internal)" if fact.internal else fact.label, fact.shown)
+                 for fact in self.fact_list()]
         return [(label, value) for label, value in rows if value]
 
     def snapshot(self) -> dict:
         """What a version holds: the identity, the facts (as stored) and the lists ops edits."""
         return {
-            "title": self.title, "severity": self.severity, "status": self.status, "regions": list(self.regions or []),
-            "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit}
-                      for f in self.fact_list()],
+            "title": self.title, "severity": self.severity, "state": self.state, "status": self.status,
+            "regions": list(self.regions or []),
+            "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit,
+                       **({"visibility": f.visibility} if f.internal else {})} for f in self.fact_list()],
             "approved_actions": self.approved_actions or [], "key_messages": self.key_messages or [],
             "policy_hints": self.policy_hints or {},
         }
@@ -101,12 +134,12 @@ class Incident(models.Model):
         without reading them again."""
         with transaction.atomic():
             latest, snapshot = self._newest_and_now()
-            if latest is not None and latest.snapshot == snapshot:
+            if latest is not None and _with_state(latest.snapshot) == snapshot:
                 return latest
             if connection.features.has_select_for_update:
                 Incident.objects.select_for_update().filter(pk=self.pk).values_list("pk").first()
                 latest, snapshot = self._newest_and_now()  # another save may have numbered one meanwhile
-                if latest is not None and latest.snapshot == snapshot:
+                if latest is not None and _with_state(latest.snapshot) == snapshot:
                     return latest
             changes = fact_changes(latest.snapshot, snapshot) if latest else []
             return IncidentVersion.objects.create(
@@ -120,12 +153,16 @@ class Incident(models.Model):
         return self.latest_version(), json.loads(json.dumps(self.snapshot(), cls=DjangoJSONEncoder))
 
     def context(self) -> dict:
-        """The run context, in the shape the pipelines read: the identity (id, title, severity, status:
-        what the incident is, so a model drafts about this incident) and each fact's typed value
-        under ``incident``, each fact's key, label and unit under ``fact_meta`` (for the number rules)."""
-        facts = self.fact_list()
+        """The run context, in the shape the pipelines read: the identity (id, title, severity, state,
+        status: what the incident is, so a model drafts about this incident) and each public fact's
+        typed value under ``incident``, each public fact's key, label and unit under ``fact_meta`` (for
+        the number rules). Internal facts are under ``internal`` alone (left out when there are none):
+        the reviewer reads them, the drafting stages never see them and the guard keeps them out of
+        customer text (``agents.core.internal``)."""
+        facts = [fact for fact in self.fact_list() if not fact.internal]
+        internal = {fact.key: fact.typed_value for fact in self.fact_list() if fact.internal}
         identity = {"incident_id": self.incident_id, "title": self.title, "severity": self.severity,
-                    "status": self.status}
+                    "state": self.state, "status": self.status}
         values = {k: v for k, v in identity.items() if v not in (None, "")}
         values.update((fact.key, fact.typed_value) for fact in facts)
         context = {
@@ -137,6 +174,8 @@ class Incident(models.Model):
         }
         if facts:
             context["fact_meta"] = [{"key": f.key, "label": f.label, "unit": f.unit} for f in facts]
+        if internal:
+            context["internal"] = internal
         if self.key_messages:
             context["key_messages"] = self.key_messages
         return context
@@ -145,8 +184,10 @@ class Incident(models.Model):
 def fact_changes(before: dict, after: dict) -> list[dict]:
     """What changed between two version snapshots, one entry per field or fact, for people:
     ``{"what": "ETA", "before": "45 minutes", "after": "30 minutes"}`` (None where there was none)."""
+    before, after = _with_state(before), _with_state(after)
     changes = []
-    for name in ("title", "severity", "status", "regions", "approved_actions", "key_messages", "policy_hints"):
+    for name in ("title", "severity", "state", "status", "regions", "approved_actions", "key_messages",
+                 "policy_hints"):
         if before.get(name) != after.get(name):
             changes.append({"what": name.replace("_", " ").capitalize(), "before": before.get(name),
                             "after": after.get(name)})
@@ -157,7 +198,15 @@ def fact_changes(before: dict, after: dict) -> list[dict]:
         if a is None or b is None or (a["value"], a["unit"], a["label"]) != (b["value"], b["unit"], b["label"]):
             changes.append({"what": (b or a)["label"], "before": a and show(a["value"], a["unit"]),
                             "after": b and show(b["value"], b["unit"])})
+        elif _visibility(a) != _visibility(b):
+            changes.append({"what": f"{b['label']} visibility", "before": _visibility(a), "after": _visibility(b)})
     return changes
+
+
+def _visibility(fact: dict) -> str:
+    # Snapshots name a fact's visibility only when it is internal, so a public fact's snapshot (and
+    # every version recorded before visibility existed) reads the same as before.
+    return fact.get("visibility", "public")
 
 
 def changes_text(changes: list[dict]) -> str:
@@ -213,6 +262,8 @@ class IncidentFact(models.Model):
     label = models.CharField(max_length=100, help_text="e.g. Failed payment rate")
     value = models.CharField(max_length=FACT_VALUE_MAX_CHARS, help_text="e.g. 0.034, 27, 45, degraded")
     unit = models.CharField(max_length=10, choices=list(UNITS.items()), default="text")
+    visibility = models.CharField(max_length=8, choices=VISIBILITIES, default="public",
+                                  help_text="Internal: for people and the reviewer, never words for customers")
 
     class Meta:
         ordering = ["incident", "position", "id"]
@@ -233,6 +284,10 @@ class IncidentFact(models.Model):
             parse_value(self.value or "", self.unit)
         except ValueError as error:
             raise ValidationError({"value": str(error)}) from None
+
+    @property
+    def internal(self) -> bool:
+        return self.visibility == "internal"
 
     @property
     def typed_value(self):

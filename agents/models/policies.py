@@ -25,9 +25,12 @@ from agents.core.llm.endpoints import NAME_HELP, NAME_PATTERN
 from agents.core.llm.schemas import STAGE_TOOLS
 from agents.core.patterns import pattern_problem
 from agents.core.policy import (
+    CLAIM_CHECKS,
     DECISIONS,
+    HEDGING,
     PIPELINE_CHOICES,
     POLICY_CLASSES,
+    SUPPORTS,
     ClaimFamily,
     ModelSettings,
     TextPolicy,
@@ -445,6 +448,28 @@ class RestrictedClaim(models.Model):
         help_text="On: check this family only when the incident asks to avoid absolute guarantees "
         "(its policy hint avoid_absolute_guarantees). Off: check it on every text.",
     )
+    kind = models.CharField(
+        "check",
+        max_length=32, choices=list(CLAIM_CHECKS.items()), default="restricted_claims",
+        help_text="The check a match fails: its stop reason is patch_violation:<check> on a revision and "
+        "invalid_answer:<check> on a final answer, and the lead sees it under this name.",
+    )
+    support = models.CharField(
+        max_length=16, choices=list(SUPPORTS.items()), default="evidence",
+        help_text="What lets a match pass: the incident's facts making the same claim (always), or the "
+        "incident's state as well (resolved, monitoring), or a sentence about the next update (time).",
+    )
+    supported_by = models.TextField(
+        "also supported by", blank=True,
+        help_text="Patterns that, found unhedged in the incident's facts, support the claim too: one RE2 "
+        "pattern a line (e.g. \\bmaintenance\\b for “planned outage”). Each fact is also read as "
+        "“Label: value”.",
+    )
+    hedging = models.CharField(
+        max_length=16, choices=list(HEDGING.items()), default="any",
+        help_text="What lets a match pass as not asserted. Money and blame use “only a negation”: "
+        "“if you were charged twice, we will refund you” is still a promise.",
+    )
     enabled = models.BooleanField(
         default=True, help_text="On: the guard checks every text for this claim. Off: the family is kept "
         "but not checked."
@@ -461,22 +486,26 @@ class RestrictedClaim(models.Model):
         return ClaimFamily(
             name=self.family, pattern=self.pattern, paraphrases=split_lines(self.paraphrases),
             hedges=tuple(w.lower() for w in split_words(self.hedges)), strict_only=self.strict_only,
+            check=self.kind, support=self.support, supported_by=split_lines(self.supported_by),
+            hedging=self.hedging,
         )
 
     def clean(self):
         errors = {}
-        for name in ("pattern", "family", "paraphrases", "hedges", "note"):
+        for name in ("pattern", "family", "paraphrases", "hedges", "supported_by", "note"):
             if found := control_character(getattr(self, name) or ""):
                 errors[name] = f"This contains a control character (U+{ord(found):04X}); remove it."
         # Compiled for RE2, as the guard runs it: a pattern that would need backtracking (and could
         # take minutes on a long text) is refused here, with what to write instead.
         if "pattern" not in errors and (problem := pattern_problem(self.pattern or "")):
             errors["pattern"] = problem
-        if "paraphrases" not in errors:
-            problems = [f"Line {n}: {problem}" for n, line in enumerate((self.paraphrases or "").splitlines(), 1)
+        for name in ("paraphrases", "supported_by"):
+            if name in errors:
+                continue
+            problems = [f"Line {n}: {problem}" for n, line in enumerate((getattr(self, name) or "").splitlines(), 1)
                         if line.strip() and (problem := pattern_problem(line.strip()))]
             if problems:
-                errors["paraphrases"] = problems
+                errors[name] = problems
         if "hedges" not in errors:
             bad = [w for w in split_words(self.hedges) if not re.fullmatch(r"[A-Za-z’']+", w)]
             if bad:

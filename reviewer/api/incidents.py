@@ -14,6 +14,7 @@ from agents import incidents as actions
 from agents.core.text import canonical_json
 from agents.core.units import UNITS
 from agents.models import Incident, IncidentVersion
+from agents.models.incidents import STATES, VISIBILITIES
 from reviewer.api.common import (
     PAGE_MAX,
     ApiError,
@@ -29,6 +30,8 @@ from reviewer.api.common import (
 
 router = Router(tags=["incidents"])
 Unit = Literal[tuple(UNITS)]  # type: ignore[valid-type]
+State = Literal[tuple(value for value, _ in STATES)]  # type: ignore[valid-type]
+Visibility = Literal[tuple(value for value, _ in VISIBILITIES)]  # type: ignore[valid-type]
 
 
 class FactIn(Schema):
@@ -36,6 +39,9 @@ class FactIn(Schema):
     label: str | None = Field(None, max_length=100)
     value: str | int | float | None = Field(..., description="The value; null removes the fact (in an update).")
     unit: Unit | None = None
+    visibility: Visibility | None = Field(
+        None, description="public (the default for a new fact), or internal: for people and the reviewer, "
+                          "never words for customers.")
 
 
 class FactOut(Schema):
@@ -43,12 +49,14 @@ class FactOut(Schema):
     label: str
     value: str | int | float
     unit: str
+    visibility: Visibility
     shown: str
 
 
 class IncidentFields(Schema):
     title: str | None = Field(None, min_length=1, max_length=200)
     severity: str | None = Field(None, max_length=8)
+    state: State | None = Field(None, description="The lifecycle state, as a status page names it.")
     status: str | None = Field(None, max_length=200)
     regions: list[str] | None = Field(None, max_length=20)
     report_date: date | None = None
@@ -74,6 +82,7 @@ class IncidentOut(Schema):
     incident_id: str
     title: str
     severity: str
+    state: State
     status: str
     regions: list[str]
     report_date: date
@@ -97,9 +106,10 @@ def _incident_out(incident: Incident) -> dict:
     versions = rows_of(incident, "versions", shown)[:VERSIONS_SHOWN]
     return {
         "incident_id": incident.incident_id, "title": incident.title, "severity": incident.severity,
-        "status": incident.status, "regions": list(incident.regions or []), "report_date": incident.report_date,
-        "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit, "shown": f.shown}
-                  for f in incident.fact_list()],
+        "state": incident.state, "status": incident.status, "regions": list(incident.regions or []),
+        "report_date": incident.report_date,
+        "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit,
+                   "visibility": f.visibility, "shown": f.shown} for f in incident.fact_list()],
         "approved_actions": incident.approved_actions or [], "key_messages": incident.key_messages or [],
         "policy_hints": incident.policy_hints or {},
         "version": versions[0].number if versions else None,
@@ -125,7 +135,7 @@ def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update
     fields = data.model_dump(exclude_unset=True, exclude={"facts", "incident_id"})
     check_strings(fields, "incident")
     for name, value in fields.items():
-        if value is None and name in ("title", "severity", "status", "report_date"):
+        if value is None and name in ("title", "severity", "state", "status", "report_date"):
             raise ApiError(422, f"“{name}” cannot be null.", detail=[{"loc": [name], "msg": "null"}])
         if name in ("regions", "approved_actions", "key_messages") and any(not v.strip() for v in value or []):
             raise ApiError(422, f"“{name}” holds an empty text.", detail=[{"loc": [name], "msg": "empty"}])
@@ -150,13 +160,15 @@ def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update
 
 @router.get("/incidents", response={200: list[IncidentOut], 401: Error, 403: Error, 422: Error})
 def list_incidents(request, status: str | None = Query(None, max_length=200),
-                   severity: str | None = Query(None, max_length=8),
+                   state: State | None = None, severity: str | None = Query(None, max_length=8),
                    limit: int = Query(50, ge=1, le=PAGE_MAX), offset: int = Offset):
     need(request, "agents.view_incident")
     check_strings([status, severity], "filter")
     rows = Incident.objects.order_by("-report_date", "incident_id")
     if status:
         rows = rows.filter(status=status)
+    if state:
+        rows = rows.filter(state=state)
     if severity:
         rows = rows.filter(severity=severity)
     rows = rows.prefetch_related("fact_rows", Prefetch("versions", queryset=_versions_query()))

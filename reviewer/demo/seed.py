@@ -26,24 +26,27 @@ CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.j
 
 def incident_from_context(context: dict) -> dict:
     """The incident of a run context (the inverse of ``Incident.context()``): its identity, and its
-    facts as (key, label, value, unit); the report date is left to the day the incidents are loaded."""
+    public facts as (key, label, value, unit); the report date is left to the day the incidents are
+    loaded."""
     values = context["incident"]
     return {
         "incident_id": values["incident_id"], "title": values["title"], "severity": values.get("severity", ""),
-        "status": values.get("status", ""), "regions": [r.strip() for r in context.get("region", "").split(",")],
+        "state": values.get("state", "investigating"), "status": values.get("status", ""),
+        "regions": [r.strip() for r in context.get("region", "").split(",")],
         "policy_hints": context.get("policy_hints", {}), "approved_actions": context.get("approved_actions", []),
         "facts": [(m["key"], m["label"], str(values[m["key"]]), m["unit"]) for m in context.get("fact_meta", [])],
     }
 
 
-# Three kinds of incident, each with its own facts: (key, label, value, unit).
+# Three kinds of incident, each with its own facts: (key, label, value, unit), and "internal" after
+# them for a fact that is context for people and the reviewer only (a person, a host, a ticket).
 INCIDENTS = [
     # The demo's payment incident, defined once: the context file the README's run_pipeline command reads.
     incident_from_context(json.loads(CONTEXT_FILE.read_text())),
     {
         "incident_id": "inc_api_4021",
         "title": "Public API latency (mitigated)",
-        "regions": ["EU"], "severity": "P2", "status": "mitigated",
+        "regions": ["EU"], "severity": "P2", "state": "monitoring", "status": "mitigated",
         "policy_hints": {"avoid_absolute_guarantees": True},
         "approved_actions": ["watch API latency dashboards",
                              "publish customer update via status page every 30 minutes"],
@@ -51,19 +54,21 @@ INCIDENTS = [
             ("p95_latency_ms", "p95 latency", "1800", "ms"),
             ("api_error_rate", "API error rate", "0.021", "ratio"),
             ("affected_endpoints", "Affected endpoints", "/v2/orders and /v2/payments", "text"),
+            ("on_call_engineer", "On-call engineer", "Dana Whitfield", "text", "internal"),
+            ("gateway_host", "Gateway host", "api-gw-2.eu.internal", "text", "internal"),
         ],
     },
     {
         "incident_id": "inc_wallet_77",
         "title": "Wallet top-ups failing in the EU",
-        "regions": ["EU"], "severity": "P2", "status": "degraded",
+        "regions": ["EU"], "severity": "P2", "state": "investigating", "status": "degraded",
         "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
         "facts": [("eta_minutes", "ETA", "30", "minutes")],
     },
     {
         "incident_id": "inc_region_eu_3",
         "title": "Regional outage: EU and UK data centres",
-        "regions": ["EU", "UK"], "severity": "P1", "status": "partial outage",
+        "regions": ["EU", "UK"], "severity": "P1", "state": "identified", "status": "partial outage",
         "policy_hints": {"avoid_absolute_guarantees": True},
         "approved_actions": ["fail traffic over to healthy zones",
                              "publish customer update via status page every 20 minutes"],
@@ -71,6 +76,7 @@ INCIDENTS = [
             ("availability_zones_down", "Availability zones down", "2", "count"),
             ("requests_failing_pct", "Requests failing", "12", "%"),
             ("eta_minutes", "ETA", "90", "minutes"),
+            ("failover_ticket", "Failover change ticket", "OPS-512", "text", "internal"),
         ],
     },
 ]
@@ -98,8 +104,9 @@ def load_incidents(today: date | None = None) -> list[Incident]:
     incidents = []
     for spec in INCIDENTS:
         fields = {k: v for k, v in spec.items() if k not in ("incident_id", "facts")}
-        facts = [{"key": key, "label": label, "value": value, "unit": unit}
-                 for key, label, value, unit in spec["facts"]]
+        facts = [{"key": key, "label": label, "value": value, "unit": unit, "visibility": visibility}
+                 for key, label, value, unit, visibility in (row if len(row) == 5 else (*row, "public")
+                                                             for row in spec["facts"])]
         change = update_incident(spec["incident_id"], report_date=today or date.today(), facts=facts, **fields)
         incidents.append(change.incident)
     return incidents

@@ -1,6 +1,10 @@
 """Sending one outbox row to its channel: the public status page, a signed generic
 webhook, a Slack incoming webhook, or email through Django's mail backend.
 
+Each channel carries the text as plain text for its medium (docs/publishing.md, 'Plain text on every
+channel'): escaped Slack text with formatting and previews off, a plain-text email, a JSON string in
+the webhook, and the status page's autoescaped template.
+
 A webhook's URL and signing secret come from the operator's allowlist (``reviewer.destinations``)
 by the channel's destination name, at the moment of sending: the secret only ever goes to the URL
 it was declared with. Redirects are not followed (a body for one host is not resent to another).
@@ -44,6 +48,14 @@ def slack_escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def slack_message(title: str, version: int, text: str) -> dict:
+    """A Slack message that shows the update as plain text: the control characters escaped (no link,
+    mention or ``<!channel>`` can form), mrkdwn off (``*``, ``_`` and ``~`` show as written), and no
+    link or media previews fetched for the channel."""
+    return {"text": f"{slack_escaped(title)} (update {version})\n{slack_escaped(text)}", "mrkdwn": False,
+            "unfurl_links": False, "unfurl_media": False}
+
+
 def send(delivery: Delivery) -> None:
     """Deliver once; raises :class:`DeliveryFailed` with a message fit for the page."""
     channel, update = delivery.channel, delivery.update
@@ -52,7 +64,7 @@ def send(delivery: Delivery) -> None:
         return  # the status page shows the updates whose status delivery is delivered
     if kind == DeliveryChannel.Kind.EMAIL:
         subject = f"[{update.incident.incident_id}] {update.incident.title}: update {update.version}"
-        try:
+        try:  # a plain-text body only: no HTML part a mail client would render
             send_mail(subject, update.text, settings.DEFAULT_FROM_EMAIL, channel.recipient_list)
         except Exception as error:  # any backend: SMTP errors, refused connections, timeouts
             raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
@@ -62,8 +74,7 @@ def send(delivery: Delivery) -> None:
     except DestinationError as error:
         raise DeliveryFailed(str(error)) from None
     if kind == DeliveryChannel.Kind.SLACK:
-        text = f"*{slack_escaped(update.incident.title)}* (update {update.version})\n{slack_escaped(update.text)}"
-        body = json.dumps({"text": text}).encode()
+        body = json.dumps(slack_message(update.incident.title, update.version, update.text)).encode()
         headers = {}
     else:
         if not destination.secret:

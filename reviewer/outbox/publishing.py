@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from agents.core.contacts import carries_contact
 from agents.core.text import canonical_json, normalize, text_hash
 from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
 from reviewer.celery import enqueue_on_commit
@@ -104,6 +105,11 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
         raise PublishRefused("Publishing a text that no run produced needs a reason (e.g. “holding statement”).")
     if not normalize(text):
         raise PublishRefused("An empty text cannot be published.")
+    if actor is None and carries_contact(text):
+        # The final-answer check of an auto-publishing policy stops such a run for a person first;
+        # this is the last line, for a text that reached here another way.
+        raise PublishRefused("An update with a link, an address, a phone number or a mention is published "
+                             "only by a person.")
     try:
         return _write(incident, text, actor=actor, source_run=source_run, escalation=escalation,
                       approved_by=approved_by, reason=reason.strip()[:MAX_REASON_CHARS])
@@ -151,7 +157,9 @@ def install_default_channel(**kwargs) -> None:
 
 
 def auto_publish(sender, *, run, result, **kwargs) -> None:
-    """Publish a run that passed every gate when its pipeline's active policy says ``auto_publish``.
+    """Publish a run that passed every gate when its pipeline's active policy says ``auto_publish``,
+    and so did the snapshot it ran under: its final-answer check then refused any link, contact or
+    mention (``invalid_answer:auto_publish_contact``, an escalation), so such a text reaches a person.
 
     Connected to ``agents.signals.run_finished`` (inside the transaction that stores the result), so
     the update and its outbox rows commit with the run, or not at all.
@@ -161,6 +169,10 @@ def auto_publish(sender, *, run, result, **kwargs) -> None:
     if not PipelinePolicy.objects.filter(pipeline=run.pipeline, active=True, auto_publish=True).exists():
         return
     if run.related("escalation") is not None:  # a run with an escalation waits for a person
+        return
+    if not (run.policy or {}).get("auto_publish"):
+        # The run was checked under a policy that did not publish by itself, so its answer was not
+        # checked for links and contacts as one that will: it waits for a person's click.
         return
     try:
         publish(run.incident, run.answer, actor=None, source_run=run)

@@ -129,7 +129,10 @@ def test_migration_0006_gives_an_existing_store_the_families_and_brings_back_no_
     executor.migrate(executor.loader.graph.leaf_nodes())
 
     rows = {row.family: row for row in RestrictedClaim.objects.all()}
+    new_kinds = [f.name for f in DEFAULT_CLAIM_FAMILIES if f.check != "restricted_claims"]
     assert sorted(rows) == sorted(["resolution", "recovery", "stability", "guarantees", "absolute assurances",
-                                   "time promises"])
+                                   "time promises", *new_kinds])
+    assert (rows["working again"].kind, rows["working again"].support) == ("state_claim", "recovering")
+    assert rows["resolution"].support == "resolved" and rows["credits and refunds"].hedging == "negation"
     assert "fixed|solved" in rows["resolution"].paraphrases and rows["time promises"].strict_only
     assert RegionToken.objects.get(token="apac").words.startswith("Asia-Pacific")

@@ -215,7 +215,8 @@ def test_api_shaped_facts_keep_their_numbers_as_the_api_sent_them(users):
     assert [(k, v) for k, _, v, _, _ in facts_of("inc_api")] == [("requests_failing_pct", "12"),
                                                                 ("failed_payment_rate", "0.034")]
     assert Incident.objects.get().context()["incident"] == {
-        "incident_id": "inc_api", "title": "API", "requests_failing_pct": 12, "failed_payment_rate": 0.034}
+        "incident_id": "inc_api", "title": "API", "state": "investigating", "requests_failing_pct": 12,
+        "failed_payment_rate": 0.034}
 
 
 # ---------------------------------------------------------------- the admin saves through it
@@ -226,12 +227,12 @@ def admin_form(incident: Incident, facts: list[dict], **fields) -> dict:
     inline (a fact with an ``id`` is a row the page showed; ``DELETE`` ticks its box)."""
     initial = sum(1 for fact in facts if "id" in fact)
     data = {"incident_id": incident.incident_id, "title": incident.title, "severity": incident.severity,
-            "status": incident.status, "report_date": incident.report_date.isoformat(),
+            "state": incident.state, "status": incident.status, "report_date": incident.report_date.isoformat(),
             "regions": '["US"]', "policy_hints": "{}", "approved_actions": "[]", "key_messages": "[]",
             "fact_rows-TOTAL_FORMS": str(len(facts)), "fact_rows-INITIAL_FORMS": str(initial),
             "fact_rows-MIN_NUM_FORMS": "0", "fact_rows-MAX_NUM_FORMS": "1000", "_save": "Save", **fields}
     for i, fact in enumerate(facts):
-        data.update({f"fact_rows-{i}-{name}": str(value) for name, value in fact.items()})
+        data.update({f"fact_rows-{i}-{name}": str(value) for name, value in {"visibility": "public", **fact}.items()})
         if incident.pk:
             data[f"fact_rows-{i}-incident"] = str(incident.pk)
     return data

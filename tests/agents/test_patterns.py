@@ -78,7 +78,8 @@ def test_thousands_of_claims_in_one_text_are_checked_in_linear_time():
 
     found, elapsed = timed(find_violations, text, "{}", GuardRules())
 
-    assert [(v.check, v.found) for v in found] == [("restricted_claims", "resolved")]
+    assert [(v.check, v.found) for v in found if v.check == "restricted_claims"] == [("restricted_claims", "resolved")]
+    assert {v.check for v in found} == {"restricted_claims", "malformed_text"}  # "resolved resolved" is a slip
     assert elapsed < 3
 
 
@@ -158,8 +159,9 @@ def test_a_snapshot_pattern_re2_refuses_fails_the_claims_check_with_the_reason()
 def test_a_snapshot_pattern_re2_refuses_fails_closed_in_the_strict_form_and_the_final_answer_check():
     rules = GuardRules(restricted_claims=(r"(a)\1", 42), regions=("eu", "x" * 5000))
 
-    strict = find_violations("Nothing to see.", "{}", rules, strict_claims=True)
-    final = check_final_answer("Nothing to see.", {}, rules, max_answer_chars=900)
+    # An update that says something ("Nothing to see." does not), so only the patterns fail it.
+    strict = find_violations("Payments are slow.", "{}", rules, strict_claims=True)
+    final = check_final_answer("Payments are slow.", {}, rules, max_answer_chars=900)
 
     assert [v.check for v in strict] == ["new_region", "restricted_claims", "restricted_claims"]
     assert final.stop_reason == "invalid_answer:new_region"

@@ -263,7 +263,7 @@ INCIDENT_TEXT_FIELDS = ("title", "severity", "status")
 INCIDENT_JSON_FIELDS = ("regions", "policy_hints", "approved_actions", "key_messages")
 # The demo payment incident's facts, by their row in the admin's inline (fact_rows-N-value).
 INCIDENT_NUMBER_FIELDS = tuple(f"fact_rows-{i}-value" for i in range(4))
-INCIDENT_FACT_FIELDS = ("position", "key", "label", "value", "unit")
+INCIDENT_FACT_FIELDS = ("position", "key", "label", "value", "unit", "visibility")
 
 
 def incident_form(incident: Incident, **changes) -> dict:
@@ -273,7 +273,7 @@ def incident_form(incident: Incident, **changes) -> dict:
     data = {
         "incident_id": incident.incident_id, "title": incident.title,
         "report_date": incident.report_date.isoformat(),
-        "severity": incident.severity, "status": incident.status,
+        "severity": incident.severity, "state": incident.state, "status": incident.status,
         **{name: json.dumps(getattr(incident, name)) for name in INCIDENT_JSON_FIELDS},
         "fact_rows-TOTAL_FORMS": str(len(facts)), "fact_rows-INITIAL_FORMS": str(len(facts)),
         "fact_rows-MIN_NUM_FORMS": "0", "fact_rows-MAX_NUM_FORMS": "1000",

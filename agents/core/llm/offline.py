@@ -3,9 +3,10 @@ with explicit rules and no network, so the demo, the tests and air-gapped instal
 gate end to end. It is not a language model and is labelled as the offline model wherever shown.
 
 Rules, by stage:
-- draft: the incident's title (what it is, in its own words), status, each fact the incident has
-  (by its label, in its unit), ETA and next actions from the context, plus any ``key_messages``
-  the incident carries, verbatim. The ETA is stated plainly, which the review then flags.
+- draft: the incident's title (what it is, in its own words), status, each public fact the incident
+  has (by its label, in its unit), the ETA and a line on the next update, plus any ``key_messages``
+  the incident carries, verbatim; never its internal facts or its approved actions (runbook steps, not news for
+  customers). The ETA is stated plainly, which the review then flags.
 - review / critique: escalate legal or compensation topics and anything the fact and claim checks
   reject (restricted claims, unsupported numbers); revise absolute promises (remove the sentence)
   and an ETA stated without uncertainty (add a caveat); otherwise approve.
@@ -32,6 +33,7 @@ from agents.core.units import fact_meta, ratio_values, show
 
 LABEL = "offline model"
 CAVEAT = "This estimate may change as we learn more."
+NEXT_UPDATE = "We will share the next update as soon as we know more."
 HEDGES = re.compile(r"\b(may|might|expect|estimate|aim|hope|could|likely|approximately)\b", re.IGNORECASE)
 ETA = re.compile(r"\bwithin\s+\S+\s+(?:minutes|hours)\b", re.IGNORECASE)
 ABSOLUTE = re.compile(
@@ -64,8 +66,8 @@ def _opening(incident: Mapping[str, Any], region: Any) -> str:
 
 
 def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
-    """The incident's title, its status, each fact it has by its label and unit, the ETA, the next
-    actions: only what the incident itself says, whatever the goal asks."""
+    """The incident's title, its status, each public fact it has by its label and unit, the ETA and
+    the key messages: only what the incident itself says for customers, whatever the goal asks."""
     incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
     status = incident.get("status")
     parts = [_opening(incident, context.get("region"))]
@@ -84,9 +86,8 @@ def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
         # "should": an estimate, not a firm time promise (avoid_absolute_guarantees); still plain
         # enough that the reviewer asks for the caveat.
         parts.append(f"We should restore full service within {eta:g} minutes.")
-    actions = [normalize(a) for a in context.get("approved_actions") or [] if isinstance(a, str) and a.strip()]
-    if actions:
-        parts.append("Next actions: " + "; ".join(actions) + ".")
+    # Where the runbook's actions were once listed: a plain promise of the next update, no runbook step.
+    parts.append(NEXT_UPDATE)
     for message in context.get("key_messages") or []:
         if isinstance(message, str) and message.strip():
             text = normalize(message)
@@ -131,7 +132,8 @@ def findings(goal: str, draft: str, context: Mapping[str, Any], restricted_claim
             fixes.append(("overconfidence", f"Absolute promise: {sentence}", sentence, False))
             removed.append(sentence.lower())
     for violation in find_violations(draft, evidence_json(context), rules, strict_claims=strict,
-                                     claim_evidence=claim_evidence(context), ratios=ratio_values(context)):
+                                     claim_evidence=claim_evidence(context), ratios=ratio_values(context),
+                                     context=context):
         if violation.check == "restricted_claims" and any(violation.found.lower() in s for s in removed):
             continue
         escalate.append(f"{violation.check}: {violation.message}")

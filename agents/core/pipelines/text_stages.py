@@ -96,7 +96,7 @@ def finalize(run: RunState, answer: str, context: Mapping[str, Any], policy: Tex
     """The final answer passes the length, fact and claim checks against the context alone."""
     with run.step("finalize") as step:
         result = check_final_answer(answer, context, policy.guard, max_answer_chars=policy.max_answer_chars,
-                                    strict_claims=strict_claims)
+                                    strict_claims=strict_claims, auto_publish=policy.auto_publish)
         step.update(answer_chars=len(answer), answer_hash=text_hash(answer) if answer else None)
         if not result.ok:
             raise blocked(result, answer, **details)

@@ -248,8 +248,14 @@ def test_strict_claims_still_ignore_hedged_claims():
 
 
 def test_violations_are_ordered_by_check():
-    text = "The issue is resolved for APAC P3 inc_x_1 in 99 minutes."
-    assert [check for check, _ in checks(text)] == list(CHECKS)
+    text = ("The issue is resolved for APAC P3 inc_x_1 in 99 minutes. Sign-in is working again, yet every "
+            "user sees errors; we will refund you, your data is safe, and it will be fixed shortly. <!here> see "
+            "acme-login.net via pay-gw.us.internal, the the.")
+    found = [check for check, _ in checks(text, context=DEMO_CONTEXT)]
+    assert found == sorted(found, key=CHECKS.index)
+    assert list(dict.fromkeys(found)) == [check for check in CHECKS if check != "uninformative"]
+    # A text that names nothing affected says nothing; the check comes last.
+    assert [check for check, _ in checks("Nothing new, the the.", context={})] == ["malformed_text", "uninformative"]
 
 
 def test_each_distinct_token_is_reported_once():

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from agents.core.fallback import apply_fallback
 from agents.core.phrases import phrase_present
+from agents.core.wellformed import find_malformed
 
 
 def test_fallback_deletes_a_must_remove_phrase_case_insensitively():
@@ -132,3 +133,32 @@ def test_fallback_output_is_clean_and_applies_every_phrase(text, include, remove
 @pytest.mark.parametrize("text", ["", "   ", "..."])
 def test_fallback_on_empty_text_only_appends(text):
     assert apply_fallback(text, ["more soon"], []) == "More soon."
+
+
+def test_removing_a_label_leaves_no_colon_after_a_full_stop():
+    text = "API error rate: 2.1%. Affected endpoints: /v2/orders and /v2/payments."
+    for label in ("Affected endpoints", "Affected endpoints:"):
+        assert apply_fallback(text, [], [label]) == "API error rate: 2.1%. /v2/orders and /v2/payments."
+    assert apply_fallback("Status: degraded; ; exports: delayed.", [], []) == "Status: degraded; exports: delayed."
+
+
+def test_a_phrase_takes_the_marks_it_starts_with_but_not_a_quote():
+    text = "Affected endpoints: /v2/orders and /v2/payments. We are on it."
+    assert apply_fallback(text, [], ["/v2/orders and /v2/payments"]) == "Affected endpoints. We are on it."
+    assert apply_fallback('Exports are "fully recovered" now.', [], ['"fully recovered']) == "Exports are now."
+
+
+def stray(text):
+    return [v for v in find_malformed(text) if v.message.startswith("The text has stray punctuation")]
+
+
+LABELS = ["Status", "Affected endpoints", "API error rate", "Next update"]
+VALUES = ["degraded", "2.1%", "/v2/orders and /v2/payments", "sign-in, exports", "fully recovered"]
+FACT_LINES = st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from(VALUES)), min_size=1, max_size=6).map(
+    lambda pairs: " ".join(f"{label}: {value}." for label, value in pairs))
+
+
+@given(FACT_LINES, st.lists(st.sampled_from(LABELS + VALUES + ["Status:", "2.1%."]), max_size=3))
+def test_removing_labels_or_values_adds_no_stray_punctuation(text, remove):
+    assert stray(text) == []
+    assert stray(apply_fallback(text, [], remove)) == []

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.core.guard import GuardConfig, allowed_text, check_final_answer, check_revision
+from agents.core.internal import public_context
 from agents.core.phrases import PhraseRules, critique_rules, reflection_rules
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
@@ -18,7 +19,7 @@ from agents.testing.scripted_demo import DEMO_CONTEXT
 RULES = GuardRules()
 DRAFT = (
     "We are investigating a payment problem in the US. About 27% of checkouts are affected. "
-    "We expect to restore service within 45 minutes. We monitor payment failures every 15 minutes."
+    "We expect to restore service within 45 minutes. We are watching payment failures closely."
 )
 CAVEAT = "This estimate may change."
 SAFE = f"{DRAFT} {CAVEAT}"
@@ -49,8 +50,9 @@ def test_safe_revision_passes():
     assert revise(SAFE, SELF_CRITIQUE).ok
 
 
-def test_allowed_text_is_the_canonical_context_and_the_original():
-    assert allowed_text(DEMO_CONTEXT, DRAFT) == canonical_json(DEMO_CONTEXT) + "\n" + DRAFT
+def test_allowed_text_is_the_canonical_public_context_and_the_original():
+    assert allowed_text(DEMO_CONTEXT, DRAFT) == canonical_json(public_context(DEMO_CONTEXT)) + "\n" + DRAFT
+    assert "approved_actions" in DEMO_CONTEXT and "approved_actions" not in allowed_text(DEMO_CONTEXT, DRAFT)
 
 
 # ---------------------------------------------------------------- 1-2: stop alone

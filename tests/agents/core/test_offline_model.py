@@ -75,3 +75,18 @@ def test_routing_reaches_the_matching_specialist(ticket, target):
 def test_offline_token_estimates_feed_the_token_budget():
     result = run("reflection", max_tokens=50)
     assert result.stop_reason == "max_tokens"
+
+
+def test_the_offline_draft_lists_no_runbook_action_and_no_internal_fact_and_reads_as_sentences():
+    context = {**DEMO_CONTEXT, "internal": {"on_call_engineer": "Dana Whitfield",
+                                            "gateway_host": "pay-gw.us.internal"}}
+    result = run("reflection", context=context)
+
+    draft = result.history[0]["output"]
+    for secret in ("Dana Whitfield", "pay-gw.us.internal", "Next actions", *DEMO_CONTEXT["approved_actions"]):
+        assert secret not in draft and secret not in result.answer
+    assert "every 15 minutes" not in draft
+    sentences = [s.strip() for s in draft.split(". ") if s.strip()]
+    assert all(s[0].isupper() for s in sentences) and draft.endswith(".")
+    assert "Checkouts affected: 27%." in draft and "within 45 minutes" in draft
+    assert (result.stop_reason, result.outcome) == ("success", "revised_once")

@@ -20,11 +20,9 @@ RELAXED = {**DEMO_CONTEXT, "policy_hints": {}}
 REWORDINGS = [
     # tone
     "We're looking into a payment problem in the US. About 27% of checkouts are affected. We expect to "
-    "restore service within 45 minutes. Next actions: we monitor payment failures every 15 minutes and "
-    "publish a customer update via the status page every 15 minutes.",
+    "restore service within 45 minutes, and we are watching payment failures closely.",
     "We are sorry: we are investigating a payment problem in the US. About 27% of checkouts are affected. "
-    "We expect to restore service within 45 minutes. We monitor payment failures every 15 minutes and "
-    "publish a customer update via the status page every 15 minutes.",
+    "We expect to restore service within 45 minutes.",
     "We are actively investigating a payment problem in the US, and we apologise for the trouble. About 27% "
     "of checkouts are affected. We expect to restore service within 45 minutes.",
     "Thank you for your patience. We are investigating a payment problem in the US. About 27% of checkouts "
@@ -34,7 +32,7 @@ REWORDINGS = [
     "Our team is investigating a payment problem in the US. Roughly 27% of checkouts are affected. We expect "
     "to restore service within 45 minutes.",
     "We are investigating a payment issue in the US. About 27% of checkouts are affected. We expect to restore "
-    "service within 45 minutes, and we will keep you posted every 15 minutes.",
+    "service within 45 minutes, and we will keep you posted.",
     "Update: we are investigating a payment problem in the US. About 27% of checkouts are affected. We expect "
     "to restore service within 45 minutes.",
     # order
@@ -44,8 +42,8 @@ REWORDINGS = [
     "about 27% of checkouts are affected.",
     "We are investigating a payment problem in the US. We expect to restore service within 45 minutes. About "
     "27% of checkouts are affected.",
-    "Every 15 minutes we monitor payment failures and publish a customer update via the status page. We are "
-    "investigating a payment problem in the US; about 27% of checkouts are affected.",
+    "We will keep this page updated. We are investigating a payment problem in the US; about 27% of checkouts "
+    "are affected.",
     "In the US, we are investigating a payment problem. About 27% of checkouts are affected. Within 45 "
     "minutes, we expect to restore service.",
     "A payment problem in the US is under investigation. About 27% of checkouts are affected. We expect to "
@@ -60,7 +58,7 @@ REWORDINGS = [
     "We are investigating a payment problem in the US (incident inc_pay_2041, severity P1). About 27% of "
     "checkouts are affected. We expect to restore service within 45 minutes.",
     "We are investigating a payment problem in the US. About 27% of checkouts are affected. We expect to "
-    "restore service within 45 minutes. We will post the next update on the status page in 15 minutes.",
+    "restore service within 45 minutes. We will post the next update on the status page.",
     "We are investigating a payment problem in the US. About 27% of checkouts are affected. We expect to "
     "restore service within 45 minutes. Our support team is preparing workaround guidance.",
     "We are investigating a payment problem in the US. About 27% of checkouts are affected. We expect service "
@@ -110,3 +108,24 @@ def test_a_safe_rewording_passes_the_fact_and_claim_checks(text, pipeline, conte
     # Size limits (similarity, growth) are style budgets, not facts: only fact and claim checks here.
     budget = {"patch_violation:too_large_edit", "patch_violation:length_increase_limit"}
     assert [v for v in revised.violations if v["check"] not in budget] == []
+
+
+# Once safe rewordings, no more: they tell customers the runbook's approved actions, or a rhythm of
+# updates that only an approved action states. Approved actions are internal and support nothing.
+RUNBOOK_REWORDINGS = [
+    ("We're looking into a payment problem in the US. Next actions: we monitor payment failures every 15 "
+     "minutes and publish a customer update via the status page every 15 minutes.", "internal_detail"),
+    ("Every 15 minutes we monitor payment failures and publish a customer update via the status page.",
+     "internal_detail"),
+    ("We expect to restore service within 45 minutes, and we will keep you posted every 15 minutes.",
+     "no_new_facts"),
+    ("We will post the next update on the status page in 15 minutes.", "no_new_facts"),
+]
+
+
+@pytest.mark.parametrize("text, check", RUNBOOK_REWORDINGS)
+def test_a_rewording_that_tells_customers_the_runbook_is_not_safe(text, check):
+    policy = PIPELINES["reflection"]
+    answer = check_final_answer(text, DEMO_CONTEXT, policy.guard, max_answer_chars=policy.max_answer_chars)
+    assert not answer.ok
+    assert f"invalid_answer:{check}" in [v["check"] for v in answer.violations], answer.violations

@@ -43,10 +43,15 @@ def test_the_offline_draft_is_about_the_incidents_own_facts(demo_data, pipeline,
     assert incident.title in text  # what the incident is, in its own words
     assert f"Current status: {incident.status}." in text
     for fact in incident.fact_list():
-        if fact.key == "eta_minutes":
+        if fact.internal:  # a person, a host, a ticket: for people and the reviewer only
+            assert fact.value not in text and fact.label not in text
+        elif fact.key == "eta_minutes":
             assert f"within {fact.value} minutes" in text
         else:
             assert f"{fact.label}: {fact.shown}." in text
+    for action in incident.approved_actions:  # runbook steps, not news for customers
+        assert action not in text
+    assert "status page every" not in text and "Next actions" not in text
     assert "payment" not in text.lower() or "payment" in json.dumps(incident.context()).lower()
 
 

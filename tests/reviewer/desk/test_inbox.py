@@ -296,7 +296,7 @@ def test_the_escalation_page_shows_draft_candidate_review_guard_and_word_diff(lo
 
     assert blocked.draft in html
     assert re.search(r"<ins>[^<]*This estimate may change as we learn more\.</ins>", html)
-    assert "The revision grew the text by 30.7%; the limit is 20%." in html
+    assert "The revision grew the text by 22.1%; the limit is 20%." in html
     assert "Required changes" in html  # the critique
     assert 'hx-trigger="keyup changed delay:400ms"' in html
     assert 'id="edit-violations"' in html

@@ -46,6 +46,19 @@ def test_incident_page_shows_the_facts(login, demo_data):
     assert "monitor payment failures every 15 minutes" in html
 
 
+def test_incident_page_shows_the_state_and_marks_internal_facts_for_people(login, demo_data):
+    from agents.incidents import update_incident
+
+    update_incident("inc_api_4021", upsert_facts=[{"key": "on_call_engineer", "value": "<b>Dana</b> Whitfield",
+                                                    "visibility": "internal"}])
+
+    html = login("ops").get(incident_url("inc_api_4021")).content.decode()
+
+    assert "<dt>State</dt><dd>Monitoring</dd>" in html
+    assert "<dt>On-call engineer (internal)</dt><dd>&lt;b&gt;Dana&lt;/b&gt; Whitfield</dd>" in html
+    assert "<dt>Affected endpoints</dt>" in html  # a public fact, unmarked
+
+
 def test_starting_a_run_creates_one_queued_run_with_the_incident_context_and_policy(login, demo_data, users):
     client = login("ops")
     token = str(uuid.uuid4())

@@ -144,7 +144,8 @@ def test_slack_gets_the_text(webhook_receiver, published):
     receiver.secret = None  # Slack checks no signature: its URL is the credential
     delivery = published(kind="slack", destination="hook")
     assert tasks.attempt(delivery.pk) == "delivered"
-    assert receiver.accepted[str(delivery.key)] == {"text": f"*Test incident* (update 1)\n{TEXT}"}
+    assert receiver.accepted[str(delivery.key)] == {"text": f"Test incident (update 1)\n{TEXT}", "mrkdwn": False,
+                                                    "unfurl_links": False, "unfurl_media": False}
 
 
 def test_email_goes_through_djangos_mail_backend(published):

@@ -129,3 +129,53 @@ def test_auto_publish_is_off_by_default_and_publishes_only_gate_passed_runs_when
     run_now(escalated.pk)
     assert Escalation.objects.filter(run=escalated).exists()
     assert PublishedUpdate.objects.count() == 1  # an escalated run is never published automatically
+
+
+# ---------------------------------------------------------------- auto-publish and links, contacts, mentions
+
+STATUS_LINK = "Follow along at https://status.acme.example/inc_pay_2041."
+
+
+def test_auto_publish_sends_a_text_with_a_declared_link_to_a_person_instead(demo_data):
+    incident = demo_data["inc_pay_2041"]
+    incident.key_messages = [STATUS_LINK]  # the offline model puts key messages in its draft
+    incident.save()
+    run, _ = start_run(pipeline="reflection", goal="Update", incident=incident, enqueue=False)
+    run_now(run.pk)
+    run.refresh_from_db()
+    assert (run.status, STATUS_LINK in run.answer) == (Run.Status.OK, True)  # the link is the incident's own
+    assert not PublishedUpdate.objects.exists()  # auto-publish off: it waits for a click anyway
+
+    PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(auto_publish=True)
+    run, _ = start_run(pipeline="reflection", goal="Update", incident=incident, enqueue=False)
+    run_now(run.pk)
+    run.refresh_from_db()
+    assert run.stop_reason == "invalid_answer:auto_publish_contact"
+    escalation = Escalation.objects.get(run=run)
+    assert escalation.status == Escalation.Status.PENDING
+    assert not PublishedUpdate.objects.exists()
+
+
+def test_auto_publish_waits_for_a_click_when_the_run_was_checked_under_a_policy_without_it(demo_data):
+    incident = demo_data["inc_pay_2041"]
+    run, _ = start_run(pipeline="reflection", goal="Update", incident=incident, enqueue=False)
+    assert run.policy["auto_publish"] is False
+    PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(auto_publish=True)  # switched on meanwhile
+    run_now(run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.OK and not PublishedUpdate.objects.exists()
+
+
+@pytest.mark.parametrize("text", ["Follow along at status.acme.example.", "Questions? help@acme.example",
+                                  "We are on it <!here>", "Call +44 20 7946 0958."])
+def test_automatic_publishing_refuses_any_link_contact_or_mention(incident, text):
+    run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=text)
+    with pytest.raises(PublishRefused, match="published only by a person"):
+        publish(incident, text, actor=None, source_run=run)
+    assert not PublishedUpdate.objects.exists()
+
+
+def test_a_person_may_publish_a_declared_link(users, incident):
+    text = "Follow along at status.acme.example."
+    run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=text)
+    assert publish(incident, text, actor=users.ops, source_run=run).text == text

@@ -1,0 +1,318 @@
+"""Claims checked against the incident, not only against the draft (docs/guard.md).
+
+A claim family's match (agents.core.facts) is supported by what its ``support`` names: the evidence
+making the same claim, or the incident's state. The checks here read a statement's structure where
+a word list cannot: the quantifier of "every EU user" against the share of customers the facts give,
+the party a cause names ("due to an outage at Northwind Cloud"), whether a time expression is about
+the next update (a cadence) or about the fix, and the places a text names. Plain Python: no Django.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+import re2
+
+from agents.core.patterns import compile_pattern
+from agents.core.places import PLACES
+from agents.core.policy import ClaimFamily
+from agents.core.units import fact_meta
+
+# The lifecycle a status page shows, in order.
+STATES = ("investigating", "identified", "monitoring", "resolved")
+_STATE_WORDS = {
+    "investigating": "is still being investigated",
+    "identified": "has its cause identified but is not fixed yet",
+    "monitoring": "is being monitored after a fix",
+    "resolved": "is resolved",
+}
+
+
+def incident_state(context: Mapping | None) -> str | None:
+    """The incident's lifecycle state from the run context; None when the context has none (a
+    context from before incidents had states, or a bare one)."""
+    incident = context.get("incident") if isinstance(context, Mapping) else None
+    state = incident.get("state") if isinstance(incident, Mapping) else None
+    return state if state in STATES else None
+
+
+def state_supports(support: str, state: str | None) -> bool | None:
+    """Whether the incident's state supports a family's claim: True, False, or None when the state
+    says nothing either way (then the evidence decides)."""
+    if state is None:
+        return True if support == "ongoing" else None
+    if support == "resolved":
+        return state == "resolved" or None
+    if support == "recovering":
+        return state in ("monitoring", "resolved") or None
+    if support == "ongoing":
+        return state != "resolved"
+    return None
+
+
+def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
+    """Why a state claim is not supported, for a support lead."""
+    named = f"“{found}” is a claim of the “{family.name}” family" if family.name else f"“{found}” is a claim"
+    if family.support == "ongoing":
+        return f"{named}: it says the problem is still going on, but the incident is resolved."
+    if state is not None and family.support in ("resolved", "recovering"):
+        return f"{named}: it says the problem is over, but the incident {_STATE_WORDS[state]}."
+    return f"{named} about the incident that its facts do not support."
+
+
+# ---------------------------------------------------------------- cadence
+
+# A statement about the next update is a promise about communication, not about the fix: "we will
+# post the next update within 30 minutes" is a cadence (its number is checked like any number).
+_CADENCE = re.compile(
+    r"\b(?:next|further|another|new|more|regular|follow-up)\s+(?:status\s+)?updates?\b"
+    r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|as\s+(?:soon|we))\b"
+    r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
+    r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
+    r"(?:update|information|details|news)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
+
+
+_SENTENCE_REACH = 400  # characters read on each side: a sentence longer than that is cut there
+
+
+def _sentence_around(text: str, start: int, end: int) -> str:
+    begin = max(0, start - _SENTENCE_REACH)
+    before = [m.end() for m in _SENTENCE_END.finditer(text, begin, start)]
+    after = _SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
+    return text[(before[-1] if before else begin) : (after.start() if after else min(len(text), end + _SENTENCE_REACH))]
+
+
+def is_cadence(text: str, start: int, end: int) -> bool:
+    """Whether the match at ``start:end`` is in a sentence about the next update."""
+    return _CADENCE.search(_sentence_around(text, start, end)) is not None
+
+
+# A recovery followed by when it will happen is a forecast, not the state now: "card payments work
+# again in ten minutes" (its number and its time commitment are checked as such).
+_FORECAST = re.compile(
+    r"[\s,]+(?:(?:in|within|by|after|over)\s+(?:the\s+next\s+)?(?:about\s+|around\s+|roughly\s+)?"
+    r"(?:\d|an?\s|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|thirty|forty|fifty|sixty"
+    r"|few|couple|half|noon|midnight|tonight|tomorrow|the\s+end)|soon|shortly|later)",
+    re.IGNORECASE,
+)
+
+
+def is_forecast(text: str, end: int) -> bool:
+    """Whether the claim ending at ``end`` is followed by when it will come true."""
+    return _FORECAST.match(text, end) is not None
+
+
+# ---------------------------------------------------------------- scope
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    found: str
+    message: str
+    start: int
+
+
+_NOUNS = (
+    r"(?:customers?|users?|accounts?|merchants?|members?|tenants?|organi[sz]ations?|teams?|workspaces?"
+    r"|requests?|api\s+calls?|calls?|sign[-\s]?ins?|logins?|log[-\s]?ins?|exports?|webhooks?|deliveries"
+    r"|payments?|checkouts?|transactions?|orders?|jobs?|builds?|deployments?|messages?|emails?|people"
+    r"|sessions?|uploads?|downloads?|reports?|invoices?|stores?|shops?|developers?|clients?|subscribers?)"
+)
+# (kind, pattern): every matched span is the claim as written.
+_QUANTIFIERS = (
+    ("all", compile_pattern(
+        r"\b(?:all|every|100\s*%\s+of)\s+(?:single\s+)?(?:of\s+)?(?:(?:our|your|the)\s+)?(?:[a-z-]+\s+){0,2}"
+        + _NOUNS + r"\b|\b(?:everyone|everybody)\b|\bthe\s+(?:entire|whole)\s+(?:user|customer)\s+base\b")),
+    ("few", compile_pattern(
+        r"\b(?:only\s+)?(?:a\s+)?(?:very\s+)?(?:small|tiny|limited|minor|negligible)\s+(?:number|fraction|"
+        r"percentage|share|subset|portion|group|minority|proportion)\b|\b(?:a\s+)?(?:small\s+)?handful\s+of\b"
+        r"|\b(?:very\s+|a\s+)?few\s+(?:of\s+(?:our|your|the)\s+)?(?:[a-z-]+\s+)?" + _NOUNS + r"\b"
+        r"|\ba\s+minority\s+of\b|\bonly\s+(?:some|a\s+few)\b|\bisolated\s+(?:cases|reports|incidents)\b"
+        r"|\b(?:minimal|negligible)\s+impact\b")),
+    ("most", compile_pattern(
+        r"\b(?:most|the\s+(?:vast\s+)?majority)\s+(?:of\s+)?(?:(?:our|your|the)\s+)?(?:[a-z-]+\s+){0,2}"
+        + _NOUNS + r"\b|\b(?:nearly|almost|virtually|practically)\s+(?:all|every(?:one)?)\b|\bwidespread\b")),
+)
+# A quantifier is about who is affected only in a sentence about impact: "all payments are stable" is
+# a stability claim (its own family), "all customers are affected" a scope claim.
+_IMPACT = re.compile(
+    r"\b(?:affect\w*|impact\w*|experienc\w*|seeing|see|unable|cannot|can[’']t|fail\w*|errors?|down|degraded"
+    r"|delay\w*|slow\w*|issues?|problems?|disrupt\w*|outage|timeouts?|timing\s+out|interrupt\w*)\b",
+    re.IGNORECASE,
+)
+_QUANTIFIER_SAYS = {"all": "everyone is affected", "few": "only a few are affected", "most": "most are affected"}
+# The share of the affected is the complement of a share that succeeds.
+_GOOD_SHARE = re.compile(r"success|availability|uptime|healthy|succeed", re.IGNORECASE)
+_SCOPE_SHARE = re.compile(r"affect|impact|fail|error|share|fraction|percent|pct|users|customers|checkouts|"
+                          r"requests|sign|login|timeout|drop|lost|delay", re.IGNORECASE)
+
+
+def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
+    """(percent of customers or requests affected, the fact's label) for each public fact with a
+    percentage or ratio unit that measures who is affected."""
+    if not isinstance(context, Mapping) or not isinstance(context.get("incident"), Mapping):
+        return []
+    incident = context["incident"]
+    shares = []
+    for key, label, unit in fact_meta(context):
+        value = incident.get(key)
+        if unit not in ("%", "ratio") or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        name = f"{key} {label}"
+        if not (_SCOPE_SHARE.search(name) or _GOOD_SHARE.search(name)):
+            continue
+        percent = Decimal(str(value)) * (100 if unit == "ratio" else 1)
+        if _GOOD_SHARE.search(name):
+            percent = 100 - percent
+        shares.append((percent, label))
+    return shares
+
+
+def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: str) -> bool | None:
+    if not shares:
+        return None
+    if kind == "all":
+        return any(p >= Decimal("99.5") for p, _ in shares)
+    if kind == "few":
+        return all(p <= 10 for p, _ in shares)
+    if found.lower().startswith(("nearly", "almost", "virtually", "practically")):
+        return any(p >= 90 for p, _ in shares)
+    return any(p > 50 for p, _ in shares)
+
+
+def _shown(percent: Decimal) -> str:
+    return f"{percent.normalize():f}%"
+
+
+def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) -> list[Finding]:
+    """Quantifiers over customers that the incident's shares contradict, or that nothing supports.
+    ``hedged(text, start, end)`` is the guard's hedge rule (a negated "not all users" passes)."""
+    shares = affected_shares(context)
+    findings = []
+    for kind, pattern in _QUANTIFIERS:
+        for m in pattern.finditer(text):
+            found = m.group()
+            if re.search(r"\b(?:affected|impacted)\b", found, re.IGNORECASE) or hedged(text, m.start(), m.end()):
+                continue  # "all affected customers" quantifies the affected, not the customers
+            if not _IMPACT.search(_sentence_around(text, m.start(), m.end())):
+                continue
+            verdict = _quantifier_supported(kind, shares, found)
+            if verdict is None:
+                verdict = any(not hedged(evidence, e.start(), e.end()) for e in pattern.finditer(evidence))
+            if verdict:
+                continue
+            if shares:
+                facts = ", ".join(f"{_shown(p)} ({label})" for p, label in shares)
+                message = f"“{found}” says {_QUANTIFIER_SAYS[kind]}, but the incident's facts say {facts}."
+            else:
+                message = (f"“{found}” says {_QUANTIFIER_SAYS[kind]}, and the incident's facts give no share "
+                           "of customers affected.")
+            findings.append(Finding("scope_claim", found, message, m.start()))
+    return findings
+
+
+# ---------------------------------------------------------------- blame
+
+# A cause, then (within a few words) who caused it.
+_CAUSE = re.compile(
+    r"\b(?:caused\s+by|due\s+to|because\s+of|(?:the\s+)?result\s+of|blamed?\s+on|triggered\s+by|"
+    r"originat(?:ed|ing)\s+(?:at|with|from)|the\s+fault\s+of|fault\s+lies\s+with|at\s+fault\s+(?:is|was))\s+",
+    re.IGNORECASE,
+)
+_POSSESSIVE = re.compile(
+    r"\b([A-Z][A-Za-z0-9&.-]*[A-Za-z0-9])['’]s\s+(?:outage|failure|fault|error|issue|incident|problem|mistake|"
+    r"systems?|network|platform|infrastructure)\b"
+)
+_PARTY = re.compile(
+    r"\b(?:third[-\s]party|upstream|external|cloud|hosting|payment|network|dns|cdn|email|sms|telecom)?\s*"
+    r"(?:provider|vendor|partner|supplier|carrier|host|processor|acquirer|bank|isp|data\s*cent(?:er|re))s?\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"\b[A-Z][A-Za-z0-9&-]*(?:\.[A-Za-z]+)?(?:\s+[A-Z][A-Za-z0-9&-]*)*")
+# Capitalised words that name no one: sentence openers, our own side, days and months.
+_NOT_A_PARTY = {
+    "we", "our", "the", "a", "an", "this", "that", "these", "those", "it", "its", "i", "you", "your",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
+    "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+    "utc", "gmt", "api", "dns", "cdn", "sla", "eta", "eu", "us", "uk", "ua",
+}
+_CAUSE_REACH = 60  # characters after the cause phrase in which the party is named
+
+
+def _party_supported(party: str, evidence: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(party)}(?![\w-])", evidence, re.IGNORECASE) is not None
+
+
+def blame_findings(text: str, evidence: str) -> list[Finding]:
+    """Causes laid on a named third party (or on "our provider") that the incident's facts do not
+    name: blaming someone in public is a statement the company answers for."""
+    findings = []
+    for m in _CAUSE.finditer(text):
+        window = _SENTENCE_END.split(text[m.end() : m.end() + _CAUSE_REACH], maxsplit=1)[0]
+        party = None
+        for name in _NAME.finditer(window):
+            words = [w for w in name.group().split() if w.lower() not in _NOT_A_PARTY]
+            if re.search(r"\bour\s+(?:\w+\s+)?$", window[: name.start()], re.IGNORECASE):
+                break  # "due to a fault in our Auth Service": our own part, no one else's
+            if words:
+                party = " ".join(words)
+                break
+        if party is None and (generic := _PARTY.search(window)):
+            party = generic.group().strip()
+        if party and not _party_supported(party, evidence):
+            found = text[m.start() : m.end()] + window[: window.find(party) + len(party)]
+            findings.append(Finding("liability", found.strip(),
+                                    f"“{found.strip()}” blames {party} for the incident, and the incident's "
+                                    "facts do not name them as the cause.", m.start()))
+    for m in _POSSESSIVE.finditer(text):
+        party = m.group(1)
+        if party.lower() not in _NOT_A_PARTY and not _party_supported(party, evidence):
+            findings.append(Finding("liability", m.group(), f"“{m.group()}” blames {party}, and the incident's "
+                                    "facts do not name them.", m.start()))
+    return findings
+
+
+# ---------------------------------------------------------------- places and days
+
+# RE2: an alternation of a few hundred names stays one pass over the text (``re`` tries each name at
+# every position).
+_PLACE = re2.compile(r"\b(?:" + "|".join(sorted((re2.escape(p) for p in PLACES), key=len, reverse=True)) + r")\b")
+_WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
+
+
+def place_findings(text: str, allowed_text: str, region_allowed) -> list[Finding]:
+    """Countries, states and cities the text names that are neither in the allowed text nor in one
+    of the incident's regions (``region_allowed(token)``): "Germany and Switzerland" on a US
+    incident. Case-sensitive: place names are proper nouns."""
+    findings = []
+    for m in _PLACE.finditer(text):
+        place = m.group()
+        if _party_supported(place, allowed_text) or any(region_allowed(t) for t in PLACES[place]):
+            continue
+        regions = ", ".join(t.upper() for t in PLACES[place])
+        findings.append(Finding("new_region", place, f"“{place}” ({regions}) is not a place the incident "
+                                "affects.", m.start()))
+    return findings
+
+
+def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
+    """A day of the week the incident's facts do not name: "fixed on Friday" is a date."""
+    return [Finding("no_new_facts", m.group(), f"“{m.group()}” is a day the incident context does not name.",
+                    m.start())
+            for m in _WEEKDAY.finditer(text) if not _party_supported(m.group(), allowed_text)]
+
+
+def distinct(findings: Iterable[Finding]) -> list[Finding]:
+    seen, kept = set(), []
+    for finding in sorted(findings, key=lambda f: f.start):
+        key = (finding.check, finding.found.lower())
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept

@@ -1,0 +1,70 @@
+"""Places a customer-facing text may name, with the region tokens each lies in (docs/guard.md).
+
+Country, US state and large-city names in the spelling people write, each mapped to the default
+region tokens (agents.core.policy.DEFAULT_REGIONS) it belongs to; a place belongs to an incident
+when the incident names it or one of its regions. Names that are also common words or first names
+(Chad, Jordan, Georgia as a state and a country is kept, Nice and Reading are not) are left out:
+a false stop costs a person's minute, a name matched in prose costs trust in the guard.
+Plain data: no Django here.
+"""
+
+from __future__ import annotations
+
+_EU = (
+    "Austria", "Belgium", "Bulgaria", "Croatia", "Cyprus", "Czechia", "Czech Republic", "Denmark", "Estonia",
+    "Finland", "France", "Germany", "Greece", "Hungary", "Ireland", "Italy", "Latvia", "Lithuania",
+    "Luxembourg", "Malta", "Netherlands", "Poland", "Portugal", "Romania", "Slovakia", "Slovenia", "Spain",
+    "Sweden", "Amsterdam", "Berlin", "Frankfurt", "Paris", "Madrid", "Milan", "Rome", "Dublin", "Stockholm",
+    "Warsaw", "Vienna", "Brussels", "Munich", "Lisbon", "Copenhagen", "Helsinki", "Prague",
+)
+# Europe outside the EU: an "EU" region of a service usually serves them too.
+_EUROPE = (
+    "Switzerland", "Norway", "Iceland", "Liechtenstein", "Serbia", "Albania", "North Macedonia", "Montenegro",
+    "Bosnia and Herzegovina", "Moldova", "Belarus", "Zurich", "Geneva", "Oslo",
+)
+_UK = ("England", "Scotland", "Wales", "Northern Ireland", "London", "Manchester", "Edinburgh")
+_UA = ("Kyiv", "Kiev", "Kharkiv", "Lviv", "Odesa")
+_MEA = (
+    "Russia", "Turkey", "Israel", "Saudi Arabia", "United Arab Emirates", "UAE", "Qatar", "Kuwait", "Bahrain",
+    "Oman", "Iran", "Iraq", "Syria", "Lebanon", "Egypt", "Morocco", "Algeria", "Tunisia", "Libya", "Nigeria",
+    "Ghana", "Kenya", "Ethiopia", "Tanzania", "Uganda", "Rwanda", "South Africa", "Senegal", "Cameroon",
+    "Angola", "Zimbabwe", "Zambia", "Botswana", "Namibia", "Mozambique", "Dubai", "Riyadh", "Tel Aviv",
+    "Istanbul", "Moscow", "Cairo", "Lagos", "Nairobi", "Johannesburg", "Cape Town",
+)
+_APAC = (
+    "China", "Japan", "South Korea", "Korea", "India", "Pakistan", "Bangladesh", "Sri Lanka", "Nepal",
+    "Indonesia", "Malaysia", "Singapore", "Thailand", "Vietnam", "Philippines", "Cambodia", "Myanmar",
+    "Taiwan", "Hong Kong", "Australia", "New Zealand", "Mongolia", "Kazakhstan", "Uzbekistan", "Tokyo",
+    "Osaka", "Seoul", "Beijing", "Shanghai", "Shenzhen", "Mumbai", "Bangalore", "Bengaluru", "Delhi",
+    "Chennai", "Hyderabad", "Jakarta", "Manila", "Bangkok", "Sydney", "Melbourne", "Auckland", "Taipei",
+)
+_LATAM = (
+    "Mexico", "Brazil", "Argentina", "Chile", "Colombia", "Peru", "Venezuela", "Ecuador", "Bolivia",
+    "Paraguay", "Uruguay", "Guatemala", "Honduras", "El Salvador", "Nicaragua", "Costa Rica", "Panama",
+    "Cuba", "Dominican Republic", "Puerto Rico", "Jamaica", "Haiti", "Mexico City", "Sao Paulo", "São Paulo",
+    "Rio de Janeiro", "Buenos Aires", "Santiago", "Bogota", "Bogotá", "Lima",
+)
+_US = (
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",
+    "Florida", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine",
+    "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska",
+    "Nevada", "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota",
+    "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota",
+    "Tennessee", "Texas", "Utah", "Vermont", "Virginia", "West Virginia", "Wisconsin", "Wyoming",
+    "Washington", "Chicago", "Los Angeles", "San Francisco", "Seattle", "Boston", "Atlanta", "Dallas",
+    "Houston", "Miami", "Denver",
+)
+_CANADA = ("Canada", "Toronto", "Montreal", "Vancouver", "Ottawa", "Ontario", "Quebec", "Alberta",
+           "British Columbia")
+
+PLACES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(_EU + _EUROPE, ("eu", "emea")),
+    **dict.fromkeys(_UK, ("uk", "emea")),
+    **dict.fromkeys(_UA, ("ua", "emea")),
+    **dict.fromkeys(_MEA, ("emea",)),
+    **dict.fromkeys(_APAC, ("apac",)),
+    **dict.fromkeys(_LATAM, ("latam",)),
+    **dict.fromkeys(_US, ("us",)),
+    **dict.fromkeys(_CANADA, ("ca",)),
+    "Georgia": ("us", "emea"),
+}

@@ -1,0 +1,273 @@
+"""Claims checked against the incident: its state, who is affected, money and blame, customers' data,
+time, places and days. Each unsafe text has a safe twin that must pass, on incidents of several kinds
+(sign-in, webhooks, exports, API latency, maintenance)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.core.guard import GuardConfig, check_final_answer, check_revision
+from agents.core.phrases import PhraseRules
+from agents.core.policy import GuardRules
+
+RULES = GuardRules()
+
+
+def incident(kind: str, *, state: str, region: str = "EU", facts: dict | None = None, **extra) -> dict:
+    """A run context the way Incident.context() builds it: identity, state, facts with units."""
+    facts = facts or {}
+    return {
+        "report_date": "2026-11-24",
+        "region": region,
+        "incident": {"incident_id": f"inc_{kind}_7", "title": TITLES[kind], "severity": "P2", "state": state,
+                     **{key: value for key, (value, _unit, _label) in facts.items()}},
+        "fact_meta": [{"key": key, "label": label, "unit": unit} for key, (_v, unit, label) in facts.items()],
+        **extra,
+    }
+
+
+TITLES = {
+    "login": "Sign-in failures for EU workspaces",
+    "webhooks": "Delayed webhook deliveries",
+    "exports": "CSV exports stuck in the queue",
+    "latency": "Elevated API latency",
+    "maintenance": "Database maintenance window",
+}
+LOGIN = incident("login", state="investigating", facts={"failed_sign_in_pct": (40, "%", "Failed sign-ins")})
+LOGIN_RESOLVED = incident("login", state="resolved", facts={"failed_sign_in_pct": (40, "%", "Failed sign-ins")})
+WEBHOOKS = incident("webhooks", state="identified", region="US",
+                    facts={"delayed_share": (0.06, "ratio", "Deliveries delayed")})
+EXPORTS = incident("exports", state="monitoring", facts={"stuck_exports": (120, "count", "Exports stuck")})
+LATENCY = incident("latency", state="investigating", region="US",
+                   facts={"p95_ms": (2400, "ms", "p95 latency"),
+                          "affected_requests_pct": (100, "%", "Requests affected"),
+                          "update_cadence_minutes": (30, "minutes", "Next update every")})
+MAINTENANCE = incident("maintenance", state="identified", region="EU")
+
+
+def answer(text: str, context: dict, **kwargs):
+    return check_final_answer(text, context, RULES, max_answer_chars=2000, **kwargs)
+
+
+def findings(text: str, context: dict, **kwargs) -> list[tuple[str, str]]:
+    return [(v["check"], v["found"]) for v in answer(text, context, **kwargs).violations]
+
+
+def stopped(text: str, context: dict, reason: str, words: str, **kwargs) -> dict:
+    result = answer(text, context, **kwargs)
+    hits = [v for v in result.violations if v["check"] == reason and v["found"] == words]
+    assert hits, result.violations
+    assert words in hits[0]["message"] and hits[0]["message"].endswith(".")
+    return hits[0]
+
+
+def passes(text: str, context: dict, **kwargs) -> None:
+    result = answer(text, context, **kwargs)
+    assert result.ok, result.violations
+
+
+# ---------------------------------------------------------------- the incident's state
+
+@pytest.mark.parametrize(("text", "context", "words"), [
+    ("Latency has returned to normal levels for API calls in the US.", LATENCY, "returned to normal"),
+    ("Sign-in is working again for EU workspaces.", LOGIN, "is working again"),
+    ("Webhook deliveries are flowing again in the US.", WEBHOOKS, "are flowing again"),
+    ("The slowdown has been addressed and API calls in the US respond quickly.", LATENCY,
+     "slowdown has been addressed"),
+    ("EU workspaces are no longer affected by sign-in failures.", LOGIN, "no longer affected"),
+    ("Customers can sign in again from EU workspaces.", LOGIN, "can sign in again"),
+])
+def test_saying_the_problem_is_over_while_it_is_investigated_or_identified_is_a_state_claim(text, context, words):
+    violation = stopped(text, context, "invalid_answer:state_claim", words)
+    assert "the problem is over, but the incident" in violation["message"]
+
+
+@pytest.mark.parametrize(("text", "context"), [
+    ("Sign-in is working again for EU workspaces.", LOGIN_RESOLVED),
+    ("CSV exports are processing again in the EU; we are watching the queue.", EXPORTS),  # monitoring
+    ("We expect sign-in to be working again once the fix is rolled out in the EU.", LOGIN),  # an expectation
+    ("Sign-in is not working again yet for EU workspaces; we are investigating the failures.", LOGIN),  # negated
+    ("Until sign-in is working again, EU workspaces can use single sign-on links from their admin.", LOGIN),
+])
+def test_the_same_words_pass_when_the_state_supports_them_or_they_do_not_assert_it(text, context):
+    passes(text, context)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("The sign-in problem is still ongoing for EU workspaces.", "is still ongoing"),
+    ("We are still investigating the sign-in failures in the EU.", "We are still investigating the sign-in failures"),
+    ("Sign-in remains degraded for EU workspaces.", "remains degraded"),
+])
+def test_saying_it_is_still_going_on_when_the_incident_is_resolved_is_a_state_claim(text, words):
+    violation = stopped(text, LOGIN_RESOLVED, "invalid_answer:state_claim", words)
+    assert "still going on, but the incident is resolved" in violation["message"]
+    passes(text, LOGIN)  # while it is being investigated, that is the truth
+
+
+def test_the_resolved_state_stated_on_a_resolved_incident_passes():
+    passes("This incident has been resolved: sign-in for EU workspaces is working normally.", LOGIN_RESOLVED)
+    assert findings("This incident has been resolved.", LOGIN)[0] == ("invalid_answer:restricted_claims", "resolved")
+
+
+def test_planned_work_is_a_state_claim_unless_the_incident_is_maintenance():
+    stopped("This was a planned outage of webhook deliveries in the US.", WEBHOOKS,
+            "invalid_answer:state_claim", "planned outage")
+    passes("The planned maintenance of the EU database is under way; exports wait until it ends.", MAINTENANCE)
+
+
+# ---------------------------------------------------------------- who is affected
+
+@pytest.mark.parametrize(("text", "context", "words"), [
+    ("Only a small fraction of EU workspaces see sign-in failures.", LOGIN, "Only a small fraction"),
+    ("Every EU user is affected by the sign-in failures.", LOGIN, "Every EU user"),
+    ("Most webhook deliveries in the US are delayed.", WEBHOOKS, "Most webhook deliveries"),
+    ("All customers in the EU are affected by stuck exports.", EXPORTS, "All customers"),
+])
+def test_a_quantifier_the_facts_contradict_or_do_not_give_is_a_scope_claim(text, context, words):
+    stopped(text, context, "invalid_answer:scope_claim", words)
+
+
+@pytest.mark.parametrize(("text", "context"), [
+    ("About 40% of sign-ins in EU workspaces fail; many customers are affected.", LOGIN),
+    ("A small fraction of webhook deliveries in the US is delayed.", WEBHOOKS),  # 6% of deliveries
+    ("All API requests in the US are slower than usual.", LATENCY),  # 100% of requests affected
+    ("Not all EU workspaces are affected by the sign-in failures.", LOGIN),
+    ("CSV exports are stuck in the EU queue; all payments are processed in order.", EXPORTS),  # no impact
+])
+def test_a_quantifier_that_matches_the_facts_passes(text, context):
+    passes(text, context)
+
+
+def test_the_scope_message_names_the_share_the_facts_give():
+    violation = stopped("Only a few users see sign-in failures in the EU.", LOGIN, "invalid_answer:scope_claim",
+                        "Only a few")
+    assert "40% (Failed sign-ins)" in violation["message"]
+
+
+# ---------------------------------------------------------------- money and blame
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("Affected EU workspaces will receive a service credit for the sign-in failures.", "receive a service credit"),
+    ("If an export failed, we will refund the fee.", "will refund"),
+    ("Late fees for delayed webhooks will be waived.", "will be waived"),
+    ("The sign-in failures were our fault and we take full responsibility.", "our fault"),
+    ("This was negligence on our side.", "negligence"),
+])
+def test_promises_of_money_and_admissions_of_fault_are_liability(text, words):
+    stopped(text, LOGIN if "sign-in" in text else EXPORTS, "invalid_answer:liability", words)
+
+
+def test_blaming_a_third_party_the_facts_do_not_name_is_liability():
+    violation = stopped("The delays were caused by Northwind Cloud.", WEBHOOKS, "invalid_answer:liability",
+                        "caused by Northwind Cloud")
+    assert "blames Northwind Cloud" in violation["message"]
+    stopped("Webhook deliveries in the US are delayed due to an outage at our upstream provider.", WEBHOOKS,
+            "invalid_answer:liability", "due to an outage at our upstream provider")
+    named = {**WEBHOOKS, "incident": {**WEBHOOKS["incident"], "cause": "Northwind Cloud network outage"}}
+    passes("Webhook deliveries in the US are delayed; the delays were caused by Northwind Cloud.", named)
+
+
+@pytest.mark.parametrize("text", [
+    "We are sorry for the disruption to sign-in in EU workspaces.",
+    "We apologise for the trouble this causes; we are investigating the sign-in failures in the EU.",
+    "The sign-in failures are caused by a faulty certificate in our EU region.",
+    "Credit card details are not involved in this sign-in problem, which is being investigated in the EU.",
+    "We will not be able to offer refunds until the investigation ends.",
+])
+def test_an_apology_or_a_cause_without_a_commitment_passes(text):
+    assert not [f for f in findings(text, LOGIN) if f[0] == "invalid_answer:liability"], findings(text, LOGIN)
+
+
+def test_credits_the_incident_announces_may_be_repeated():
+    announced = {**EXPORTS, "key_messages": ["Affected workspaces receive a service credit for November."]}
+    passes("CSV exports are processing again in the EU; affected workspaces receive a service credit.", announced)
+
+
+def test_a_fix_plan_that_adds_a_commitment_is_stopped_in_the_revision():
+    original = "Sign-in fails for about 40% of EU workspaces. We are investigating."
+    revised = original + " We will refund every affected workspace."
+    config = GuardConfig(max_answer_chars=2000, min_similarity=0.5, rules=RULES,
+                         not_applied_reason="patch_violation:fix_plan_not_applied")
+    result = check_revision(original, revised, LOGIN, config,
+                            PhraseRules(must_include=("We will refund every affected workspace",)))
+    assert result.stop_reason == "patch_violation:liability"
+
+
+# ---------------------------------------------------------------- customers' data
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("Your data is safe; sign-in fails for some EU workspaces.", "Your data is safe"),
+    ("No account data was lost or accessed during the sign-in failures.", "No account data was lost"),
+    ("This was a data breach affecting sign-in in the EU.", "data breach"),
+])
+def test_statements_about_data_without_a_fact_are_data_safety(text, words):
+    stopped(text, LOGIN, "invalid_answer:data_safety", words)
+
+
+def test_a_data_fact_supports_the_statement_it_makes():
+    stated = incident("exports", state="monitoring", facts={"data_loss": ("none", "text", "Data loss")})
+    passes("CSV exports are processing again in the EU. No data was lost.", stated)
+    passes("We do not yet know whether any export data was lost; we are checking the EU queue.", EXPORTS)
+
+
+# ---------------------------------------------------------------- time
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("API latency in the US will be back to normal within the hour.", "within the hour"),
+    ("The fix for US API latency is being deployed and will be done within minutes.", "within minutes"),
+    ("Sign-in for EU workspaces will be restored shortly.", "shortly"),
+])
+def test_a_relative_time_commitment_for_the_fix_is_stopped_without_strict_mode(text, words):
+    context = LATENCY if "US" in text else LOGIN
+    stopped(text, context, "invalid_answer:time_commitment", words)
+
+
+@pytest.mark.parametrize("text", [
+    "API latency in the US is elevated. Our next update will follow within 30 minutes.",
+    "We will post another update on US API latency shortly.",
+    "We expect API latency in the US to improve within the hour.",
+])
+def test_a_cadence_or_an_estimate_passes(text):
+    passes(text, LATENCY)
+
+
+def test_a_cadence_the_facts_state_passes_in_strict_mode_while_a_fix_time_does_not():
+    strict = {**LATENCY, "policy_hints": {"avoid_absolute_guarantees": True}}
+    passes("API latency in the US is elevated. Next update within 30 minutes.", strict, strict_claims=True)
+    assert findings("API latency in the US will be fixed within 30 minutes.", strict, strict_claims=True)
+
+
+# ---------------------------------------------------------------- places and days
+
+def test_places_outside_the_incidents_regions_are_new_regions():
+    stopped("Sign-in fails for customers in Germany and Switzerland.", LATENCY, "invalid_answer:new_region", "Germany")
+    stopped("Sign-in fails for customers in Germany and Switzerland.", LATENCY, "invalid_answer:new_region",
+            "Switzerland")
+    passes("API requests from Germany and Switzerland are slower than usual.", {**LATENCY, "region": "EU"})
+    passes("API requests from California are slower than usual.", LATENCY)
+
+
+def test_a_day_the_facts_do_not_name_is_a_new_fact():
+    stopped("The database maintenance in the EU ends on Friday.", MAINTENANCE, "invalid_answer:no_new_facts", "Friday")
+    planned = {**MAINTENANCE, "incident": {**MAINTENANCE["incident"], "window": "Friday 02:00-04:00 UTC"}}
+    passes("The database maintenance in the EU ends on Friday.", planned)
+
+
+# ---------------------------------------------------------------- the same checks on a revision
+
+REVISION = GuardConfig(max_answer_chars=2000, min_similarity=0.3, rules=RULES,
+                       not_applied_reason="patch_violation:fix_plan_not_applied")
+DRAFT = "Sign-in fails for about 40% of EU workspaces. We are looking into the failures."
+
+
+@pytest.mark.parametrize(("added", "reason"), [
+    ("Sign-in is working again.", "patch_violation:state_claim"),
+    ("Only a few users are affected.", "patch_violation:scope_claim"),
+    ("We will refund every affected workspace.", "patch_violation:liability"),
+    ("Your data is safe.", "patch_violation:data_safety"),
+    ("A fix will be deployed shortly.", "patch_violation:time_commitment"),
+])
+def test_a_revision_that_adds_an_unsupported_claim_is_a_patch_violation(added, reason):
+    result = check_revision(DRAFT, f"{DRAFT} {added}", LOGIN, REVISION)
+    assert result.stop_reason == reason, result.violations
+    assert check_revision(DRAFT, f"{DRAFT} We are sorry for the disruption.", LOGIN, REVISION).ok

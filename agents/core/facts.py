@@ -847,6 +847,9 @@ def find_violations(
         *_internal_details(text, context),
         *_wellformed(text, context),
     ])
+    # An internal host is reported as what it is, not also as an address customers could be sent to.
+    internal = {v.found.lower() for v in found if v.check == "internal_detail"}
+    found = [v for v in found if not (v.check == "unknown_contact" and v.found.lower() in internal)]
     return sorted(found, key=lambda v: CHECKS.index(v.check))
 
 

@@ -152,6 +152,9 @@ def test_the_domain_of_an_internal_address_is_an_internal_host():
 def test_a_host_message_reads_as_a_sentence_for_a_support_lead():
     (violation,) = find_internal("Requests to auth-gateway.eu.internal fail.", LOGIN)
     assert violation.message == "“auth-gateway.eu.internal” is an internal host name; customers must not see it."
+    # The guard reports the host once, as internal, not also as an undeclared web address.
+    found = [(v["check"], v["found"]) for v in final("Requests to auth-gateway.eu.internal fail.", LOGIN).violations]
+    assert found == [("invalid_answer:internal_detail", "auth-gateway.eu.internal")]
 
 
 # ---------------------------------------------------------------- false positives

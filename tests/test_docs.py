@@ -136,7 +136,9 @@ def test_the_contract_names_every_stop_reason_of_the_catalogue():
 
 
 # A citation of a document the repository does not hold, or of a ticket instead of the reason itself.
-CITATION = re.compile(r"(?-i:\bSPEC\b)|§\s*\d|\bissues?\s+#?\d+|\(#\d{1,4}\)", re.IGNORECASE)
+# Spelled in parts, so this file does not cite anything itself when the whole tree is searched.
+_DOC_WORD, _TICKET_WORD = "SP" + "EC", "iss" + "ue"
+CITATION = re.compile(rf"(?-i:\b{_DOC_WORD}\b)|§\s*\d|\b{_TICKET_WORD}s?\s+#?\d+|\(#\d{{1,4}}\)", re.IGNORECASE)
 
 
 def test_no_file_cites_an_outside_specification_or_an_issue_number():
@@ -153,7 +155,8 @@ def test_no_file_cites_an_outside_specification_or_an_issue_number():
 
 
 def test_the_citation_check_finds_each_kind():
-    for line in ("as SPEC §3.4 says", "see §7", "from issue 11", "(#14)", "Issues #3 and 4"):
+    for line in (f"as {_DOC_WORD} §3.4 says", "see §7", f"from {_TICKET_WORD} 11", "(#14)",
+                 f"{_TICKET_WORD.title()}s #3 and 4"):
         assert CITATION.search(line), line
     for line in ("SPECIALIST", "for spec in specs", "a colour (#182033)", "issue the update", "ticket #4821"):
         assert not CITATION.search(line), line

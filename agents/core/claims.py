@@ -10,7 +10,7 @@ the next update (a cadence) or about the fix, and the places a text names. Plain
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -306,13 +306,3 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
     return [Finding("no_new_facts", m.group(), f"“{m.group()}” is a day the incident context does not name.",
                     m.start())
             for m in _WEEKDAY.finditer(text) if not _party_supported(m.group(), allowed_text)]
-
-
-def distinct(findings: Iterable[Finding]) -> list[Finding]:
-    seen, kept = set(), []
-    for finding in sorted(findings, key=lambda f: f.start):
-        key = (finding.check, finding.found.lower())
-        if key not in seen:
-            seen.add(key)
-            kept.append(finding)
-    return kept

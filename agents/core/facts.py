@@ -18,7 +18,6 @@ import re2
 
 from agents.core.claims import (
     blame_findings,
-    distinct,
     incident_state,
     is_cadence,
     is_forecast,
@@ -865,13 +864,13 @@ def _incident_claims(text: str, allowed_text: str, evidence: str, rules: GuardRu
     def hedged(source: str, start: int, end: int) -> bool:
         return is_hedged(source, start, (), end)
 
-    findings = distinct([
+    findings = [
         *weekday_findings(text, allowed_text),
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, context, evidence, hedged),
         *blame_findings(text, evidence),
-    ])
-    return [Violation(f.check, f.found, f.message) for f in findings]
+    ]  # find_violations keeps one of each check and words (_distinct)
+    return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]
 
 
 def _wellformed(text: str, context: Mapping | None) -> list[Violation]:

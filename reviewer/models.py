@@ -22,6 +22,7 @@ from agents.core.policy import PIPELINE_CHOICES
 from agents.core.stops import explain, stopped_by_brake
 from agents.core.text import normalize
 from agents.models import Incident, IncidentVersion, Run, changes_text, fact_changes
+from agents.models.incidents import STATES
 
 
 class EscalationQuerySet(models.QuerySet):
@@ -145,6 +146,24 @@ class Escalation(models.Model):
         if self.status == self.Status.APPROVED and normalize(self.final_text) != normalize(self.candidate):
             return "edited"
         return self.status
+
+    @cached_property
+    def approval(self) -> Decision | None:
+        """The decision that approved the text (approve, or edit then approve); None until there is one."""
+        if self.status != self.Status.APPROVED:
+            return None
+        return (self.decisions.filter(action__in=[Decision.Action.APPROVE, Decision.Action.EDIT_APPROVE])
+                .order_by("-at", "-pk").first())
+
+    @property
+    def overridden(self) -> list[dict]:
+        """The guard's findings the approving lead overrode: each ``check``, ``message`` and ``found``
+        of the approved text's check ([] when it passed, or nothing is approved)."""
+        decision = self.approval
+        if decision is None:
+            return []
+        return [{"check": v.get("check", ""), "message": v.get("message", ""), "found": v.get("found") or ""}
+                for v in (decision.guard_results or {}).get("violations") or [] if isinstance(v, dict)]
 
     @property
     def summary(self) -> str:
@@ -313,11 +332,12 @@ class DeliveryChannel(models.Model):
         WEBHOOK = "webhook", "generic webhook (signed)"
         SLACK = "slack", "Slack incoming webhook"
         EMAIL = "email", "email"
+        SUBSCRIBERS = "subscribers", "status page subscribers (email)"
 
     NEEDS_DESTINATION = (Kind.WEBHOOK, Kind.SLACK)
 
     name = models.CharField(max_length=100, unique=True, help_text="e.g. “Status page”, “#ops-updates”.")
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
     destination = models.CharField(
         max_length=50, blank=True,
         help_text="Webhook and Slack: one of the destinations the operator declared in OUTBOUND_DESTINATIONS "
@@ -365,6 +385,51 @@ class DeliveryChannel(models.Model):
             raise ValidationError(errors)
 
 
+class ComponentStatus(models.TextChoices):
+    """A component's status, named as status pages name them, from best to worst."""
+
+    OPERATIONAL = "operational", "Operational"
+    DEGRADED = "degraded_performance", "Degraded performance"
+    PARTIAL = "partial_outage", "Partial outage"
+    MAJOR = "major_outage", "Major outage"
+
+
+class Impact(models.TextChoices):
+    """An incident update's impact, as status pages name it, from least to most."""
+
+    NONE = "none", "None"
+    MINOR = "minor", "Minor"
+    MAJOR = "major", "Major"
+    CRITICAL = "critical", "Critical"
+
+
+# The impact an update has when the person publishing it does not say: its worst component's.
+IMPACT_OF_STATUS = {ComponentStatus.OPERATIONAL: Impact.NONE, ComponentStatus.DEGRADED: Impact.MINOR,
+                    ComponentStatus.PARTIAL: Impact.MAJOR, ComponentStatus.MAJOR: Impact.CRITICAL}
+
+
+def worst_status(statuses) -> str:
+    """The worst of ``statuses`` (operational for none)."""
+    order = list(ComponentStatus.values)
+    return max(statuses, key=order.index, default=ComponentStatus.OPERATIONAL)
+
+
+class StatusComponent(models.Model):
+    """A part of the service customers know by name (“Checkout”, “Sign-in”, “API”). Its status on the
+    status page is not stored here: it is what the latest published update of each unresolved
+    incident says of it, the worst of them, and operational otherwise."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.CharField(max_length=200, blank=True, help_text="One line customers read under the name.")
+    position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first on the status page.")
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class PublishedUpdateQuerySet(models.QuerySet):
     def public(self):
         """The updates the public status page shows: those its status channel delivered."""
@@ -373,10 +438,13 @@ class PublishedUpdateQuerySet(models.QuerySet):
         return self.filter(models.Exists(delivered))
 
     def for_timeline(self):
-        """Newest first, with who published and every delivery's channel, in two queries."""
+        """Newest first, with who published, every delivery's channel and the components, in three queries."""
         deliveries = Delivery.objects.select_related("channel").order_by("channel__name")
-        return (self.select_related("incident", "published_by", "source_run").order_by("-published_at", "-version")
-                .prefetch_related(models.Prefetch("deliveries", queryset=deliveries)))
+        return (self.select_related("incident", "published_by", "source_run", "acknowledged_by")
+                .order_by("-published_at", "-version")
+                .prefetch_related(models.Prefetch("deliveries", queryset=deliveries),
+                                  models.Prefetch("component_statuses",
+                                                  queryset=UpdateComponent.objects.select_related("component"))))
 
 
 class PublishedUpdate(models.Model):
@@ -399,6 +467,17 @@ class PublishedUpdate(models.Model):
     policy_snapshot_id = models.CharField(max_length=12, blank=True)  # text_hash of the run's policy snapshot
     reason = models.CharField(max_length=200, blank=True)
     published_at = models.DateTimeField(default=timezone.now)
+    # What the status page shows with the text, approved with it by the person who published it and
+    # checked by the guard; never the incident's internal title or state ("" on updates from before).
+    public_title = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=16, choices=STATES, blank=True)
+    impact = models.CharField(max_length=10, choices=Impact.choices, default=Impact.NONE)
+    # The chain of trust: the guard's findings a lead overrode when approving the text, the lead's
+    # justification, and who acknowledged them when publishing (kept with the update for good).
+    overridden = models.JSONField(default=list, blank=True)
+    justification = models.TextField(blank=True)
+    acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                        related_name="+")
 
     objects = PublishedUpdateQuerySet.as_manager()
 
@@ -418,6 +497,10 @@ class PublishedUpdate(models.Model):
     def delivered_channels(self) -> list[str]:
         return [d.channel.name for d in self.deliveries.all() if d.status == Delivery.Status.DELIVERED]
 
+    @property
+    def components(self) -> list[UpdateComponent]:
+        return list(self.component_statuses.all())
+
     def payload(self) -> dict:
         """The generic webhook's JSON body."""
         return {"incident": self.incident.incident_id, "version": self.version, "text": self.text,
@@ -426,6 +509,45 @@ class PublishedUpdate(models.Model):
                 "policy_snapshot_id": self.policy_snapshot_id,
                 "facts_version": self.incident_version.number if self.incident_version_id else None,
                 "published_at": self.published_at.isoformat()}
+
+
+class UpdateComponent(models.Model):
+    """A component an update affects and the status it gives it, published with the update."""
+
+    update = models.ForeignKey(PublishedUpdate, on_delete=models.PROTECT, related_name="component_statuses")
+    component = models.ForeignKey(StatusComponent, on_delete=models.PROTECT, related_name="update_statuses")
+    status = models.CharField(max_length=24, choices=ComponentStatus.choices)
+
+    class Meta:
+        ordering = ["component__position", "component__name"]
+        constraints = [models.UniqueConstraint(fields=["update", "component"], name="update_component_once")]
+
+    def __str__(self) -> str:
+        return f"{self.component.name}: {self.get_status_display()}"
+
+
+class Subscriber(models.Model):
+    """A customer who asked for the status page's updates by email: to every update, or to those
+    affecting the chosen components. Confirmed by a link sent to the address (double opt-in);
+    unsubscribed by the link in every email. Kept after unsubscribing, so no update reaches them."""
+
+    email = models.EmailField(unique=True)
+    components = models.ManyToManyField(StatusComponent, blank=True, related_name="subscribers",
+                                        help_text="None chosen: every update.")
+    key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)  # in the subscriber's links
+    created_at = models.DateTimeField(default=timezone.now)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    unsubscribed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["email"]
+
+    def __str__(self) -> str:
+        return self.email
+
+    @property
+    def active(self) -> bool:
+        return self.confirmed_at is not None and self.unsubscribed_at is None
 
 
 class DeliveryQuerySet(models.QuerySet):
@@ -453,13 +575,21 @@ class Delivery(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
     retried_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
+    # A subscribers channel has one row per subscriber, so each address gets the update once.
+    subscriber = models.ForeignKey(Subscriber, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="deliveries")
 
     objects = DeliveryQuerySet.as_manager()
 
     class Meta:
         ordering = ["update", "channel__name"]
         verbose_name_plural = "deliveries"
-        constraints = [models.UniqueConstraint(fields=["update", "channel"], name="delivery_once_per_channel")]
+        constraints = [
+            models.UniqueConstraint(fields=["update", "channel"], condition=models.Q(subscriber__isnull=True),
+                                    name="delivery_once_per_channel"),
+            models.UniqueConstraint(fields=["update", "subscriber"], condition=models.Q(subscriber__isnull=False),
+                                    name="delivery_once_per_subscriber"),
+        ]
         indexes = [models.Index(fields=["status", "next_attempt_at"], name="delivery_due")]
 
     def __str__(self) -> str:
@@ -507,16 +637,18 @@ class NotificationChannel(models.Model):
     class Group(models.TextChoices):
         LEADS = "leads", "support leads"
         SECOND = "second", "second group (breaches)"
+        OPS = "ops", "ops staff (ready to publish)"
 
     class Event(models.TextChoices):
         OPENED = "opened", "escalation opened"
         REMINDER = "reminder", "deadline near"
         BREACH = "breach", "deadline breached"
+        APPROVED = "approved", "text approved, ready to publish"
 
     name = models.CharField(max_length=100, unique=True)
     destination = models.CharField(max_length=100, help_text="A destination the operator declared.")
     group = models.CharField(max_length=10, choices=Group.choices, default=Group.LEADS)
-    events = models.JSONField(default=list, help_text="opened, reminder, breach")
+    events = models.JSONField(default=list, help_text="opened, reminder, breach, approved")
     active = models.BooleanField(default=True, help_text="Off: the channel is kept, but no notification goes to it.")
 
     class Meta:

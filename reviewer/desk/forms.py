@@ -1,5 +1,5 @@
-"""Forms of the dashboard: starting a run from an incident, and filtering the run list; the admin
-forms of notification channels and holding statements."""
+"""Forms of the dashboard: starting a run from an incident, filtering the run list and publishing an
+update; the admin forms of notification channels and holding statements."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from django import forms
 from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import IN_FLIGHT_FILTER, Run
-from reviewer.models import HoldingStatement, NotificationChannel
+from agents.models.incidents import STATES
+from reviewer.models import ComponentStatus, HoldingStatement, Impact, NotificationChannel
+from reviewer.outbox.publishing import MAX_TITLE_CHARS, PublicFields, last_published
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -216,3 +218,54 @@ class HoldingStatementForm(forms.ModelForm):
             if not check["ok"]:
                 raise forms.ValidationError(guard_message(check), code="guard")
         return data
+
+
+NOT_AFFECTED = ""
+
+
+class PublishForm(forms.Form):
+    """What a person approves with the text when publishing it: the public title, the incident's
+    state, its impact and each component's status; and, for a text whose approving lead overrode
+    the guard, that they saw those findings. The component fields are ``component_<pk>``."""
+
+    title = forms.CharField(label="Public title", max_length=MAX_TITLE_CHARS,
+                            help_text="What customers read as the incident's name: never an internal title.",
+                            widget=forms.TextInput(attrs={"aria-describedby": "title-help"}))
+    state = forms.ChoiceField(label="State", choices=STATES, widget=forms.RadioSelect)
+    impact = forms.ChoiceField(label="Impact", required=False,
+                               choices=[("", "From the components (the worst status)"), *Impact.choices])
+    acknowledge = forms.BooleanField(required=False, label="I have read the findings the lead overrode and publish "
+                                                            "this text anyway")
+
+    def __init__(self, *args, components=(), overridden=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.components = list(components)
+        self.overridden = list(overridden)
+        choices = [(NOT_AFFECTED, "Not affected"), *ComponentStatus.choices]
+        for component in self.components:
+            self.fields[f"component_{component.pk}"] = forms.ChoiceField(
+                label=component.name, choices=choices, required=False)
+        if self.overridden:
+            self.fields["acknowledge"].required = True
+
+    def clean_title(self):
+        return refuse_control_characters(self.cleaned_data["title"].strip(), "public title")
+
+    def component_fields(self):
+        return [self[f"component_{component.pk}"] for component in self.components]
+
+    def public_fields(self) -> PublicFields:
+        data = self.cleaned_data
+        components = {c.pk: data[f"component_{c.pk}"] for c in self.components
+                      if data.get(f"component_{c.pk}", NOT_AFFECTED) != NOT_AFFECTED}
+        return PublicFields(title=data["title"], state=data["state"], impact=data["impact"] or None,
+                            components=components, acknowledged=bool(data.get("acknowledge")))
+
+    @classmethod
+    def initial_for(cls, incident) -> dict:
+        """Prefilled from the incident's last published update (its title and components) and its state."""
+        last = last_published(incident)
+        initial = {"title": last.public_title if last else "", "state": incident.state, "impact": ""}
+        if last is not None:
+            initial |= {f"component_{row.component_id}": row.status for row in last.component_statuses.all()}
+        return initial

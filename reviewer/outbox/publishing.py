@@ -10,19 +10,43 @@ commits, and the sweep enqueues any whose message was lost (``reviewer.outbox.ta
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.core.contacts import carries_contact
+from agents.core.guard import check_final_answer
+from agents.core.policy import POLICY_CLASSES, GuardRules, TextPolicy
 from agents.core.text import canonical_json, normalize, text_hash
 from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
+from agents.models.incidents import STATES
+from agents.policy_rows import PolicyMissing, load_policy
 from reviewer.celery import enqueue_on_commit
-from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
+from reviewer.models import (
+    IMPACT_OF_STATUS,
+    ComponentStatus,
+    Delivery,
+    DeliveryChannel,
+    Escalation,
+    Impact,
+    PublishedUpdate,
+    StatusComponent,
+    UpdateComponent,
+    worst_status,
+)
 
 PUBLISH_PERMISSION = "reviewer.publish_update"
 AUTO_PUBLISH = "auto_publish"
 MAX_REASON_CHARS = 200
+MAX_TITLE_CHARS = 120
+# The public title of an incident's first update when nobody gave one (an automatic publication):
+# words of the product's, never the incident's internal title.
+DEFAULT_TITLE = "Service disruption"
+RESOLVED = "resolved"
+# A title is a heading, not a sentence: the checks for prose do not apply to it.
+_NOT_FOR_TITLES = {"invalid_answer:malformed_text", "invalid_answer:uninformative"}
 
 
 class PublishRefused(Exception):
@@ -33,6 +57,89 @@ class AlreadyPublished(PublishRefused):
     def __init__(self, update: PublishedUpdate):
         self.update = update
         super().__init__(f"This text is already published as update v{update.version} of {update.incident}.")
+
+
+@dataclass(frozen=True)
+class PublicFields:
+    """What the status page shows with an update's text: the public title, the incident's state,
+    the impact and each affected component's status. A person publishing approves them with the
+    text; None leaves a field to :func:`resolve_fields` (the incident's last update, then defaults)."""
+
+    title: str | None = None
+    state: str | None = None
+    impact: str | None = None
+    components: dict[int, str] | None = None  # StatusComponent pk → ComponentStatus value
+    acknowledged: bool = False  # the person saw the findings a lead overrode and publishes anyway
+
+
+@dataclass(frozen=True)
+class Resolved:
+    title: str
+    state: str
+    impact: str
+    components: dict = field(default_factory=dict)  # StatusComponent → status
+
+
+def resolve_fields(incident: Incident, fields: PublicFields) -> Resolved:
+    """Fill what ``fields`` leaves open: the incident's last published update's title, components and
+    impact, and the incident's state. A resolved update puts the components it names back to
+    operational unless it says otherwise. Raises :class:`PublishRefused` for a value that is not one."""
+    last = last_published(incident)
+    title = normalize(fields.title or "") or (last.public_title if last and last.public_title else DEFAULT_TITLE)
+    if len(title) > MAX_TITLE_CHARS:
+        raise PublishRefused(f"The public title has {len(title)} characters; the limit is {MAX_TITLE_CHARS}.")
+    state = fields.state or incident.state
+    if state not in dict(STATES):
+        raise PublishRefused(f"“{str(state)[:40]}” is not a state; one of: {', '.join(dict(STATES))}.")
+    if fields.components is not None:
+        known = StatusComponent.objects.in_bulk(list(fields.components))
+        missing = sorted(set(fields.components) - set(known))
+        if missing:
+            raise PublishRefused(f"No component {missing[0]}.")
+        wrong = [s for s in fields.components.values() if s not in ComponentStatus.values]
+        if wrong:
+            raise PublishRefused(f"“{str(wrong[0])[:40]}” is not a component status; one of: "
+                                 f"{', '.join(ComponentStatus.values)}.")
+        components = {known[pk]: status for pk, status in fields.components.items()}
+    else:
+        carried = last.component_statuses.select_related("component") if last else []
+        components = {row.component: ComponentStatus.OPERATIONAL if state == RESOLVED else row.status
+                      for row in carried}
+    if fields.impact is not None:
+        if fields.impact not in Impact.values:
+            raise PublishRefused(f"“{str(fields.impact)[:40]}” is not an impact; one of: {', '.join(Impact.values)}.")
+        impact = fields.impact
+    else:
+        worst = worst_status(components.values())
+        impact = (IMPACT_OF_STATUS[worst] if worst != ComponentStatus.OPERATIONAL
+                  else (last.impact if last else Impact.MINOR))
+    return Resolved(title=title, state=state, impact=impact, components=components)
+
+
+def _guard_policy(incident: Incident, run: Run | None) -> TextPolicy:
+    pipeline = run.pipeline if run is not None else "self_critique"
+    try:
+        policy = load_policy(pipeline)
+    except (PolicyMissing, ValueError):
+        policy = POLICY_CLASSES[pipeline].from_dict(run.policy or {}) if run is not None else None
+    return policy if isinstance(policy, TextPolicy) else None
+
+
+def public_findings(incident: Incident, text: str, resolved: Resolved, run: Run | None = None) -> list[dict]:
+    """The guard's findings on what a person adds to the text when publishing it: the public title
+    (every final-answer check but those for prose), and the state, against what the text says of it
+    (a text saying payments work again, published as "investigating"). The pipeline's active policy's
+    rules apply, the run's snapshot without one."""
+    context = dict(run.context or {}) if run is not None and run.context else incident.context()
+    context["incident"] = {**(context.get("incident") or {}), "state": resolved.state}
+    policy = _guard_policy(incident, run)
+    rules = policy.guard if policy is not None else GuardRules()
+    title = check_final_answer(resolved.title, context, rules, max_answer_chars=MAX_TITLE_CHARS)
+    findings = [{**v, "field": "title"} for v in title.violations if v["check"] not in _NOT_FOR_TITLES]
+    body = check_final_answer(text, context, rules, max_answer_chars=len(text) + 1)
+    findings += [{**v, "field": "state"} for v in body.violations
+                 if v["check"] == "invalid_answer:state_claim"]
+    return findings
 
 
 def publishable(run: Run) -> tuple[str, Escalation | None]:
@@ -72,13 +179,17 @@ def last_published(incident: Incident) -> PublishedUpdate | None:
 
 
 def publish(incident: Incident, text: str, *, actor, source_run: Run | None = None,
-            escalation: Escalation | None = None, reason: str = "") -> PublishedUpdate:
+            escalation: Escalation | None = None, reason: str = "",
+            fields: PublicFields = PublicFields()) -> PublishedUpdate:
     """Publish ``text`` as the incident's next update and write its outbox rows, in one transaction.
 
     ``actor`` is the person who clicked (needs ``reviewer.publish_update``), or None for the policy's
     ``auto_publish`` (then ``source_run`` must have passed every gate). With ``source_run`` or
     ``escalation``, ``text`` must be the text that run may publish (:func:`publishable`); without
-    either (a holding statement an admin approved), ``reason`` says what it is.
+    either (a holding statement an admin approved), ``reason`` says what it is. ``fields`` are the
+    public title, state, impact and components published with it (:func:`resolve_fields`); the guard
+    checks them (:func:`public_findings`). A text whose approving lead overrode the guard's findings
+    is published by a person who acknowledges them (``fields.acknowledged``), never automatically.
     Raises :class:`PublishRefused` (:class:`AlreadyPublished` for a run published before).
     """
     if actor is not None and not actor.has_perm(PUBLISH_PERMISSION):
@@ -110,9 +221,22 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
         # this is the last line, for a text that reached here another way.
         raise PublishRefused("An update with a link, an address, a phone number or a mention is published "
                              "only by a person.")
+    overridden = escalation.overridden if escalation is not None else []
+    if overridden and not fields.acknowledged:
+        raise PublishRefused(f"The approving lead overrode {len(overridden)} guard finding"
+                             f"{'s' * (len(overridden) != 1)} on this text: acknowledge them to publish it.")
+    resolved = resolve_fields(incident, fields)
+    seen = {(v["check"], v["found"].lower()) for v in overridden}
+    findings = [f for f in public_findings(incident, text, resolved, run=source_run)
+                if (f["check"], (f["found"] or "").lower()) not in seen]  # acknowledged above
+    if findings:
+        raise PublishRefused(" ".join(f"The {f['field']}: {f['message']}" for f in findings))
+    record = {"overridden": overridden, "justification": escalation.approval.note if overridden else "",
+              "acknowledged_by": actor if overridden else None}
     try:
         return _write(incident, text, actor=actor, source_run=source_run, escalation=escalation,
-                      approved_by=approved_by, reason=reason.strip()[:MAX_REASON_CHARS])
+                      approved_by=approved_by, reason=reason.strip()[:MAX_REASON_CHARS],
+                      resolved=resolved, record=record)
     except IntegrityError:
         # Two clicks at once: the unique constraint let one through; say which.
         existing = PublishedUpdate.objects.filter(source_run=source_run).first() if source_run else None
@@ -121,7 +245,7 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
         raise AlreadyPublished(existing) from None
 
 
-def _write(incident, text, *, actor, source_run, escalation, approved_by, reason) -> PublishedUpdate:
+def _write(incident, text, *, actor, source_run, escalation, approved_by, reason, resolved, record) -> PublishedUpdate:
     with transaction.atomic():
         # Lock the incident: versions are numbered one after another, and a run is published once.
         Incident.objects.select_for_update().filter(pk=incident.pk).first()
@@ -138,7 +262,11 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
             approved_by=approved_by, published_by=actor,
             policy_snapshot_id=text_hash(canonical_json(source_run.policy)) if source_run is not None else "",
             reason=reason or (AUTO_PUBLISH if actor is None else ""),
+            public_title=resolved.title, state=resolved.state, impact=resolved.impact, **record,
         )
+        UpdateComponent.objects.bulk_create(
+            UpdateComponent(update=update, component=component, status=status)
+            for component, status in resolved.components.items())
         for channel in DeliveryChannel.objects.filter(enabled=True):
             delivery = Delivery.objects.create(update=update, channel=channel)
             enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)

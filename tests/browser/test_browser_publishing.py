@@ -46,6 +46,7 @@ def test_ops_starts_a_run_a_lead_approves_ops_publishes_and_customers_see_it(
     page.goto(run_url)
     page.click("a:has-text('Publish…')")
     expect(page.locator("h2:has-text('What customers will newly learn')")).to_be_visible()
+    page.fill("input[name=title]", "Card payments failing in the EU")
     screenshot(page, "publish-confirm")
     page.click("button:has-text('Publish update v1')")
     page.wait_for_url(re.compile(r"/incidents/inc_pay_2041/#updates$"))

@@ -141,7 +141,11 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
     text = extra.pop("text", None)
     check = extra.get("check")
     unchanged = text is None or normalize(text) == normalize(escalation.candidate)
+    edited = escalation.outcome == "edited"
     return {
+        # The chain of trust, once decided: what the lead overrode and what they changed.
+        "overridden": escalation.overridden,
+        "edited": word_diff(escalation.candidate, escalation.final_text) if edited else None,
         "escalation": escalation,
         "decision": escalation.decisions.select_related("actor").first(),
         "can_decide": request.user.has_perm(DECIDE),

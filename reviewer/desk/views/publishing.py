@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents.core.audit import word_diff
 from agents.models import Run
-from reviewer.models import Delivery
+from reviewer.desk.forms import PublishForm
+from reviewer.models import Delivery, StatusComponent
 from reviewer.outbox.publishing import (
     PUBLISH_PERMISSION,
     AlreadyPublished,
@@ -23,36 +24,57 @@ from reviewer.outbox.publishing import (
 from reviewer.permissions import require_perm
 
 
+def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: str = "", status: int = 200):
+    """The confirmation: the text and what it newly tells customers, the findings a lead overrode
+    with the diff of the approved text against the blocked candidate, and the public fields."""
+    context = {"run": run, "refused": ""}
+    try:
+        text, escalation = publishable(run)
+    except PublishRefused as refused:
+        context["refused"] = str(refused)
+        return render(request, "publishing/confirm.html", context, status=409)
+    overridden = escalation.overridden if escalation is not None else []
+    if form is None:
+        form = PublishForm(initial=PublishForm.initial_for(run.incident), components=StatusComponent.objects.all(),
+                           overridden=overridden)
+    last = last_published(run.incident)
+    context.update(
+        text=text, escalation=escalation, last=last, published=run.published_updates.first(),
+        ops=word_diff(last.text if last else "", text), form=form, error=error, overridden=overridden,
+        justification=escalation.approval.note if overridden else "",
+        edited=word_diff(escalation.candidate, text) if escalation is not None and escalation.outcome == "edited"
+        else None)
+    return render(request, "publishing/confirm.html", context, status=status)
+
+
 @require_perm(PUBLISH_PERMISSION)
 @require_GET
 def publish_confirm(request, pk):
     run = get_object_or_404(Run.objects.select_related("incident", "escalation", "escalation__decided_by"), pk=pk)
-    context = {"run": run, "refused": ""}
-    try:
-        text, escalation = publishable(run)
-    except PublishRefused as error:
-        context["refused"] = str(error)
-        return render(request, "publishing/confirm.html", context, status=409)
-    last = last_published(run.incident)
-    published = run.published_updates.first()
-    context.update(text=text, escalation=escalation, last=last, published=published,
-                   ops=word_diff(last.text if last else "", text))
-    return render(request, "publishing/confirm.html", context)
+    return _confirm_page(request, run)
 
 
 @require_perm(PUBLISH_PERMISSION)
 @require_POST
 def publish_run(request, pk):
-    run = get_object_or_404(Run.objects.select_related("incident"), pk=pk)
+    run = get_object_or_404(Run.objects.select_related("incident", "escalation", "escalation__decided_by"), pk=pk)
     try:
         text, escalation = publishable(run)
-        update = publish(run.incident, text, actor=request.user, source_run=run, escalation=escalation)
+    except PublishRefused as error:
+        messages.error(request, str(error))
+        return redirect("run", pk=run.pk)
+    form = PublishForm(request.POST, components=StatusComponent.objects.all(),
+                       overridden=escalation.overridden if escalation is not None else [])
+    if not form.is_valid():
+        return _confirm_page(request, run, form, status=422)
+    try:
+        update = publish(run.incident, text, actor=request.user, source_run=run, escalation=escalation,
+                         fields=form.public_fields())
     except AlreadyPublished as error:
         messages.info(request, str(error))
         return redirect(reverse("incident", args=[error.update.incident.incident_id]) + "#updates")
     except PublishRefused as error:
-        messages.error(request, str(error))
-        return redirect("run", pk=run.pk)
+        return _confirm_page(request, run, form, error=str(error), status=409)
     count = update.deliveries.count()
     channels = f"{count} channel{'s' * (count != 1)}"
     messages.success(request, f"Published as update v{update.version}; delivering to {channels}.")

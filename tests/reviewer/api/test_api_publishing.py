@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Run
-from reviewer.models import PublishedUpdate
+from reviewer.desk.decisions import decide
+from reviewer.models import Decision, PublishedUpdate, StatusComponent
 from reviewer.outbox import tasks
 from tests.factories import make_escalation, make_incident, make_run
 
@@ -46,3 +47,34 @@ def test_a_pending_escalations_text_is_refused_and_roles_without_the_permission_
     assert api("ops").post("/runs/999999/publish").status_code == 404
     assert api("ops").get("/incidents/inc_nope/updates").status_code == 404
     assert not PublishedUpdate.objects.exists()
+
+
+def test_the_public_fields_are_published_with_the_text_and_the_guard_checks_them(api):
+    incident = make_incident()
+    checkout = StatusComponent.objects.create(name="Checkout")
+    run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT)
+    ops = api("ops")
+    risky = ops.post(f"/runs/{run.pk}/publish", {"public_title": "Everyone will be refunded in full"})
+    assert risky.status_code == 409 and risky.json()["message"].startswith("The title: ")
+    wrong = ops.post(f"/runs/{run.pk}/publish", {"components": [{"component_id": checkout.pk, "status": "fine"}]})
+    assert wrong.status_code == 422
+    response = ops.post(f"/runs/{run.pk}/publish", {
+        "public_title": "Card payments failing", "state": "identified",
+        "components": [{"component_id": checkout.pk, "status": "partial_outage"}]})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["public_title"], body["state"], body["impact"]) == ("Card payments failing", "identified", "major")
+    assert body["components"] == [{"component_id": checkout.pk, "name": "Checkout", "status": "partial_outage"}]
+    assert (body["overridden"], body["acknowledged_by"]) == ([], None)
+
+
+def test_a_text_whose_lead_overrode_findings_needs_acknowledge_overrides(api, users):
+    escalation = make_escalation(incident=make_incident(), stop_reason="invalid_answer:scope_claim", guard={
+        "violations": [{"check": "invalid_answer:scope_claim", "message": "Not supported.", "found": "all"}]})
+    decide(escalation.pk, users.lead, Decision.Action.APPROVE, note="Checked with the payments team.")
+    refused = api("ops").post(f"/runs/{escalation.run_id}/publish")
+    assert refused.status_code == 409 and "acknowledge" in refused.json()["message"]
+    response = api("ops").post(f"/runs/{escalation.run_id}/publish", {"acknowledge_overrides": True})
+    assert response.status_code == 201, response.content
+    assert response.json()["acknowledged_by"] == "ops"
+    assert [f["found"] for f in response.json()["overridden"]] == ["all"]

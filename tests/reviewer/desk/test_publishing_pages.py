@@ -9,7 +9,8 @@ from django.test import Client
 from django.urls import reverse
 
 from agents.models import Run
-from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
+from reviewer.desk.decisions import decide
+from reviewer.models import Decision, Delivery, DeliveryChannel, Escalation, PublishedUpdate, StatusComponent
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import publish
 from reviewer.roles import POLICY_ADMIN
@@ -17,6 +18,8 @@ from tests.factories import make_escalation, make_incident, make_run, make_user
 
 FIRST = "We are investigating a problem in the EU. Current status: degraded."
 SECOND = "We fixed the problem in the EU. Current status: resolved."
+# What the confirmation's form sends with the text: the public title and the state.
+FORM = {"title": "Problems in the EU", "state": "identified"}
 
 
 @pytest.fixture(autouse=True)
@@ -46,11 +49,11 @@ def test_ops_publishes_a_gate_passed_run_after_a_confirmation_that_shows_what_cu
     assert "<del>are investigating a </del>" in confirm and "<ins>fixed the </ins>" in confirm
     assert "Publish update v2" in confirm
 
-    response = client.post(reverse("publish_run", args=[run.pk]))
+    response = client.post(reverse("publish_run", args=[run.pk]), FORM | {"state": "resolved"})
     assert response.status_code == 302 and response["Location"].endswith("#updates")
     update = PublishedUpdate.objects.get(source_run=run)
     assert (update.version, update.published_by) == (2, users.ops)
-    assert client.post(reverse("publish_run", args=[run.pk])).status_code == 302  # a second click
+    assert client.post(reverse("publish_run", args=[run.pk]), FORM).status_code == 302  # a second click
     assert PublishedUpdate.objects.count() == 2
 
     tasks.attempt(update.deliveries.get().pk)
@@ -69,7 +72,7 @@ def test_a_pending_or_rejected_escalation_offers_no_publish_and_refuses_one(logi
     run = escalation.run
     assert reverse("publish_confirm", args=[run.pk]) not in client.get(reverse("run", args=[run.pk])).content.decode()
     assert client.get(reverse("publish_confirm", args=[run.pk])).status_code == 409
-    response = client.post(reverse("publish_run", args=[run.pk]), follow=True)
+    response = client.post(reverse("publish_run", args=[run.pk]), FORM, follow=True)
     assert not PublishedUpdate.objects.exists()
     assert "cannot be published" in response.content.decode()
 
@@ -79,7 +82,7 @@ def test_an_approved_escalation_is_published_with_its_approver(login, users, inc
                                  decided_by=users.lead)
     client = login("ops")
     assert "Approved by lead" in client.get(reverse("publish_confirm", args=[escalation.run.pk])).content.decode()
-    client.post(reverse("publish_run", args=[escalation.run.pk]))
+    client.post(reverse("publish_run", args=[escalation.run.pk]), FORM)
     page = client.get(reverse("incident", args=[incident.incident_id])).content.decode()
     assert "approved by lead" in page
 
@@ -89,7 +92,7 @@ def test_policy_admins_and_people_without_a_role_cannot_publish(client, users, i
     for user in (make_user("policy-admin", group=POLICY_ADMIN), users.outsider):
         client.force_login(user)
         assert client.get(reverse("publish_confirm", args=[run.pk])).status_code == 403
-        assert client.post(reverse("publish_run", args=[run.pk])).status_code == 403
+        assert client.post(reverse("publish_run", args=[run.pk]), FORM).status_code == 403
     assert not PublishedUpdate.objects.exists()
 
 
@@ -97,7 +100,7 @@ def test_publishing_needs_the_csrf_token(users, incident):
     run = passed(incident, FIRST)
     client = Client(enforce_csrf_checks=True)
     client.force_login(users.ops)
-    assert client.post(reverse("publish_run", args=[run.pk])).status_code == 403
+    assert client.post(reverse("publish_run", args=[run.pk]), FORM).status_code == 403
     assert not PublishedUpdate.objects.exists()
 
 
@@ -152,5 +155,67 @@ def test_the_incident_page_query_count_does_not_grow_with_its_updates(login, use
     for number in range(updates):
         publish(incident, f"{FIRST} {number}", actor=users.ops, reason="holding statement")
     client = login("ops")
-    with django_assert_max_num_queries(11):
+    # 12 whatever the number of updates: the timeline prefetches deliveries and components once each.
+    with django_assert_max_num_queries(12):
         assert client.get(reverse("incident", args=[incident.incident_id])).status_code == 200
+
+
+FLAGGED = FIRST + " We will restore service by 18:00 UTC."
+
+
+def test_overridden_findings_stay_visible_from_the_decision_to_the_published_update(login, users, incident):
+    escalation = make_escalation(incident=incident, pipeline="self_critique", text=FIRST)
+    outcome = decide(escalation.pk, users.lead, Decision.Action.EDIT_APPROVE, text=FLAGGED,
+                     note="The fix is deployed.")
+    flagged = outcome.decision.guard_results["violations"]
+    assert flagged
+    decided = login("lead").get(reverse("escalation", args=[escalation.pk])).content.decode()
+    assert f"The lead overrode {len(flagged)} guard findings" in decided
+    assert "<ins>We will restore service by 18:00 UTC.</ins>" in decided  # the edit against the candidate
+
+    client = login("ops")
+    url = reverse("publish_run", args=[escalation.run.pk])
+    confirm = client.get(reverse("publish_confirm", args=[escalation.run.pk])).content.decode()
+    assert f"The lead overrode {len(flagged)} guard findings" in confirm and "The fix is deployed." in confirm
+    assert 'name="acknowledge"' in confirm and "18:00 UTC" in confirm
+    refused = client.post(url, FORM)
+    assert refused.status_code == 422 and "Acknowledge the overridden findings" in refused.content.decode()
+    assert not PublishedUpdate.objects.exists()
+
+    assert client.post(url, FORM | {"acknowledge": "on"}).status_code == 302
+    update = PublishedUpdate.objects.get()
+    assert (update.acknowledged_by, update.justification) == (users.ops, "The fix is deployed.")
+    assert len(update.overridden) == len(flagged)
+
+
+def test_the_guard_refuses_a_risky_public_title_on_the_page_and_keeps_what_was_typed(login, incident):
+    run = passed(incident, FIRST)
+    title = "All customers will be refunded in full today"
+    response = login("ops").post(reverse("publish_run", args=[run.pk]), FORM | {"title": title})
+    page = response.content.decode()
+    assert response.status_code == 409 and "The title: " in page and "refunded" in page
+    assert f'value="{title}"' in page
+    assert not PublishedUpdate.objects.exists()
+
+
+def test_the_state_and_components_are_chosen_on_the_page(login, incident):
+    checkout = StatusComponent.objects.create(name="Checkout")
+    run = passed(incident, FIRST)
+    client = login("ops")
+    confirm = client.get(reverse("publish_confirm", args=[run.pk])).content.decode()
+    assert f'name="component_{checkout.pk}"' in confirm and 'value="identified"' in confirm
+    client.post(reverse("publish_run", args=[run.pk]), FORM | {f"component_{checkout.pk}": "major_outage"})
+    update = PublishedUpdate.objects.get()
+    assert (update.public_title, update.state, update.impact) == ("Problems in the EU", "identified", "critical")
+    assert [(c.component.name, c.status) for c in update.components] == [("Checkout", "major_outage")]
+
+
+def test_the_timeline_keeps_the_public_fields_and_the_overrides_record(login, users, incident):
+    escalation = make_escalation(incident=incident, pipeline="self_critique", text=FIRST)
+    decide(escalation.pk, users.lead, Decision.Action.EDIT_APPROVE, text=FLAGGED, note="The fix is deployed.")
+    login("ops").post(reverse("publish_run", args=[escalation.run.pk]), FORM | {"acknowledge": "on"})
+    page = login("lead").get(reverse("incident", args=[incident.incident_id])).content.decode()
+    timeline = page.split('id="updates"')[1].split("</section>")[0]
+    assert "<strong>Problems in the EU</strong> · Identified" in timeline
+    assert "the lead overrode (“The fix is deployed.”), acknowledged by ops" in " ".join(timeline.split())
+    assert "<q>18:00 UTC</q>" in timeline

@@ -130,8 +130,8 @@ class SubscriberAdmin(admin.ModelAdmin):
     list_display = ["email", "created_at", "confirmed_at", "unsubscribed_at"]
     list_filter = [SubscriberState]
     search_fields = ["email"]
-    fields = ["email", "components", "created_at", "confirmed_at", "unsubscribed_at"]
-    readonly_fields = ["email", "created_at", "confirmed_at", "unsubscribed_at"]
+    fields = ["email", "components", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    readonly_fields = ["email", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
     filter_horizontal = ["components"]
     actions = ["unsubscribe"]
 

@@ -570,6 +570,9 @@ class Subscriber(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    # When the last confirmation email went out: the form sends the same address no more than one
+    # every few minutes, so nobody can flood someone else's inbox with it.
+    confirmation_sent_at = models.DateTimeField(null=True, blank=True)
 
     objects = SubscriberQuerySet.as_manager()
 

@@ -8,6 +8,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name='subscriber',
+            name='confirmation_sent_at',
+            field=models.DateTimeField(blank=True, null=True),
+        ),
         migrations.AlterField(
             model_name='delivery',
             name='status',

@@ -10,12 +10,14 @@ open links: confirming and unsubscribing are buttons that POST.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django import forms
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
@@ -24,6 +26,7 @@ from reviewer.models import StatusComponent, Subscriber, status_page_name
 log = logging.getLogger("reviewer.subscriptions")
 
 ALL, CHOSEN = "all", "chosen"
+CONFIRMATION_INTERVAL = timedelta(minutes=10)
 
 
 class SubscribeForm(forms.Form):
@@ -48,20 +51,32 @@ class SubscribeForm(forms.Form):
 
 def subscribe(email: str, components) -> None:
     """Ask ``email`` to confirm a subscription to ``components`` (none: every update). An address that
-    has not confirmed, or has unsubscribed, is asked again with the new choice; a confirmed one is left
-    as it is (its owner unsubscribes to choose again), and nothing tells the caller which it was."""
+    has not confirmed, or has unsubscribed, is asked again with the new choice (the email at most once
+    per ``CONFIRMATION_INTERVAL``); a confirmed one is left as it is (its owner unsubscribes to choose
+    again), and nothing tells the caller which it was."""
+    now = timezone.now()
     with transaction.atomic():
-        subscriber, created = Subscriber.objects.select_for_update().get_or_create(email=email.lower())
+        subscriber, _ = Subscriber.objects.select_for_update().get_or_create(email=email.lower())
         if subscriber.active:
             return
-        subscriber.confirmed_at = subscriber.unsubscribed_at = None
-        subscriber.save(update_fields=["confirmed_at", "unsubscribed_at"])
         subscriber.components.set(components)
+        recently = subscriber.confirmation_sent_at and now - subscriber.confirmation_sent_at < CONFIRMATION_INTERVAL
+        subscriber.confirmed_at = subscriber.unsubscribed_at = None
+        subscriber.confirmation_sent_at = subscriber.confirmation_sent_at if recently else now
+        subscriber.save(update_fields=["confirmed_at", "unsubscribed_at", "confirmation_sent_at"])
+    if recently:
+        return
     name = status_page_name()
     body = (f"Someone, probably you, asked for the updates of {name} at this address.\n\n"
             f"To confirm, open this link and press “Confirm”:\n{subscriber.confirm_url}\n\n"
             "If you did not ask, ignore this email: without confirming you get nothing more.\n")
-    EmailMessage(f"{name}: confirm your subscription", body, settings.DEFAULT_FROM_EMAIL, [subscriber.email]).send()
+    try:
+        EmailMessage(f"{name}: confirm your subscription", body, settings.DEFAULT_FROM_EMAIL,
+                     [subscriber.email]).send()
+    except Exception:
+        # Not sent: the next try may send at once.
+        Subscriber.objects.filter(pk=subscriber.pk, confirmation_sent_at=now).update(confirmation_sent_at=None)
+        raise
 
 
 @require_http_methods(["GET", "POST"])

@@ -14,7 +14,7 @@ from reviewer.models import Decision, Delivery, DeliveryChannel, Escalation, Pub
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import publish
 from reviewer.roles import POLICY_ADMIN
-from tests.factories import make_escalation, make_incident, make_run, make_user
+from tests.factories import make_escalation, make_incident, make_run, make_subscriber, make_user
 
 FIRST = "We are investigating a problem in the EU. Current status: degraded."
 SECOND = "We fixed the problem in the EU. Current status: resolved."
@@ -219,3 +219,13 @@ def test_the_timeline_keeps_the_public_fields_and_the_overrides_record(login, us
     assert "<strong>Problems in the EU</strong> · Identified" in timeline
     assert "the lead overrode (“The fix is deployed.”), acknowledged by ops" in " ".join(timeline.split())
     assert "<q>18:00 UTC</q>" in timeline
+
+
+def test_publishing_counts_a_subscribers_channel_once_however_many_addresses_it_reaches(login, incident):
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+    make_subscriber("ada@example.com")
+    make_subscriber("bob@example.com")
+    run = passed(incident, FIRST)
+    response = login("ops").post(reverse("publish_run", args=[run.pk]), FORM, follow=True)
+    assert "Published as update v1; delivering to 2 channels." in response.content.decode()
+    assert PublishedUpdate.objects.get().deliveries.count() == 3  # the status page and one per address

@@ -512,7 +512,25 @@ class PublishedUpdate(models.Model):
 
     @property
     def delivered_channels(self) -> list[str]:
-        return [d.channel.name for d in self.deliveries.all() if d.status == Delivery.Status.DELIVERED]
+        return list(dict.fromkeys(d.channel.name for d in self.deliveries.all()
+                                  if d.status == Delivery.Status.DELIVERED))
+
+    @property
+    def delivery_rows(self) -> list[Delivery]:
+        """The deliveries the desk lists one by one: each channel's, and of a subscribers channel (a row
+        per address) only those that failed, for a person to retry."""
+        return [d for d in self.deliveries.all() if d.subscriber_id is None or d.status == Delivery.Status.FAILED]
+
+    @property
+    def subscriber_counts(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """Each subscribers channel with how many of its addresses' deliveries are in each state:
+        ``[("Subscribers", [("delivered", 120), ("failed", 2)])]``."""
+        counts: dict[str, dict[str, int]] = {}
+        for delivery in self.deliveries.all():
+            if delivery.subscriber_id is not None:
+                states = counts.setdefault(delivery.channel.name, {})
+                states[delivery.status] = states.get(delivery.status, 0) + 1
+        return [(name, sorted(states.items())) for name, states in counts.items()]
 
     @property
     def components(self) -> list[UpdateComponent]:

@@ -229,3 +229,22 @@ def test_publishing_counts_a_subscribers_channel_once_however_many_addresses_it_
     response = login("ops").post(reverse("publish_run", args=[run.pk]), FORM, follow=True)
     assert "Published as update v1; delivering to 2 channels." in response.content.decode()
     assert PublishedUpdate.objects.get().deliveries.count() == 3  # the status page and one per address
+
+
+def test_the_timeline_counts_a_subscribers_channels_deliveries_and_lists_the_failed_ones(login, users, incident):
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+    for name in ("ada", "bob", "cy"):
+        make_subscriber(f"{name}@example.com")
+    update = publish(incident, FIRST, actor=users.ops, source_run=passed(incident, FIRST))
+    rows = {d.subscriber.email if d.subscriber else d.channel.name: d for d in update.deliveries.all()}
+    tasks.attempt(rows["ada@example.com"].pk)
+    Delivery.objects.filter(pk=rows["bob@example.com"].pk).update(status="failed", last_error="email: refused")
+    page = login("ops").get(reverse("incident", args=[incident.incident_id])).content.decode()
+    timeline = page.split('id="updates"')[1].split("</section>")[0]
+    assert "pending</span> Public status page" in timeline
+    assert ('Subscribers:\n    <span class="status status-delivered">1 delivered</span>\n'
+            '    <span class="status status-failed">1 failed</span>\n'
+            '    <span class="status status-pending">1 pending</span>') in timeline
+    assert "bob@example.com" in timeline and "email: refused" in timeline  # the failed one, with its retry
+    assert "ada@example.com" not in timeline and "cy@example.com" not in timeline
+    assert reverse("delivery_retry", args=[rows["bob@example.com"].pk]) in timeline

@@ -23,6 +23,7 @@ from reviewer.models import (
     Notification,
     NotificationChannel,
     PublishedUpdate,
+    Subscriber,
 )
 
 # The admin is part of the product: its name and colours (templates/admin/base_site.html), not Django's.
@@ -91,7 +92,7 @@ class DeliveryChannelForm(forms.ModelForm):
         # Only the names the operator declared in OUTBOUND_DESTINATIONS, read when the form is built.
         declared = destination_names()
         current = self.instance.destination
-        choices = [("", "— none (status page, email) —"), *((name, name) for name in declared)]
+        choices = [("", "— none (status page, email, subscribers) —"), *((name, name) for name in declared)]
         if current and current not in declared:
             choices.append((current, f"{current} (no longer declared)"))
         self.fields["destination"] = forms.ChoiceField(
@@ -105,9 +106,47 @@ class DeliveryChannelAdmin(admin.ModelAdmin):
     list_filter = ["kind", "enabled"]
 
 
+class SubscriberState(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+    STATES = {"unconfirmed": {"confirmed_at__isnull": True, "unsubscribed_at__isnull": True},
+              "subscribed": {"confirmed_at__isnull": False, "unsubscribed_at__isnull": True},
+              "unsubscribed": {"unsubscribed_at__isnull": False}}
+
+    def lookups(self, request, model_admin):
+        return [("unconfirmed", "Waiting for confirmation"), ("subscribed", "Subscribed"),
+                ("unsubscribed", "Unsubscribed")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(**self.STATES[self.value()]) if self.value() in self.STATES else queryset
+
+
+@admin.register(Subscriber)
+class SubscriberAdmin(admin.ModelAdmin):
+    """The status page's subscribers. They subscribe and confirm on the status page themselves (double
+    opt-in), so nobody adds or confirms an address here; an admin may narrow its components or
+    unsubscribe it (on its owner's request)."""
+
+    list_display = ["email", "created_at", "confirmed_at", "unsubscribed_at"]
+    list_filter = [SubscriberState]
+    search_fields = ["email"]
+    fields = ["email", "components", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    readonly_fields = ["email", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    filter_horizontal = ["components"]
+    actions = ["unsubscribe"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Unsubscribe the selected addresses")
+    def unsubscribe(self, request, queryset):
+        count = queryset.filter(unsubscribed_at__isnull=True).update(unsubscribed_at=timezone.now())
+        messages.success(request, f"{count} address{'es' if count != 1 else ''} unsubscribed.")
+
+
 class DeliveryInline(ReadOnlyMixin, admin.TabularInline):
     model = Delivery
-    fields = ["channel", "status", "attempts", "last_error", "next_attempt_at", "delivered_at", "key"]
+    fields = ["channel", "subscriber", "status", "attempts", "last_error", "next_attempt_at", "delivered_at", "key"]
     readonly_fields = fields
     extra = 0
 

@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.functional import cached_property
 
@@ -323,6 +324,16 @@ class ApiIdempotencyKey(models.Model):
 # -- publishing (docs/contract.md, 'Publishing and the outbox') -----------------------------------
 
 
+def status_page_name() -> str:
+    """The name customers know the status page by, in its header and every email's subject."""
+    return getattr(settings, "STATUS_PAGE_NAME", "Service status")
+
+
+def absolute_url(view_name: str, *args) -> str:
+    """A page's address for a message that leaves the site (an email, a webhook), from ``SITE_URL``."""
+    return settings.SITE_URL.rstrip("/") + reverse(view_name, args=args)
+
+
 class DeliveryChannel(models.Model):
     """Where a published update goes. Holds a destination's NAME, never a URL or a secret: those come
     from the operator's allowlist in the environment (``reviewer.destinations``)."""
@@ -381,6 +392,10 @@ class DeliveryChannel(models.Model):
                     errors["recipients"] = f"“{address[:100]}” is not an email address."
         elif self.recipients.strip():
             errors["recipients"] = "Only email channels have recipients."
+        if self.kind == self.Kind.SUBSCRIBERS:
+            other = DeliveryChannel.objects.filter(kind=self.kind).exclude(pk=self.pk).first()
+            if other is not None:  # each subscriber gets an update once, from one channel
+                errors["kind"] = f"“{other.name}” already sends to the status page's subscribers; one channel does."
         if errors:
             raise ValidationError(errors)
 
@@ -438,8 +453,10 @@ class PublishedUpdateQuerySet(models.QuerySet):
         return self.filter(models.Exists(delivered))
 
     def for_timeline(self):
-        """Newest first, with who published, every delivery's channel and the components, in three queries."""
-        deliveries = Delivery.objects.select_related("channel").order_by("channel__name")
+        """Newest first, with who published, every delivery's channel (and subscriber) and the components, in
+        three queries."""
+        deliveries = (Delivery.objects.select_related("channel", "subscriber")
+                      .order_by("channel__name", "subscriber__email"))
         return (self.select_related("incident", "published_by", "source_run", "acknowledged_by")
                 .order_by("-published_at", "-version")
                 .prefetch_related(models.Prefetch("deliveries", queryset=deliveries),
@@ -495,15 +512,37 @@ class PublishedUpdate(models.Model):
 
     @property
     def delivered_channels(self) -> list[str]:
-        return [d.channel.name for d in self.deliveries.all() if d.status == Delivery.Status.DELIVERED]
+        return list(dict.fromkeys(d.channel.name for d in self.deliveries.all()
+                                  if d.status == Delivery.Status.DELIVERED))
+
+    @property
+    def delivery_rows(self) -> list[Delivery]:
+        """The deliveries the desk lists one by one: each channel's, and of a subscribers channel (a row
+        per address) only those that failed, for a person to retry."""
+        return [d for d in self.deliveries.all() if d.subscriber_id is None or d.status == Delivery.Status.FAILED]
+
+    @property
+    def subscriber_counts(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """Each subscribers channel with how many of its addresses' deliveries are in each state:
+        ``[("Subscribers", [("delivered", 120), ("failed", 2)])]``."""
+        counts: dict[str, dict[str, int]] = {}
+        for delivery in self.deliveries.all():
+            if delivery.subscriber_id is not None:
+                states = counts.setdefault(delivery.channel.name, {})
+                states[delivery.status] = states.get(delivery.status, 0) + 1
+        return [(name, sorted(states.items())) for name, states in counts.items()]
 
     @property
     def components(self) -> list[UpdateComponent]:
         return list(self.component_statuses.all())
 
     def payload(self) -> dict:
-        """The generic webhook's JSON body."""
+        """The generic webhook's JSON body: what customers read (the public fields) and what the
+        operator's own systems need to match it to the incident (its id, never its internal title)."""
         return {"incident": self.incident.incident_id, "version": self.version, "text": self.text,
+                "public_title": self.public_title, "state": self.state, "impact": self.impact,
+                "components": [{"id": row.component_id, "name": row.component.name, "status": row.status}
+                               for row in self.components],
                 "text_hash": self.text_hash, "approved_by": self.approved_by,
                 "published_by": self.published_by.get_username() if self.published_by_id else "auto_publish",
                 "policy_snapshot_id": self.policy_snapshot_id,
@@ -526,6 +565,17 @@ class UpdateComponent(models.Model):
         return f"{self.component.name}: {self.get_status_display()}"
 
 
+class SubscriberQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(confirmed_at__isnull=False, unsubscribed_at__isnull=True)
+
+    def for_update(self, update: PublishedUpdate):
+        """The active subscribers an update goes to: those who chose no component (every update) and
+        those who chose one of the components it names."""
+        named = UpdateComponent.objects.filter(update=update).values("component")
+        return self.active().filter(models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
+
+
 class Subscriber(models.Model):
     """A customer who asked for the status page's updates by email: to every update, or to those
     affecting the chosen components. Confirmed by a link sent to the address (double opt-in);
@@ -538,6 +588,11 @@ class Subscriber(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    # When the last confirmation email went out: the form sends the same address no more than one
+    # every few minutes, so nobody can flood someone else's inbox with it.
+    confirmation_sent_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SubscriberQuerySet.as_manager()
 
     class Meta:
         ordering = ["email"]
@@ -548,6 +603,25 @@ class Subscriber(models.Model):
     @property
     def active(self) -> bool:
         return self.confirmed_at is not None and self.unsubscribed_at is None
+
+    @property
+    def confirm_url(self) -> str:
+        return absolute_url("status_confirm", self.key)
+
+    @property
+    def unsubscribe_url(self) -> str:
+        return absolute_url("status_unsubscribe", self.key)
+
+    def confirm(self) -> bool:
+        """Confirm the address (its owner clicked the emailed link); False if it was confirmed already, or
+        unsubscribed since it asked. A conditional update, so two clicks at once confirm once."""
+        return bool(Subscriber.objects.filter(pk=self.pk, confirmed_at__isnull=True, unsubscribed_at__isnull=True)
+                    .update(confirmed_at=timezone.now()))
+
+    def unsubscribe(self) -> bool:
+        """Stop every update to the address; False if it was unsubscribed already (idempotent)."""
+        return bool(Subscriber.objects.filter(pk=self.pk, unsubscribed_at__isnull=True).update(
+            unsubscribed_at=timezone.now()))
 
 
 class DeliveryQuerySet(models.QuerySet):
@@ -563,6 +637,7 @@ class Delivery(models.Model):
         PENDING = "pending"
         DELIVERED = "delivered"
         FAILED = "failed"  # dead-lettered after DELIVERY_MAX_ATTEMPTS; a person can retry it
+        SKIPPED = "skipped"  # never sent: its subscriber unsubscribed before it went out (last_error says so)
 
     key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
     update = models.ForeignKey(PublishedUpdate, on_delete=models.PROTECT, related_name="deliveries")

@@ -4,6 +4,7 @@ from django.urls import path
 
 from reviewer.api import api
 from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
+from reviewer.status import subscriptions
 from reviewer.status import views as status
 
 urlpatterns = [
@@ -22,6 +23,9 @@ urlpatterns = [
     path("runs/<int:pk>/publish/confirm/", publishing.publish_run, name="publish_run"),
     path("deliveries/<int:pk>/retry/", publishing.retry_delivery, name="delivery_retry"),
     path("status/", status.status_page, name="status"),
+    path("status/subscribe/", subscriptions.subscribe_page, name="status_subscribe"),
+    path("status/subscribe/confirm/<uuid:key>/", subscriptions.confirm_page, name="status_confirm"),
+    path("status/unsubscribe/<uuid:key>/", subscriptions.unsubscribe_page, name="status_unsubscribe"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/reject/", inbox.bulk_reject, name="inbox_bulk_reject"),
     path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),

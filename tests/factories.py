@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agents.core.policy import default_policy
 from agents.models import Incident, IncidentFact, Run
-from reviewer.models import Escalation
+from reviewer.models import Escalation, Subscriber
 
 PASSWORD = "a-test-password"  # test users only
 
@@ -90,6 +90,13 @@ def make_escalation(run: Run | None = None, *, incident: Incident | None = None,
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
+
+def make_subscriber(email: str = "customer@example.com", *components, confirmed: bool = True, **fields) -> Subscriber:
+    """A status page subscriber to ``components`` (none: every update), confirmed unless told otherwise."""
+    subscriber = Subscriber.objects.create(email=email, confirmed_at=timezone.now() if confirmed else None, **fields)
+    subscriber.components.set(components)
+    return subscriber
 
 
 def wait_for(predicate, timeout: float = 30, every: float = 0.05, message: str = "condition"):

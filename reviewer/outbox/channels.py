@@ -3,7 +3,12 @@ webhook, a Slack incoming webhook, or email through Django's mail backend.
 
 Each channel carries the text as plain text for its medium (docs/publishing.md, 'Plain text on every
 channel'): escaped Slack text with formatting and previews off, a plain-text email, a JSON string in
-the webhook, and the status page's autoescaped template.
+the webhook, and the status page's autoescaped template. What goes with the text is what was published
+with it (the public title, state, impact and components), never the incident's internal title or id,
+except in the webhook, which the operator's own systems receive (docs/publishing.md, 'The webhook').
+
+A status page subscriber gets an email of their own, with a one-click unsubscribe (RFC 8058), and
+none once they have unsubscribed, even for an update published before (:class:`NotSent`).
 
 A webhook's URL and signing secret come from the operator's allowlist (``reviewer.destinations``)
 by the channel's destination name, at the moment of sending: the secret only ever goes to the URL
@@ -20,13 +25,15 @@ import hashlib
 import hmac
 import json
 import time
+from datetime import UTC
 
 import requests
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 
 from reviewer.destinations import DestinationError, resolve
-from reviewer.models import Delivery, DeliveryChannel
+from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate, absolute_url, status_page_name
+from reviewer.outbox.publishing import DEFAULT_TITLE
 
 SIGNATURE_HEADER = "X-Signature"
 USER_AGENT = "gated-review-outbox/1"
@@ -34,6 +41,62 @@ USER_AGENT = "gated-review-outbox/1"
 
 class DeliveryFailed(Exception):
     """This attempt failed; the message (no URL, no secret) is stored as the delivery's last error."""
+
+
+class NotSent(Exception):
+    """This delivery must not be sent at all (its subscriber unsubscribed); the message says why."""
+
+
+def headline(update: PublishedUpdate) -> str:
+    """The update's public title and state: “Payments delayed — Identified”."""
+    title = update.public_title or DEFAULT_TITLE
+    return f"{title} — {update.get_state_display()}" if update.state else title
+
+
+def component_lines(update: PublishedUpdate) -> list[str]:
+    """“Checkout: Partial outage”, one per component the update names."""
+    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components]
+
+
+def email_subject(update: PublishedUpdate) -> str:
+    return f"{status_page_name()}: {headline(update)}"
+
+
+def email_body(update: PublishedUpdate, unsubscribe_url: str = "") -> str:
+    """The plain-text email of an update: what the status page shows of it, and where to read more."""
+    lines = [update.public_title or DEFAULT_TITLE, ""]
+    if update.state:
+        lines.append(f"Status: {update.get_state_display()}")
+    lines.append(f"Impact: {update.get_impact_display()}")
+    components = component_lines(update)
+    if components:
+        lines += ["", "Components:", *(f"- {line}" for line in components)]
+    lines += ["", update.text, "",
+              f"Posted {update.published_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC",
+              f"Status page: {absolute_url('status')}"]
+    if unsubscribe_url:
+        lines += ["", "-- ", f"You get this email because you subscribed to {status_page_name()}.",
+                  f"Unsubscribe: {unsubscribe_url}"]
+    return "\n".join(lines) + "\n"
+
+
+def _message_id(delivery: Delivery) -> str:
+    """The same Message-ID on every attempt, so a mail client can drop a copy sent again after a lost worker."""
+    domain = settings.DEFAULT_FROM_EMAIL.rpartition("@")[2].strip("<> ") or "localhost"
+    return f"<{delivery.key}@{domain}>"
+
+
+def _send_email(delivery: Delivery, to: list[str], unsubscribe_url: str = "") -> None:
+    update = delivery.update
+    headers = {"Message-ID": _message_id(delivery)}
+    if unsubscribe_url:
+        headers |= {"List-Unsubscribe": f"<{unsubscribe_url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+    message = EmailMessage(email_subject(update), email_body(update, unsubscribe_url), settings.DEFAULT_FROM_EMAIL,
+                           to, headers=headers)
+    try:  # a plain-text body only: no HTML part a mail client would render
+        message.send()
+    except Exception as error:  # any backend: SMTP errors, refused connections, timeouts
+        raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:
@@ -57,24 +120,28 @@ def slack_message(title: str, version: int, text: str) -> dict:
 
 
 def send(delivery: Delivery) -> None:
-    """Deliver once; raises :class:`DeliveryFailed` with a message fit for the page."""
+    """Deliver once; raises :class:`DeliveryFailed` with a message fit for the page, or :class:`NotSent`."""
     channel, update = delivery.channel, delivery.update
     kind = channel.kind
     if kind == DeliveryChannel.Kind.STATUS:
         return  # the status page shows the updates whose status delivery is delivered
     if kind == DeliveryChannel.Kind.EMAIL:
-        subject = f"[{update.incident.incident_id}] {update.incident.title}: update {update.version}"
-        try:  # a plain-text body only: no HTML part a mail client would render
-            send_mail(subject, update.text, settings.DEFAULT_FROM_EMAIL, channel.recipient_list)
-        except Exception as error:  # any backend: SMTP errors, refused connections, timeouts
-            raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
-        return
+        return _send_email(delivery, channel.recipient_list)
+    if kind == DeliveryChannel.Kind.SUBSCRIBERS:
+        subscriber = delivery.subscriber
+        if subscriber is None:
+            raise DeliveryFailed("a subscribers delivery without a subscriber")
+        if not subscriber.active:  # read when the attempt was taken: an unsubscribe before it stops it
+            raise NotSent("not sent: the subscriber unsubscribed before it went out")
+        return _send_email(delivery, [subscriber.email], subscriber.unsubscribe_url)
     try:
         destination = resolve(channel.destination)
     except DestinationError as error:
         raise DeliveryFailed(str(error)) from None
     if kind == DeliveryChannel.Kind.SLACK:
-        body = json.dumps(slack_message(update.incident.title, update.version, update.text)).encode()
+        components = component_lines(update)
+        text = "\n".join([*components, "", update.text]) if components else update.text
+        body = json.dumps(slack_message(headline(update), update.version, text)).encode()
         headers = {}
     else:
         if not destination.secret:

@@ -33,6 +33,7 @@ from reviewer.models import (
     Impact,
     PublishedUpdate,
     StatusComponent,
+    Subscriber,
     UpdateComponent,
     worst_status,
 )
@@ -267,10 +268,25 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
         UpdateComponent.objects.bulk_create(
             UpdateComponent(update=update, component=component, status=status)
             for component, status in resolved.components.items())
-        for channel in DeliveryChannel.objects.filter(enabled=True):
-            delivery = Delivery.objects.create(update=update, channel=channel)
+        for delivery in _outbox_rows(update):
             enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
     return update
+
+
+def _outbox_rows(update: PublishedUpdate) -> list[Delivery]:
+    """One outbox row per enabled channel; a subscribers channel has one per active subscriber the
+    update concerns (``Subscriber.objects.for_update``), each subscriber once per update."""
+    rows, reached = [], set()
+    for channel in DeliveryChannel.objects.filter(enabled=True):
+        if channel.kind != DeliveryChannel.Kind.SUBSCRIBERS:
+            rows.append(Delivery.objects.create(update=update, channel=channel))
+            continue
+        subscribers = [pk for pk in Subscriber.objects.for_update(update).values_list("pk", flat=True)
+                       if pk not in reached]
+        reached.update(subscribers)
+        rows += Delivery.objects.bulk_create(Delivery(update=update, channel=channel, subscriber_id=pk)
+                                             for pk in subscribers)
+    return rows
 
 
 STATUS_PAGE = "Public status page"

@@ -23,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from reviewer.models import Delivery
-from reviewer.outbox.channels import DeliveryFailed, send
+from reviewer.outbox.channels import DeliveryFailed, NotSent, send
 
 log = logging.getLogger("agents.deliveries")
 
@@ -54,17 +54,24 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
         attempts=F("attempts") + 1, next_attempt_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS))
     if not won:
         return None
-    return Delivery.objects.select_related("channel", "update", "update__incident", "update__published_by").get(
-        pk=delivery_pk)
+    # The subscriber is read now, after the attempt was taken: one who unsubscribed before is not sent to.
+    return (Delivery.objects.select_related("channel", "update", "update__incident", "update__published_by",
+                                            "subscriber")
+            .prefetch_related("update__component_statuses__component").get(pk=delivery_pk))
 
 
 def attempt(delivery_pk: int) -> str:
-    """One delivery attempt; returns what happened (``delivered``, ``retry``, ``failed``, ``skipped``)."""
+    """One delivery attempt; returns what happened (``delivered``, ``retry``, ``failed``, ``not sent``, or
+    ``skipped`` when there was no attempt to take)."""
     delivery = take_attempt(delivery_pk)
     if delivery is None:
         return "skipped"
     try:
         send(delivery)
+    except NotSent as why:  # final: a person's retry would not send it either
+        Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+            status=Delivery.Status.SKIPPED, last_error=str(why))
+        return "not sent"
     except DeliveryFailed as error:
         return _failed(delivery, str(error))
     except Exception as error:  # a bug must not leave the row pending for ever: count it as a failure

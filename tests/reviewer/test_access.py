@@ -9,7 +9,8 @@ from reviewer.models import Escalation
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_user
 
-PUBLIC = {"login", "logout", "status"}  # the public status page needs no login
+# The public status page and subscribing to it need no login.
+PUBLIC = {"login", "logout", "status", "status_subscribe", "status_confirm", "status_unsubscribe"}
 
 
 def product_urls():

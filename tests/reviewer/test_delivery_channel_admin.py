@@ -75,3 +75,13 @@ def test_the_default_status_page_is_installed_only_where_no_channel_exists(db):
     DeliveryChannel.objects.all().delete()
     install_default_channel()
     assert DeliveryChannel.objects.get().name == "Public status page"
+
+
+def test_a_subscribers_channel_is_made_with_no_destination_and_only_once(client, policy_admin):
+    client.force_login(policy_admin)
+    fields = {"kind": "subscribers", "destination": "", "recipients": "", "enabled": "on"}
+    assert client.post(reverse(ADD), {"name": "Subscribers", **fields}).status_code == 302
+    response = client.post(reverse(ADD), {"name": "More subscribers", **fields})
+    assert response.status_code == 200
+    assert "“Subscribers” already sends to the status page&#x27;s subscribers" in response.content.decode()
+    assert list(DeliveryChannel.objects.filter(kind="subscribers").values_list("name", flat=True)) == ["Subscribers"]

@@ -75,7 +75,7 @@ def publish_run(request, pk):
         return redirect(reverse("incident", args=[error.update.incident.incident_id]) + "#updates")
     except PublishRefused as error:
         return _confirm_page(request, run, form, error=str(error), status=409)
-    count = update.deliveries.count()
+    count = update.deliveries.values("channel").distinct().count()  # a subscribers channel has a row per address
     channels = f"{count} channel{'s' * (count != 1)}"
     messages.success(request, f"Published as update v{update.version}; delivering to {channels}.")
     return redirect(reverse("incident", args=[run.incident.incident_id]) + "#updates")

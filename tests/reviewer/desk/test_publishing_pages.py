@@ -14,7 +14,7 @@ from reviewer.models import Decision, Delivery, DeliveryChannel, Escalation, Pub
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import publish
 from reviewer.roles import POLICY_ADMIN
-from tests.factories import make_escalation, make_incident, make_run, make_user
+from tests.factories import make_escalation, make_incident, make_run, make_subscriber, make_user
 
 FIRST = "We are investigating a problem in the EU. Current status: degraded."
 SECOND = "We fixed the problem in the EU. Current status: resolved."
@@ -219,3 +219,32 @@ def test_the_timeline_keeps_the_public_fields_and_the_overrides_record(login, us
     assert "<strong>Problems in the EU</strong> · Identified" in timeline
     assert "the lead overrode (“The fix is deployed.”), acknowledged by ops" in " ".join(timeline.split())
     assert "<q>18:00 UTC</q>" in timeline
+
+
+def test_publishing_counts_a_subscribers_channel_once_however_many_addresses_it_reaches(login, incident):
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+    make_subscriber("ada@example.com")
+    make_subscriber("bob@example.com")
+    run = passed(incident, FIRST)
+    response = login("ops").post(reverse("publish_run", args=[run.pk]), FORM, follow=True)
+    assert "Published as update v1; delivering to 2 channels." in response.content.decode()
+    assert PublishedUpdate.objects.get().deliveries.count() == 3  # the status page and one per address
+
+
+def test_the_timeline_counts_a_subscribers_channels_deliveries_and_lists_the_failed_ones(login, users, incident):
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+    for name in ("ada", "bob", "cy"):
+        make_subscriber(f"{name}@example.com")
+    update = publish(incident, FIRST, actor=users.ops, source_run=passed(incident, FIRST))
+    rows = {d.subscriber.email if d.subscriber else d.channel.name: d for d in update.deliveries.all()}
+    tasks.attempt(rows["ada@example.com"].pk)
+    Delivery.objects.filter(pk=rows["bob@example.com"].pk).update(status="failed", last_error="email: refused")
+    page = login("ops").get(reverse("incident", args=[incident.incident_id])).content.decode()
+    timeline = page.split('id="updates"')[1].split("</section>")[0]
+    assert "pending</span> Public status page" in timeline
+    assert ('Subscribers:\n    <span class="status status-delivered">1 delivered</span>\n'
+            '    <span class="status status-failed">1 failed</span>\n'
+            '    <span class="status status-pending">1 pending</span>') in timeline
+    assert "bob@example.com" in timeline and "email: refused" in timeline  # the failed one, with its retry
+    assert "ada@example.com" not in timeline and "cy@example.com" not in timeline
+    assert reverse("delivery_retry", args=[rows["bob@example.com"].pk]) in timeline

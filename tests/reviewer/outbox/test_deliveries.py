@@ -6,7 +6,7 @@ the sweep."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 import time_machine
@@ -69,6 +69,8 @@ def test_a_webhook_delivery_is_signed_and_carries_the_update_and_its_idempotency
     body = receiver.accepted[str(delivery.key)]
     update = delivery.update
     assert body == {"incident": "inc_test_1", "version": 1, "text": TEXT, "text_hash": update.text_hash,
+                    "public_title": "Service disruption", "state": "investigating", "impact": "minor",
+                    "components": [],
                     "approved_by": "", "published_by": "ops", "policy_snapshot_id": update.policy_snapshot_id,
                     "facts_version": None, "published_at": update.published_at.isoformat()}
     assert tasks.attempt(delivery.pk) == "skipped"  # a duplicate message sends nothing more
@@ -144,16 +146,23 @@ def test_slack_gets_the_text(webhook_receiver, published):
     receiver.secret = None  # Slack checks no signature: its URL is the credential
     delivery = published(kind="slack", destination="hook")
     assert tasks.attempt(delivery.pk) == "delivered"
-    assert receiver.accepted[str(delivery.key)] == {"text": f"Test incident (update 1)\n{TEXT}", "mrkdwn": False,
-                                                    "unfurl_links": False, "unfurl_media": False}
+    # The public title and state, never the incident's internal title ("Test incident").
+    assert receiver.accepted[str(delivery.key)] == {"text": f"Service disruption — Investigating (update 1)\n{TEXT}",
+                                                    "mrkdwn": False, "unfurl_links": False, "unfurl_media": False}
 
 
-def test_email_goes_through_djangos_mail_backend(published):
+def test_email_goes_through_djangos_mail_backend(published, settings):
+    settings.SITE_URL = "https://status.example.com/"
     delivery = published(kind="email", recipients="ops@example.com\ncustomers@example.com")
     assert tasks.attempt(delivery.pk) == "delivered"
     (message,) = mail.outbox
     assert message.to == ["ops@example.com", "customers@example.com"]
-    assert message.subject == "[inc_test_1] Test incident: update 1" and message.body == TEXT
+    # What was published, never the incident's id or internal title ("Test incident").
+    assert message.subject == "Service status: Service disruption — Investigating"
+    posted = delivery.update.published_at.astimezone(UTC)
+    assert message.body == (f"Service disruption\n\nStatus: Investigating\nImpact: Minor\n\n{TEXT}\n\n"
+                            f"Posted {posted:%Y-%m-%d %H:%M} UTC\nStatus page: https://status.example.com/status/\n")
+    assert "List-Unsubscribe" not in message.extra_headers  # an operator's list, not a subscription
 
 
 def test_the_status_page_delivery_is_delivered_without_a_network(published):

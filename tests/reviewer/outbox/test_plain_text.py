@@ -45,7 +45,7 @@ def test_slack_gets_escaped_plain_text_with_formatting_and_previews_off(webhook_
     assert deliver(kind="slack", destination="hook") == "delivered"
     (body,) = receiver.accepted.values()
     assert body == {
-        "text": "Exports &lt;i&gt;delayed&lt;/i&gt; (update 1)\nExports are delayed. "
+        "text": "Service disruption — Investigating (update 1)\nExports are delayed. "
                 "&lt;https://acme-verify.example|Click to verify your card&gt; &lt;!channel&gt; &lt;@U024BE7LH&gt; "
                 "@everyone &lt;b&gt;Act now&lt;/b&gt; &amp; [read more](https://acme-verify.example/more) *bold* _it_",
         "mrkdwn": False, "unfurl_links": False, "unfurl_media": False,
@@ -59,14 +59,14 @@ def test_the_webhook_gets_the_text_as_one_json_string(webhook_receiver, deliver)
     assert deliver(kind="webhook", destination="hook") == "delivered"
     (body,) = receiver.accepted.values()
     assert body["text"] == HOSTILE and isinstance(body["text"], str)
-    assert set(body) == {"incident", "version", "text", "text_hash", "approved_by", "published_by",
-                         "policy_snapshot_id", "facts_version", "published_at"}
+    assert set(body) == {"incident", "version", "text", "text_hash", "public_title", "state", "impact", "components",
+                         "approved_by", "published_by", "policy_snapshot_id", "facts_version", "published_at"}
 
 
 def test_email_is_a_plain_text_message_with_no_html_part(deliver):
     assert deliver(kind="email", recipients="customers@example.com") == "delivered"
     (message,) = mail.outbox
-    assert message.body == HOSTILE
+    assert f"\n\n{HOSTILE}\n\n" in message.body
     assert message.content_subtype == "plain" and getattr(message, "alternatives", []) == []
     assert message.message().get_content_type() == "text/plain"
 

@@ -1,0 +1,226 @@
+"""Subscribing to the status page by email (reviewer/status/subscriptions.py): double opt-in by a POST
+on the emailed link, one email per subscriber per update through the outbox, one-click unsubscribing
+(RFC 8058) with no CSRF token, the same answer for known and unknown addresses, and bad input."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+import pytest
+import time_machine
+from django.core import mail
+from django.test import Client
+from django.utils import timezone
+
+from agents.models import Run
+from reviewer.models import DeliveryChannel, StatusComponent, Subscriber
+from reviewer.outbox import tasks
+from reviewer.outbox.publishing import PublicFields, publish
+from tests.factories import make_incident, make_run, make_subscriber
+
+pytestmark = pytest.mark.django_db
+
+SUBSCRIBE = "/status/subscribe/"
+TEXT = "Some card payments fail in the EU. We are working on a fix."
+INTERNAL_TITLE = "P1 PSP timeout on db-7 failover"
+
+
+@pytest.fixture(autouse=True)
+def channels(monkeypatch, settings):
+    """The status page and the subscribers channel; deliveries are run by hand, not by a broker."""
+    monkeypatch.setattr(tasks.deliver, "delay", lambda pk: None)
+    settings.SITE_URL = "https://status.example.com"
+    DeliveryChannel.objects.all().delete()
+    DeliveryChannel.objects.create(name="Status page", kind="status")
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+
+
+@pytest.fixture
+def incident():
+    return make_incident("inc_pay_2041", title=INTERNAL_TITLE)
+
+
+def publish_and_deliver(users, incident, **fields):
+    """Publish TEXT with ``fields`` (PublicFields) and make one attempt of each of its deliveries."""
+    run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT)
+    update = publish(incident, TEXT, actor=users.ops, source_run=run, fields=PublicFields(**fields))
+    for delivery in update.deliveries.all():
+        tasks.attempt(delivery.pk)
+    return update
+
+
+def link_in(message, prefix: str) -> str:
+    """The path of the first link in the email's body whose path starts with ``prefix``."""
+    for url in re.findall(r"https?://\S+", message.body):
+        if urlsplit(url).path.startswith(prefix):
+            return urlsplit(url).path
+    raise AssertionError(f"no {prefix} link in {message.body!r}")
+
+
+def test_a_customer_subscribes_confirms_gets_each_update_once_and_unsubscribes_in_one_click(users, incident):
+    checkout = StatusComponent.objects.create(name="Checkout")
+    client = Client(enforce_csrf_checks=True)
+    page = client.get(SUBSCRIBE)
+    token = page.cookies["csrftoken"].value
+    response = client.post(SUBSCRIBE, {"email": "Ada@Example.com", "scope": "all", "csrfmiddlewaretoken": token})
+    assert response.status_code == 200 and "ada@example.com" in response.content.decode().lower()
+    (confirmation,) = mail.outbox
+    assert confirmation.to == ["ada@example.com"]
+    assert confirmation.subject == "Service status: confirm your subscription"
+    confirm = link_in(confirmation, "/status/subscribe/confirm/")
+    subscriber = Subscriber.objects.get()
+
+    # A mail scanner's GET confirms nothing; the button's POST does.
+    page = client.get(confirm)
+    assert page.status_code == 200 and ">Confirm</button>" in page.content.decode()
+    subscriber.refresh_from_db()
+    assert subscriber.confirmed_at is None
+    assert client.post(confirm, {"csrfmiddlewaretoken": token}).status_code == 200
+    subscriber.refresh_from_db()
+    assert subscriber.active
+
+    mail.outbox.clear()
+    update = publish_and_deliver(users, incident, title="Card payments failing", state="identified",
+                                 components={checkout.pk: "partial_outage"})
+    (message,) = mail.outbox
+    assert message.to == ["ada@example.com"]
+    assert message.subject == "Service status: Card payments failing — Identified"
+    unsubscribe = f"https://status.example.com/status/unsubscribe/{subscriber.key}/"
+    assert message.extra_headers["List-Unsubscribe"] == f"<{unsubscribe}>"
+    assert message.extra_headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert "Card payments failing" in message.body and "Status: Identified" in message.body
+    assert "Checkout: Partial outage" in message.body and TEXT in message.body
+    assert "https://status.example.com/status/\n" in message.body and unsubscribe in message.body
+    whole = " ".join([message.subject, message.body, *message.extra_headers.values()])
+    assert "inc_pay_2041" not in whole and "db-7" not in whole and "P1" not in whole
+
+    # The outbox sends it once: a second attempt (a redelivered task) finds it delivered.
+    delivery = update.deliveries.get(subscriber=subscriber)
+    assert (delivery.status, tasks.attempt(delivery.pk)) == ("delivered", "skipped")
+    assert len(mail.outbox) == 1
+
+    # The mail provider's one-click POST: no cookie, no CSRF token.
+    provider = Client(enforce_csrf_checks=True)
+    response = provider.post(urlsplit(unsubscribe).path, "List-Unsubscribe=One-Click",
+                             content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 200
+    subscriber.refresh_from_db()
+    assert subscriber.unsubscribed_at is not None and not subscriber.active
+
+    mail.outbox.clear()
+    second = publish_and_deliver(users, incident, state="monitoring")
+    assert mail.outbox == [] and not second.deliveries.filter(subscriber__isnull=False).exists()
+
+
+def test_the_subscribe_form_needs_its_csrf_token():
+    response = Client(enforce_csrf_checks=True).post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"})
+    assert response.status_code == 403 and not Subscriber.objects.exists() and mail.outbox == []
+
+
+def test_the_answer_is_the_same_for_a_known_and_an_unknown_address_and_a_confirmed_one_is_not_asked_again(client):
+    make_subscriber("known@example.com")
+    known = client.post(SUBSCRIBE, {"email": "known@example.com", "scope": "all"})
+    unknown = client.post(SUBSCRIBE, {"email": "unknown@example.com", "scope": "all"})
+    assert known.status_code == unknown.status_code == 200
+    assert known.content.decode().replace("known@", "X@") == unknown.content.decode().replace("unknown@", "X@")
+    assert [m.to for m in mail.outbox] == [["unknown@example.com"]]  # the confirmed address got nothing
+    assert Subscriber.objects.get(email="known@example.com").active
+
+
+def test_an_unconfirmed_or_unsubscribed_address_is_asked_again_at_most_every_ten_minutes(client):
+    api, checkout = StatusComponent.objects.create(name="API"), StatusComponent.objects.create(name="Checkout")
+    gone = make_subscriber("gone@example.com")
+    gone.unsubscribe()
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        client.post(SUBSCRIBE, {"email": "gone@example.com", "scope": "chosen", "components": [api.pk]})
+        clock.shift(timedelta(minutes=9))
+        again = client.post(SUBSCRIBE, {"email": "gone@example.com", "scope": "chosen", "components": [checkout.pk]})
+        assert again.status_code == 200 and len(mail.outbox) == 1  # the same answer, and no second email yet
+        clock.shift(timedelta(minutes=2))
+        client.post(SUBSCRIBE, {"email": "gone@example.com", "scope": "all"})
+    assert [m.to for m in mail.outbox] == [["gone@example.com"]] * 2
+    gone.refresh_from_db()
+    assert (gone.confirmed_at, gone.unsubscribed_at, list(gone.components.all())) == (None, None, [])
+    assert Subscriber.objects.count() == 1
+
+
+def test_only_a_confirmed_subscriber_gets_updates(users, incident):
+    make_subscriber("pending@example.com", confirmed=False)
+    update = publish_and_deliver(users, incident)
+    assert mail.outbox == [] and not update.deliveries.filter(subscriber__isnull=False).exists()
+
+
+def test_a_subscriber_to_some_components_gets_only_the_updates_about_them(users, incident):
+    api, checkout = StatusComponent.objects.create(name="API"), StatusComponent.objects.create(name="Checkout")
+    make_subscriber("api@example.com", api)
+    make_subscriber("all@example.com")
+    publish_and_deliver(users, incident, title="Checkout is slow", components={checkout.pk: "degraded_performance"})
+    assert [m.to for m in mail.outbox] == [["all@example.com"]]
+    mail.outbox.clear()
+    publish_and_deliver(users, incident, components={api.pk: "major_outage", checkout.pk: "operational"})
+    assert sorted(m.to[0] for m in mail.outbox) == ["all@example.com", "api@example.com"]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"email": "a" * 250 + "@example.com", "scope": "all"}, "at most 254 characters (it has 262)"),
+    ({"email": "not an address", "scope": "all"}, "Enter an email address such as name@example.com."),
+    ({"email": "", "scope": "all"}, "This field is required."),
+    ({"email": "ada@example.com", "scope": "chosen", "components": ["999"]}, "There is no component 999"),
+    ({"email": "ada@example.com", "scope": "chosen", "components": ["abc"]}, "“abc” is not a component"),
+    ({"email": "ada@example.com", "scope": "chosen"}, "Choose at least one component, or every update."),
+    ({"email": "ada@example.com", "scope": "some"}, "Choose every update, or only some components."),
+])
+def test_bad_input_is_refused_with_a_precise_message_and_nothing_is_stored_or_sent(client, data, message):
+    response = client.post(SUBSCRIBE, data)
+    assert response.status_code == 422 and message in response.content.decode()
+    assert not Subscriber.objects.exists() and mail.outbox == []
+
+
+def test_a_mail_server_that_fails_is_said_plainly(client, monkeypatch):
+    def refuse(self, fail_silently=False):
+        raise ConnectionRefusedError("no mail server")
+
+    real_send = mail.EmailMessage.send
+    monkeypatch.setattr(mail.EmailMessage, "send", refuse)
+    response = client.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"})
+    assert response.status_code == 503 and "could not be sent just now" in response.content.decode()
+    monkeypatch.setattr(mail.EmailMessage, "send", real_send)
+    assert client.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"}).status_code == 200
+    assert [m.to for m in mail.outbox] == [["ada@example.com"]]  # a try right after a failure sends
+
+
+@pytest.mark.parametrize("path", ["/status/subscribe/confirm/{key}/", "/status/unsubscribe/{key}/"])
+def test_an_unknown_or_malformed_key_is_not_found(client, path):
+    make_subscriber()
+    for key in ("7d0c7d4e-8a3b-4c59-9d55-1f1f3b1c2a90", "not-a-key"):
+        assert client.get(path.format(key=key)).status_code == 404
+        assert client.post(path.format(key=key)).status_code == 404
+    assert Subscriber.objects.get().active
+
+
+def test_unsubscribing_asks_on_get_and_is_idempotent_on_post(client):
+    subscriber = make_subscriber()
+    path = f"/status/unsubscribe/{subscriber.key}/"
+    assert ">Unsubscribe</button>" in client.get(path).content.decode()
+    subscriber.refresh_from_db()
+    assert subscriber.active
+    first, second = client.post(path), client.post(path)
+    assert first.status_code == second.status_code == 200 and "is unsubscribed" in second.content.decode()
+    subscriber.refresh_from_db()
+    assert not subscriber.active
+
+
+def test_a_confirm_link_does_not_bring_back_an_address_that_unsubscribed(client):
+    subscriber = make_subscriber(confirmed=False)
+    subscriber.unsubscribe()
+    response = client.post(f"/status/subscribe/confirm/{subscriber.key}/")
+    assert "has unsubscribed since it asked" in response.content.decode()
+    subscriber.refresh_from_db()
+    assert not subscriber.active and subscriber.confirmed_at is None
+
+
+def test_the_status_page_links_to_subscribing(client):
+    assert f'href="{SUBSCRIBE}"' in client.get("/status/").content.decode()
+

@@ -23,6 +23,7 @@ from reviewer.models import (
     Notification,
     NotificationChannel,
     PublishedUpdate,
+    StatusComponent,
 )
 
 # The admin is part of the product: its name and colours (templates/admin/base_site.html), not Django's.
@@ -103,6 +104,16 @@ class DeliveryChannelAdmin(admin.ModelAdmin):
     form = DeliveryChannelForm
     list_display = ["name", "kind", "destination", "enabled"]
     list_filter = ["kind", "enabled"]
+
+
+@admin.register(StatusComponent)
+class StatusComponentAdmin(admin.ModelAdmin):
+    """The parts of the service the public status page lists; saving or deleting one rebuilds the page
+    (``reviewer.models.status_page_changed``). A component an update named cannot be deleted."""
+
+    list_display = ["name", "position", "description"]
+    list_editable = ["position"]
+    search_fields = ["name", "description"]
 
 
 class DeliveryInline(ReadOnlyMixin, admin.TabularInline):

@@ -9,7 +9,9 @@ from reviewer.models import Escalation
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_user
 
-PUBLIC = {"login", "logout", "status"}  # the public status page needs no login
+# the public status page (every page of it) needs no login
+PUBLIC = {"login", "logout", "status", "status_history", "status_incident", "status_feed", "status_feed_rss",
+          "status_summary", "status_json"}
 
 
 def product_urls():

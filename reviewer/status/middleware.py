@@ -37,6 +37,7 @@ class StatusPageMiddleware:
 
     def __call__(self, request):
         if request.path_info.startswith(self.prefix) and request.method in ("GET", "HEAD"):
+            request.get_host()  # ALLOWED_HOSTS holds here too: another host gets the usual 400
             try:
                 match = resolve(request.path_info)
                 if match.url_name in STATUS_URLS:

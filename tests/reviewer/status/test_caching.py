@@ -129,3 +129,8 @@ def test_the_early_answers_keep_the_security_headers_of_every_page(client, compo
     response = client.get(path)
     for header in ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy"):
         assert response[header] == page[header], header
+
+
+def test_a_host_not_allowed_gets_400_on_the_early_answers_too(client, components):
+    assert client.get("/status/", HTTP_HOST="status.evil.example").status_code == 400
+    assert client.get("/status/").status_code == 200

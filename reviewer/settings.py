@@ -231,6 +231,8 @@ SITE_URL = os.environ.get("SITE_URL") or "http://127.0.0.1:8000"
 # updates its feed carries.
 STATUS_PAGE_NAME = os.environ.get("STATUS_PAGE_NAME") or "Our service"
 STATUS_FEED_ENTRIES = envint("STATUS_FEED_ENTRIES", 50)
+if not 1 <= STATUS_FEED_ENTRIES <= 1000:
+    raise ValueError(f"STATUS_FEED_ENTRIES must be 1-1000, got {STATUS_FEED_ENTRIES}")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -26,7 +26,14 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, linebreaks
 
 from reviewer.models import StatusSnapshot
-from reviewer.status.public import STATE_LABELS, PublicIncident, StatusPage, previous_statuses, status_page
+from reviewer.status.public import (
+    STATE_LABELS,
+    PublicIncident,
+    StatusPage,
+    previous_statuses,
+    public_updates,
+    status_page,
+)
 
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
@@ -188,10 +195,24 @@ def etag_of(body: str) -> str:
     return '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
 
 
+def _may_exist(name: str) -> bool:
+    """Whether ``name`` can be built, asked with one small query before reading every update: an
+    address someone made up (an incident or a history page that is not there) costs no more."""
+    kind, _, key = name.partition(":")
+    if kind == "incident":
+        return public_updates().filter(public_incident_id=key).exists()
+    if kind == "history" and key.isdigit() and int(key) > 1:
+        incidents = public_updates().order_by().values("incident").distinct().count()
+        return (int(key) - 1) * HISTORY_PER_PAGE < incidents
+    return True
+
+
 def build(name: str, page: StatusPage | None = None) -> StatusSnapshot | None:
     """Build ``name`` and store it, unless a build for a newer generation got there first; returns
     the row as stored (None for a representation that does not exist)."""
     row = StatusSnapshot.objects.filter(name=name).first()
+    if row is None and page is None and not _may_exist(name):
+        return None
     generation = row.generation if row is not None else 1
     # Times in UTC, whatever zone the request that happens to build it was in.
     with timezone.override(UTC):

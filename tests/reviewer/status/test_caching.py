@@ -134,3 +134,18 @@ def test_the_early_answers_keep_the_security_headers_of_every_page(client, compo
 def test_a_host_not_allowed_gets_400_on_the_early_answers_too(client, components):
     assert client.get("/status/", HTTP_HOST="status.evil.example").status_code == 400
     assert client.get("/status/").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/status/incidents/made_up/", "/status/history/?page=7"])
+def test_an_address_that_is_not_there_costs_small_queries_not_a_read_of_every_update(client, components,
+                                                                                      publish_update, incident,
+                                                                                      path):
+    publish_update(incident, title="Card payments failing")
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(path).status_code == 404
+    sql = [q["sql"] for q in queries]
+    # The early answer asks, then the whole stack asks again to render its 404 page: two EXISTS or
+    # COUNT queries, and never the read of every update with its components.
+    assert len([q for q in sql if "reviewer_publishedupdate" in q]) <= 2, sql
+    assert not [q for q in sql if "reviewer_updatecomponent" in q or "reviewer_statuscomponent" in q], sql
+    assert not StatusSnapshot.objects.filter(name__in=["incident:made_up", "history:7"]).exists()

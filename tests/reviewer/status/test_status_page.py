@@ -218,3 +218,11 @@ def test_published_updates_are_the_only_source(components, publish_update, incid
 @pytest.mark.parametrize("method", ["post", "put", "delete"])
 def test_the_status_pages_only_answer_reading(client, method, components):
     assert getattr(client, method)("/status/").status_code == 405
+
+
+@pytest.mark.parametrize("value", ["0", "many", "5000"])
+def test_a_feed_size_that_is_not_one_refuses_to_start(value):
+    from tests.reviewer.test_production_settings import django_setup, strong_key
+
+    out = django_setup(SECRET_KEY=strong_key(), STATUS_FEED_ENTRIES=value)
+    assert out.returncode != 0 and "STATUS_FEED_ENTRIES" in out.stderr

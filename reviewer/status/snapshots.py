@@ -28,6 +28,7 @@ from django.utils.html import escape, linebreaks
 from reviewer.models import StatusSnapshot
 from reviewer.status.public import (
     STATE_LABELS,
+    UNSTATED,
     PublicIncident,
     StatusPage,
     previous_statuses,
@@ -110,10 +111,10 @@ def _feed(page: StatusPage, kind: type[feedgenerator.SyndicationFeed]) -> tuple[
         incident = incidents[update.public_incident_id]
         url = f"{incident_url(incident)}#update-{update.pk}"
         title = update.public_title or incident.title
-        feed.add_item(title=f"{title}: {STATE_LABELS[update.state or 'investigating']}", link=url, unique_id=url,
+        feed.add_item(title=f"{title}: {STATE_LABELS[update.state or UNSTATED]}", link=url, unique_id=url,
                       unique_id_is_permalink=True, pubdate=update.published_at, updateddate=update.published_at,
                       description=linebreaks(escape(update.text)), text=update.text)
-    return feed.writeString("utf-8"), f"{kind.content_type}"
+    return feed.writeString("utf-8"), kind.content_type
 
 
 def _component(view) -> dict:
@@ -129,7 +130,7 @@ def _incident_json(page: StatusPage, incident: PublicIncident) -> dict:
     for update in incident.updates:
         before = previous_statuses(incident, update)
         updates.append({
-            "id": str(update.pk), "incident_id": incident.incident_id, "status": update.state or "investigating",
+            "id": str(update.pk), "incident_id": incident.incident_id, "status": update.state or UNSTATED,
             "body": update.text, "created_at": iso(update.published_at), "updated_at": iso(update.published_at),
             "display_at": iso(update.published_at),
             "affected_components": [{"code": str(row.component_id), "name": row.component.name,

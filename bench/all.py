@@ -31,6 +31,7 @@ BENCHES = {
     "pages": ([], ["--runs", "20000", "--pending", "1000", "--decided", "500", "--requests", "10", "--no-try"]),
     "model_cost": ([], []),
     "load": (["--clients", "50", "--seconds", "30"], ["--clients", "10", "--seconds", "5"]),
+    "status_page": (["--clients", "20", "--seconds", "10"], ["--clients", "5", "--seconds", "2", "--incidents", "10"]),
 }
 
 

@@ -23,6 +23,7 @@ from reviewer.models import (
     Notification,
     NotificationChannel,
     PublishedUpdate,
+    StatusComponent,
     Subscriber,
 )
 
@@ -142,6 +143,14 @@ class SubscriberAdmin(admin.ModelAdmin):
     def unsubscribe(self, request, queryset):
         count = queryset.filter(unsubscribed_at__isnull=True).update(unsubscribed_at=timezone.now())
         messages.success(request, f"{count} address{'es' if count != 1 else ''} unsubscribed.")
+@admin.register(StatusComponent)
+class StatusComponentAdmin(admin.ModelAdmin):
+    """The parts of the service the public status page lists; saving or deleting one rebuilds the page
+    (``reviewer.models.status_page_changed``). A component an update named cannot be deleted."""
+
+    list_display = ["name", "position", "description"]
+    list_editable = ["position"]
+    search_fields = ["name", "description"]
 
 
 class DeliveryInline(ReadOnlyMixin, admin.TabularInline):

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 
 class ReviewerConfig(AppConfig):
@@ -14,6 +14,7 @@ class ReviewerConfig(AppConfig):
         from reviewer.celery import TASK_PACKAGES
         from reviewer.desk.decisions import open_escalation
         from reviewer.destinations import DestinationError, declared
+        from reviewer.models import StatusComponent, status_page_changed
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
 
@@ -28,3 +29,7 @@ class ReviewerConfig(AppConfig):
         post_migrate.connect(install_default_channel, sender=self, dispatch_uid="reviewer.default_channel")
         run_finished.connect(open_escalation, dispatch_uid="reviewer.open_escalation")
         run_finished.connect(auto_publish, dispatch_uid="reviewer.auto_publish")
+        # The status page lists the components; a deploy migrates, and its templates may have changed.
+        post_save.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_saved")
+        post_delete.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_deleted")
+        post_migrate.connect(status_page_changed, sender=self, dispatch_uid="reviewer.status_page_migrated")

@@ -326,7 +326,7 @@ class ApiIdempotencyKey(models.Model):
 
 def status_page_name() -> str:
     """The name customers know the status page by, in its header and every email's subject."""
-    return getattr(settings, "STATUS_PAGE_NAME", "Service status")
+    return settings.STATUS_PAGE_NAME
 
 
 def absolute_url(view_name: str, *args) -> str:
@@ -421,6 +421,11 @@ class Impact(models.TextChoices):
 # The impact an update has when the person publishing it does not say: its worst component's.
 IMPACT_OF_STATUS = {ComponentStatus.OPERATIONAL: Impact.NONE, ComponentStatus.DEGRADED: Impact.MINOR,
                     ComponentStatus.PARTIAL: Impact.MAJOR, ComponentStatus.MAJOR: Impact.CRITICAL}
+
+
+# The public title of an incident's first update when nobody gave one (an automatic publication):
+# words of the product's, never the incident's internal title.
+DEFAULT_TITLE = "Service disruption"
 
 
 def worst_status(statuses) -> str:
@@ -574,6 +579,51 @@ class SubscriberQuerySet(models.QuerySet):
         those who chose one of the components it names."""
         named = UpdateComponent.objects.filter(update=update).values("component")
         return self.active().filter(models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
+class StatusSnapshotQuerySet(models.QuerySet):
+    def outdate(self, *, rebuild: bool = True) -> None:
+        """What the status page shows may have changed (a status delivery delivered, a component
+        edited): every stored representation is out of date, so the next request rebuilds it unless
+        the rebuild task (enqueued after the commit, with ``rebuild``) has done so first."""
+        from reviewer.celery import enqueue_on_commit
+
+        self.update(generation=models.F("generation") + 1)
+        if rebuild:
+            # A broker that is down must not undo a delivery: the next request rebuilds instead.
+            enqueue_on_commit("reviewer.tasks.rebuild_status_page", robust=True)
+
+
+class StatusSnapshot(models.Model):
+    """One representation of the public status page (the page, a history page, an incident's page,
+    the feed, the JSON summary) stored as it is served: every web process serves the same bytes
+    with the same ETag without rendering them (``reviewer.status.snapshots`` builds them). It is
+    fresh while ``built_generation`` has caught up with ``generation``, which :meth:`outdate` bumps."""
+
+    name = models.CharField(max_length=100, unique=True)  # "page", "history:2", "incident:<id>", "summary.json", ...
+    body = models.TextField()
+    content_type = models.CharField(max_length=100)
+    etag = models.CharField(max_length=80)  # a quoted hash of the body
+    changed_at = models.DateTimeField()  # when the body last changed: the Last-Modified header
+    generation = models.PositiveIntegerField(default=1)
+    built_generation = models.PositiveIntegerField(default=0)
+
+    objects = StatusSnapshotQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"Status page snapshot {self.name}"
+
+    @property
+    def fresh(self) -> bool:
+        return self.built_generation >= self.generation
+
+
+def status_page_changed(sender, **kwargs) -> None:
+    """A component was added, edited or removed (the page lists them), or a deploy migrated (its
+    templates may have changed); connected in ReviewerConfig.ready. After a migration the next
+    request rebuilds: no task is sent while a deploy may not have its workers yet."""
+    StatusSnapshot.objects.outdate(rebuild=sender is StatusComponent)
 
 
 class Subscriber(models.Model):

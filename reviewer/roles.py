@@ -28,7 +28,9 @@ ROLE_PERMISSIONS = {
                    "reviewer.delete_deliverychannel", "reviewer.view_deliverychannel",
                    "reviewer.view_publishedupdate", "reviewer.view_delivery",
                    # the status page's subscribers: narrowed or unsubscribed, never added by hand
-                   "reviewer.view_subscriber", "reviewer.change_subscriber"],
+                   "reviewer.view_subscriber", "reviewer.change_subscriber",
+                   # the components the public status page lists
+                   "reviewer.statuscomponent*"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

@@ -101,6 +101,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (htmx, CSS) from the app itself, no CDN
+    "reviewer.status.middleware.StatusPageMiddleware",  # the stored status page, before what it has no use for
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -225,6 +226,13 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")  #
 
 # The site's own address, for the absolute links in notifications (no trailing slash needed).
 SITE_URL = os.environ.get("SITE_URL") or "http://127.0.0.1:8000"
+
+# The public status page (docs/status-page.md): the company name customers read on it, and how many
+# updates its feed carries.
+STATUS_PAGE_NAME = os.environ.get("STATUS_PAGE_NAME") or "Our service"
+STATUS_FEED_ENTRIES = envint("STATUS_FEED_ENTRIES", 50)
+if not 1 <= STATUS_FEED_ENTRIES <= 1000:
+    raise ValueError(f"STATUS_FEED_ENTRIES must be 1-1000, got {STATUS_FEED_ENTRIES}")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

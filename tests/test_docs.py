@@ -14,7 +14,7 @@ ROOT = Path(__file__).parents[1]
 DOCS = ROOT / "docs"
 README_MAX_LINES = 150
 PAGES = ("running", "desk", "incidents", "publishing", "api", "security", "testing", "architecture",
-         "performance", "performance-log", "contract", "decisions")
+         "performance", "performance-log", "contract", "decisions", "status-page")
 # Code comments point at these sections of docs/contract.md by name.
 CONTRACT_SECTIONS = ("Stop reasons", "The patch guard", "Fact and claim checks", "Budgets", "The route gateway",
                      "Escalations and decisions", "Publishing and the outbox", "Deadlines and notifications")

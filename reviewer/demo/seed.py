@@ -18,7 +18,7 @@ from agents.core.llm.offline import OfflineModel
 from agents.incidents import update_incident
 from agents.models import Incident, Run
 from agents.store import load_demo_data
-from reviewer.models import DeadlineRule, DeliveryChannel, HoldingStatement
+from reviewer.models import DeadlineRule, DeliveryChannel, HoldingStatement, StatusComponent
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
@@ -202,11 +202,23 @@ def load_holding_statements() -> None:
         statement.save()
 
 
+# The parts of the demo service the public status page lists (admin → Status components), made once.
+STATUS_COMPONENTS = [("Checkout", "Card and wallet payments at checkout"), ("API", "The REST API and webhooks"),
+                     ("Sign-in", "Logging in to the dashboard")]
+
+
+def load_status_components() -> None:
+    if not StatusComponent.objects.exists():  # one by one: each save marks the stored status page out of date
+        for position, (name, description) in enumerate(STATUS_COMPONENTS, 1):
+            StatusComponent.objects.create(name=name, description=description, position=position)
+
+
 def load_everything(logins_file: Path) -> dict[str, str]:
     load_demo_data()
     load_incidents()
     ensure_channels()
     load_deadline_rules()
+    load_status_components()
     logins = ensure_users(logins_file)
     load_holding_statements()
     return logins

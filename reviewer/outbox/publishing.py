@@ -25,6 +25,7 @@ from agents.models.incidents import STATES
 from agents.policy_rows import PolicyMissing, load_policy
 from reviewer.celery import enqueue_on_commit
 from reviewer.models import (
+    DEFAULT_TITLE,
     IMPACT_OF_STATUS,
     ComponentStatus,
     Delivery,
@@ -42,9 +43,6 @@ PUBLISH_PERMISSION = "reviewer.publish_update"
 AUTO_PUBLISH = "auto_publish"
 MAX_REASON_CHARS = 200
 MAX_TITLE_CHARS = 120
-# The public title of an incident's first update when nobody gave one (an automatic publication):
-# words of the product's, never the incident's internal title.
-DEFAULT_TITLE = "Service disruption"
 RESOLVED = "resolved"
 # A title is a heading, not a sentence: the checks for prose do not apply to it.
 _NOT_FOR_TITLES = {"invalid_answer:malformed_text", "invalid_answer:uninformative"}

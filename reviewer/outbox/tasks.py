@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from reviewer.models import Delivery
+from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
 from reviewer.outbox.channels import DeliveryFailed, NotSent, send
 
 log = logging.getLogger("agents.deliveries")
@@ -77,8 +77,10 @@ def attempt(delivery_pk: int) -> str:
     except Exception as error:  # a bug must not leave the row pending for ever: count it as a failure
         log.exception("delivery %s failed unexpectedly", delivery.key)
         return _failed(delivery, f"unexpected error: {type(error).__name__}")
-    Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+    delivered = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
         status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), last_error="")
+    if delivered and delivery.channel.kind == DeliveryChannel.Kind.STATUS:
+        StatusSnapshot.objects.outdate()  # the update is public now: the status page shows it
     return "delivered"
 
 

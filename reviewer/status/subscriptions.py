@@ -89,9 +89,14 @@ def subscribe_page(request):
             log.exception("the confirmation email could not be sent")
             form.add_error(None, "The confirmation email could not be sent just now; please try again in a few "
                                  "minutes.")
-            return render(request, "status/subscribe.html", {"form": form}, status=503)
-        return render(request, "status/subscribe.html", {"sent_to": form.cleaned_data["email"]})
-    return render(request, "status/subscribe.html", {"form": form}, status=422 if form.errors else 200)
+            return _page(request, "status/subscribe.html", {"form": form}, status=503)
+        return _page(request, "status/subscribe.html", {"sent_to": form.cleaned_data["email"]})
+    return _page(request, "status/subscribe.html", {"form": form}, status=422 if form.errors else 200)
+
+
+def _page(request, template: str, context: dict, status: int = 200):
+    """A subscription page, under the status page's header with its name."""
+    return render(request, template, {"name": status_page_name(), **context}, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -100,7 +105,7 @@ def confirm_page(request, key):
     if request.method == "POST":
         subscriber.confirm()
         subscriber.refresh_from_db()
-    return render(request, "status/confirm.html", {"subscriber": subscriber, "posted": request.method == "POST"})
+    return _page(request, "status/confirm.html", {"subscriber": subscriber, "posted": request.method == "POST"})
 
 
 # One-click unsubscribing (RFC 8058): the mail provider POSTs "List-Unsubscribe=One-Click" to the
@@ -112,4 +117,4 @@ def unsubscribe_page(request, key):
     if request.method == "POST":
         subscriber.unsubscribe()
         subscriber.refresh_from_db()
-    return render(request, "status/unsubscribe.html", {"subscriber": subscriber, "posted": request.method == "POST"})
+    return _page(request, "status/unsubscribe.html", {"subscriber": subscriber, "posted": request.method == "POST"})

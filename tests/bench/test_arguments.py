@@ -49,6 +49,10 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/pages.py", "--runs", "-5"],
     ["bench/pages.py", "--requests", "0"],
     ["bench/all.py", "--only", "nothing"],
+    ["bench/status_page.py", "--clients", "0"],
+    ["bench/status_page.py", "--seconds", "0"],
+    ["bench/status_page.py", "--port", "http"],
+    ["bench/status_page.py", "--run-every", "-1"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)
@@ -63,3 +67,11 @@ def test_pages_with_an_empty_store_skips_the_pages_it_has_no_row_for():
     assert done.returncode == 0, done.stderr[-2000:]
     assert "skipped 'escalation page (oldest pending)'" in done.stdout
     assert "| dashboard" in done.stdout and "| API: runs" in done.stdout
+
+
+def test_status_page_with_one_client_a_second_prints_its_table():
+    done = bench("bench/status_page.py", "--clients", "1", "--seconds", "1", "--incidents", "3", "--run-every", "0",
+                 timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| status page" in done.stdout and "| static file (ceiling)" in done.stdout
+    assert "machine:" in done.stdout

@@ -14,6 +14,7 @@ from agents import tasks
 from agents.models import Incident
 from agents.policy_rows import PolicyMissing
 from reviewer.desk.forms import StartRunForm
+from reviewer.models import Delivery, DeliveryChannel
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
 from reviewer.permissions import require_perm
 
@@ -38,13 +39,17 @@ def _runs_page(request, incident):
 
 
 def _render_incident(request, incident, form, *, status=200):
+    updates = list(incident.published_updates.for_timeline()[:50])
     context = {
         "incident": incident,
         "form": form,
         "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),
         "versions": incident.versions.select_related("created_by")[:50],
-        "updates": incident.published_updates.for_timeline()[:50],
+        "updates": updates,
+        # Customers see the incident once the status page delivered one of its updates.
+        "public": any(d.channel.kind == DeliveryChannel.Kind.STATUS and d.status == Delivery.Status.DELIVERED
+                      for update in updates for d in update.deliveries.all()),
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
     }
     return render(request, "incidents/detail.html", context, status=status)

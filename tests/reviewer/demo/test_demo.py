@@ -88,3 +88,14 @@ def test_the_demo_incidents_load_through_the_incident_action_and_a_second_load_c
     assert again == first  # the same facts record no new version
     pay = Incident.objects.get(incident_id="inc_pay_2041")
     assert [f.key for f in pay.fact_list()] == [m["key"] for m in pay.context()["fact_meta"]]
+
+
+def test_the_demo_lists_its_components_on_the_status_page_once(client, db):
+    from reviewer.demo.seed import STATUS_COMPONENTS, load_status_components
+    from reviewer.models import StatusComponent
+
+    load_status_components()
+    load_status_components()
+    assert list(StatusComponent.objects.values_list("name", flat=True)) == [name for name, _ in STATUS_COMPONENTS]
+    page = client.get("/status/").content.decode()
+    assert all(name in page for name, _ in STATUS_COMPONENTS) and "All systems operational" in page

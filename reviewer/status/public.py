@@ -1,0 +1,176 @@
+"""What customers see, read from the published updates only (docs/status-page.md).
+
+Every word and status here comes from an update that the status page channel delivered: its public
+title, state, impact, components and text. The incident row is read for nothing but its id (the
+address of its public page): never its internal title, state or facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import F, Prefetch
+
+from reviewer.models import (
+    DEFAULT_TITLE,
+    IMPACT_OF_STATUS,
+    ComponentStatus,
+    Impact,
+    PublishedUpdate,
+    StatusComponent,
+    UpdateComponent,
+    worst_status,
+)
+
+RESOLVED = "resolved"
+# An update published before updates carried a state reads as ongoing: an incident nobody resolved in
+# public stays on the page until someone publishes its resolution.
+UNSTATED = "investigating"
+STATE_LABELS = {"investigating": "Investigating", "identified": "Identified", "monitoring": "Monitoring",
+                RESOLVED: "Resolved"}
+# The overall banner, by how bad it is (Statuspage's indicator: none, minor, major, critical).
+BANNERS = {Impact.NONE: "All systems operational", Impact.MINOR: "Degraded performance",
+           Impact.MAJOR: "Partial outage", Impact.CRITICAL: "Major outage"}
+RECENTLY_RESOLVED = 5
+
+
+@dataclass
+class PublicIncident:
+    """An incident as its published updates tell it; ``updates`` newest first."""
+
+    incident_id: str
+    updates: list[PublishedUpdate]
+
+    @property
+    def latest(self) -> PublishedUpdate:
+        return self.updates[0]
+
+    @property
+    def title(self) -> str:
+        return self.latest.public_title or DEFAULT_TITLE
+
+    @property
+    def state(self) -> str:
+        return self.latest.state or UNSTATED
+
+    @property
+    def state_label(self) -> str:
+        return STATE_LABELS[self.state]
+
+    @property
+    def impact(self) -> str:
+        return self.latest.impact
+
+    @property
+    def impact_label(self) -> str:
+        return Impact(self.impact).label
+
+    @property
+    def resolved(self) -> bool:
+        return self.state == RESOLVED
+
+    @property
+    def started_at(self) -> datetime:
+        return self.updates[-1].published_at
+
+    @property
+    def updated_at(self) -> datetime:
+        return self.latest.published_at
+
+    def first_at(self, state: str) -> datetime | None:
+        """When the incident first reached ``state`` in public (None if it never did)."""
+        return next((u.published_at for u in reversed(self.updates) if (u.state or UNSTATED) == state), None)
+
+    @property
+    def resolved_at(self) -> datetime | None:
+        return self.latest.published_at if self.resolved else None
+
+
+@dataclass
+class ComponentView:
+    component: StatusComponent
+    status: str = ComponentStatus.OPERATIONAL
+    updated_at: datetime | None = None  # when a public update last named it
+
+    @property
+    def status_label(self) -> str:
+        return ComponentStatus(self.status).label
+
+
+@dataclass
+class StatusPage:
+    """Everything the page, the feed and the summary show, from one read of the published updates."""
+
+    incidents: list[PublicIncident]  # newest update first
+    components: list[ComponentView]
+    updates: list[PublishedUpdate] = field(default_factory=list)  # every public update, newest first
+
+    @property
+    def unresolved(self) -> list[PublicIncident]:
+        return [incident for incident in self.incidents if not incident.resolved]
+
+    @property
+    def resolved(self) -> list[PublicIncident]:
+        return sorted((i for i in self.incidents if i.resolved), key=lambda i: i.resolved_at, reverse=True)
+
+    @property
+    def recently_resolved(self) -> list[PublicIncident]:
+        return self.resolved[:RECENTLY_RESOLVED]
+
+    @property
+    def indicator(self) -> str:
+        """How bad it is overall: the worst component's status as an impact, or the worst impact an
+        unresolved incident declares (an incident may name no component), as Statuspage reckons it."""
+        impacts = [IMPACT_OF_STATUS[worst_status(c.status for c in self.components)]]
+        impacts += [incident.impact for incident in self.unresolved]
+        return max(impacts, key=list(Impact.values).index)
+
+    @property
+    def banner(self) -> str:
+        return BANNERS[self.indicator]
+
+    @property
+    def updated_at(self) -> datetime | None:
+        return self.updates[0].published_at if self.updates else None
+
+    def incident(self, incident_id: str) -> PublicIncident | None:
+        return next((i for i in self.incidents if i.incident_id == incident_id), None)
+
+
+def public_updates():
+    """Every update the status page shows, newest first, with its components (two queries); the
+    incident's id comes as ``public_incident_id``, and nothing else of the incident row."""
+    rows = UpdateComponent.objects.select_related("component")
+    return (PublishedUpdate.objects.public().annotate(public_incident_id=F("incident__incident_id"))
+            .defer("overridden", "justification", "reason", "policy_snapshot_id", "approved_by")
+            .order_by("-published_at", "-version")
+            .prefetch_related(Prefetch("component_statuses", queryset=rows)))
+
+
+def status_page() -> StatusPage:
+    """The whole public picture: three queries, whatever the number of incidents."""
+    updates = list(public_updates())
+    by_incident: dict[str, list[PublishedUpdate]] = {}
+    for update in updates:  # newest first, so each incident's list is too, and incidents come by their newest
+        by_incident.setdefault(update.public_incident_id, []).append(update)
+    incidents = [PublicIncident(incident_id, rows) for incident_id, rows in by_incident.items()]
+    components = {c.pk: ComponentView(c) for c in StatusComponent.objects.all()}
+    for incident in incidents:
+        for update in incident.updates:
+            for row in update.component_statuses.all():
+                view = components.get(row.component_id)
+                if view is not None and view.updated_at is None:
+                    view.updated_at = update.published_at
+        if not incident.resolved:  # the latest update of each unresolved incident says; the worst wins
+            for row in incident.latest.component_statuses.all():
+                view = components[row.component_id]
+                view.status = worst_status([view.status, row.status])
+    return StatusPage(incidents=incidents, components=list(components.values()), updates=updates)
+
+
+def previous_statuses(incident: PublicIncident, update: PublishedUpdate) -> dict[int, str]:
+    """Each component's status in the incident's update before ``update`` (Statuspage's ``old_status``)."""
+    index = incident.updates.index(update)
+    before = incident.updates[index + 1] if index + 1 < len(incident.updates) else None
+    return {row.component_id: row.status for row in before.component_statuses.all()} if before else {}

@@ -289,6 +289,10 @@ def _claim_answer(request, pk: int, done: bool, failure: str):
         if not done:
             messages.error(request, failure)
         return redirect("inbox")
+    if request.htmx and escalation.status != Escalation.Status.PENDING:
+        # Decided meanwhile: the panel says by whom (with the claim box and the rest out of band).
+        response = _fragment(request, escalation, row=False, claim_error=failure, lost=True)
+        return reswap(retarget(response, "#decision-panel"), "outerHTML")
     if request.htmx:
         context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure,
                    "over_claim_slots": OVER_CLAIM_SLOTS}

@@ -121,6 +121,17 @@ def test_a_claim_swaps_each_forms_decide_anyway_tick(escalation, users, login):
         assert "claimed this: decide anyway" in tick[:tick.index("</span>")]
 
 
+def test_a_claim_on_an_escalation_decided_meanwhile_swaps_the_panel_to_say_who_decided(escalation, users, login):
+    decisions.decide(escalation.pk, users.lead2, "reject", note="Not ours.")  # after the lead's page was drawn
+
+    response = login("lead").post(reverse("escalation_claim", args=[escalation.pk]), {"from": "panel"}, **HTMX)
+
+    page = response.content.decode()
+    assert (response["HX-Retarget"], response["HX-Reswap"]) == ("#decision-panel", "outerHTML")
+    assert page.lstrip().startswith('<div id="decision-panel"') and "Already decided by <strong>Lars</strong>" in page
+    assert 'id="claim-box" class="claim-box" hx-swap-oob="true"' in page and "Approve the candidate" not in page
+
+
 def test_a_decision_in_a_row_swaps_decided_recently_too(escalation, login):
     response = login("lead").post(reverse("escalation_decide", args=[escalation.pk]),
                                   {"action": "reject", "note": "Wrong incident.", "from": "row"}, **HTMX)

@@ -97,6 +97,7 @@ def test_a_lead_requests_changes_and_the_revision_replaces_the_text_without_a_re
     expect(page.locator("form.request-changes textarea[name=instructions]")).to_be_visible()  # asking again
     expect(page.locator("#decision-history")).to_contain_text("request changes")
     assert page.evaluate("() => window.sameDocument") is True  # swapped in place, not reloaded
+    expect(page.locator("body")).not_to_contain_text("revising")  # nothing on the page still says so
     assert page.locator("#change-requests[hx-trigger]").count() == 0  # the polling ended
     screenshot(page, f"request-changes-{size}")
 

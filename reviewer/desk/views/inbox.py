@@ -331,5 +331,6 @@ def request_changes(request, pk):
     except decisions.DecisionInvalid as invalid:
         return _page(request, pk, status=422, error=str(invalid), instructions=instructions,
                      form_action="request_changes")
-    messages.success(request, f"Changes requested on escalation #{pk}: the model is revising the text.")
+    # No flash message: it would stay above the page, saying "revising", after the revision is back.
+    # The page's requested changes say it while it is true.
     return redirect("escalation", pk)

@@ -7,6 +7,8 @@ written. Entries ending in ``:<...>`` take a detail suffix (a decision, a type, 
 
 from __future__ import annotations
 
+from agents.core.policy import DECISIONS
+
 
 class Stop(Exception):
     """A gate stopped the run. ``reason`` is a stop reason from :data:`STOP_REASONS`."""
@@ -242,3 +244,54 @@ def explain(reason: str) -> str:
         if name.endswith(">") and reason.startswith(name.split("<", 1)[0]):
             return text
     return "Unknown stop reason."
+
+
+# Stops that a setting caused: the same inputs under the same settings stop the same way, so a retry
+# is not offered; what would have to change, and who can change it, is said instead
+# (docs/desk.md, 'Which stops offer Retry'). Every other failed run may pass on a retry (a model
+# server that was down, an answer the model may give well-formed next time, a lost worker).
+# A "<…>" is the stop reason's detail (a decision, a target). Not here: an issue type, a risk type
+# or a route target "not allowed by the policy", and a decision not allowed that is none of the known
+# decisions: the model may have made the name up, and a retry may well pass.
+_DECISION_OFF = ("A policy admin switched the “{detail}” decision off for execution (Pipeline policies, decisions "
+                 "allowed in execution); retry after they switch it back on.")
+_DECISION_NOT_ALLOWED = ("The policy does not allow the “{detail}” decision (Pipeline policies, decisions allowed by "
+                         "policy); retry after a policy admin allows it.")
+CONFIGURATION_STOPS: dict[str, str] = {
+    # The admin's switches: a decision, an issue type or a route target switched off, or not allowed.
+    "review_decision_denied_execution:<decision>": _DECISION_OFF,
+    "critique_decision_denied_execution:<decision>": _DECISION_OFF,
+    "review_decision_not_allowed_policy:<decision>": _DECISION_NOT_ALLOWED,
+    "critique_decision_not_allowed_policy:<decision>": _DECISION_NOT_ALLOWED,
+    "route_denied:<target>": (
+        "A policy admin switched the route target “{detail}” off for execution (Route targets, allowed in "
+        "execution); retry after they switch it back on."),
+    # The policy's budgets: the same inputs use about as many tokens, as much money, as many hand-offs.
+    "max_tokens": "The run used up the policy's token budget; retry after a policy admin raises it.",
+    "max_cost": "The run used up the policy's cost budget; retry after a policy admin raises it.",
+    "max_delegations": "The run used up the policy's delegation budget; retry after a policy admin raises it.",
+    # The operator's deployment: no setting in the product changes these.
+    "route_missing:<target>": (
+        "No worker is registered for the route target “{detail}”; retry after an operator deploys one."),
+    "llm_misconfigured": (
+        "The model settings are invalid or name an endpoint that is not declared; retry after an operator "
+        "fixes the model settings (see the run's details)."),
+    "llm_auth_failed": (
+        "The model server refused the credentials; retry after an operator fixes the API key."),
+}
+
+
+def configuration_stop(reason: str) -> str:
+    """What would have to change (and who can change it) before a run that stopped with ``reason``
+    could pass on a retry; "" when the stop is not a setting's doing and a retry may pass. The
+    emergency brake's stops are a setting's too; they go to a person rather than to Retry."""
+    if stopped_by_brake(reason):
+        return "An admin turned on the emergency brake (auto-revision is off); retry after it is released."
+    for name, text in CONFIGURATION_STOPS.items():
+        prefix = name.split("<", 1)[0]
+        if reason == name or (name.endswith(">") and reason.startswith(prefix) and reason != prefix):
+            detail = reason[len(prefix):]
+            if text is _DECISION_NOT_ALLOWED and detail not in DECISIONS:
+                return ""  # a decision the model made up, not one an admin disallowed
+            return text.format(detail=detail)
+    return ""

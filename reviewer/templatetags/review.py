@@ -246,11 +246,19 @@ def _minutes(delta) -> str:
 
 @register.simple_tag
 def deadline_label(escalation) -> SafeString:
-    """The time left as a label (``due in 4 min``, ``overdue by 2 min``), its deadline in the title."""
+    """The time left as a label (``due in 4 min``, ``overdue by 2 min``), its deadline in the title;
+    once decided, how the decision stood to it (``decided 3 min after the deadline``)."""
     left = time_left(escalation)
-    if left is None or escalation.status != "pending":
+    if left is None:
         return SafeString("")
-    state = urgency(escalation)
-    text = f"overdue by {_minutes(left)}" if state == "overdue" else f"due in {_minutes(left)}"
+    if escalation.status != "pending":
+        if escalation.decided_at is None:
+            return SafeString("")
+        late = escalation.decided_at - escalation.deadline_at
+        state, text = (("overdue", f"decided {_minutes(late)} after the deadline") if late.total_seconds() > 0
+                       else ("on-time", "decided before the deadline"))
+    else:
+        state = urgency(escalation)
+        text = f"overdue by {_minutes(left)}" if state == "overdue" else f"due in {_minutes(left)}"
     return format_html('<span class="deadline deadline-{}" title="Deadline {}">{}</span>', state,
                        local_time(escalation.deadline_at), text)

@@ -10,9 +10,10 @@ from playwright.sync_api import expect
 from agents.models import PipelinePolicy, Run
 from agents.tasks import run_now, start_run
 from agents.testing.scripted_demo import CAVEAT
-from agents.testing.scripted_server import delay, tool_call
+from agents.testing.scripted_server import tool_call
 from reviewer.models import ChangeRequest, Escalation
 from tests.browser.helpers import log_in
+from tests.factories import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("no_csp_violation")]
@@ -49,12 +50,23 @@ def test_the_brake_banner_and_its_escalation_as_a_lead_sees_them(page, live_serv
     expect(page.locator("button:has-text('Retry with the same inputs')")).to_have_count(0)
 
 
+# The candidate as the page's text block shows it: the diff from the draft without its deleted words
+# and the "unsupported" flags, spaces collapsed.
+SHOWN_TEXT = """() => {
+  const text = document.querySelector(".the-text pre.marked-text").cloneNode(true);
+  text.querySelectorAll("del, .fact-flag").forEach((e) => e.remove());
+  return text.textContent.replace(/\\s+/g, " ").trim();
+}"""
+
+
 @pytest.mark.parametrize("size", SIZES)
-def test_a_lead_requests_changes_and_the_worker_brings_the_revision_back(
-        page, live_server, demo_runs, start_worker, fake_openai, screenshot, size):
+def test_a_lead_requests_changes_and_the_revision_replaces_the_text_without_a_reload(
+        page, live_server, demo_runs, start_worker, fake_openai, held_replies, screenshot, size):
     escalation = Escalation.objects.get(stop_reason="policy_escalation")
-    revised = f"{escalation.candidate} {CAVEAT}"
-    fake_openai.script(delay(1.0, tool_call("submit_revision", {"revised_answer": revised})))
+    before = escalation.candidate
+    revised = f"{before} {CAVEAT}"
+    # The model answers only when the test has seen the request in flight, however loaded the machine.
+    revision = held_replies(tool_call("submit_revision", {"revised_answer": revised}))
     start_worker(OPENAI_API_KEY="sk-browser", OPENAI_BASE_URL=fake_openai.base_url, OPENAI_MAX_RETRIES="0")
     page.set_viewport_size(SIZES[size])
 
@@ -65,14 +77,28 @@ def test_a_lead_requests_changes_and_the_worker_brings_the_revision_back(
     page.wait_for_url(re.compile(rf"/escalations/{escalation.pk}/$"))
 
     changes = page.locator("#change-requests")
-    expect(changes).to_contain_text("requested changes")
+    expect(changes).to_contain_text("The model is revising the text")
+    wait_for(lambda: fake_openai.requests, message="the revision's model call")
+    edit_box = page.locator(".edit-form textarea[name=text]")
+    expect(edit_box).to_have_value(before)
+    assert page.evaluate(SHOWN_TEXT) == " ".join(before.split())
+    page.evaluate("() => { window.sameDocument = true; }")  # gone if the page reloads
+    screenshot(page, f"request-changes-in-flight-{size}")
+
+    revision.release()
+
     expect(changes).to_contain_text("The revision passed the guard and is now the candidate", timeout=20_000)
-    expect(changes).to_contain_text(CAVEAT)
+    expect(edit_box).to_have_value(revised)  # the edit box holds the revision, exactly
+    assert page.evaluate(SHOWN_TEXT) == " ".join(revised.split())  # so does the text block
+    guard = page.locator("#guard-panel")
+    expect(guard).to_contain_text("The guard on the requested revision")
+    expect(guard).to_contain_text(f"(change #{ChangeRequest.objects.get().pk}) passed the guard")
     expect(changes).to_contain_text("revise · ")  # the model call: stage, model, latency, tokens
-    # The page reloaded itself when the revision came back: the panel offers requests again and the
-    # edit box holds the new candidate.
-    expect(page.locator("form.request-changes textarea[name=instructions]")).to_be_visible()
-    expect(page.locator(".edit-form textarea[name=text]")).to_have_value(revised)
+    expect(page.locator("form.request-changes textarea[name=instructions]")).to_be_visible()  # asking again
+    expect(page.locator("#decision-history")).to_contain_text("request changes")
+    assert page.evaluate("() => window.sameDocument") is True  # swapped in place, not reloaded
+    expect(page.locator("body")).not_to_contain_text("revising")  # nothing on the page still says so
+    assert page.locator("#change-requests[hx-trigger]").count() == 0  # the polling ended
     screenshot(page, f"request-changes-{size}")
 
     change = ChangeRequest.objects.get()
@@ -82,5 +108,6 @@ def test_a_lead_requests_changes_and_the_worker_brings_the_revision_back(
 
     page.click("form:has(input[value=approve]) button[type=submit]")
     expect(page.locator("#decision-panel")).to_contain_text("approved", timeout=5_000)
+    expect(page.locator("#decision-history")).to_contain_text("Approve")  # the history followed the decision
     assert Escalation.objects.get(pk=escalation.pk).final_text == revised
     assert Run.objects.filter(pk=escalation.run_id).exists()

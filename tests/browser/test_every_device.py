@@ -9,21 +9,11 @@ from playwright.sync_api import expect
 
 from agents.models import Run
 from reviewer.models import Escalation
-from tests.browser.helpers import log_in
+from tests.browser.helpers import assert_fits, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SIZES = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
-
-# How far the page reaches past the window's right edge, and the elements that stick out (to say why).
-OVERFLOW = """() => {
-  const width = window.innerWidth;
-  const wide = [...document.querySelectorAll("body *")]
-    .filter((e) => e.getBoundingClientRect().right > width + 1 && getComputedStyle(e).position !== "fixed")
-    .filter((e) => !e.closest(".scroll-x"))
-    .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}.${e.className}`);
-  return {scrollWidth: document.scrollingElement.scrollWidth, innerWidth: width, wide};
-}"""
 
 # The focused element's ring: its style, width, and its contrast with what lies around it.
 FOCUS_RING = """() => {
@@ -131,12 +121,6 @@ def test_every_page_fits_the_screen_for_every_role(page, live_server, people, de
         assert status.evaluate("e => e.getBoundingClientRect().width") > width * 0.8
         nav = page.locator("nav[aria-label=Main]")
         assert nav.evaluate("e => e.getBoundingClientRect().right") <= width
-
-
-def assert_fits(page, name, screenshot):
-    screenshot(page, f"device-{name}")
-    fit = page.evaluate(OVERFLOW)
-    assert fit["scrollWidth"] <= fit["innerWidth"], f"{name} scrolls sideways: {fit}"
 
 
 @pytest.mark.parametrize("size", SIZES)

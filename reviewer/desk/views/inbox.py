@@ -12,7 +12,7 @@ from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.http import reswap, retarget
 
 from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
@@ -27,6 +27,8 @@ VIEW = "reviewer.view_escalation"
 READ = "agents.view_run"
 DECIDE = decisions.DECIDE_PERMISSION
 PAGE_SIZE = 50
+# The escalation page's forms that need a tick to decide over another lead's claim (_over_claim.html).
+OVER_CLAIM_SLOTS = ("approve", "edit", "reject")
 RECENT = 10
 
 
@@ -63,10 +65,7 @@ def inbox(request):
         "pipelines": PIPELINE_CHOICES,
         "stop_reasons": (Escalation.objects.pending().order_by("stop_reason")
                          .values_list("stop_reason", flat=True).distinct()),
-        # decided_at IS NOT NULL (every decided row has it) lets PostgreSQL start its newest-first index
-        # scan past the pending rows, whose NULLs that index holds first.
-        "recent": (Escalation.objects.decided().filter(decided_at__isnull=False).for_list()
-                   .order_by("-decided_at", "-id")[:RECENT]),
+        "recent": _recent(),
         "can_decide": request.user.has_perm(DECIDE),
     }
     # The filter form and the polling swap only the list (with the nav badge out of band); a plain
@@ -74,6 +73,14 @@ def inbox(request):
     fragment = request.htmx and not request.htmx.history_restore_request
     template = "inbox/inbox.html#inbox-list" if fragment else "inbox/inbox.html"
     return render(request, template, context | {"list_oob": bool(fragment)})
+
+
+def _recent():
+    """The escalations decided last, newest first (the inbox's "Decided recently")."""
+    # decided_at IS NOT NULL (every decided row has it) lets PostgreSQL start its newest-first index
+    # scan past the pending rows, whose NULLs that index holds first.
+    return (Escalation.objects.decided().filter(decided_at__isnull=False).for_list()
+            .order_by("-decided_at", "-id")[:RECENT])
 
 
 def _identical_groups(escalations) -> list[list[Escalation]]:
@@ -148,6 +155,7 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "edited": word_diff(escalation.candidate, escalation.final_text) if edited else None,
         "escalation": escalation,
         "decision": escalation.decisions.select_related("actor").first(),
+        "history": escalation.decisions.select_related("actor", "corrects"),  # read only where shown
         "can_decide": request.user.has_perm(DECIDE),
         "text": escalation.candidate if text is None else text,
         "unchanged": unchanged,
@@ -156,10 +164,25 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
     }
 
 
-def _page(request, escalation: Escalation, *, status: int = 200, **extra):
+def _change_requests(pk: int) -> list[ChangeRequest]:
+    """The escalation's change requests. Read before the escalation itself: a revision that lands
+    between the two reads then shows as still in flight (and the poll brings it), never as "now the
+    candidate" above the old text."""
+    return list(ChangeRequest.objects.filter(escalation_id=pk).select_related("requested_by"))
+
+
+def _changes_context(change_requests: list[ChangeRequest]) -> dict:
+    return {"change_requests": change_requests,
+            "change_in_flight": next((c for c in change_requests if c.in_flight), None)}
+
+
+def _page(request, pk: int, *, status: int = 200, **extra):
+    """The whole escalation page, read afresh: its change requests first, then the escalation."""
+    changes = _changes_context(_change_requests(pk))
+    escalation = _escalation(pk)
     diff = word_diff(escalation.draft, escalation.candidate)
     marks = decisions.fact_marks(escalation)
-    context = _panel_context(request, escalation, **extra) | {
+    context = _panel_context(request, escalation, **extra) | changes | {
         "facts": context_facts(escalation.run.context or {}),
         "marks": marks,
         "unsupported_count": sum(not mark.supported for mark in marks),
@@ -168,10 +191,7 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
         "diff": diff,
         "changed": any(op != "equal" for op, _ in diff),
         "side_by_side": request.GET.get("view") == "side",
-        "history": escalation.decisions.select_related("actor", "corrects"),
     }
-    context["change_requests"] = list(escalation.change_requests.select_related("requested_by"))
-    context["change_in_flight"] = next((c for c in context["change_requests"] if c.in_flight), None)
     if escalation.stopped_by_brake and context["review"] is not None and "instructions" not in context:
         # The brake stopped the reviewer's revision: offer its fix plan as the instructions to send.
         context["instructions"] = "\n".join(context["review"].instructions or [])
@@ -182,13 +202,25 @@ def _page(request, escalation: Escalation, *, status: int = 200, **extra):
 @require_safe
 @vary_on_headers("HX-Request")
 def escalation_detail(request, pk):
-    escalation = _escalation(pk)
-    if (request.htmx and request.htmx.target == "change-requests"
-            and not escalation.change_requests.filter(status__in=ChangeRequest.IN_FLIGHT).exists()):
-        # The requested revision is back: the candidate, the diff and the panel changed too, so the
-        # poll reloads the whole page rather than swapping its own section.
-        return HttpResponseClientRefresh()
-    return _page(request, escalation)
+    if request.htmx and request.htmx.target == "change-requests":
+        return _changes_poll(request, pk)
+    return _page(request, pk)
+
+
+def _changes_poll(request, pk: int):
+    """The requested changes' section polls while the model revises the text. In flight: the section
+    again, still polling. Back: the revision changed the candidate, the text, the diff, the edit box,
+    the guard's panel and the history, so the whole page body is swapped in, as one unit (no reload:
+    a reload could keep a field's old value) and without the trigger, which ends the polling."""
+    changes = _changes_context(_change_requests(pk))
+    if changes["change_in_flight"] is not None:
+        escalation = get_object_or_404(Escalation, pk=pk)
+        return render(request, "inbox/_change_requests.html", {"escalation": escalation, **changes})
+    response = _page(request, pk)
+    retarget(response, "#escalation-body")
+    reswap(response, "outerHTML")
+    response["HX-Reselect"] = "#escalation-body"
+    return response
 
 
 @require_perm(DECIDE)
@@ -201,17 +233,20 @@ def check_edit(request, pk):
     if request.htmx:
         context = _panel_context(request, escalation, text=text, note=note, check=check, oob=True)
         return render(request, "inbox/escalation.html#edit-check", context)
-    return _page(request, escalation, text=text, note=note, check=check, form_action="edit_approve")
+    return _page(request, pk, text=text, note=note, check=check, form_action="edit_approve")
 
 
 def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, **extra):
     """The row (inbox) or the decision panel (escalation page), with the nav badge swapped out of band."""
     if row:
+        # With the row: the inbox's count, the badge and the recent decisions, all swapped out of band.
         context = {"escalation": escalation, "can_decide": request.user.has_perm(DECIDE), **extra,
-                   **_list_count(request)}
+                   **_list_count(request), "recent": _recent()}
         template = "inbox/inbox.html#escalation-row"
     else:
-        context, template = _panel_context(request, escalation, **extra), "inbox/escalation.html#decision-panel"
+        # With the panel: the status, the claim, the history and (once decided) the requested changes.
+        context = _panel_context(request, escalation, **extra) | _changes_context(_change_requests(escalation.pk))
+        template = "inbox/escalation.html#decision-panel"
     return render(request, template, context | {"oob_badge": True}, status=status)
 
 
@@ -233,12 +268,12 @@ def decide(request, pk):
             form |= {"text": text, "check": decisions.guard_edit(escalation, text)}
         if request.htmx:
             return _fragment(request, escalation, row=row, status=422, **form)
-        return _page(request, escalation, status=422, **form)
+        return _page(request, pk, status=422, **form)
     decided = _escalation(pk)
     if not outcome.won:  # someone was quicker: say who, and change nothing
         if request.htmx:
             return _fragment(request, decided, row=row, status=409, lost=True)
-        return _page(request, decided, status=409, lost=True)
+        return _page(request, pk, status=409, lost=True)
     if request.htmx:
         # Don't redirect after an htmx request: the row or the panel swaps in place.
         return _fragment(request, decided, row=row, just_decided=True)
@@ -254,9 +289,14 @@ def _claim_answer(request, pk: int, done: bool, failure: str):
         if not done:
             messages.error(request, failure)
         return redirect("inbox")
+    if request.htmx and escalation.status != Escalation.Status.PENDING:
+        # Decided meanwhile: the panel says by whom (with the claim box and the rest out of band).
+        response = _fragment(request, escalation, row=False, claim_error=failure, lost=True)
+        return reswap(retarget(response, "#decision-panel"), "outerHTML")
     if request.htmx:
-        context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure}
-        return render(request, "inbox/escalation.html#claim-box", context)
+        context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure,
+                   "over_claim_slots": OVER_CLAIM_SLOTS}
+        return render(request, "inbox/escalation.html#claim-answer", context)
     if not done:
         messages.error(request, failure)
     return redirect("escalation", pk)
@@ -284,12 +324,13 @@ def release(request, pk):
 @require_POST
 def request_changes(request, pk):
     """A lead sends the text back with instructions: one model revision, then back here."""
-    escalation = _escalation(pk)
+    get_object_or_404(Escalation, pk=pk)
     instructions = request.POST.get("instructions", "")
     try:
         decisions.request_changes(pk, request.user, instructions)
     except decisions.DecisionInvalid as invalid:
-        return _page(request, escalation, status=422, error=str(invalid), instructions=instructions,
+        return _page(request, pk, status=422, error=str(invalid), instructions=instructions,
                      form_action="request_changes")
-    messages.success(request, f"Changes requested on escalation #{pk}: the model is revising the text.")
+    # No flash message: it would stay above the page, saying "revising", after the revision is back.
+    # The page's requested changes say it while it is true.
     return redirect("escalation", pk)

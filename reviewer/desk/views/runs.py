@@ -22,8 +22,9 @@ from django_htmx.http import HTMX_STOP_POLLING, HttpResponseClientRedirect, resw
 
 from agents import tasks
 from agents.core.audit import word_diff
-from agents.core.stops import explain
-from agents.models import Run, is_text_pipeline
+from agents.core.stops import configuration_stop, explain
+from agents.models import PipelinePolicy, Run, is_text_pipeline
+from agents.policy_rows import PolicyMissing
 from reviewer.desk.forms import RunFilterForm
 from reviewer.outbox.publishing import PUBLISH_PERMISSION, offers_publish
 from reviewer.permissions import require_perm
@@ -141,10 +142,28 @@ def _diff(run, audit, draft: str) -> dict | None:
     return None
 
 
+def _active_pipelines() -> set[str]:
+    return set(PipelinePolicy.objects.filter(active=True).values_list("pipeline", flat=True))
+
+
+def retry_blocker(run, active_pipelines: set[str]) -> str:
+    """Why a retry of the failed ``run`` would stop the same way, and who can change that ("" when a
+    retry may pass): a stop a setting caused (agents.core.stops.configuration_stop), or a pipeline
+    with no active policy now (a retry could not even start)."""
+    if not run.failed:
+        return ""
+    if run.pipeline not in active_pipelines:
+        return (f"The {run.get_pipeline_display()} pipeline has no active policy now; retry after a policy admin "
+                "activates one (Pipeline policies).")
+    return configuration_stop(run.stop_reason)
+
+
 def _permissions(request, run, updates: list) -> dict:
     """What the person may do on the page, with the updates that decide whether it can be published."""
+    blocker = retry_blocker(run, _active_pipelines()) if run.failed else ""
     return {
-        "can_retry": run.failed and request.user.has_perm("agents.start_run"),
+        "retry_blocker": blocker,
+        "can_retry": run.failed and not blocker and request.user.has_perm("agents.start_run"),
         "updates": updates,
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
         "can_publish": request.user.has_perm(PUBLISH_PERMISSION) and not updates and offers_publish(run),
@@ -238,9 +257,11 @@ def failed_runs(request):
     shown = Run.objects.select_related("incident", "escalation__decided_by").in_bulk(page.object_list)
     page.object_list = [shown[pk] for pk in page.object_list if pk in shown]
     retries = Run.objects.retry_counts([run.pk for run in page.object_list])
+    active = _active_pipelines()
     for run in page.object_list:
         run.explanation = explain(run.stop_reason)
         run.retry_count = retries.get(run.pk, 0)
+        run.retry_blocker = retry_blocker(run, active)
     return render(request, "runs/failed.html", {
         "runs": page,
         "can_retry": request.user.has_perm("agents.start_run"),
@@ -255,10 +276,17 @@ def retry(request, pk):
         messages.error(request, "Only failed or interrupted runs can be retried; "
                                 "escalated runs are decided in the inbox.")
         return redirect("run", pk=run.pk)
+    if blocker := retry_blocker(run, _active_pipelines()):  # it would stop the same way: say what must change
+        messages.error(request, f"Not retried: {blocker}")
+        return redirect("run", pk=run.pk)
     # A double click must not start two retries: while one is in flight, go to it instead.
     new = run.retries.filter(status__in=Run.IN_FLIGHT).order_by("-created_at", "-id").first()
     if new is None:
-        new = tasks.retry_run(run, user=request.user)
+        try:
+            new = tasks.retry_run(run, user=request.user)
+        except PolicyMissing:  # deactivated since the check above
+            messages.error(request, f"Not retried: the {run.get_pipeline_display()} pipeline has no active policy.")
+            return redirect("run", pk=run.pk)
         messages.success(request, f"Retrying run {run.pk} with the same inputs.")
     else:
         messages.info(request, f"Run {run.pk} is already being retried.")

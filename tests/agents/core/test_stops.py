@@ -87,3 +87,42 @@ def test_explanations_and_escalation_rules():
     assert opens_escalation("policy_escalation") and opens_escalation("patch_violation:no_new_facts")
     assert opens_escalation("invalid_answer:restricted_claims") and not opens_escalation("invalid_answer:too_long")
     assert not opens_escalation("llm_timeout")
+
+
+# -- which stops a setting caused (no Retry; docs/desk.md, 'Which stops offer Retry') ------------------
+
+
+@pytest.mark.parametrize(("reason", "says"), [
+    ("review_decision_denied_execution:approve", "switched the “approve” decision off for execution"),
+    ("critique_decision_denied_execution:escalate", "switched the “escalate” decision off for execution"),
+    ("review_decision_not_allowed_policy:escalate", "does not allow the “escalate” decision"),
+    ("route_denied:billing", "switched the route target “billing” off for execution"),
+    ("route_missing:billing", "an operator deploys one"),
+    ("max_tokens", "raises it"), ("max_cost", "raises it"), ("max_delegations", "raises it"),
+    ("llm_misconfigured", "an operator fixes the model settings"),
+    ("llm_auth_failed", "an operator fixes the API key"),
+    ("review_decision_denied_execution:revise", "emergency brake"),
+])
+def test_a_stop_a_setting_caused_says_what_must_change_and_who_changes_it(reason, says):
+    from agents.core.stops import configuration_stop
+
+    assert says in configuration_stop(reason)
+
+
+@pytest.mark.parametrize("reason", [
+    "llm_timeout", "llm_unavailable", "llm_rate_limited", "llm_circuit_open", "max_seconds", "worker_lost",
+    "invalid_review:decision", "llm_invalid_json", "route_error:billing", "max_route_attempts", "loop_detected",
+    "review_decision_not_allowed_policy:maybe",  # a decision the model made up: a retry may pass
+    "review_issue_not_allowed_policy:made_up", "invalid_route:route_not_allowed:nowhere",
+    "route_denied:", "success",
+])
+def test_a_stop_a_retry_may_get_past_names_no_setting(reason):
+    from agents.core.stops import configuration_stop
+
+    assert configuration_stop(reason) == ""
+
+
+def test_every_configuration_stop_is_a_catalogued_stop_reason():
+    from agents.core.stops import CONFIGURATION_STOPS
+
+    assert set(CONFIGURATION_STOPS) <= set(STOP_REASONS)

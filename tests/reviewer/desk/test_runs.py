@@ -414,7 +414,8 @@ def test_failed_runs_query_count_does_not_grow_with_rows(login, demo_data, djang
     make_failed_runs(rows, incident=demo_data["inc_pay_2041"])
     client = login("ops")
 
-    with django_assert_max_num_queries(9):  # the count, the page's ids, those runs, their retry counts, 4, the banner
+    # the count, the page's ids, those runs, their retry counts, 4, the banner, the active policies (Retry)
+    with django_assert_max_num_queries(10):
         html = client.get(reverse("failed_runs")).content.decode()
     assert len(listed_runs(html)) == rows
 
@@ -432,9 +433,9 @@ def test_run_page_query_count_does_not_grow_with_the_trace(login, demo_data, dja
     Run.objects.bulk_create([Run(pipeline="routing", goal="ticket", retry_of=run) for _ in range(steps)])
     client = login("ops")
 
-    with django_assert_max_num_queries(9):  # 8, and the emergency-brake banner
+    with django_assert_max_num_queries(10):  # 8, the emergency-brake banner and the active policies (Retry)
         assert client.get(run_url(run)).status_code == 200
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):  # and the active policies (Retry)
         assert client.get(trace_url(run), HTTP_HX_REQUEST="true").status_code == 286
 
 
@@ -474,3 +475,40 @@ def test_the_failed_filter_in_sql_agrees_with_run_failed_for_every_catalogued_re
     runs.append(make_run(status="interrupted", stop_reason="worker_lost"))
     assert set(Run.objects.failed().values_list("pk", flat=True)) == {r.pk for r in runs if r.failed}
     assert any(r.failed for r in runs) and any(not r.failed and r.status == "stopped" for r in runs)
+
+
+@pytest.mark.parametrize(("reason", "says"), [
+    ("route_denied:billing", "switched the route target “billing” off for execution"),
+    ("llm_auth_failed", "an operator fixes the API key"),
+    ("max_tokens", "retry after a policy admin raises it"),
+])
+def test_a_stop_a_setting_caused_offers_no_retry_and_says_what_must_change(login, demo_runs, reason, says):
+    stuck = make_run("routing", goal="refund user_id=42", status="stopped", stop_reason=reason)
+    client = login("ops")
+
+    run_page = client.get(run_url(stuck)).content.decode()
+    failed_list = client.get(reverse("failed_runs")).content.decode()
+    retried = client.post(reverse("run_retry", args=[stuck.pk]), follow=True).content.decode()
+
+    assert "Retry with the same inputs" not in run_page and says in run_page
+    assert f'aria-label="Retry run {stuck.pk}"' not in failed_list and says in failed_list
+    assert "Not retried: " in retried and says in retried
+    assert not Run.objects.filter(retry_of=stuck).exists()
+
+
+def test_a_run_of_a_pipeline_without_an_active_policy_offers_no_retry(login, demo_runs):
+    from agents.models import PipelinePolicy
+
+    stuck = make_run("routing", goal="refund user_id=42", status="stopped", stop_reason="llm_timeout")
+    PipelinePolicy.objects.filter(pipeline="routing").update(active=False)
+    client = login("ops")
+
+    assert "has no active policy now" in client.get(run_url(stuck)).content.decode()
+    assert "Not retried: " in client.post(reverse("run_retry", args=[stuck.pk]), follow=True).content.decode()
+    assert not Run.objects.filter(retry_of=stuck).exists()
+
+
+def test_a_stop_a_retry_may_get_past_still_offers_retry(login, demo_runs):
+    timed_out = make_run("routing", goal="refund user_id=42", status="stopped", stop_reason="llm_timeout")
+    page = login("ops").get(run_url(timed_out)).content.decode()
+    assert "Retry with the same inputs" in page and "No retry:" not in page

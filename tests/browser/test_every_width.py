@@ -1,0 +1,78 @@
+"""Every width from a laptop down to a phone: the desk's pages at 1366, 1280, 1024, 800 and 390 px,
+as a lead and as ops, never scroll sideways, and a lead's decision controls (Claim, Reject, Edit…
+in the inbox; Claim, Approve, the edit box and Reject on the escalation page) lie inside the
+window. The inbox holds what makes rows wide: the longest stop reason and another lead's claim.
+Screenshots: test-artifacts/device-width-<role>-<width>-<page>.png."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from agents.models import Run
+from reviewer.desk import decisions
+from reviewer.models import DeadlineBreach, Escalation
+from tests.browser.helpers import assert_fits, log_in
+from tests.factories import make_escalation
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = (1366, 1280, 1024, 800, 390)
+LONGEST_STOP = "critique_decision_denied_execution:revise"
+
+
+@pytest.fixture
+def desk(demo_runs, users, demo_data):
+    """The demo's runs with a pending escalation to decide, one another lead claimed (on the longest
+    stop reason), one decided and one breached; the pages to walk, by name."""
+    open_one = Escalation.objects.filter(status="pending").order_by("pk").first()
+    decided, breached = (make_escalation(incident=demo_data["inc_pay_2041"]) for _ in range(2))
+    claimed = make_escalation(incident=demo_data["inc_pay_2041"], pipeline="self_critique", stop_reason=LONGEST_STOP)
+    decisions.claim(claimed.pk, users.lead2)
+    decisions.decide(decided.pk, users.lead, "reject", note="Not for customers: the region is wrong.")
+    now = timezone.now()
+    Escalation.objects.filter(pk=breached.pk).update(deadline_at=now - timedelta(minutes=7), breached_at=now)
+    DeadlineBreach.objects.create(escalation=breached, deadline_at=now - timedelta(minutes=7))
+    failed = Run.objects.failed().order_by("pk").first()
+    return open_one, claimed, {
+        "home": "/", "inbox": "/inbox/", "escalation-pending": f"/escalations/{open_one.pk}/",
+        "escalation-breached": f"/escalations/{breached.pk}/", "escalation-decided": f"/escalations/{decided.pk}/",
+        "runs": "/runs/", "failed-runs": "/runs/failed/", "run-failed": f"/runs/{failed.pk}/",
+        "run-escalated": f"/runs/{open_one.run_id}/", "incidents": "/incidents/",
+        "incident": "/incidents/inc_pay_2041/", "breaches": "/breaches/",
+    }
+
+
+def assert_in_view(page, locator, what: str, width: int):
+    """The control, scrolled to, lies wholly inside the window's width."""
+    assert locator.count(), f"no {what} on {page.url}"
+    locator.first.scroll_into_view_if_needed()
+    box = locator.first.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width, f"{what} is off screen at {width}px: {box}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("role", ["lead", "ops"])
+def test_desk_pages_fit_every_width_with_the_decision_controls_in_view(page, live_server, desk, screenshot,
+                                                                       role, width):
+    open_one, claimed, pages = desk
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, live_server, role)
+    for name, path in pages.items():
+        response = page.goto(f"{live_server.url}{path}")
+        assert response.status == (403 if name == "inbox" and role == "ops" else 200), (name, response.status)
+        assert_fits(page, f"width-{role}-{width}-{name}", screenshot)
+    if role != "lead":
+        return
+    page.goto(f"{live_server.url}/inbox/")
+    row = page.locator(f"#esc-row-{open_one.pk}")
+    assert_in_view(page, row.locator("form.claim-form button"), "the row's Claim", width)
+    assert_in_view(page, row.locator("form.reject-inline button"), "the row's Reject", width)
+    assert_in_view(page, row.locator("a.edit-link"), "the row's Edit…", width)
+    assert_in_view(page, page.locator(f"#esc-row-{claimed.pk} .row-actions .over-claim"), "'decide anyway'", width)
+    page.goto(f"{live_server.url}/escalations/{open_one.pk}/")
+    assert_in_view(page, page.locator("#claim-box button"), "Claim", width)
+    assert_in_view(page, page.locator("form:has(input[value=approve]) button[type=submit]"), "Approve", width)
+    assert_in_view(page, page.locator(".edit-form textarea[name=text]"), "the edit box", width)
+    assert_in_view(page, page.locator(".edit-form button[type=submit]").first, "Approve the edited text", width)
+    assert_in_view(page, page.locator("form:has(input[value=reject]) button.danger"), "Reject", width)

@@ -325,8 +325,8 @@ class ApiIdempotencyKey(models.Model):
 
 
 def status_page_name() -> str:
-    """The name customers know the status page by, in its header and every email's subject."""
-    return settings.STATUS_PAGE_NAME
+    """The name customers know the status page by (“Acme status”), in every email's subject."""
+    return f"{settings.STATUS_PAGE_NAME} status"
 
 
 def absolute_url(view_name: str, *args) -> str:

@@ -95,8 +95,8 @@ def subscribe_page(request):
 
 
 def _page(request, template: str, context: dict, status: int = 200):
-    """A subscription page, under the status page's header with its name."""
-    return render(request, template, {"name": status_page_name(), **context}, status=status)
+    """A subscription page, under the status page's header with the company's name."""
+    return render(request, template, {"name": settings.STATUS_PAGE_NAME, **context}, status=status)
 
 
 @require_http_methods(["GET", "POST"])

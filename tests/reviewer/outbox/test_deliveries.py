@@ -158,7 +158,7 @@ def test_email_goes_through_djangos_mail_backend(published, settings):
     (message,) = mail.outbox
     assert message.to == ["ops@example.com", "customers@example.com"]
     # What was published, never the incident's id or internal title ("Test incident").
-    assert message.subject == "Service status: Service disruption — Investigating"
+    assert message.subject == "Our service status: Service disruption — Investigating"
     posted = delivery.update.published_at.astimezone(UTC)
     assert message.body == (f"Service disruption\n\nStatus: Investigating\nImpact: Minor\n\n{TEXT}\n\n"
                             f"Posted {posted:%Y-%m-%d %H:%M} UTC\nStatus page: https://status.example.com/status/\n")

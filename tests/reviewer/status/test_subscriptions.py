@@ -68,7 +68,7 @@ def test_a_customer_subscribes_confirms_gets_each_update_once_and_unsubscribes_i
     assert response.status_code == 200 and "ada@example.com" in response.content.decode().lower()
     (confirmation,) = mail.outbox
     assert confirmation.to == ["ada@example.com"]
-    assert confirmation.subject == "Service status: confirm your subscription"
+    assert confirmation.subject == "Our service status: confirm your subscription"
     confirm = link_in(confirmation, "/status/subscribe/confirm/")
     subscriber = Subscriber.objects.get()
 
@@ -86,7 +86,7 @@ def test_a_customer_subscribes_confirms_gets_each_update_once_and_unsubscribes_i
                                  components={checkout.pk: "partial_outage"})
     (message,) = mail.outbox
     assert message.to == ["ada@example.com"]
-    assert message.subject == "Service status: Card payments failing — Identified"
+    assert message.subject == "Our service status: Card payments failing — Identified"
     unsubscribe = f"https://status.example.com/status/unsubscribe/{subscriber.key}/"
     assert message.extra_headers["List-Unsubscribe"] == f"<{unsubscribe}>"
     assert message.extra_headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"

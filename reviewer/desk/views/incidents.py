@@ -15,6 +15,7 @@ from agents.models import Incident
 from agents.policy_rows import PolicyMissing
 from reviewer.desk.forms import StartRunForm
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
+from reviewer.outbox.ready import publish_queue
 from reviewer.permissions import require_perm
 
 RUNS_PER_PAGE = 20
@@ -47,6 +48,9 @@ def _render_incident(request, incident, form, *, status=200):
         "updates": incident.published_updates.for_timeline()[:50],
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
     }
+    if context["can_publish_any"]:
+        context["waiting"] = list(publish_queue(incident.runs.all()))
+        context["waiting_approved"] = all(run.related("escalation") for run in context["waiting"])
     return render(request, "incidents/detail.html", context, status=status)
 
 

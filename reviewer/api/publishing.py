@@ -131,7 +131,7 @@ def _ready_out(run) -> dict:
 def list_ready(request, incident_id: str | None = IdFilter,
                limit: int = Query(50, ge=1, le=PAGE_MAX), offset: int = Offset):
     """The texts ready to publish (the desk's "Ready to publish" page): approved by a lead, or passed
-    every gate, not published yet, drafted in the last 7 days; the incident with the most recent one
+    every gate, not published yet, drafted in the last 24 hours; the incident with the most recent one
     first. Publish one with ``POST /runs/{run_id}/publish``."""
     need(request, publishing.PUBLISH_PERMISSION)
     runs = Run.objects.filter(incident__incident_id=incident_id) if incident_id else None

@@ -5,7 +5,8 @@ nobody published it yet: the text a lead approved on an escalation (approve, or 
 or the answer of a text pipeline's run that passed every gate and was not published automatically.
 Two limits keep the queue about the incidents of now, never the whole history:
 
-- only texts drafted in the last :data:`READY_WINDOW` (the run page still offers Publish for older ones);
+- only texts drafted in the last :data:`READY_WINDOW` (the run page still offers Publish for older ones):
+  the count is on every page ops read, so it reads one day of runs, not the history;
 - a gate-passed text is overtaken once its incident publishes another update after it passed: nobody
   asked for it, and customers already read something newer. An approved text stays (a lead asked for
   it), with ``newer_version`` saying which update overtook it, so ops decide whether it still goes out.
@@ -23,7 +24,7 @@ from agents.core.policy import TEXT_PIPELINES
 from agents.models import Run
 from reviewer.models import Escalation, PublishedUpdate
 
-READY_WINDOW = timedelta(days=7)
+READY_WINDOW = timedelta(hours=24)
 
 
 def ready_to_publish(runs: QuerySet[Run] | None = None) -> QuerySet[Run]:
@@ -48,8 +49,10 @@ def publish_queue(runs: QuerySet[Run] | None = None) -> QuerySet[Run]:
     texts newest first, each with its incident, the approving lead and the approval (for the
     findings the lead overrode) in two queries however many rows."""
     return (ready_to_publish(runs)
-            .annotate(incident_ready_at=Window(Max("ready_at"), partition_by=F("incident_id")))
+            # Partitioned by the incident's name, not its key: partitioning by the key lets SQLite walk
+            # the run_incident_newest index over every run ever made instead of one day of them.
+            .annotate(incident_ready_at=Window(Max("ready_at"), partition_by=F("incident__incident_id")))
             .select_related("incident", "escalation", "escalation__decided_by")
             .defer("context", "policy", "details", "guard", "escalation__guard")
             .prefetch_related("escalation__decisions")
-            .order_by("-incident_ready_at", "incident_id", "-ready_at", "-pk"))
+            .order_by("-incident_ready_at", "incident__incident_id", "-ready_at", "-pk"))

@@ -33,7 +33,8 @@ READY_PER_PAGE = 50
 def ready_to_publish(request):
     """The texts waiting for a Publish click, grouped by incident, the most recent activity first."""
     page = Paginator(publish_queue(), READY_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "publishing/ready.html", {"texts": page, "window_days": READY_WINDOW.days})
+    hours = int(READY_WINDOW.total_seconds() // 3600)
+    return render(request, "publishing/ready.html", {"texts": page, "window_hours": hours})
 
 
 def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: str = "", status: int = 200):

@@ -71,7 +71,9 @@ def test_approved_and_gate_passed_texts_are_listed_and_nothing_else(users, incid
     make_run("reflection", status=Run.Status.OK, answer=TEXT)  # on no incident
     make_run("reflection", incident=incident, status=Run.Status.STOPPED, stop_reason="llm_timeout")
     passed(incident, text="")  # nothing to publish
-    passed(incident, created_at=timezone.now() - timedelta(days=8))  # drafted before the window
+    passed(incident, created_at=timezone.now() - timedelta(hours=25))  # drafted before the window
+    with time_machine.travel(timezone.now() - timedelta(hours=25)):
+        approved(incident, users.lead)  # approved, but a day old: no longer news
 
     assert sorted(listed()) == sorted([approve.pk, edit.pk, gate.pk])
     assert ready_to_publish().count() == 3

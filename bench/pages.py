@@ -390,6 +390,9 @@ PAGES = [
     Page("status page (public)", lambda t: "/status/"),
     Page("deadline breaches", lambda t: "/breaches/"),
     Page(f"API: {HOT_INCIDENT}'s published updates", lambda t: f"/api/incidents/{HOT_INCIDENT}/updates", api=True),
+    Page("ready to publish", lambda t: "/publish/"),
+    Page("runs list, ready to publish", lambda t: "/runs/?ready=on"),
+    Page("API: ready to publish", lambda t: "/api/ready", api=True),
 ]
 
 

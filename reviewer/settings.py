@@ -173,6 +173,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "reviewer.context_processors.navigation",
                 "reviewer.context_processors.brakes",
+                "reviewer.desk.navigation.ready_count",
             ],
         },
     },

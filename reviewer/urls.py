@@ -19,6 +19,7 @@ urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run"),
     path("runs/<int:pk>/trace/", runs.run_trace, name="run_trace"),
     path("runs/<int:pk>/retry/", runs.retry, name="run_retry"),
+    path("publish/", publishing.ready_to_publish, name="ready_to_publish"),
     path("runs/<int:pk>/publish/", publishing.publish_confirm, name="publish_confirm"),
     path("runs/<int:pk>/publish/confirm/", publishing.publish_run, name="publish_run"),
     path("deliveries/<int:pk>/retry/", publishing.retry_delivery, name="delivery_retry"),

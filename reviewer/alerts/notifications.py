@@ -1,4 +1,5 @@
-"""Telling people about escalations: when one opens, when its deadline nears, when it passes.
+"""Telling people about escalations: when one opens, when its deadline nears, when it passes, and
+(ops) when a lead approves its text, so it is ready to publish.
 
 ``enqueue`` writes one :class:`Notification` row per active channel that wants the event (at most
 one per escalation, event and channel: a unique constraint) and sends each through the
@@ -52,10 +53,16 @@ def escalation_link(escalation_pk: int) -> str:
     return settings.SITE_URL.rstrip("/") + reverse("escalation", args=[escalation_pk])
 
 
+def publish_link(run_pk: int) -> str:
+    """The run's publish confirmation as an absolute link, from ``SITE_URL``."""
+    return settings.SITE_URL.rstrip("/") + reverse("publish_confirm", args=[run_pk])
+
+
 HEADLINES = {
     Event.OPENED: "Escalation #{pk} waits for a decision",
     Event.REMINDER: "Reminder: escalation #{pk} is due {due}",
     Event.BREACH: "Deadline breached: escalation #{pk} was not decided in time",
+    Event.APPROVED: "Ready to publish: {incident} — approved by {lead}",
 }
 
 
@@ -64,12 +71,13 @@ def message(escalation: Escalation, event: str, channel: NotificationChannel) ->
     the model's reason is cut short and the receiver renders it (apprise sends it as text)."""
     run = escalation.run
     incident = run.incident if run.incident_id else None
+    if event == Event.APPROVED:
+        return _approved_message(escalation, incident)
     deadline = escalation.deadline_at
     due = f"at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else "with no deadline"
     title = HEADLINES[event].format(pk=escalation.pk, due=due)
     lines = [
-        f"Incident: {incident.incident_id} ({incident.severity or 'no severity'}) {incident.title}"
-        if incident else "Incident: none",
+        f"Incident: {_named(incident)}",
         f"Pipeline: {run.get_pipeline_display()}",
         f"Reason: {escalation.stop_reason}: {_short(escalation.summary)}",
         f"Deadline: {due}",
@@ -80,6 +88,35 @@ def message(escalation: Escalation, event: str, channel: NotificationChannel) ->
                      + (" An approved holding statement can be published from the incident page."
                         if hasattr(escalation, "breach") and escalation.breach.holding_statement_id else ""))
     return title, "\n".join(lines)
+
+
+def _approved_message(escalation: Escalation, incident) -> tuple[str, str]:
+    """What ops are told when a lead approves a text: which incident, who approved it and when, whether
+    findings the lead overrode need acknowledging, and the link to publish it. What ops see on the
+    desk, never the text itself or the model's reasons."""
+    lead = escalation.decided_by
+    lead_name = (lead.get_full_name() or lead.get_username()) if lead is not None else "a support lead"
+    named = _named(incident)
+    title = HEADLINES[Event.APPROVED].format(incident=_short(named, 120), lead=lead_name)
+    decided = escalation.decided_at
+    lines = [
+        f"Incident: {named}",
+        f"{'Edited and approved' if escalation.outcome == 'edited' else 'Approved'} by {lead_name}"
+        + (f" at {decided:%Y-%m-%d %H:%M} UTC" if decided else ""),
+    ]
+    if overridden := escalation.overridden:
+        count = len(overridden)
+        lines.append(f"The lead overrode {count} guard finding{'s' * (count != 1)}: read and acknowledge "
+                     f"{'them' if count != 1 else 'it'} on the confirmation page to publish.")
+    lines.append(f"Review and publish: {publish_link(escalation.run_id)}")
+    return title, "\n".join(lines)
+
+
+def _named(incident) -> str:
+    """The incident as the desk shows it to ops and leads: id, severity and title."""
+    if incident is None:
+        return "none"
+    return f"{incident.incident_id} ({incident.severity or 'no severity'}) {incident.title}"
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -105,7 +142,7 @@ def send(notification: Notification) -> None:
         destination = destinations.resolve(notification.channel.destination)
     except destinations.DestinationError as error:
         raise NotificationFailed(str(error)) from None
-    escalation = Escalation.objects.select_related("run__incident").get(pk=notification.escalation_id)
+    escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=notification.escalation_id)
     title, body = message(escalation, notification.event, notification.channel)
     sender = apprise.Apprise()
     url = apprise_url(destination.url)

@@ -1,4 +1,5 @@
-"""Published updates: an incident's updates with their deliveries, and publishing a run's text."""
+"""Published updates: what is ready to publish, an incident's updates with their deliveries, and
+publishing a run's text."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from django.http import Http404
 from ninja import Field, Query, Router, Schema, Status
 
 from agents.models import Run
-from reviewer.api.common import PAGE_MAX, ApiError, Error, IncidentPath, Offset, RowId, need
+from reviewer.api.common import PAGE_MAX, ApiError, Error, IdFilter, IncidentPath, Offset, RowId, need
 from reviewer.api.incidents import get_incident
 from reviewer.models import PublishedUpdate
 from reviewer.outbox import publishing
+from reviewer.outbox.ready import publish_queue
 
 router = Router(tags=["publishing"])
 
@@ -98,6 +100,42 @@ def list_updates(request, incident_id: str = IncidentPath,
     need(request, "agents.view_incident")
     incident = get_incident(incident_id)
     return [_update_out(u) for u in incident.published_updates.for_timeline()[offset:offset + limit]]
+
+
+class ReadyOut(Schema):
+    run_id: int
+    incident_id: str
+    pipeline: str
+    text: str = Field(..., description="The text as it would be published: as approved, or the run's answer.")
+    ready_since: datetime = Field(..., description="When the lead approved it, or the run passed every gate.")
+    approved_by: str | None = Field(..., description="The approving lead; null for a run that passed every gate.")
+    escalation_id: int | None
+    edited: bool = Field(..., description="The lead edited the text before approving it.")
+    overridden: list[dict] = Field(..., description="Guard findings the lead overrode: publishing them needs "
+                                                    "acknowledge_overrides.")
+    newer_version: int | None = Field(..., description="An update of the incident published after this text was "
+                                                       "approved (it is still listed: a lead asked for it).")
+
+
+def _ready_out(run) -> dict:
+    escalation = run.related("escalation")
+    return {"run_id": run.pk, "incident_id": run.incident.incident_id, "pipeline": run.pipeline,
+            "text": escalation.final_text if escalation else run.answer, "ready_since": run.ready_at,
+            "approved_by": escalation.decided_by.username if escalation and escalation.decided_by_id else None,
+            "escalation_id": escalation.pk if escalation else None,
+            "edited": bool(escalation) and escalation.outcome == "edited",
+            "overridden": escalation.overridden if escalation else [], "newer_version": run.newer_version}
+
+
+@router.get("/ready", response={200: list[ReadyOut], 401: Error, 403: Error, 422: Error})
+def list_ready(request, incident_id: str | None = IdFilter,
+               limit: int = Query(50, ge=1, le=PAGE_MAX), offset: int = Offset):
+    """The texts ready to publish (the desk's "Ready to publish" page): approved by a lead, or passed
+    every gate, not published yet, drafted in the last 24 hours; the incident with the most recent one
+    first. Publish one with ``POST /runs/{run_id}/publish``."""
+    need(request, publishing.PUBLISH_PERMISSION)
+    runs = Run.objects.filter(incident__incident_id=incident_id) if incident_id else None
+    return [_ready_out(run) for run in publish_queue(runs)[offset:offset + limit]]
 
 
 @router.post("/runs/{run_id}/publish",

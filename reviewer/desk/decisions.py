@@ -29,9 +29,10 @@ from agents.core.text import normalize, text_hash
 from agents.models import PipelinePolicy
 from agents.policy_rows import PolicyMissing, load_policy
 from agents.tasks import llm_for, model_settings_record
+from reviewer.alerts import notifications
 from reviewer.alerts.deadlines import deadline_fields
 from reviewer.celery import enqueue_on_commit
-from reviewer.models import ChangeRequest, Decision, Escalation
+from reviewer.models import ChangeRequest, Decision, Escalation, NotificationChannel
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
 # The final decisions; "request_changes" is recorded by :func:`request_changes` and decides nothing.
@@ -256,6 +257,10 @@ def _record_once(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
             escalation_id=escalation_pk, actor=user, at=now, action=judged.action, final_text=judged.final_text,
             guard_results=judged.guard_results, note=judged.note, policy=judged.policy, incident_version=version,
             text_hash=text_hash(judged.final_text) if judged.final_text else "")
+        if judged.status == Escalation.Status.APPROVED:
+            # Every door (page, API, bulk) decides here: ops' channels learn the text is ready to
+            # publish. The rows commit with the decision; they are sent after the commit.
+            notifications.enqueue(escalation_pk, NotificationChannel.Event.APPROVED)
     return Outcome(won=True, escalation=Escalation.objects.select_related("decided_by").get(pk=escalation_pk),
                    decision=decision)
 

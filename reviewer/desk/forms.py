@@ -135,6 +135,7 @@ class RunFilterForm(forms.Form):
                                                         *Run.Status.choices])
     pipeline = forms.ChoiceField(required=False, choices=[("", "any"), *PIPELINE_CHOICES])
     since = forms.ChoiceField(required=False, choices=[("", "any time"), *SINCE.items()])
+    ready = forms.BooleanField(required=False, label="Ready to publish")  # reviewer.outbox.ready
 
     def clean_stop_reason(self) -> str:
         return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")
@@ -187,10 +188,11 @@ class NotificationChannelForm(forms.ModelForm):
 
 
 # What each group is told by default: leads that an escalation waits and is nearly due; the second
-# group that a deadline passed.
+# group that a deadline passed; ops that a lead approved a text, ready to publish.
 GROUP_EVENTS = {
     NotificationChannel.Group.LEADS: [NotificationChannel.Event.OPENED, NotificationChannel.Event.REMINDER],
     NotificationChannel.Group.SECOND: [NotificationChannel.Event.BREACH],
+    NotificationChannel.Group.OPS: [NotificationChannel.Event.APPROVED],
 }
 
 

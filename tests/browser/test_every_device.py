@@ -69,6 +69,8 @@ def pages_of(role: str) -> dict[str, str]:
     if failed is not None:
         pages["run-failed"] = f"/runs/{failed.pk}/"
     passed = Run.objects.filter(status="ok").order_by("pk").first()
+    if role in ("ops", "lead"):
+        pages["ready-to-publish"] = "/publish/"
     if role in ("ops", "lead") and passed is not None:
         pages["publish-confirm"] = f"/runs/{passed.pk}/publish/"
     if role == "lead":

@@ -18,10 +18,11 @@ def nav_links(html: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("name", "links"), [
-    ("lead", ["Dashboard", "Incidents", "Inbox 0", "Runs", "Failed runs", "Status page"]),
-    ("ops", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page"]),
-    ("padmin", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page", "Admin"]),  # a policy admin
-    ("admin", ["Dashboard", "Incidents", "Inbox 0", "Runs", "Failed runs", "Status page", "Admin"]),  # a superuser may
+    ("lead", ["Dashboard", "Incidents", "Inbox 0", "Ready to publish 0", "Runs", "Failed runs", "Status page"]),
+    ("ops", ["Dashboard", "Incidents", "Ready to publish 0", "Runs", "Failed runs", "Status page"]),
+    ("padmin", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page", "Admin"]),  # policy admin: no publishing
+    ("admin", ["Dashboard", "Incidents", "Inbox 0", "Ready to publish 0", "Runs", "Failed runs", "Status page",
+               "Admin"]),  # a superuser may
 ])
 def test_the_nav_has_runs_and_links_the_inbox_only_for_who_may_open_it(client, users, name, links):
     from tests.reviewer.test_access import make_policy_admin
@@ -32,6 +33,8 @@ def test_the_nav_has_runs_and_links_the_inbox_only_for_who_may_open_it(client, u
     assert nav_links(html) == links
     may_open = client.get(reverse("inbox")).status_code == 200
     assert ('href="/inbox/"' in html) == may_open  # nor does the dashboard link it for the others
+    may_publish = client.get(reverse("ready_to_publish")).status_code == 200
+    assert ('href="/publish/"' in html) == may_publish
     assert html.index('class="skip-link" href="#main"') < html.index("<header")
     assert '<main id="main" tabindex="-1">' in html
 

@@ -16,6 +16,7 @@ from agents.policy_rows import PolicyMissing
 from reviewer.desk.forms import StartRunForm
 from reviewer.models import Delivery, DeliveryChannel
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
+from reviewer.outbox.ready import publish_queue
 from reviewer.permissions import require_perm
 
 RUNS_PER_PAGE = 20
@@ -52,6 +53,9 @@ def _render_incident(request, incident, form, *, status=200):
                       for update in updates for d in update.deliveries.all()),
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
     }
+    if context["can_publish_any"]:
+        context["waiting"] = list(publish_queue(incident.runs.all()))
+        context["waiting_approved"] = all(run.related("escalation") for run in context["waiting"])
     return render(request, "incidents/detail.html", context, status=status)
 
 

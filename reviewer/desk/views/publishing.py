@@ -1,9 +1,10 @@
-"""Publishing pages: the publish confirmation with the diff against the incident's last
-published update, the publish click, and a person's retry of a dead-lettered delivery."""
+"""Publishing pages: what is ready to publish, the publish confirmation with the diff against the
+incident's last published update, the publish click, and a person's retry of a dead-lettered delivery."""
 
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -21,7 +22,19 @@ from reviewer.outbox.publishing import (
     publishable,
     retry_failed_delivery,
 )
+from reviewer.outbox.ready import READY_WINDOW, publish_queue
 from reviewer.permissions import require_perm
+
+READY_PER_PAGE = 50
+
+
+@require_perm(PUBLISH_PERMISSION)
+@require_GET
+def ready_to_publish(request):
+    """The texts waiting for a Publish click, grouped by incident, the most recent activity first."""
+    page = Paginator(publish_queue(), READY_PER_PAGE).get_page(request.GET.get("page"))
+    hours = int(READY_WINDOW.total_seconds() // 3600)
+    return render(request, "publishing/ready.html", {"texts": page, "window_hours": hours})
 
 
 def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: str = "", status: int = 200):

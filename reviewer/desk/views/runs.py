@@ -27,6 +27,7 @@ from agents.models import PipelinePolicy, Run, is_text_pipeline
 from agents.policy_rows import PolicyMissing
 from reviewer.desk.forms import RunFilterForm
 from reviewer.outbox.publishing import PUBLISH_PERMISSION, offers_publish
+from reviewer.outbox.ready import ready_to_publish
 from reviewer.permissions import require_perm
 
 RUNS_PER_PAGE = 50
@@ -230,9 +231,11 @@ def _query_without_page(request) -> str:
 def run_list(request):
     form = RunFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    runs = (Run.objects.filtered(stop_reason=filters.get("stop_reason", ""), status=filters.get("status", ""),
-                                 pipeline=filters.get("pipeline", ""), since=filters.get("since"))
-            .select_related("incident", "escalation__decided_by").order_by("-created_at", "-id"))
+    runs = Run.objects.filtered(stop_reason=filters.get("stop_reason", ""), status=filters.get("status", ""),
+                                pipeline=filters.get("pipeline", ""), since=filters.get("since"))
+    if filters.get("ready"):
+        runs = ready_to_publish(runs)
+    runs = runs.select_related("incident", "escalation__decided_by").order_by("-created_at", "-id")
     context = {
         "form": form,
         "runs": _page(request, runs),

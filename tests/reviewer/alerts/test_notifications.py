@@ -201,3 +201,75 @@ def test_slack_webhook_addresses_go_to_apprises_slack_and_others_as_json():
     assert notifications.apprise_url("https://hooks.example.com/n?x=1") == "jsons://hooks.example.com/n?x=1"
     slack = "https://hooks.slack.com/services/T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ"
     assert notifications.apprise_url(slack) == slack
+
+
+# -- approved: ops are told a text is ready to publish -------------------------------------------
+
+
+@pytest.fixture
+def ops_channels(channels):
+    """Besides the leads' and the second group's channels: ops' channel, which wants "approved", and
+    another ops channel that wants nothing of it."""
+    channels.ops = NotificationChannel.objects.create(name="ops room", destination="team-hook", group="ops",
+                                                      events=["approved"])
+    channels.quiet = NotificationChannel.objects.create(name="ops, breaches only", destination="team-hook",
+                                                        group="ops", events=["breach"])
+    return channels
+
+
+@pytest.mark.worker
+def test_a_leads_approval_on_the_page_tells_ops_channel_once_with_the_publish_link(
+        p1, ops_channels, receiver, start_worker, client, users):
+    start_worker(OUTBOUND_DESTINATIONS=f"team-hook={receiver.url}", SITE_URL="http://review.test")
+    escalation = factories.make_escalation(incident=p1)
+    client.force_login(users.lead)
+    response = client.post(f"/escalations/{escalation.pk}/decide/", {"action": "approve"})
+    assert response.status_code == 302
+
+    factories.wait_for(lambda: Notification.objects.filter(status="sent").exists(), message="the approved notice")
+    assert receiver.titles() == [f"Ready to publish: inc_pay_p1 (P1) Payments {XSS} — approved by Lena"]
+    body = receiver.bodies[0]["message"]
+    assert body.startswith(f"Incident: inc_pay_p1 (P1) Payments {XSS}\nApproved by Lena at ")
+    assert f"Review and publish: http://review.test/runs/{escalation.run_id}/publish/" in body
+    assert "We are investigating" not in body and "Needs a person" not in body  # no text, no model reason
+    sent = [(n.event, n.channel.name) for n in Notification.objects.select_related("channel")]
+    assert sent == [("approved", "ops room")]  # not the leads, not the second group, not a channel without it
+
+
+def test_every_door_notifies_once_and_a_rejection_notifies_nobody(p1, ops_channels, users, api, monkeypatch):
+    monkeypatch.setattr("reviewer.alerts.tasks.send_notification.delay", lambda pk: None)
+    by_api = factories.make_escalation(incident=p1)
+    assert api("lead").post(f"/escalations/{by_api.pk}/decision", {"action": "approve"}).status_code == 201
+    again = decisions.decide(by_api.pk, users.lead2, "approve")  # decided already: nothing new
+    assert not again.won
+    rejected = factories.make_escalation(incident=p1)
+    decisions.reject_many([rejected.pk], users.lead, "Not accurate.")
+    rows = list(Notification.objects.values_list("escalation_id", "event", "channel__name"))
+    assert rows == [(by_api.pk, "approved", "ops room")]
+
+
+def test_the_approved_message_says_the_text_was_edited_and_findings_wait_for_acknowledgement(
+        p1, ops_channels, users, settings):
+    settings.SITE_URL = "https://review.example.com/"
+    escalation = factories.make_escalation(incident=p1, pipeline="self_critique")
+    text = "We are investigating a problem in the EU. We will restore service by 18:00 UTC."
+    decisions.decide(escalation.pk, users.lead, "edit_approve", text=text, note="The fix is deployed.")
+    escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=escalation.pk)
+    title, body = notifications.message(escalation, "approved", ops_channels.ops)
+    assert title == f"Ready to publish: inc_pay_p1 (P1) Payments {XSS} — approved by Lena"
+    assert "Edited and approved by Lena" in body
+    assert "The lead overrode" in body and "acknowledge" in body
+    assert body.endswith(f"Review and publish: https://review.example.com/runs/{escalation.run_id}/publish/")
+    assert "18:00" not in body  # the text itself stays behind the login
+
+
+def test_admin_offers_the_approved_event_and_the_ops_group_with_it_by_default(db, monkeypatch):
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", "team-hook=http://127.0.0.1:9/x")
+    form = NotificationChannelForm(initial={"group": "ops"})
+    assert ("approved", "text approved, ready to publish") in form.fields["events"].choices
+    assert ("ops", "ops staff (ready to publish)") in form.fields["group"].choices
+    assert form.initial["events"] == ["approved"]
+    form = NotificationChannelForm(data={"name": "ops", "destination": "team-hook", "group": "ops",
+                                         "events": ["approved"], "active": "on"})
+    assert form.is_valid(), form.errors
+    assert form.save().events == ["approved"]

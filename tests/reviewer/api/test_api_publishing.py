@@ -78,3 +78,30 @@ def test_a_text_whose_lead_overrode_findings_needs_acknowledge_overrides(api, us
     assert response.status_code == 201, response.content
     assert response.json()["acknowledged_by"] == "ops"
     assert [f["found"] for f in response.json()["overridden"]] == ["all"]
+
+
+def test_the_queue_of_texts_ready_to_publish_is_listed_for_people_who_may_publish(api, users):
+    incident = make_incident()
+    escalation = make_escalation(incident=incident)
+    decide(escalation.pk, users.lead, Decision.Action.APPROVE)
+    gate = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT + " Still slow.")
+    make_escalation(incident=incident)  # pending: not ready
+    other = make_incident("inc_other")
+
+    response = api("ops").get("/ready")
+    assert response.status_code == 200, response.content
+    rows = response.json()
+    assert {row["run_id"] for row in rows} == {escalation.run_id, gate.pk}
+    by_run = {row["run_id"]: row for row in rows}
+    assert by_run[escalation.run_id] | {"ready_since": None} == {
+        "run_id": escalation.run_id, "incident_id": incident.incident_id, "pipeline": "reflection", "text": TEXT,
+        "ready_since": None, "approved_by": "lead", "escalation_id": escalation.pk, "edited": False,
+        "overridden": [], "newer_version": None}
+    assert (by_run[gate.pk]["approved_by"], by_run[gate.pk]["escalation_id"]) == (None, None)
+    assert api("lead").get(f"/ready?incident_id={other.incident_id}").json() == []
+
+    assert api("ops").post(f"/runs/{gate.pk}/publish").status_code == 201
+    assert [row["run_id"] for row in api("ops").get("/ready").json()] == [escalation.run_id]
+    assert api("admin").get("/ready").status_code == 200  # a superuser may do everything
+    assert api("outsider").get("/ready").status_code == 403
+    assert api("ops").get("/ready?limit=0").status_code == 422

@@ -234,7 +234,8 @@ def test_incident_page_query_count_does_not_grow_with_its_runs(login, demo_data,
     make_runs(demo_data[PAY], rows, triggered_by=users.ops)
     client = login("ops")
 
-    with django_assert_max_num_queries(12):  # 7, facts and history, published updates and deliveries, the brake banner
+    with django_assert_max_num_queries(13):  # 7, facts and history, updates and deliveries, the brake banner,
+        # the ready-to-publish count and the texts waiting to be published
         assert client.get(incident_url()).status_code == 200
 
 
@@ -244,7 +245,7 @@ def test_incident_list_query_count_does_not_grow_with_runs(login, demo_data, dja
         make_runs(incident, rows)
     client = login("ops")
 
-    with django_assert_max_num_queries(8):  # 5, the page's count, every incident's facts, the brake banner
+    with django_assert_max_num_queries(9):  # 5, the page's count, every incident's facts, the banner, ready count
         assert client.get(reverse("incidents")).status_code == 200
 
 

@@ -39,6 +39,9 @@ PAGES = [
     ("status page", lambda d: "/status/", {}),
     ("deadline breaches", lambda d: "/breaches/", {}),
     ("API incident updates", lambda d: f"/api/incidents/{d['incident']}/updates", {"api": True}),
+    ("ready to publish", lambda d: "/publish/", {}),
+    ("runs list, ready to publish", lambda d: "/runs/?ready=on", {}),
+    ("API ready to publish", lambda d: "/api/ready", {"api": True}),
 ]
 
 

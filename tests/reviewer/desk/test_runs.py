@@ -405,7 +405,7 @@ def test_run_list_query_count_does_not_grow_with_rows(login, demo_data, django_a
     make_failed_runs(rows, incident=demo_data["inc_pay_2041"])
     client = login("ops")
 
-    with django_assert_max_num_queries(8):  # the page, the count, the rows, the stop reasons offered, the brake banner
+    with django_assert_max_num_queries(9):  # page, count, rows, stop reasons, brake banner, ready-to-publish count
         assert client.get(reverse("runs") + "?stop_reason=max_route_attempts&since=24h").status_code == 200
 
 
@@ -414,8 +414,9 @@ def test_failed_runs_query_count_does_not_grow_with_rows(login, demo_data, djang
     make_failed_runs(rows, incident=demo_data["inc_pay_2041"])
     client = login("ops")
 
-    # the count, the page's ids, those runs, their retry counts, 4, the banner, the active policies (Retry)
-    with django_assert_max_num_queries(10):
+    # the count, the page's ids, those runs, their retry counts, 4, the banner, the active policies (Retry),
+    # the ready-to-publish count
+    with django_assert_max_num_queries(11):
         html = client.get(reverse("failed_runs")).content.decode()
     assert len(listed_runs(html)) == rows
 
@@ -433,7 +434,7 @@ def test_run_page_query_count_does_not_grow_with_the_trace(login, demo_data, dja
     Run.objects.bulk_create([Run(pipeline="routing", goal="ticket", retry_of=run) for _ in range(steps)])
     client = login("ops")
 
-    with django_assert_max_num_queries(10):  # 8, the emergency-brake banner and the active policies (Retry)
+    with django_assert_max_num_queries(11):  # 8, the brake banner, the active policies (Retry), the ready count
         assert client.get(run_url(run)).status_code == 200
     with django_assert_max_num_queries(9):  # and the active policies (Retry)
         assert client.get(trace_url(run), HTTP_HX_REQUEST="true").status_code == 286

@@ -54,6 +54,7 @@ INCIDENTS = [
             ("p95_latency_ms", "p95 latency", "1800", "ms"),
             ("api_error_rate", "API error rate", "0.021", "ratio"),
             ("affected_endpoints", "Affected endpoints", "/v2/orders and /v2/payments", "text"),
+            ("next_update_minutes", "Next update", "30", "minutes"),
             ("on_call_engineer", "On-call engineer", "Dana Whitfield", "text", "internal"),
             ("gateway_host", "Gateway host", "api-gw-2.eu.internal", "text", "internal"),
         ],
@@ -62,8 +63,10 @@ INCIDENTS = [
         "incident_id": "inc_wallet_77",
         "title": "Wallet top-ups failing in the EU",
         "regions": ["EU"], "severity": "P2", "state": "investigating", "status": "degraded",
-        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
-        "facts": [("eta_minutes", "ETA", "30", "minutes")],
+        # Wallet updates stay short: a revision may grow the text by 10% at most (the demo's self-critique
+        # run is blocked by it, and a lead decides).
+        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 10},
+        "facts": [("eta_minutes", "ETA", "30", "minutes"), ("next_update_minutes", "Next update", "30", "minutes")],
     },
     {
         "incident_id": "inc_region_eu_3",
@@ -76,6 +79,7 @@ INCIDENTS = [
             ("availability_zones_down", "Availability zones down", "2", "count"),
             ("requests_failing_pct", "Requests failing", "12", "%"),
             ("eta_minutes", "ETA", "90", "minutes"),
+            ("next_update_minutes", "Next update", "20", "minutes"),
             ("failover_ticket", "Failover change ticket", "OPS-512", "text", "internal"),
         ],
     },
@@ -184,8 +188,9 @@ def load_deadline_rules() -> None:
 
 # A holding statement for each P1 incident, approved by the demo admin once it passes the guard: what
 # ops may publish with one click when a P1 escalation's deadline passes (see /breaches/).
+# It is sent on every channel (the status page, email, Slack), so it names no medium ("this page").
 HOLDING_STATEMENT = ("We are investigating a problem that affects some of our services. Our engineers are "
-                     "working on it, and we will post the next update on this page.")
+                     "working on it, and we will share the next update as soon as we know more.")
 
 
 def load_holding_statements() -> None:

@@ -18,7 +18,13 @@ from agents.core.llm.offline import OfflineModel
 from agents.incidents import update_incident
 from agents.models import Incident, Run
 from agents.store import load_demo_data
-from reviewer.models import DeadlineRule, DeliveryChannel, HoldingStatement
+from reviewer.models import (
+    DeadlineRule,
+    DeliveryChannel,
+    HoldingStatement,
+    NotificationChannel,
+    StatusComponent,
+)
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
@@ -166,13 +172,50 @@ def run_demo_pipelines(user=None) -> list[Run]:
 
 DEMO_EMAIL_CHANNEL = "Customer email (demo)"
 DEMO_RECIPIENTS = "customers@example.com"
+# The destinations the demo declares (OUTBOUND_DESTINATIONS, set by manage.py demo): each a path of the
+# demo's receiver on loopback, which logs what it gets to var/demo-receiver.log.
+DEMO_DESTINATIONS = {"demo-webhook": "/webhook", "demo-slack": "/slack", "demo-alerts": "/notifications"}
+DEMO_WEBHOOK_SECRET_VARIABLE = "DEMO_WEBHOOK_SECRET"
+# Where published updates go besides the status page (a migration adds it): name -> (kind, destination,
+# recipients).
+DEMO_CHANNELS = {
+    DEMO_EMAIL_CHANNEL: ("email", "", DEMO_RECIPIENTS),
+    "Partner webhook (demo)": ("webhook", "demo-webhook", ""),
+    "#status-updates (demo)": ("slack", "demo-slack", ""),
+}
+# Who is told about escalations: name -> (group, events).
+DEMO_NOTIFICATION_CHANNELS = {
+    "Support leads on call (demo)": ("leads", ["opened", "reminder"]),
+    "Second group (demo)": ("second", ["breach"]),
+    "Ops on duty (demo)": ("ops", ["approved"]),
+}
+# The parts of the service customers know by name, on the status page: (name, description).
+DEMO_COMPONENTS = [
+    ("Checkout", "Paying for orders by card and wallet."),
+    ("Public API", "The REST API for integrations."),
+    ("Wallet", "Topping up and spending the wallet balance."),
+    ("Sign-in", "Signing in to the website and the apps."),
+]
+
+
+def demo_destinations(receiver_port: int) -> str:
+    """The OUTBOUND_DESTINATIONS of the demo: every destination on the receiver at ``receiver_port``."""
+    return ";".join(f"{name}=http://127.0.0.1:{receiver_port}{path}"
+                    + (f"|{DEMO_WEBHOOK_SECRET_VARIABLE}" if name == "demo-webhook" else "")
+                    for name, path in DEMO_DESTINATIONS.items())
 
 
 def ensure_channels() -> None:
-    """Besides the status page (a migration adds it), an email channel: the demo's mail backend is
-    the console, so a published update shows in the worker's output."""
-    DeliveryChannel.objects.get_or_create(name=DEMO_EMAIL_CHANNEL,
-                                          defaults={"kind": "email", "recipients": DEMO_RECIPIENTS})
+    """The delivery channels (email, a signed webhook and Slack, both to the demo's receiver), the
+    notification channels to the receiver and the status page's components; each made once, by name."""
+    for name, (kind, destination, recipients) in DEMO_CHANNELS.items():
+        DeliveryChannel.objects.get_or_create(name=name, defaults={"kind": kind, "destination": destination,
+                                                                   "recipients": recipients})
+    for name, (group, events) in DEMO_NOTIFICATION_CHANNELS.items():
+        NotificationChannel.objects.get_or_create(name=name, defaults={"destination": "demo-alerts", "group": group,
+                                                                       "events": events})
+    for position, (name, description) in enumerate(DEMO_COMPONENTS):
+        StatusComponent.objects.get_or_create(name=name, defaults={"description": description, "position": position})
 
 
 # The demo's deadline rules (admin → Deadline rules), made once: a P1 waits 10 minutes, a P2 30, any

@@ -12,7 +12,7 @@ from agents.core.pipelines import run_pipeline
 from agents.core.policy import default_policy
 from agents.models import Incident
 from reviewer.demo.seed import CONTEXT_FILE, INCIDENTS
-from reviewer.models import Escalation, HoldingStatement
+from reviewer.models import DeliveryChannel, Escalation, HoldingStatement, NotificationChannel, StatusComponent
 
 
 def test_the_stored_payment_incident_has_the_context_files_facts(demo_data):
@@ -142,6 +142,36 @@ def test_the_demo_incidents_load_through_the_incident_action_and_a_second_load_c
 
 
 # Channels, components and holding statements -----------------------------------------------------
+
+
+def seed_counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count()
+            for model in (DeliveryChannel, NotificationChannel, StatusComponent, HoldingStatement, Incident)}
+
+
+def test_the_seed_declares_every_channel_and_component_once(db, tmp_path, monkeypatch):
+    from reviewer import destinations
+    from reviewer.demo.seed import DEMO_WEBHOOK_SECRET_VARIABLE, demo_destinations, load_everything
+
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", demo_destinations(18301))
+    monkeypatch.setenv(DEMO_WEBHOOK_SECRET_VARIABLE, "a-demo-secret")
+    load_everything(tmp_path / "logins.json")
+    first = seed_counts()
+    load_everything(tmp_path / "logins.json")
+
+    assert seed_counts() == first  # a second start makes nothing twice
+    kinds = {c.kind: c for c in DeliveryChannel.objects.all()}
+    assert set(kinds) == {"status", "email", "webhook", "slack"}
+    for channel in DeliveryChannel.objects.all():
+        channel.full_clean()  # every destination is one the demo declares, every recipient an address
+        if channel.destination:
+            assert destinations.resolve(channel.destination).host == "127.0.0.1"
+    assert destinations.resolve(kinds["webhook"].destination).secret == "a-demo-secret"  # signed
+    notified = NotificationChannel.objects.all()
+    assert {c.group for c in notified} == {"leads", "second", "ops"}
+    assert all(destinations.resolve(c.destination).url == "http://127.0.0.1:18301/notifications" for c in notified)
+    assert list(StatusComponent.objects.values_list("name", flat=True)) == ["Checkout", "Public API", "Wallet",
+                                                                            "Sign-in"]
 
 
 def test_the_holding_statements_read_right_on_every_channel(db, tmp_path):

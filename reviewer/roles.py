@@ -26,7 +26,9 @@ ROLE_PERMISSIONS = {
                    # where published updates go (names among the operator's allowlist, never URLs)
                    "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",
                    "reviewer.delete_deliverychannel", "reviewer.view_deliverychannel",
-                   "reviewer.view_publishedupdate", "reviewer.view_delivery"],
+                   "reviewer.view_publishedupdate", "reviewer.view_delivery",
+                   # their own API tokens (admin shows a policy admin only theirs; reviewer/admin.py)
+                   "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

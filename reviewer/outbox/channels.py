@@ -62,8 +62,11 @@ def send(delivery: Delivery) -> None:
     kind = channel.kind
     if kind == DeliveryChannel.Kind.STATUS:
         return  # the status page shows the updates whose status delivery is delivered
+    # What customers read as the incident's name: the public title the person publishing approved; an
+    # update from before public titles has only the incident's own title and id.
+    title = update.public_title or f"[{update.incident.incident_id}] {update.incident.title}"
     if kind == DeliveryChannel.Kind.EMAIL:
-        subject = f"[{update.incident.incident_id}] {update.incident.title}: update {update.version}"
+        subject = f"{title}: update {update.version}"
         try:  # a plain-text body only: no HTML part a mail client would render
             send_mail(subject, update.text, settings.DEFAULT_FROM_EMAIL, channel.recipient_list)
         except Exception as error:  # any backend: SMTP errors, refused connections, timeouts
@@ -74,7 +77,8 @@ def send(delivery: Delivery) -> None:
     except DestinationError as error:
         raise DeliveryFailed(str(error)) from None
     if kind == DeliveryChannel.Kind.SLACK:
-        body = json.dumps(slack_message(update.incident.title, update.version, update.text)).encode()
+        body = json.dumps(slack_message(update.public_title or update.incident.title, update.version,
+                                        update.text)).encode()
         headers = {}
     else:
         if not destination.secret:

@@ -14,7 +14,7 @@ from django.core import mail
 from django.utils import timezone
 
 from agents.models import Run
-from reviewer.models import DeliveryChannel
+from reviewer.models import DeliveryChannel, PublishedUpdate
 from reviewer.outbox import publishing, tasks
 from reviewer.outbox.channels import signature
 from reviewer.outbox.publishing import publish
@@ -144,7 +144,7 @@ def test_slack_gets_the_text(webhook_receiver, published):
     receiver.secret = None  # Slack checks no signature: its URL is the credential
     delivery = published(kind="slack", destination="hook")
     assert tasks.attempt(delivery.pk) == "delivered"
-    assert receiver.accepted[str(delivery.key)] == {"text": f"Test incident (update 1)\n{TEXT}", "mrkdwn": False,
+    assert receiver.accepted[str(delivery.key)] == {"text": f"Service disruption (update 1)\n{TEXT}", "mrkdwn": False,
                                                     "unfurl_links": False, "unfurl_media": False}
 
 
@@ -153,7 +153,8 @@ def test_email_goes_through_djangos_mail_backend(published):
     assert tasks.attempt(delivery.pk) == "delivered"
     (message,) = mail.outbox
     assert message.to == ["ops@example.com", "customers@example.com"]
-    assert message.subject == "[inc_test_1] Test incident: update 1" and message.body == TEXT
+    # The update's public title (a generic one when the publisher gave none), never the incident's own.
+    assert message.subject == "Service disruption: update 1" and message.body == TEXT
 
 
 def test_the_status_page_delivery_is_delivered_without_a_network(published):
@@ -229,3 +230,11 @@ def test_slack_text_is_escaped_so_it_links_and_pings_nobody(webhook_receiver, pu
     assert tasks.attempt(delivery.pk) == "delivered"
     text = receiver.accepted[str(delivery.key)]["text"]
     assert text.endswith("&lt;!channel&gt; see &lt;https://evil.example|status&gt; &amp; more")
+
+
+def test_an_email_names_the_update_by_its_public_title_not_the_incidents_own(published):
+    email = published(kind="email", recipients="customers@example.com")
+    PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments failing at checkout")
+
+    assert tasks.attempt(email.pk) == "delivered"
+    assert mail.outbox[0].subject == "Payments failing at checkout: update 1"

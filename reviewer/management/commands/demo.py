@@ -125,9 +125,10 @@ def receiver_port(port: int) -> int:
 
 def declare_demo_outbound(port: int) -> None:
     """Where the demo sends, unless the operator says otherwise: the destinations on the demo's
-    receiver (signed webhook, Slack, notifications) and email into files under var/ (Django's file
-    backend), for this process and the ones it starts."""
+    receiver (signed webhook, Slack, notifications), email into files under var/ (Django's file
+    backend) and links back to this port, for this process and the ones it starts."""
     os.environ.setdefault("OUTBOUND_DESTINATIONS", demo_destinations(receiver_port(port)))
+    os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")  # the links in notifications
     os.environ.setdefault(DEMO_WEBHOOK_SECRET_VARIABLE, secrets.token_urlsafe(32))
     if "EMAIL_BACKEND" not in os.environ:
         os.environ["EMAIL_BACKEND"] = "django.core.mail.backends.filebased.EmailBackend"

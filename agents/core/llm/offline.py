@@ -103,9 +103,13 @@ def _kind(incident: Mapping[str, Any], context: Mapping[str, Any]) -> str | None
     return None
 
 
+def _region_names(region: Any) -> list[str]:
+    return [r.strip() for r in region.split(",") if r.strip()] if isinstance(region, str) else []
+
+
 def _where(region: Any) -> str:
     """" in the EU and UK" for "EU, UK"; "" for none."""
-    names = [r.strip() for r in region.split(",") if r.strip()] if isinstance(region, str) else []
+    names = _region_names(region)
     if not names:
         return ""
     return " in the " + (names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}")
@@ -116,12 +120,15 @@ def _state(incident: Mapping[str, Any]) -> str:
     return state if state in DOING else "investigating"
 
 
-def _headline(incident: Mapping[str, Any], kind: str | None, state: str, where: str) -> str:
+def _headline(incident: Mapping[str, Any], kind: str | None, state: str, region: Any) -> str:
     """What is happening, in customers' words and where, and how far the incident has come."""
     title = incident.get("title")
     title = normalize(title).rstrip(".") if isinstance(title, str) else ""
     problem = PROBLEM.get(kind or "") or (f"a problem with our service ({title})" if title
                                           else "a problem with our service")
+    named = all(re.search(rf"\b{re.escape(name)}\b", title) for name in _region_names(region))
+    # A title that names every region says where already: "Database failover in the EU".
+    where = "" if not kind and title and named else _where(region)
     the_problem = problem if problem.startswith(("a ", "an ")) else f"the {problem}"
     if state == "identified":
         return f"We have found the cause of {the_problem}{where}."
@@ -137,7 +144,7 @@ def _impact(key: str, label: str, unit: str, value: Any) -> str | None:
     is affected (a count of internal signals such as alerts)."""
     label = normalize(label)
     words = label.split()
-    if not words or value is None or key in ("eta_minutes", NEXT_UPDATE_KEY):
+    if not words or value is None or key in ("eta_minutes", NEXT_UPDATE_KEY, "state"):  # the state is said above
         return None
     if isinstance(value, str):
         text = normalize(value).rstrip(".")
@@ -181,7 +188,7 @@ def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
     facts and approved actions are not in the drafting context."""
     incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
     kind, state = _kind(incident, context), _state(incident)
-    parts = [_headline(incident, kind, state, _where(context.get("region")))]
+    parts = [_headline(incident, kind, state, context.get("region"))]
     if state != "resolved":
         parts += [s for key, label, unit in fact_meta(context) if (s := _impact(key, label, unit, incident.get(key)))]
     parts.append(DOING[state])

@@ -115,3 +115,16 @@ def test_every_routed_reply_speaks_to_the_customer_without_internal_ids(ticket, 
     assert answer.startswith(("Hi ", "Hello,")) and says in answer
     for internal in never:
         assert internal not in answer
+
+
+def test_an_incident_of_no_known_kind_is_named_by_its_title_once_with_where_it_is():
+    context = {"region": "EU", "incident": {"incident_id": "inc_db_7", "title": "Database failover in the EU",
+                                            "severity": "P2", "state": "identified", "eta_minutes": 45},
+               "fact_meta": [{"key": "eta_minutes", "label": "ETA", "unit": "minutes"}]}
+
+    result = run("reflection", goal="Write the customer update.", context=context)
+
+    draft = result.history[0]["output"]
+    assert draft.startswith("We have found the cause of a problem with our service (Database failover in the EU).")
+    assert draft.count("in the EU") == 1 and "within 45 minutes" in draft and "State:" not in draft
+    assert result.stop_reason == "success"

@@ -6,7 +6,10 @@ admin (agents/admin/)."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.template.response import TemplateResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 from agents.admin.base import ReadOnlyMixin
 from reviewer.desk.forms import HoldingStatementForm, NotificationChannelForm
@@ -50,8 +53,10 @@ class EscalationAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """API tokens: created here (the token is shown once, in the message after saving; only its hash
-    is stored), revoked with the list action. A token acts with its user's role."""
+    """API tokens: created here, revoked with the list action. A token acts with its user's role, so a
+    policy admin makes tokens for themselves only and a superuser for anyone (``manage.py api_token``
+    too). The token is shown once, on the page that answers the save, with ``Cache-Control:
+    no-store``: never in a message (the messages cookie) or a log, and only its hash is stored."""
 
     list_display = ["prefix", "name", "user", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["revoked_at"]
@@ -59,6 +64,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
     fields = ["user", "name"]
     readonly_fields = []
     actions = ["revoke"]
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)
+        return rows if request.user.is_superuser else rows.filter(user=request.user)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = get_user_model().objects.filter(pk=request.user.pk)
+            kwargs["initial"] = request.user.pk
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request, obj)  # the list, for revoking
@@ -75,7 +90,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
         row, token = ApiToken.issue(obj.user, obj.name)
         obj.pk, obj.prefix, obj.key_hash, obj.created_at = row.pk, row.prefix, row.key_hash, row.created_at
         obj._state.adding = False
-        messages.warning(request, f"The API token for {row.user}: {token} — copy it now; it is not shown again.")
+        obj.issued_token = token  # for response_add only: this object lives for this request
+
+    def response_add(self, request, obj, post_url_continue=None):
+        response = TemplateResponse(request, "admin/reviewer/apitoken/issued.html", {
+            **self.admin_site.each_context(request), "opts": self.opts, "row": obj, "token": obj.issued_token,
+            "title": "API token created"})
+        add_never_cache_headers(response)  # Cache-Control: no-store: the page is not kept anywhere
+        return response
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):

@@ -30,7 +30,9 @@ ROLE_PERMISSIONS = {
                    # the status page's subscribers: narrowed or unsubscribed, never added by hand
                    "reviewer.view_subscriber", "reviewer.change_subscriber",
                    # the components the public status page lists
-                   "reviewer.statuscomponent*"],
+                   "reviewer.statuscomponent*",
+                   # their own API tokens (admin shows a policy admin only theirs; reviewer/admin.py)
+                   "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

@@ -294,8 +294,9 @@ DELIVERY_BACKOFF_SECONDS = envint("DELIVERY_BACKOFF_SECONDS", 10)
 DELIVERY_BACKOFF_MAX_SECONDS = envint("DELIVERY_BACKOFF_MAX_SECONDS", 3600)
 DELIVERY_TIMEOUT_SECONDS = envint("DELIVERY_TIMEOUT_SECONDS", 10)
 DELIVERY_LEASE_SECONDS = envint("DELIVERY_LEASE_SECONDS", 60)
-# Email channel: Django's mail backends (the demo uses the console backend).
+# Email channel: Django's mail backends (the demo writes files into var/demo-mail/).
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")  # the file backend's folder
 EMAIL_HOST = os.environ.get("EMAIL_HOST") or "localhost"
 EMAIL_PORT = envint("EMAIL_PORT", 25)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER") or ""

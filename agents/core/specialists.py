@@ -94,9 +94,9 @@ SALES_WORDS = ("price", "pricing", "quote", "plan", "discount", "upgrade", "seat
 
 
 def _mentions(ticket: str, words: tuple[str, ...]) -> bool:
-    """Whole words, allowing a plural or verb ending (refunds, charged, errors)."""
+    """Whole words, allowing a plural or verb ending (refunds, charged, errors, billed)."""
     alternatives = "|".join(map(re.escape, words))
-    pattern = rf"\b(?:{alternatives})(?:s|es|ed|ing)?\b"
+    pattern = rf"\b(?:{alternatives})(?:s|es|d|ed|ing)?\b"
     return re.search(pattern, ticket, re.IGNORECASE) is not None
 
 

@@ -18,7 +18,13 @@ from agents.core.llm.offline import OfflineModel
 from agents.incidents import update_incident
 from agents.models import Incident, Run
 from agents.store import load_demo_data
-from reviewer.models import DeadlineRule, DeliveryChannel, HoldingStatement, StatusComponent
+from reviewer.models import (
+    DeadlineRule,
+    DeliveryChannel,
+    HoldingStatement,
+    NotificationChannel,
+    StatusComponent,
+)
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 CONTEXT_FILE = Path(settings.BASE_DIR) / "agents" / "fixtures" / "demo_context.json"
@@ -54,6 +60,7 @@ INCIDENTS = [
             ("p95_latency_ms", "p95 latency", "1800", "ms"),
             ("api_error_rate", "API error rate", "0.021", "ratio"),
             ("affected_endpoints", "Affected endpoints", "/v2/orders and /v2/payments", "text"),
+            ("next_update_minutes", "Next update", "30", "minutes"),
             ("on_call_engineer", "On-call engineer", "Dana Whitfield", "text", "internal"),
             ("gateway_host", "Gateway host", "api-gw-2.eu.internal", "text", "internal"),
         ],
@@ -62,8 +69,10 @@ INCIDENTS = [
         "incident_id": "inc_wallet_77",
         "title": "Wallet top-ups failing in the EU",
         "regions": ["EU"], "severity": "P2", "state": "investigating", "status": "degraded",
-        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 20},
-        "facts": [("eta_minutes", "ETA", "30", "minutes")],
+        # Wallet updates stay short: a revision may grow the text by 10% at most (the demo's self-critique
+        # run is blocked by it, and a lead decides).
+        "policy_hints": {"avoid_absolute_guarantees": True, "max_length_increase_pct": 10},
+        "facts": [("eta_minutes", "ETA", "30", "minutes"), ("next_update_minutes", "Next update", "30", "minutes")],
     },
     {
         "incident_id": "inc_region_eu_3",
@@ -76,6 +85,7 @@ INCIDENTS = [
             ("availability_zones_down", "Availability zones down", "2", "count"),
             ("requests_failing_pct", "Requests failing", "12", "%"),
             ("eta_minutes", "ETA", "90", "minutes"),
+            ("next_update_minutes", "Next update", "20", "minutes"),
             ("failover_ticket", "Failover change ticket", "OPS-512", "text", "internal"),
         ],
     },
@@ -162,13 +172,50 @@ def run_demo_pipelines(user=None) -> list[Run]:
 
 DEMO_EMAIL_CHANNEL = "Customer email (demo)"
 DEMO_RECIPIENTS = "customers@example.com"
+# The destinations the demo declares (OUTBOUND_DESTINATIONS, set by manage.py demo): each a path of the
+# demo's receiver on loopback, which logs what it gets to var/demo-receiver.log.
+DEMO_DESTINATIONS = {"demo-webhook": "/webhook", "demo-slack": "/slack", "demo-alerts": "/notifications"}
+DEMO_WEBHOOK_SECRET_VARIABLE = "DEMO_WEBHOOK_SECRET"
+# Where published updates go besides the status page (a migration adds it): name -> (kind, destination,
+# recipients).
+DEMO_CHANNELS = {
+    DEMO_EMAIL_CHANNEL: ("email", "", DEMO_RECIPIENTS),
+    "Partner webhook (demo)": ("webhook", "demo-webhook", ""),
+    "#status-updates (demo)": ("slack", "demo-slack", ""),
+}
+# Who is told about escalations: name -> (group, events).
+DEMO_NOTIFICATION_CHANNELS = {
+    "Support leads on call (demo)": ("leads", ["opened", "reminder"]),
+    "Second group (demo)": ("second", ["breach"]),
+    "Ops on duty (demo)": ("ops", ["approved"]),
+}
+# The parts of the service customers know by name, on the status page: (name, description).
+DEMO_COMPONENTS = [
+    ("Checkout", "Paying for orders by card and wallet."),
+    ("Public API", "The REST API for integrations."),
+    ("Wallet", "Topping up and spending the wallet balance."),
+    ("Sign-in", "Signing in to the website and the apps."),
+]
+
+
+def demo_destinations(receiver_port: int) -> str:
+    """The OUTBOUND_DESTINATIONS of the demo: every destination on the receiver at ``receiver_port``."""
+    return ";".join(f"{name}=http://127.0.0.1:{receiver_port}{path}"
+                    + (f"|{DEMO_WEBHOOK_SECRET_VARIABLE}" if name == "demo-webhook" else "")
+                    for name, path in DEMO_DESTINATIONS.items())
 
 
 def ensure_channels() -> None:
-    """Besides the status page (a migration adds it), an email channel: the demo's mail backend is
-    the console, so a published update shows in the worker's output."""
-    DeliveryChannel.objects.get_or_create(name=DEMO_EMAIL_CHANNEL,
-                                          defaults={"kind": "email", "recipients": DEMO_RECIPIENTS})
+    """The delivery channels (email, a signed webhook and Slack, both to the demo's receiver), the
+    notification channels to the receiver and the status page's components; each made once, by name."""
+    for name, (kind, destination, recipients) in DEMO_CHANNELS.items():
+        DeliveryChannel.objects.get_or_create(name=name, defaults={"kind": kind, "destination": destination,
+                                                                   "recipients": recipients})
+    for name, (group, events) in DEMO_NOTIFICATION_CHANNELS.items():
+        NotificationChannel.objects.get_or_create(name=name, defaults={"destination": "demo-alerts", "group": group,
+                                                                       "events": events})
+    for position, (name, description) in enumerate(DEMO_COMPONENTS):
+        StatusComponent.objects.get_or_create(name=name, defaults={"description": description, "position": position})
 
 
 # The demo's deadline rules (admin → Deadline rules), made once: a P1 waits 10 minutes, a P2 30, any
@@ -184,8 +231,9 @@ def load_deadline_rules() -> None:
 
 # A holding statement for each P1 incident, approved by the demo admin once it passes the guard: what
 # ops may publish with one click when a P1 escalation's deadline passes (see /breaches/).
+# It is sent on every channel (the status page, email, Slack), so it names no medium ("this page").
 HOLDING_STATEMENT = ("We are investigating a problem that affects some of our services. Our engineers are "
-                     "working on it, and we will post the next update on this page.")
+                     "working on it, and we will share the next update as soon as we know more.")
 
 
 def load_holding_statements() -> None:
@@ -202,23 +250,11 @@ def load_holding_statements() -> None:
         statement.save()
 
 
-# The parts of the demo service the public status page lists (admin → Status components), made once.
-STATUS_COMPONENTS = [("Checkout", "Card and wallet payments at checkout"), ("API", "The REST API and webhooks"),
-                     ("Sign-in", "Logging in to the dashboard")]
-
-
-def load_status_components() -> None:
-    if not StatusComponent.objects.exists():  # one by one: each save marks the stored status page out of date
-        for position, (name, description) in enumerate(STATUS_COMPONENTS, 1):
-            StatusComponent.objects.create(name=name, description=description, position=position)
-
-
 def load_everything(logins_file: Path) -> dict[str, str]:
     load_demo_data()
     load_incidents()
     ensure_channels()
     load_deadline_rules()
-    load_status_components()
     logins = ensure_users(logins_file)
     load_holding_statements()
     return logins

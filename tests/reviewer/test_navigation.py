@@ -20,7 +20,7 @@ def nav_links(html: str) -> list[str]:
 @pytest.mark.parametrize(("name", "links"), [
     ("lead", ["Dashboard", "Incidents", "Inbox 0", "Ready to publish 0", "Runs", "Failed runs", "Status page"]),
     ("ops", ["Dashboard", "Incidents", "Ready to publish 0", "Runs", "Failed runs", "Status page"]),
-    ("padmin", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page", "Admin"]),  # policy admin: no publishing
+    ("padmin", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page", "Admin"]),  # no publishing
     ("admin", ["Dashboard", "Incidents", "Inbox 0", "Ready to publish 0", "Runs", "Failed runs", "Status page",
                "Admin"]),  # a superuser may
 ])

@@ -3,10 +3,12 @@ with explicit rules and no network, so the demo, the tests and air-gapped instal
 gate end to end. It is not a language model and is labelled as the offline model wherever shown.
 
 Rules, by stage:
-- draft: the incident's title (what it is, in its own words), status, each public fact the incident
-  has (by its label, in its unit), the ETA and a line on the next update, plus any ``key_messages``
-  the incident carries, verbatim; never its internal facts or its approved actions (runbook steps, not news for
-  customers). The ETA is stated plainly, which the review then flags.
+- draft: an update in customers' words, by the kind of incident (payments, wallet top-ups, API,
+  a regional outage; found in its title or facts) and its state (investigating, identified,
+  monitoring, resolved): what is happening and where, the impact from the public facts, what is
+  being done, what customers can do meanwhile, when the next update comes and the ETA, plus any
+  ``key_messages`` verbatim; never its internal facts or its approved actions (runbook steps, not
+  news for customers). The ETA is stated plainly, which the review then flags.
 - review / critique: escalate legal or compensation topics and anything the fact and claim checks
   reject (restricted claims, unsupported numbers); revise absolute promises (remove the sentence)
   and an ETA stated without uncertainty (add a caveat); otherwise approve.
@@ -52,42 +54,153 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _opening(incident: Mapping[str, Any], region: Any) -> str:
-    """What the incident is, in its own words: its title, with the regions unless the title names
-    them all. Without a title (a bare context), a service problem in the regions."""
-    regions = normalize(region) if isinstance(region, str) else ""
+# The kinds of incident the offline model writes for, found by their words in the incident's title
+# (else in its facts' labels); the first that matches wins, so a wallet top-up problem that mentions
+# payments is still about top-ups. Each kind says what customers experience, what they can do
+# meanwhile, and what the engineers are doing in plain words.
+KINDS = (
+    ("wallet", re.compile(r"\b(?:wallets?|top[- ]?ups?)\b", re.IGNORECASE)),
+    ("payments", re.compile(r"\b(?:payments?|checkouts?|card\s+payments?|charges?)\b", re.IGNORECASE)),
+    ("outage", re.compile(r"\b(?:outages?|data\s+cent(?:re|er)s?|availability\s+zones?|regional)\b", re.IGNORECASE)),
+    ("api", re.compile(r"\b(?:api|latency|endpoints?)\b", re.IGNORECASE)),
+)
+# What customers experience, per kind.
+PROBLEM = {
+    "wallet": "failing wallet top-ups",
+    "payments": "failing payments at checkout",
+    "outage": "an outage in our data centres",
+    "api": "slow responses and errors from our public API",
+}
+# What customers can do meanwhile, per kind; no promise, no time.
+ADVICE = {
+    "wallet": "If a top-up fails, please try again later.",
+    "payments": "If a payment fails, please try again later.",
+    "outage": "If a page or a request fails, please try again later.",
+    "api": "Requests that fail can be retried.",
+}
+# What the engineers are doing, per state of the incident, in plain words.
+DOING = {
+    "investigating": "Our engineers are working to find the cause.",
+    "identified": "Our engineers are working on a fix.",
+    "monitoring": "We are watching it closely to make sure the fix holds.",
+    "resolved": "If you still see a problem, please contact our support team.",
+}
+# Words of a fact's label that say what happens to what is counted: "Checkouts affected" → "27% of
+# checkouts are affected".
+AFFECTED_WORDS = {"affected", "failing", "down", "delayed", "unavailable", "impacted", "declined", "stuck"}
+ERROR_RATE = re.compile(r"^(?P<what>.*?)\s*error rate$", re.IGNORECASE)
+FAILED_RATE = re.compile(r"^failed\s+(?P<what>\w+?)s?\s+rate$", re.IGNORECASE)
+NEXT_UPDATE_KEY = "next_update_minutes"
+
+
+def _kind(incident: Mapping[str, Any], context: Mapping[str, Any]) -> str | None:
+    title = incident.get("title") if isinstance(incident.get("title"), str) else ""
+    labels = " ".join(label for _, label, _ in fact_meta(context))
+    for text in (title, labels):
+        for kind, words in KINDS:
+            if words.search(text):
+                return kind
+    return None
+
+
+def _region_names(region: Any) -> list[str]:
+    return [r.strip() for r in region.split(",") if r.strip()] if isinstance(region, str) else []
+
+
+def _where(region: Any) -> str:
+    """" in the EU and UK" for "EU, UK"; "" for none."""
+    names = _region_names(region)
+    if not names:
+        return ""
+    return " in the " + (names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}")
+
+
+def _state(incident: Mapping[str, Any]) -> str:
+    state = incident.get("state")
+    return state if state in DOING else "investigating"
+
+
+def _headline(incident: Mapping[str, Any], kind: str | None, state: str, region: Any) -> str:
+    """What is happening, in customers' words and where, and how far the incident has come."""
     title = incident.get("title")
     title = normalize(title).rstrip(".") if isinstance(title, str) else ""
-    if not title:
-        return f"We are investigating a service problem{f' in the {regions}' if regions else ''}."
-    named = all(re.search(rf"\b{re.escape(r.strip())}\b", title, re.IGNORECASE)
-                for r in regions.split(",") if r.strip())
-    return f"We are working on an incident{'' if named else f' in the {regions}'}: {title}."
+    problem = PROBLEM.get(kind or "") or (f"a problem with our service ({title})" if title
+                                          else "a problem with our service")
+    named = all(re.search(rf"\b{re.escape(name)}\b", title) for name in _region_names(region))
+    # A title that names every region says where already: "Database failover in the EU".
+    where = "" if not kind and title and named else _where(region)
+    the_problem = problem if problem.startswith(("a ", "an ")) else f"the {problem}"
+    if state == "identified":
+        return f"We have found the cause of {the_problem}{where}."
+    if state == "monitoring":
+        return f"We have put a fix in place for {the_problem}{where}, and we are monitoring the results."
+    if state == "resolved":  # "resolved" itself is a claim a policy that avoids guarantees refuses
+        return f"We are no longer seeing {problem}{where}."
+    return f"We are investigating {problem}{where}."
+
+
+def _impact(key: str, label: str, unit: str, value: Any) -> str | None:
+    """One public fact as a sentence a customer reads, or None for a fact that does not say who or what
+    is affected (a count of internal signals such as alerts)."""
+    label = normalize(label)
+    words = label.split()
+    if not words or value is None or key in ("eta_minutes", NEXT_UPDATE_KEY, "state"):  # the state is said above
+        return None
+    if isinstance(value, str):
+        text = normalize(value).rstrip(".")
+        if not text:
+            return None
+        if words[0].lower() == "affected" and len(words) > 1:
+            return f"The affected {' '.join(words[1:]).lower()} are {text}."
+        return f"{label}: {text}."
+    if not _number(value):
+        return None
+    shown = show(value, unit)
+    if unit in ("%", "ratio", "count") and len(words) > 1 and words[-1].lower() in AFFECTED_WORDS:
+        counted = " ".join(words[:-1]).lower()
+        share = f"{shown} of {counted}" if unit != "count" else f"{shown} {counted}"
+        return f"{share[0].upper()}{share[1:]} {'is' if shown == '1' else 'are'} {words[-1].lower()}."
+    if unit == "ratio" and (m := FAILED_RATE.match(label)):
+        return f"{shown} of {m.group('what').lower()}s are failing."
+    if unit == "ratio" and (m := ERROR_RATE.match(label)):
+        return f"{shown} of {m.group('what') + ' ' if m.group('what') else ''}requests return an error."
+    if unit == "ms":
+        return f"Responses are slower than usual: the {label[0].lower()}{label[1:]} is {shown}."
+    return None
+
+
+def _next_update(incident: Mapping[str, Any], context: Mapping[str, Any]) -> str:
+    """When the next update comes: in the minutes a public "next update" fact gives, else as soon as
+    there is news, and within the hour at the latest for a P0 or P1 (no time of its own invented)."""
+    minutes = incident.get(NEXT_UPDATE_KEY)
+    if any(key == NEXT_UPDATE_KEY for key, _, _ in fact_meta(context)) and _number(minutes):
+        return f"We will post the next update in {minutes:g} minutes."
+    if str(incident.get("severity", "")).upper() in ("P0", "P1"):
+        return "We will post the next update within the hour, or sooner if anything changes."
+    return NEXT_UPDATE
 
 
 def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
-    """The incident's title, its status, each public fact it has by its label and unit, the ETA and
-    the key messages: only what the incident itself says for customers, whatever the goal asks."""
+    """An update a support lead would recognise: what is happening in customers' words and where,
+    the impact from the public facts, what is being done for the incident's state, what customers
+    can do meanwhile, when the next update comes, and the ETA; then the incident's key messages,
+    verbatim. Only what the incident itself says for customers, whatever the goal asks: its internal
+    facts and approved actions are not in the drafting context."""
     incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
-    status = incident.get("status")
-    parts = [_opening(incident, context.get("region"))]
-    if isinstance(status, str) and status.strip():
-        parts.append(f"Current status: {normalize(status)}.")
-    for key, label, unit in fact_meta(context):
-        value = incident.get(key)
-        if key == "eta_minutes" or not normalize(label) or value is None:
-            continue
-        if _number(value):
-            parts.append(f"{normalize(label)}: {show(value, unit)}.")
-        elif isinstance(value, str) and value.strip():
-            parts.append(f"{normalize(label)}: {normalize(value).rstrip('.')}.")
+    kind, state = _kind(incident, context), _state(incident)
+    parts = [_headline(incident, kind, state, context.get("region"))]
+    if state != "resolved":
+        parts += [s for key, label, unit in fact_meta(context) if (s := _impact(key, label, unit, incident.get(key)))]
+    parts.append(DOING[state])
+    if state in ("investigating", "identified") and kind in ADVICE:
+        parts.append(ADVICE[kind])
+    if state != "resolved":
+        parts.append(_next_update(incident, context))
     eta = incident.get("eta_minutes")
-    if _number(eta):
+    if _number(eta) and state in ("investigating", "identified"):
         # "should": an estimate, not a firm time promise (avoid_absolute_guarantees); still plain
-        # enough that the reviewer asks for the caveat.
+        # enough that the reviewer asks for the caveat, which then follows it as the last sentence.
         parts.append(f"We should restore full service within {eta:g} minutes.")
-    # Where the runbook's actions were once listed: a plain promise of the next update, no runbook step.
-    parts.append(NEXT_UPDATE)
     for message in context.get("key_messages") or []:
         if isinstance(message, str) and message.strip():
             text = normalize(message)
@@ -226,13 +339,71 @@ def route(inputs: Mapping[str, Any]) -> dict:
     return {"kind": "route", "target": target, "args": {"ticket": ticket}}
 
 
+TOPICS = (  # what the ticket is about, in the customer's words, for the reply's first line
+    (re.compile(r"\b(?:wallet|top[- ]?ups?)\b", re.IGNORECASE), "your wallet top-up"),
+    (re.compile(r"\b(?:charged|charges?|refunds?|invoices?|billing|billed)\b", re.IGNORECASE), "your payment"),
+    (re.compile(r"\b(?:api|errors?|latency|outage|slow)\b", re.IGNORECASE), "the problem you reported"),
+    (re.compile(r"\b(?:prices?|pricing|quotes?|plans?|discounts?|upgrade)\b", re.IGNORECASE), "our plans"),
+)
+
+
+def _plan_name(plan: Any) -> str:
+    """"team_plus" → "Team Plus": what a customer reads, not a plan id."""
+    return " ".join(word.capitalize() for word in str(plan).replace("-", "_").split("_") if word)
+
+
+def _billing_reply(o: Mapping[str, Any]) -> str:
+    if not o.get("found"):
+        return ("I could not find an account with the details in your message. Could you reply with the email "
+                "address you signed up with, so that I can look again?")
+    amount = f"{o.get('refund_amount')} {o.get('currency')}".strip()
+    if o.get("refundable"):
+        return (f"I checked your account: your last payment of {amount} is within our refund window, so it can "
+                "be refunded. Our billing team will confirm the refund to you by email.")
+    return ("I checked your account: your last payment is not eligible for a refund under our refund policy. "
+            "If you think this is wrong, reply to this message and we will take another look.")
+
+
+SERVICE_STATES = {"investigating": "our engineers are investigating it",
+                  "identified": "our engineers have found the cause and are working on a fix",
+                  "mitigated": "a fix is in place, and we are monitoring it",
+                  "monitoring": "a fix is in place, and we are monitoring it",
+                  "resolved": "it is resolved"}
+
+
+def _technical_reply(o: Mapping[str, Any]) -> str:
+    if not o.get("incident"):
+        return ("We are not aware of a wider problem right now. Could you reply with the time it happened and "
+                "what you saw, so that our engineers can look into it?")
+    service = str(o.get("service") or "our service").replace("-", " ").replace("api", "API")
+    minutes = o.get("next_update_minutes")
+    when = f" We will post the next update in {minutes} minutes." if _number(minutes) else ""
+    state = SERVICE_STATES.get(str(o.get("state")), "our engineers are working on it")
+    return f"We are aware of a problem with the {service}: {state}.{when}"
+
+
+def _sales_reply(o: Mapping[str, Any]) -> str:
+    return (f"For what you describe, we recommend our {_plan_name(o.get('recommended_plan'))} plan at "
+            f"{o.get('price')} {o.get('currency')} a {o.get('period')}. Reply to this message and we will set it up "
+            "with you.")
+
+
+REPLIES = {"billing_specialist": _billing_reply, "technical_specialist": _technical_reply,
+           "sales_specialist": _sales_reply}
+
+
 def finalize(inputs: Mapping[str, Any]) -> str:
+    """The reply a support agent sends: a greeting by name, what the ticket is about, what the
+    specialist found in plain words (no plan ids, no internal summaries), and what happens next."""
     observation = inputs.get("observation") or {}
-    summary = observation.get("summary") if isinstance(observation, dict) else None
-    who = str(inputs.get("target", "specialist")).replace("_", " ")
-    if isinstance(summary, str) and summary.strip():
-        return f"Our {who} looked into your request: {summary.strip()}"
-    return f"Our {who} looked into your request and will follow up."
+    observation = observation if isinstance(observation, dict) else {}
+    ticket = str(inputs.get("goal", ""))
+    name = observation.get("customer")
+    greeting = f"Hi {name}," if isinstance(name, str) and name.strip() else "Hello,"
+    topic = next((words for pattern, words in TOPICS if pattern.search(ticket)), "your message")
+    reply = REPLIES.get(str(inputs.get("target", "")))
+    body = reply(observation) if reply else "A colleague will look into your request and reply to you."
+    return f"{greeting} thank you for contacting us about {topic}. {body}"
 
 
 class OfflineModel:

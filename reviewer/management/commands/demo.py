@@ -9,6 +9,7 @@ included) outlives the others or keeps the port.
 
 import ctypes
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -22,7 +23,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Run
-from reviewer.demo.seed import load_everything, run_demo_pipelines
+from reviewer.demo.seed import DEMO_WEBHOOK_SECRET_VARIABLE, demo_destinations, load_everything, run_demo_pipelines
 from reviewer.models import Escalation
 
 STOP_SECONDS = 15  # then SIGKILL: a worker's warm shutdown waits for the runs in flight
@@ -38,6 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--web-threads", type=int, help="threads per gunicorn worker (reviewer/gunicorn_conf.py)")
 
     def handle(self, *args, port, setup_only, web_workers, web_threads, **options):
+        declare_demo_outbound(port)
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)  # WhiteNoise serves them
         logins_file = Path(settings.VAR_DIR) / "demo-logins.json"
@@ -66,13 +68,14 @@ class Command(BaseCommand):
         # SIGTERM (a service manager, `kill`) stops the children like Ctrl-C does, instead of ending
         # this process alone and leaving them running.
         signal.signal(signal.SIGTERM, _stop_requested)
-        # The email channel prints what it sends in the worker's output (the terminal), not to SMTP.
-        os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
         web = [sys.executable, "-m", "gunicorn", "-c", "python:reviewer.gunicorn_conf", "--bind", f"127.0.0.1:{port}"]
         web += ["--workers", str(web_workers)] if web_workers else []
         web += ["--threads", str(web_threads)] if web_threads else []
+        receiver_log = Path(settings.VAR_DIR) / "demo-receiver.log"
         commands = {
             "web": [*web, "reviewer.wsgi"],
+            "receiver": [sys.executable, "-m", "reviewer.demo.receiver", "--port", str(receiver_port(port)),
+                         "--log", str(receiver_log)],
             "worker": [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", "threads",
                        "--concurrency", "32", "--loglevel", "WARNING"],
             "beat": [sys.executable, "-m", "celery", "-A", "reviewer", "beat", "--loglevel", "WARNING",
@@ -84,14 +87,16 @@ class Command(BaseCommand):
         logs = {name: log_dir / f"{name}.log" for name in commands}
         children, failure = {}, ""
         try:
-            self.stdout.write(f"Starting the web app, a worker and beat (their logs: {log_dir}/)…")
+            self.stdout.write(f"Starting the web app, a worker, beat and the demo's receiver (their logs: {log_dir}/)…")
             for name, command in commands.items():
                 with logs[name].open("ab") as log:
                     children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True,
                                                       stdout=log, stderr=subprocess.STDOUT,
                                                       preexec_fn=_die_with_parent)
             if _wait_until_serving(port, children.values()):
-                self.stdout.write("  Ctrl-C stops the web app, the worker and beat.")
+                self.stdout.write(f"  What was sent: webhooks, Slack and notifications in {receiver_log}, "
+                                  f"emails in {os.environ.get('EMAIL_FILE_PATH', 'the mail server')}.")
+                self.stdout.write("  Ctrl-C stops the web app, the worker, beat and the receiver.")
                 self.print_logins(logins, port)
                 # Wait for any child to end, without reaping it (Popen still sees its exit status).
                 os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
@@ -111,6 +116,23 @@ class Command(BaseCommand):
             stop_all(children.values())
         if failure:
             raise CommandError(f"{failure}; the demo stopped the others.")
+
+
+def receiver_port(port: int) -> int:
+    """The demo's receiver listens on the port after the web app's."""
+    return port + 1
+
+
+def declare_demo_outbound(port: int) -> None:
+    """Where the demo sends, unless the operator says otherwise: the destinations on the demo's
+    receiver (signed webhook, Slack, notifications), email into files under var/ (Django's file
+    backend) and links back to this port, for this process and the ones it starts."""
+    os.environ.setdefault("OUTBOUND_DESTINATIONS", demo_destinations(receiver_port(port)))
+    os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")  # the links in notifications
+    os.environ.setdefault(DEMO_WEBHOOK_SECRET_VARIABLE, secrets.token_urlsafe(32))
+    if "EMAIL_BACKEND" not in os.environ:
+        os.environ["EMAIL_BACKEND"] = "django.core.mail.backends.filebased.EmailBackend"
+        os.environ.setdefault("EMAIL_FILE_PATH", str(Path(settings.VAR_DIR) / "demo-mail"))
 
 
 SERVE_WAIT_SECONDS = 120  # gunicorn's start on a loaded 2-core machine, with room

@@ -87,6 +87,44 @@ def test_the_offline_draft_lists_no_runbook_action_and_no_internal_fact_and_read
         assert secret not in draft and secret not in result.answer
     assert "every 15 minutes" not in draft
     sentences = [s.strip() for s in draft.split(". ") if s.strip()]
-    assert all(s[0].isupper() for s in sentences) and draft.endswith(".")
-    assert "Checkouts affected: 27%." in draft and "within 45 minutes" in draft
+    assert all(s[0].isupper() or s[0].isdigit() for s in sentences) and draft.endswith(".")
+    assert "27% of checkouts are affected." in draft and "within 45 minutes" in draft
     assert (result.stop_reason, result.outcome) == ("success", "revised_once")
+
+
+def test_the_routed_reply_to_a_wallet_ticket_reads_like_a_support_agents():
+    result = run("routing", goal="My wallet top-up failed but I was charged. user_id=42", context=None)
+
+    assert (result.stop_reason, result.selected_route) == ("success", "billing_specialist")
+    assert result.answer.startswith("Hi Anna, thank you for contacting us about your wallet top-up.")
+    assert "49.00 USD" in result.answer and "refund window" in result.answer
+    for internal in ("pro_monthly", "is refundable", "specialist", "first paid", "user_id"):
+        assert internal not in result.answer
+
+
+@pytest.mark.parametrize("ticket, says, never", [
+    ("The API returns 500 errors and latency is high", "a fix is in place, and we are monitoring it",
+     ("public-api", "INC-4021", "mitigated")),
+    ("Can I get a quote and a discount on your pricing?", "our Team Plus plan at 199.00 USD a month",
+     ("team_plus", "Recommend")),
+    ("I want a refund, I was charged twice. user_id=7", "not eligible for a refund", ("free", "first paid")),
+])
+def test_every_routed_reply_speaks_to_the_customer_without_internal_ids(ticket, says, never):
+    answer = run("routing", goal=ticket, context=None).answer
+
+    assert answer.startswith(("Hi ", "Hello,")) and says in answer
+    for internal in never:
+        assert internal not in answer
+
+
+def test_an_incident_of_no_known_kind_is_named_by_its_title_once_with_where_it_is():
+    context = {"region": "EU", "incident": {"incident_id": "inc_db_7", "title": "Database failover in the EU",
+                                            "severity": "P2", "state": "identified", "eta_minutes": 45},
+               "fact_meta": [{"key": "eta_minutes", "label": "ETA", "unit": "minutes"}]}
+
+    result = run("reflection", goal="Write the customer update.", context=context)
+
+    draft = result.history[0]["output"]
+    assert draft.startswith("We have found the cause of a problem with our service (Database failover in the EU).")
+    assert draft.count("in the EU") == 1 and "within 45 minutes" in draft and "State:" not in draft
+    assert result.stop_reason == "success"

@@ -79,7 +79,7 @@ def test_the_offline_model_drafts_from_whichever_facts_an_incident_has():
     draft = draft_from_context("Write the update.", api)
 
     assert "payment" not in draft
-    assert "p95 latency: 1800 ms." in draft and "API error rate: 2.1%." in draft
-    assert "Affected endpoints: /v2/orders." in draft
+    assert "the p95 latency is 1800 ms." in draft and "2.1% of API requests return an error." in draft
+    assert "The affected endpoints are /v2/orders." in draft
     assert numbers_refused(draft, api) == []
     assert json.dumps(api)  # the context is plain JSON

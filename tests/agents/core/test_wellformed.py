@@ -369,24 +369,24 @@ def test_a_long_text_is_checked_in_linear_time(text):
 
 def test_a_remove_instruction_applied_by_the_deterministic_editor_leaves_well_formed_text():
     draft = draft_from_context("Write the update.", API)
-    assert "API error rate: 2.1%. Affected endpoints: /v2/orders and /v2/payments." in draft
+    assert "2.1% of API requests return an error. The affected endpoints are /v2/orders and /v2/payments." in draft
 
     result = run_requested_changes("Write the update.", API, ReflectionPolicy(), OfflineModel(), text=draft,
-                                   instructions='Remove "Affected endpoints"')
+                                   instructions='Remove "The affected endpoints are /v2/orders and /v2/payments."')
 
     assert result.stop_reason == "success"
-    assert "API error rate: 2.1%. /v2/orders and /v2/payments." in result.answer
+    assert "2.1% of API requests return an error. Our engineers" in result.answer
     assert find_malformed(result.answer) == []
 
 
 def test_a_models_revision_with_stray_punctuation_is_stopped(scripted):
     draft = draft_from_context("Write the update.", API)
-    broken = draft.replace("2.1%. Affected endpoints:", "2.1%.:")
+    broken = draft.replace("return an error. The affected endpoints are", "return an error.:")
     scripted.answer("submit_revision", {"revised_answer": broken})
 
     result = run_requested_changes("Write the update.", API, scripted.policy(ReflectionPolicy), scripted.llm,
-                                   text=draft, instructions='Remove "Affected endpoints"')
+                                   text=draft, instructions='Remove "The affected endpoints are"')
 
     assert result.stop_reason == "patch_violation:malformed_text"
-    assert result.guard["violations"][0]["found"] == "2.1%.: /v2/orders"
+    assert result.guard["violations"][0]["found"] == "error.: /v2/orders"
     assert result.candidate == broken

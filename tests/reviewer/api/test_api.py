@@ -1,12 +1,16 @@
 """The JSON API (reviewer/api/) through the Django test client: tokens and roles, incidents and
 their versions, runs with an Idempotency-Key, escalations decided once."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
 from agents.models import Incident, Run
 from agents.tasks import run_now
 from reviewer.models import ApiIdempotencyKey, ApiToken, Decision, Escalation
+from reviewer.roles import OPS, POLICY_ADMIN
+from tests.factories import make_user
 
 PAY = "inc_pay_2041"
 GOAL = "Write the customer update for the P1 payment degradation."
@@ -37,20 +41,41 @@ def test_a_token_is_stored_hashed_and_a_revoked_one_stops_working(api, users):
     assert me.get("/runs").status_code == 401
 
 
-def test_admin_creates_a_token_shown_once_and_revokes_it(client, users):
-    client.force_login(users.admin)
-    response = client.post(reverse("admin:reviewer_apitoken_add"), {"user": users.ops.pk, "name": "webhook"},
-                           follow=True)
-    shown = [str(m) for m in response.context["messages"] if "gr_" in str(m)]
-    token = shown[0].split(": ", 1)[1].split(" ")[0]
+def test_admin_creates_a_token_shown_once_on_the_answer_to_the_save_and_revokes_it(client, users):
+    client.force_login(users.admin)  # a superuser: tokens for anyone
+    response = client.post(reverse("admin:reviewer_apitoken_add"), {"user": users.ops.pk, "name": "webhook"})
+
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    token = re.search(r'value="(gr_[^"]+)"', response.content.decode()).group(1)
     row = ApiToken.objects.get(name="webhook")
     assert row.key_hash == ApiToken.digest(token) and row.user == users.ops
+    # Never in a message (the messages cookie) nor on any later page.
+    assert not list(response.wsgi_request._messages) and token not in str(response.cookies)
+    assert token not in client.get(reverse("admin:reviewer_apitoken_changelist")).content.decode()
     assert token not in client.get(reverse("admin:reviewer_apitoken_change", args=[row.pk])).content.decode()
 
     client.post(reverse("admin:reviewer_apitoken_changelist"),
                 {"action": "revoke", "_selected_action": [row.pk]})
     assert ApiToken.objects.get(pk=row.pk).revoked_at is not None
     assert ApiToken.user_for(token) is None
+
+
+def test_a_policy_admin_creates_tokens_for_themselves_only(client, db):
+    policy_admin = make_user("padmin", group=POLICY_ADMIN)
+    policy_admin.is_staff = True
+    policy_admin.save()
+    other = make_user("someone", group=OPS)
+    ApiToken.issue(other, "theirs")
+    client.force_login(policy_admin)
+
+    refused = client.post(reverse("admin:reviewer_apitoken_add"), {"user": other.pk, "name": "as ops"})
+    made = client.post(reverse("admin:reviewer_apitoken_add"), {"user": policy_admin.pk, "name": "mine"})
+
+    assert refused.status_code == 200 and not ApiToken.objects.filter(name="as ops").exists()
+    token = re.search(r'value="(gr_[^"]+)"', made.content.decode()).group(1)
+    assert ApiToken.user_for(token) == policy_admin
+    listed = client.get(reverse("admin:reviewer_apitoken_changelist")).content.decode()
+    assert "mine" in listed and "theirs" not in listed
 
 
 def test_a_token_carries_its_users_role(api, demo_runs):

@@ -299,7 +299,8 @@ def test_guard_edit_applies_the_self_critique_length_cap(blocked):
 
 
 def test_guard_edit_applies_strict_claims_for_self_critique_with_avoid_absolute_guarantees(blocked):
-    result = decisions.guard_edit(blocked, blocked.draft.replace("degraded", "resolved"))
+    result = decisions.guard_edit(blocked, blocked.draft.replace("We are investigating failing wallet top-ups",
+                                                                 "We have resolved the failing wallet top-ups"))
 
     assert "patch_violation:restricted_claims" in checks(result)
 

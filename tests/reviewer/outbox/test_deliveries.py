@@ -14,7 +14,7 @@ from django.core import mail
 from django.utils import timezone
 
 from agents.models import Run
-from reviewer.models import DeliveryChannel
+from reviewer.models import DeliveryChannel, PublishedUpdate
 from reviewer.outbox import publishing, tasks
 from reviewer.outbox.channels import signature
 from reviewer.outbox.publishing import publish
@@ -238,3 +238,11 @@ def test_slack_text_is_escaped_so_it_links_and_pings_nobody(webhook_receiver, pu
     assert tasks.attempt(delivery.pk) == "delivered"
     text = receiver.accepted[str(delivery.key)]["text"]
     assert text.endswith("&lt;!channel&gt; see &lt;https://evil.example|status&gt; &amp; more")
+
+
+def test_an_email_names_the_update_by_its_public_title_not_the_incidents_own(published):
+    email = published(kind="email", recipients="customers@example.com")
+    PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments failing at checkout")
+
+    assert tasks.attempt(email.pk) == "delivered"
+    assert mail.outbox[0].subject == "Payments failing at checkout: update 1"

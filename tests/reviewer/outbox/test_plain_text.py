@@ -10,7 +10,7 @@ import pytest
 from django.core import mail
 
 from agents.models import Run
-from reviewer.models import DeliveryChannel
+from reviewer.models import DeliveryChannel, PublishedUpdate
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import publish
 from tests.factories import make_incident, make_run
@@ -34,6 +34,9 @@ def deliver(users, monkeypatch):
         incident = make_incident(title="Exports <i>delayed</i>")
         run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=HOSTILE)
         update = publish(incident, HOSTILE, actor=users.ops, source_run=run)
+        # The title that goes out is the update's public title: hostile too (the guard's check of it is
+        # tested with publishing; this is what the channel does with whatever it gets).
+        PublishedUpdate.objects.filter(pk=update.pk).update(public_title=incident.title)
         return tasks.attempt(update.deliveries.get().pk)
 
     return make

@@ -245,4 +245,4 @@ def test_an_email_names_the_update_by_its_public_title_not_the_incidents_own(pub
     PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments failing at checkout")
 
     assert tasks.attempt(email.pk) == "delivered"
-    assert mail.outbox[0].subject == "Payments failing at checkout: update 1"
+    assert mail.outbox[0].subject == "Our service status: Payments failing at checkout — Investigating"

@@ -22,6 +22,9 @@ HOSTILE = ("Exports are delayed. <https://acme-verify.example|Click to verify yo
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
 
 
+PUBLIC_TITLE = "Exports <b>slow</b>"
+
+
 @pytest.fixture
 def deliver(users, monkeypatch):
     """``deliver(kind="slack", destination="hook")``: publish HOSTILE (a person's click) to that one
@@ -34,9 +37,9 @@ def deliver(users, monkeypatch):
         incident = make_incident(title="Exports <i>delayed</i>")
         run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=HOSTILE)
         update = publish(incident, HOSTILE, actor=users.ops, source_run=run)
-        # The title that goes out is the update's public title: hostile too (the guard's check of it is
+        # The title that goes out is the update's public title, hostile too (the guard's check of it is
         # tested with publishing; this is what the channel does with whatever it gets).
-        PublishedUpdate.objects.filter(pk=update.pk).update(public_title=incident.title)
+        PublishedUpdate.objects.filter(pk=update.pk).update(public_title=PUBLIC_TITLE)
         return tasks.attempt(update.deliveries.get().pk)
 
     return make
@@ -48,7 +51,7 @@ def test_slack_gets_escaped_plain_text_with_formatting_and_previews_off(webhook_
     assert deliver(kind="slack", destination="hook") == "delivered"
     (body,) = receiver.accepted.values()
     assert body == {
-        "text": "Service disruption — Investigating (update 1)\nExports are delayed. "
+        "text": "Exports &lt;b&gt;slow&lt;/b&gt; — Investigating (update 1)\nExports are delayed. "
                 "&lt;https://acme-verify.example|Click to verify your card&gt; &lt;!channel&gt; &lt;@U024BE7LH&gt; "
                 "@everyone &lt;b&gt;Act now&lt;/b&gt; &amp; [read more](https://acme-verify.example/more) *bold* _it_",
         "mrkdwn": False, "unfurl_links": False, "unfurl_media": False,
@@ -79,7 +82,8 @@ def test_the_status_page_escapes_the_text(client, deliver):
     page = client.get("/status/").content.decode()
     assert "&lt;b&gt;Act now&lt;/b&gt;" in page and "&lt;!channel&gt;" in page
     assert "Exports &lt;i&gt;delayed" not in page  # the incident's internal title is never shown
-    assert "<b>Act" not in page and "<i>delayed" not in page and 'href="https://acme-verify' not in page
+    assert "Exports &lt;b&gt;slow&lt;/b&gt;" in page  # the public title, escaped
+    assert "<b>Act" not in page and "<i>delayed" not in page and "<b>slow" not in page and 'href="https://acme-verify' not in page
 
 
 @pytest.mark.parametrize("marker", ["|safe", "| safe", "autoescape off", "urlize", "|linebreaks|safe"])

@@ -182,6 +182,7 @@ DEMO_CHANNELS = {
     DEMO_EMAIL_CHANNEL: ("email", "", DEMO_RECIPIENTS),
     "Partner webhook (demo)": ("webhook", "demo-webhook", ""),
     "#status-updates (demo)": ("slack", "demo-slack", ""),
+    "Status page subscribers (demo)": ("subscribers", "", ""),
 }
 # Who is told about escalations: name -> (group, events).
 DEMO_NOTIFICATION_CHANNELS = {

@@ -172,7 +172,7 @@ def test_the_seed_declares_every_channel_and_component_once(db, tmp_path, monkey
 
     assert seed_counts() == first  # a second start makes nothing twice
     kinds = {c.kind: c for c in DeliveryChannel.objects.all()}
-    assert set(kinds) == {"status", "email", "webhook", "slack"}
+    assert set(kinds) == {"status", "email", "webhook", "slack", "subscribers"}
     for channel in DeliveryChannel.objects.all():
         channel.full_clean()  # every destination is one the demo declares, every recipient an address
         if channel.destination:

@@ -20,6 +20,7 @@ from agents.core.contacts import carries_contact
 from agents.core.guard import check_final_answer
 from agents.core.policy import POLICY_CLASSES, GuardRules, TextPolicy
 from agents.core.text import canonical_json, normalize, text_hash
+from agents.incidents import update_incident
 from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
 from agents.models.incidents import STATES
 from agents.policy_rows import PolicyMissing, load_policy
@@ -266,6 +267,10 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
         UpdateComponent.objects.bulk_create(
             UpdateComponent(update=update, component=component, status=status)
             for component, status in resolved.components.items())
+        if resolved.state != incident.state:
+            # What customers were told is where the incident stands: its state follows the update (a
+            # version of its own, like any change of the incident), so the guard and the next update read it.
+            update_incident(incident, user=actor, create=False, state=resolved.state)
         for delivery in _outbox_rows(update):
             enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
     return update

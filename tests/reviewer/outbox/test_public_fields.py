@@ -134,3 +134,13 @@ def test_an_approval_with_no_findings_needs_no_acknowledgement_and_records_none(
     escalation = decide(escalation.pk, users.lead, Decision.Action.APPROVE).escalation
     update = publish(incident, TEXT, actor=users.ops, escalation=escalation)
     assert (update.overridden, update.justification, update.acknowledged_by) == ([], "", None)
+
+
+def test_the_incident_moves_to_the_state_its_update_told_customers_with_a_version_of_its_own(users, incident):
+    versions = incident.versions.count()
+    publish(incident, TEXT, actor=users.ops, source_run=passed(incident), fields=PublicFields(state="identified"))
+    incident.refresh_from_db()
+    assert incident.state == "identified" and incident.versions.count() == versions + 1
+    assert incident.versions.order_by("-number").first().created_by == users.ops
+    publish(incident, TEXT, actor=users.ops, source_run=passed(incident))  # the state left as it is
+    assert incident.versions.count() == versions + 1

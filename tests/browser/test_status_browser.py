@@ -10,7 +10,7 @@ from agents.models import Run
 from reviewer.models import DeliveryChannel, StatusComponent
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import PublicFields, publish
-from tests.browser.test_every_device import OVERFLOW
+from tests.browser.helpers import OVERFLOW
 from tests.factories import make_incident, make_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

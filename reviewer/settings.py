@@ -234,6 +234,11 @@ STATUS_PAGE_NAME = os.environ.get("STATUS_PAGE_NAME") or "Our service"
 STATUS_FEED_ENTRIES = envint("STATUS_FEED_ENTRIES", 50)
 if not 1 <= STATUS_FEED_ENTRIES <= 1000:
     raise ValueError(f"STATUS_FEED_ENTRIES must be 1-1000, got {STATUS_FEED_ENTRIES}")
+# How long each web process reuses a stored representation it read before asking the database again
+# (0: ask on every request).
+STATUS_PAGE_REUSE_SECONDS = envint("STATUS_PAGE_REUSE_SECONDS", 1)
+if not 0 <= STATUS_PAGE_REUSE_SECONDS <= 60:
+    raise ValueError(f"STATUS_PAGE_REUSE_SECONDS must be 0-60, got {STATUS_PAGE_REUSE_SECONDS}")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -38,3 +38,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 RUN_HEARTBEAT_SECONDS = envint("RUN_HEARTBEAT_SECONDS", 1)
 RUN_STALE_SECONDS = envint("RUN_STALE_SECONDS", 4)
 STATIC_ROOT = VAR_DIR / "static"  # created by tests/conftest.py; tests that need files run collectstatic
+
+# Every request reads the stored status page afresh (tests/reviewer/status/test_caching.py sets it
+# back to test the reuse itself).
+STATUS_PAGE_REUSE_SECONDS = 0

@@ -5,12 +5,13 @@ gets the headers alone; a publication rebuilds it (a new ETag), an unchanged reb
 from __future__ import annotations
 
 import pytest
+import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
 
 from reviewer.models import StatusSnapshot
-from reviewer.status import snapshots
+from reviewer.status import snapshots, views
 from reviewer.status.tasks import rebuild_status_page
 from tests.factories import make_incident
 from tests.reviewer.status.conftest import TEXT
@@ -149,3 +150,32 @@ def test_an_address_that_is_not_there_costs_small_queries_not_a_read_of_every_up
     assert len([q for q in sql if "reviewer_publishedupdate" in q]) <= 2, sql
     assert not [q for q in sql if "reviewer_updatecomponent" in q or "reviewer_statuscomponent" in q], sql
     assert not StatusSnapshot.objects.filter(name__in=["incident:made_up", "history:7"]).exists()
+
+
+def test_each_process_reuses_what_it_read_for_a_second_then_reads_the_publication(
+        client, components, publish_update, incident, settings, monkeypatch):
+    settings.STATUS_PAGE_REUSE_SECONDS = 1
+    monkeypatch.setattr(views, "_recent", {})
+    with time_machine.travel("2026-11-27 12:00:00", tick=False) as clock:
+        first = client.get("/status/")
+        with CaptureQueriesContext(connection) as read:
+            again = client.get("/status/")
+        assert len(read) == 0 and again["ETag"] == first["ETag"]  # from this process's memory
+
+        publish_update(incident, title="Card payments failing", components={"Checkout": "partial_outage"})
+        clock.shift(0.5)
+        assert client.get("/status/")["ETag"] == first["ETag"]  # within the second: what it read
+        clock.shift(0.6)
+        fresh = client.get("/status/")
+        assert fresh["ETag"] != first["ETag"] and "Card payments failing" in fresh.content.decode()
+
+        client.get("/status/incidents/inc_made_up/")  # a page that does not exist is never kept
+        assert set(views._recent) == {"page"}
+
+
+def test_with_reuse_off_every_request_reads_the_stored_page(client, components, settings):
+    settings.STATUS_PAGE_REUSE_SECONDS = 0
+    client.get("/status/")
+    with CaptureQueriesContext(connection) as read:
+        client.get("/status/")
+    assert len(read) == 1

@@ -5,11 +5,12 @@ import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.factories import wait_for
 
 ROOT = Path(__file__).parents[3]
 
@@ -20,17 +21,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def accepts(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 @pytest.fixture
 def receiver(tmp_path):
     port, log = free_port(), tmp_path / "demo-receiver.log"
     process = subprocess.Popen([sys.executable, "-m", "reviewer.demo.receiver", "--port", str(port), "--log", str(log)],
                                cwd=ROOT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.05)  # polling for the port to open, bounded by the deadline
+    wait_for(lambda: accepts(port), message=f"the receiver to listen on {port}")
     yield f"http://127.0.0.1:{port}", log
     process.terminate()
     process.wait(timeout=10)

@@ -323,3 +323,39 @@ def webhook_receiver(monkeypatch):
     yield start
     for receiver in receivers:
         receiver.stop()
+
+
+# -- private PostgreSQL and Redis servers, for the drills that stop and restart them ---------------
+
+
+def _drill_pass_only() -> None:
+    """A drill with servers of its own runs once, in the PostgreSQL + Redis pass (it is marked
+    ``postgres``, so that pass selects it); in the SQLite pass it skips, saying so."""
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        pytest.skip("a drill with its own PostgreSQL and Redis: the PostgreSQL + Redis pass runs it")
+
+
+@pytest.fixture
+def private_postgres():
+    """A PostgreSQL server of this test's own (tests/services.py) that it may stop and restart."""
+    from tests.services import PostgresServer, postgres_bin
+
+    _drill_pass_only()
+    if postgres_bin() is None:
+        pytest.skip("no PostgreSQL server installed (apt-get install postgresql)")
+    server = PostgresServer().start()
+    yield server
+    server.remove()
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    """A Redis server of this test's own (tests/services.py) that it may stop and restart."""
+    from tests.services import RedisServer
+
+    _drill_pass_only()
+    if shutil.which("redis-server") is None:
+        pytest.skip("no redis-server installed (apt-get install redis-server)")
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop(hard=True)

@@ -164,12 +164,12 @@ class WebhookReceiver:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 header = self.headers.get("X-Signature", "")
-                signed = receiver.secret is None or receiver.verify(receiver.secret, header, body)
+                key = self.headers.get("Idempotency-Key", "")
+                signed = receiver.secret is None or receiver.verify(receiver.secret, header, key, body)
                 if not signed:
                     with receiver.lock:
                         receiver.bad_signatures += 1
                     return self._answer(401)
-                key = self.headers.get("Idempotency-Key", "")
                 with receiver.lock:
                     receiver.requests[key] += 1
                     draw = receiver.random.random()

@@ -14,9 +14,10 @@ A webhook's URL and signing secret come from the operator's allowlist (``reviewe
 by the channel's destination name, at the moment of sending: the secret only ever goes to the URL
 it was declared with. Redirects are not followed (a body for one host is not resent to another).
 
-The signature, like Stripe's and GitHub's: ``X-Signature: t=<unix seconds>,v1=<hex>``, where hex is
-HMAC-SHA256 with the secret over ``<t>.<raw body>``; ``Idempotency-Key`` is the delivery's key, the
-same on every attempt (README: "Verifying a webhook").
+The signature, like Stripe's and GitHub's: ``X-Signature: t=<unix seconds>,v2=<hex>``, where hex is
+HMAC-SHA256 with the secret over ``<t>.<Idempotency-Key>.<raw body>``: the key receivers drop duplicates
+by is signed too, so nobody can replay a body under a fresh key. ``Idempotency-Key`` is the delivery's
+key, the same on every attempt (docs/publishing.md, "The webhook").
 """
 
 from __future__ import annotations
@@ -99,10 +100,10 @@ def _send_email(delivery: Delivery, to: list[str], unsubscribe_url: str = "") ->
         raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
 
 
-def signature(secret: str, timestamp: int, body: bytes) -> str:
-    """The ``X-Signature`` header value for ``body`` sent at ``timestamp``."""
-    signed = f"{timestamp}.".encode() + body
-    return f"t={timestamp},v1={hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()}"
+def signature(secret: str, timestamp: int, key: str, body: bytes) -> str:
+    """The ``X-Signature`` header value for ``body`` sent at ``timestamp`` with the Idempotency-Key ``key``."""
+    signed = f"{timestamp}.{key}.".encode() + body
+    return f"t={timestamp},v2={hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()}"
 
 
 def slack_escaped(text: str) -> str:
@@ -148,7 +149,7 @@ def send(delivery: Delivery) -> None:
             raise DeliveryFailed(f"{destination.name}: declared without a secret variable; generic webhooks are "
                                  "always signed (name=url|SECRET_VARIABLE)")
         body = json.dumps(update.payload(), ensure_ascii=False, sort_keys=True).encode()
-        headers = {SIGNATURE_HEADER: signature(destination.secret, int(time.time()), body)}
+        headers = {SIGNATURE_HEADER: signature(destination.secret, int(time.time()), str(delivery.key), body)}
     headers.update({"Content-Type": "application/json", "Idempotency-Key": str(delivery.key),
                     "User-Agent": USER_AGENT})
     where = f"{destination.name} ({destination.host})"

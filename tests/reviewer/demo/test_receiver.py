@@ -41,11 +41,11 @@ def test_the_receiver_answers_ok_and_logs_the_signed_body_it_got(receiver):
     url, log = receiver
     body = json.dumps({"incident": "inc_pay_2041", "text": "We are investigating failing payments."}).encode()
     request = urllib.request.Request(f"{url}/webhook", data=body, method="POST", headers={
-        "Content-Type": "application/json", "X-Signature": "t=1,v1=abc", "Idempotency-Key": "k-1"})
+        "Content-Type": "application/json", "X-Signature": "t=1,v2=abc", "Idempotency-Key": "k-1"})
 
     with urllib.request.urlopen(request, timeout=10) as response:
         assert (response.status, response.read()) == (200, b"ok")
 
     logged = log.read_text()
-    assert "POST /webhook" in logged and "X-Signature: t=1,v1=abc" in logged and "Idempotency-Key: k-1" in logged
+    assert "POST /webhook" in logged and "X-Signature: t=1,v2=abc" in logged and "Idempotency-Key: k-1" in logged
     assert '"text": "We are investigating failing payments."' in logged  # the JSON body, pretty-printed

@@ -50,13 +50,28 @@ def published(users, enqueued):
 
 def test_the_documented_snippet_verifies_our_signature_and_refuses_tampering():
     verify = documented_verify()
-    body = b'{"text": "All good."}'
-    header = signature("s3cret", int(timezone.now().timestamp()), body)
-    assert verify("s3cret", header, body)
-    assert not verify("s3cret", header, body + b" ")
-    assert not verify("another", header, body)
-    assert not verify("s3cret", signature("s3cret", int(timezone.now().timestamp()) - 3600, body), body)
-    assert not verify("s3cret", "garbage", body)
+    body, key, now = b'{"text": "All good."}', "5b0e3c1e-key", int(timezone.now().timestamp())
+    header = signature("s3cret", now, key, body)
+    assert verify("s3cret", header, key, body)
+    assert not verify("s3cret", header, key, body + b" ")
+    assert not verify("another", header, key, body)
+    assert not verify("s3cret", signature("s3cret", now - 3600, key, body), key, body)
+    # The Idempotency-Key is signed: the same body under a fresh key does not pass a duplicate check.
+    assert not verify("s3cret", header, "a-fresh-key", body)
+
+
+@pytest.mark.parametrize("header", [
+    "garbage", "", "t=,v2=", "t=abc,v2=00", "v2=00", "t=1", "t=1,v2", ",,,", "t=1,v2=é", "t=1,v2=\u00ff\u0100",
+    "t=1e3,v2=00", "t=99999999999999999999999,v2=00"])
+def test_the_documented_snippet_answers_false_for_any_malformed_header(header):
+    assert documented_verify()("s3cret", header, "key", b"{}") is False
+
+
+def test_the_documented_snippet_answers_false_for_a_non_ascii_signature_of_the_right_length():
+    body, now = b"{}", int(timezone.now().timestamp())
+    valid = signature("s3cret", now, "key", body)
+    forged = valid[:-1] + "\u00e9"  # what a client sends to make a naive compare_digest raise TypeError
+    assert documented_verify()("s3cret", forged, "key", body) is False
 
 
 def test_a_webhook_delivery_is_signed_and_carries_the_update_and_its_idempotency_key(webhook_receiver, published):

@@ -688,7 +688,7 @@ class DeliveryQuerySet(models.QuerySet):
 class Delivery(models.Model):
     """The outbox: one row per published update and channel, written in the publishing transaction,
     delivered by ``reviewer.outbox.tasks.deliver``: at least once to a webhook and the status page (its
-    ``key`` is the Idempotency-Key), at most once to email, subscribers and Slack (``SENDING``, ``UNCERTAIN``)."""
+    ``key`` is the Idempotency-Key), at most once to email, subscribers and Slack (``SENDING``, ``HELD``)."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -699,7 +699,7 @@ class Delivery(models.Model):
         SKIPPED = "skipped"  # never sent: its subscriber unsubscribed before it went out (last_error says so)
         # Held for a person: its send may have gone out (a timeout, a dropped connection, an outcome never
         # recorded), and sending it again could reach an inbox or a Slack channel twice.
-        UNCERTAIN = "uncertain", "Held: may have been sent — check before sending again"
+        HELD = "held", "Held: may have been sent — check before sending again"
 
     key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
     update = models.ForeignKey(PublishedUpdate, on_delete=models.PROTECT, related_name="deliveries")
@@ -721,7 +721,7 @@ class Delivery(models.Model):
 
     objects = DeliveryQuerySet.as_manager()
 
-    NEEDS_A_PERSON = (Status.FAILED, Status.UNCERTAIN)
+    NEEDS_A_PERSON = (Status.FAILED, Status.HELD)
 
     class Meta:
         ordering = ["update", "channel__name"]

@@ -21,6 +21,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='delivery',
             name='status',
-            field=models.CharField(choices=[('pending', 'Pending'), ('sending', 'Sending'), ('delivered', 'Delivered'), ('failed', 'Failed'), ('skipped', 'Skipped'), ('uncertain', 'Held: may have been sent — check before sending again')], default='pending', max_length=10),
+            field=models.CharField(choices=[('pending', 'Pending'), ('sending', 'Sending'), ('delivered', 'Delivered'), ('failed', 'Failed'), ('skipped', 'Skipped'), ('held', 'Held: may have been sent — check before sending again')], default='pending', max_length=10),
         ),
     ]

@@ -335,7 +335,7 @@ def retry_failed_delivery(delivery: Delivery, user) -> bool:
 def send_held_delivery_again(delivery: Delivery, user) -> bool:
     """A person's "send again" of a held delivery, having checked that it did not arrive: a fresh set
     of attempts; False if it is not held."""
-    return _send_again(delivery, user, Delivery.Status.UNCERTAIN)
+    return _send_again(delivery, user, Delivery.Status.HELD)
 
 
 def _send_again(delivery: Delivery, user, status: str) -> bool:
@@ -349,5 +349,5 @@ def _send_again(delivery: Delivery, user, status: str) -> bool:
 def mark_held_delivery_sent(delivery: Delivery, user) -> bool:
     """A person's "mark as sent" of a held delivery that did arrive: delivered, never sent again (its
     last error stays, saying why it was held); False if it is not held."""
-    return bool(Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.UNCERTAIN).update(
+    return bool(Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.HELD).update(
         status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), marked_sent_by=user))

@@ -14,7 +14,7 @@ the attempt is committed as ``sending`` before the send starts, and the outcome 
 (tried again while the database is unreachable, for at most a lease period; the send is never
 repeated for it). A failure where the message did not leave is retried as above; one where it may
 have left (a timeout, a dropped connection), and a ``sending`` row whose outcome never came back,
-are held (``uncertain``) for a person to send again or mark as sent.
+are held (``held``) for a person to send again or mark as sent.
 
 Task names are kept from before the concerns had a package each, so queued messages still run.
 """
@@ -42,7 +42,7 @@ MAX_ERROR_CHARS = 500
 EARLY = timedelta(seconds=1)
 LOST = "the worker was lost during the last attempt"
 UNRECORDED = "the send may have gone out: its outcome was never recorded (the worker or the database was lost)"
-IN_FLIGHT = (Delivery.Status.PENDING, Delivery.Status.SENDING, Delivery.Status.UNCERTAIN)
+IN_FLIGHT = (Delivery.Status.PENDING, Delivery.Status.SENDING, Delivery.Status.HELD)
 RECORD_FIRST_WAIT, RECORD_MAX_WAIT = 0.5, 5.0  # seconds between tries to record an outcome
 pause = time.sleep  # the waits between those tries (tests count them instead)
 
@@ -126,7 +126,7 @@ def _delivered(delivery: Delivery) -> int:
 def _held(delivery: Delivery, error: str) -> str:
     log.warning("delivery %s held: %s", delivery.key, error)
     return _record(delivery, "held", lambda: _this_attempt(delivery).update(
-        status=Delivery.Status.UNCERTAIN, last_error=error[:MAX_ERROR_CHARS]))
+        status=Delivery.Status.HELD, last_error=error[:MAX_ERROR_CHARS]))
 
 
 def _failed(delivery: Delivery, error: str) -> str:
@@ -186,14 +186,14 @@ def sweep_deliveries() -> int:
     between commit and enqueue) or its attempt's worker died. Moving ``next_attempt_at`` to now
     keeps the next sweep from enqueueing it again before another lease period has passed.
 
-    A ``sending`` row found a lease period after its lease ended is held (``uncertain``) for a
+    A ``sending`` row found a lease period after its lease ended is held (``held``) for a
     person: its worker died or could not record the outcome, and its message may have gone out.
     Returns how many deliveries it enqueued."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
     # A send at most once whose outcome never came back: it may have gone out, so it is held, never resent.
     held = Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=stale).update(
-        status=Delivery.Status.UNCERTAIN, last_error=UNRECORDED)
+        status=Delivery.Status.HELD, last_error=UNRECORDED)
     if held:
         log.warning("%s deliveries held: their sends may have gone out, their outcomes were never recorded", held)
     lost = list(Delivery.objects.due(stale).values_list("pk", flat=True)[:1000])

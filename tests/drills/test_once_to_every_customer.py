@@ -6,7 +6,7 @@ worker, email through SMTP to a local aiosmtpd server that counts messages per M
 to a loopback HTTP receiver that counts posts per update by a marker in the text. Both receivers hold
 their answer until the drill releases them, so the fault hits while sends are in flight. Afterwards
 the sweep runs (as beat would) until nothing is pending or sending. Every row must end delivered,
-having reached its receiver exactly once, or held for a person (``uncertain``), having reached it at
+having reached its receiver exactly once, or held for a person (``held``), having reached it at
 most once; none lost; and the worker still delivers an update published after the faults.
 """
 
@@ -199,7 +199,7 @@ def check_once(drill, rows: list[dict], updates: int) -> Counter:
     """Every row delivered and received exactly once, or held and received at most once; none lost."""
     assert len(rows) == updates * (2 + len(SUBSCRIBERS)), "a delivery row was lost"
     statuses = Counter(row["status"] for row in rows)
-    assert set(statuses) <= {"delivered", "uncertain"}, statuses
+    assert set(statuses) <= {"delivered", "held"}, statuses
     for row in rows:
         if row["kind"] == "slack":
             received = drill.slack.received[MARKER.search(row["text"]).group(1)]
@@ -245,7 +245,7 @@ def test_postgres_stopped_while_sends_are_recorded_sends_no_email_or_slack_post_
 
     rows = settle_then_publish(drill, UPDATES)
     statuses = check_once(drill, rows, UPDATES)
-    assert statuses["uncertain"] >= 1, "no send was in doubt: the drill did not hit a send in flight"
+    assert statuses["held"] >= 1, "no send was in doubt: the drill did not hit a send in flight"
     print(f"postgres drill: {dict(statuses)}")
     check_still_working(drill, UPDATES)
 

@@ -97,6 +97,11 @@ def dropping_receiver() -> tuple[str, threading.Event]:
     return f"http://127.0.0.1:{listener.getsockname()[1]}/hook", got
 
 
+def database_down(delivery):
+    """Recording an outcome while the database is unreachable (what psycopg's pool raises, through Django)."""
+    raise OperationalError("couldn't get a connection after 2.00 sec")
+
+
 def reload(delivery: Delivery) -> Delivery:
     delivery.refresh_from_db()
     return delivery
@@ -131,9 +136,6 @@ def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_n
     waits = []
     monkeypatch.setattr(tasks, "pause", waits.append)
 
-    def database_down(delivery):
-        raise OperationalError("couldn't get a connection after 2.00 sec")
-
     monkeypatch.setattr(tasks, "_delivered", database_down)
     enqueued.clear()
     with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
@@ -147,7 +149,7 @@ def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_n
         assert tasks.attempt(delivery.pk) == "skipped"
     assert enqueued == []
     assert len(mail.outbox) == 1
-    assert (reload(delivery).status, delivery.last_error) == ("uncertain", tasks.UNRECORDED)
+    assert (reload(delivery).status, delivery.last_error) == ("held", tasks.UNRECORDED)
     assert delivery.get_status_display() == "Held: may have been sent — check before sending again"
 
 
@@ -158,10 +160,6 @@ def test_a_webhook_whose_outcome_could_not_be_recorded_is_sent_again_by_the_swee
     delivery = published(kind="webhook", destination="hook")
     monkeypatch.setattr(tasks, "pause", lambda seconds: None)
     real_delivered = tasks._delivered
-
-    def database_down(delivery):
-        raise OperationalError("the database went away")
-
     monkeypatch.setattr(tasks, "_delivered", database_down)
     enqueued.clear()
     with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
@@ -197,7 +195,7 @@ def test_an_email_answered_after_the_timeout_is_held_not_sent_again(published, s
     delivery = published(kind="email", recipients="ops@example.com")
     enqueued.clear()
     assert tasks.attempt(delivery.pk) == "held"
-    assert (reload(delivery).status, len(received), enqueued) == ("uncertain", 1, [])
+    assert (reload(delivery).status, len(received), enqueued) == ("held", 1, [])
     assert delivery.last_error.startswith("email: ") and delivery.last_error.endswith("(it may have been sent)")
     assert tasks.attempt(delivery.pk) == "skipped"
 
@@ -239,7 +237,7 @@ def test_a_slack_post_whose_connection_dropped_after_the_request_is_held(publish
     monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"hook={url}")
     delivery = published(kind="slack", destination="hook")
     assert tasks.attempt(delivery.pk) == "held"
-    assert got.is_set() and reload(delivery).status == "uncertain"
+    assert got.is_set() and reload(delivery).status == "held"
     assert delivery.last_error == "hook (127.0.0.1): ConnectionError (it may have been sent)"
 
 
@@ -272,7 +270,7 @@ def test_a_bug_while_sending_an_email_holds_it(published, monkeypatch):
 @pytest.fixture
 def held(published):
     delivery = published(kind="email", recipients="ops@example.com")
-    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.UNCERTAIN, attempts=1,
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.HELD, attempts=1,
                                                    last_error=tasks.UNRECORDED)
     return reload(delivery)
 
@@ -313,7 +311,7 @@ def test_a_person_marks_a_held_delivery_as_sent_and_it_is_never_sent(held, login
 @pytest.mark.parametrize("action", ["delivery_send_again", "delivery_mark_sent"])
 def test_someone_who_cannot_publish_cannot_decide_a_held_delivery(held, login, action):
     assert login("outsider").post(reverse(action, args=[held.pk])).status_code == 403
-    assert reload(held).status == "uncertain"
+    assert reload(held).status == "held"
 
 
 @pytest.mark.parametrize("action", ["delivery_send_again", "delivery_mark_sent"])
@@ -334,7 +332,7 @@ def test_held_subscriber_deliveries_are_listed_one_by_one_and_counted_as_held(pu
     make_subscriber("bob@example.com")
     published(kind="subscribers")
     ada = Delivery.objects.get(subscriber__email="ada@example.com")
-    Delivery.objects.filter(pk=ada.pk).update(status=Delivery.Status.UNCERTAIN, last_error=tasks.UNRECORDED)
+    Delivery.objects.filter(pk=ada.pk).update(status=Delivery.Status.HELD, last_error=tasks.UNRECORDED)
     page = login("ops").get(reverse("incident", args=["inc_test_1"])).content.decode()
     assert "· ada@example.com" in page and "· bob@example.com" not in page
     assert "1 held</span>" in page and "1 pending</span>" in page

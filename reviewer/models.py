@@ -348,6 +348,10 @@ class DeliveryChannel(models.Model):
         SUBSCRIBERS = "subscribers", "status page subscribers (email)"
 
     NEEDS_DESTINATION = (Kind.WEBHOOK, Kind.SLACK)
+    # A customer's inbox and a Slack channel cannot drop a message sent twice: these are sent at most once
+    # (a send that may have gone out is held for a person); the webhook and the status page drop a
+    # repeated Idempotency-Key, so they are sent at least once (docs/publishing.md, 'Delivery guarantees').
+    AT_MOST_ONCE = (Kind.EMAIL, Kind.SUBSCRIBERS, Kind.SLACK)
 
     name = models.CharField(max_length=100, unique=True, help_text="e.g. “Status page”, “#ops-updates”.")
     kind = models.CharField(max_length=12, choices=Kind.choices)
@@ -462,7 +466,7 @@ class PublishedUpdateQuerySet(models.QuerySet):
     def for_timeline(self):
         """Newest first, with who published, every delivery's channel (and subscriber) and the components, in
         three queries."""
-        deliveries = (Delivery.objects.select_related("channel", "subscriber")
+        deliveries = (Delivery.objects.select_related("channel", "subscriber", "marked_sent_by")
                       .order_by("channel__name", "subscriber__email"))
         return (self.select_related("incident", "published_by", "source_run", "acknowledged_by")
                 .order_by("-published_at", "-version")
@@ -525,8 +529,8 @@ class PublishedUpdate(models.Model):
     @property
     def delivery_rows(self) -> list[Delivery]:
         """The deliveries the desk lists one by one: each channel's, and of a subscribers channel (a row
-        per address) only those that failed, for a person to retry."""
-        return [d for d in self.deliveries.all() if d.subscriber_id is None or d.status == Delivery.Status.FAILED]
+        per address) only those that failed or are held, for a person to act on."""
+        return [d for d in self.deliveries.all() if d.subscriber_id is None or d.status in Delivery.NEEDS_A_PERSON]
 
     @property
     def subscriber_counts(self) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -683,13 +687,19 @@ class DeliveryQuerySet(models.QuerySet):
 
 class Delivery(models.Model):
     """The outbox: one row per published update and channel, written in the publishing transaction,
-    delivered at least once by ``reviewer.outbox.tasks.deliver`` (its ``key`` is the Idempotency-Key)."""
+    delivered by ``reviewer.outbox.tasks.deliver``: at least once to a webhook and the status page (its
+    ``key`` is the Idempotency-Key), at most once to email, subscribers and Slack (``SENDING``, ``HELD``)."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
+        # An attempt on a channel that cannot drop duplicates is under way: recorded before the send starts.
+        SENDING = "sending"
         DELIVERED = "delivered"
         FAILED = "failed"  # dead-lettered after DELIVERY_MAX_ATTEMPTS; a person can retry it
         SKIPPED = "skipped"  # never sent: its subscriber unsubscribed before it went out (last_error says so)
+        # Held for a person: its send may have gone out (a timeout, a dropped connection, an outcome never
+        # recorded), and sending it again could reach an inbox or a Slack channel twice.
+        HELD = "held", "Held: may have been sent — check before sending again"
 
     key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
     update = models.ForeignKey(PublishedUpdate, on_delete=models.PROTECT, related_name="deliveries")
@@ -702,11 +712,16 @@ class Delivery(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
     retried_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
+    # Who marked a held delivery as sent (it had gone out), so it is not sent again.
+    marked_sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="+")
     # A subscribers channel has one row per subscriber, so each address gets the update once.
     subscriber = models.ForeignKey(Subscriber, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="deliveries")
 
     objects = DeliveryQuerySet.as_manager()
+
+    NEEDS_A_PERSON = (Status.FAILED, Status.HELD)
 
     class Meta:
         ordering = ["update", "channel__name"]

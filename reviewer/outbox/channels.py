@@ -22,15 +22,20 @@ key, the same on every attempt (docs/publishing.md, "The webhook").
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
+import smtplib
+import socket
 import time
 from datetime import UTC
 
 import requests
+import urllib3
 from django.conf import settings
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMessage, get_connection
+from urllib3.exceptions import NewConnectionError
 
 from reviewer.destinations import DestinationError, resolve
 from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate, absolute_url, status_page_name
@@ -41,7 +46,14 @@ USER_AGENT = "gated-review-outbox/1"
 
 
 class DeliveryFailed(Exception):
-    """This attempt failed; the message (no URL, no secret) is stored as the delivery's last error."""
+    """This attempt failed and the message did not leave (a refused connection, an unknown host, an
+    SMTP or HTTP error answer); the message (no URL, no secret) is stored as the delivery's last error."""
+
+
+class MayHaveBeenSent(DeliveryFailed):
+    """This attempt failed after the message may have reached the receiver: a timeout or a dropped
+    connection once the request or the email's DATA was on its way. A channel sent at most once holds
+    the delivery for a person rather than send it again (``reviewer.outbox.tasks``)."""
 
 
 class NotSent(Exception):
@@ -87,17 +99,33 @@ def _message_id(delivery: Delivery) -> str:
     return f"<{delivery.key}@{domain}>"
 
 
+# Errors that say the mail server did not take the message, wherever they are raised: a refused
+# connection, an unknown host, or the server's own error answer (to MAIL FROM, RCPT TO or DATA).
+EMAIL_NOT_SENT = (ConnectionRefusedError, socket.gaierror, smtplib.SMTPResponseException,
+                  smtplib.SMTPRecipientsRefused, smtplib.SMTPNotSupportedError)
+
+
 def _send_email(delivery: Delivery, to: list[str], unsubscribe_url: str = "") -> None:
     update = delivery.update
     headers = {"Message-ID": _message_id(delivery)}
     if unsubscribe_url:
         headers |= {"List-Unsubscribe": f"<{unsubscribe_url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+    # A plain-text body only: no HTML part a mail client would render.
     message = EmailMessage(email_subject(update), email_body(update, unsubscribe_url), settings.DEFAULT_FROM_EMAIL,
-                           to, headers=headers)
-    try:  # a plain-text body only: no HTML part a mail client would render
-        message.send()
-    except Exception as error:  # any backend: SMTP errors, refused connections, timeouts
+                           to, headers=headers, connection=get_connection())
+    try:  # connecting, TLS and login: nothing of the message has left yet
+        message.connection.open()
+    except Exception as error:  # any backend
         raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
+    try:
+        message.send()
+    except EMAIL_NOT_SENT as error:
+        raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
+    except Exception as error:  # a timeout or a dropped connection with the message on its way
+        raise MayHaveBeenSent(f"email: {type(error).__name__}: {str(error)[:200]}") from None
+    finally:
+        with contextlib.suppress(Exception):  # the server has answered the message; QUIT changes nothing
+            message.connection.close()
 
 
 def signature(secret: str, timestamp: int, key: str, body: bytes) -> str:
@@ -121,7 +149,8 @@ def slack_message(title: str, version: int, text: str) -> dict:
 
 
 def send(delivery: Delivery) -> None:
-    """Deliver once; raises :class:`DeliveryFailed` with a message fit for the page, or :class:`NotSent`."""
+    """Deliver once; raises :class:`DeliveryFailed` (or :class:`MayHaveBeenSent` when the message may have
+    left) with a message fit for the page, or :class:`NotSent`."""
     channel, update = delivery.channel, delivery.update
     kind = channel.kind
     if kind == DeliveryChannel.Kind.STATUS:
@@ -156,9 +185,23 @@ def send(delivery: Delivery) -> None:
     try:
         response = requests.post(destination.url, data=body, headers=headers, allow_redirects=False,
                                  timeout=settings.DELIVERY_TIMEOUT_SECONDS)
-    except requests.Timeout:
-        raise DeliveryFailed(f"{where}: no answer within {settings.DELIVERY_TIMEOUT_SECONDS} s") from None
+    except requests.ConnectTimeout:  # no connection was made: nothing was sent
+        raise DeliveryFailed(f"{where}: no connection within {settings.DELIVERY_TIMEOUT_SECONDS} s") from None
+    except requests.Timeout:  # the request was sent and no answer came: it may have been taken
+        raise MayHaveBeenSent(f"{where}: no answer within {settings.DELIVERY_TIMEOUT_SECONDS} s") from None
     except requests.RequestException as error:
-        raise DeliveryFailed(f"{where}: {type(error).__name__}") from None
+        failure = DeliveryFailed if _not_connected(error) else MayHaveBeenSent
+        raise failure(f"{where}: {type(error).__name__}") from None
     if not 200 <= response.status_code < 300:
         raise DeliveryFailed(f"{where}: HTTP {response.status_code}")
+
+
+def _not_connected(error: requests.RequestException) -> bool:
+    """True when the request never left: the connection was refused, the host unknown, the TLS
+    handshake failed, or the URL was unusable. A connection dropped once the request was written
+    ("Connection aborted") may have delivered it."""
+    if isinstance(error, (requests.exceptions.SSLError, requests.exceptions.InvalidURL,
+                          requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema)):
+        return True
+    reason = getattr(error.args[0], "reason", None) if error.args else None  # urllib3's MaxRetryError
+    return isinstance(reason, (NewConnectionError, urllib3.exceptions.SSLError))

@@ -329,8 +329,25 @@ def auto_publish(sender, *, run, result, **kwargs) -> None:
 
 def retry_failed_delivery(delivery: Delivery, user) -> bool:
     """A person's retry of a dead-lettered delivery: a fresh set of attempts; False if it is not failed."""
-    won = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.FAILED).update(
+    return _send_again(delivery, user, Delivery.Status.FAILED)
+
+
+def send_held_delivery_again(delivery: Delivery, user) -> bool:
+    """A person's "send again" of a held delivery, having checked that it did not arrive: a fresh set
+    of attempts; False if it is not held."""
+    return _send_again(delivery, user, Delivery.Status.HELD)
+
+
+def _send_again(delivery: Delivery, user, status: str) -> bool:
+    won = Delivery.objects.filter(pk=delivery.pk, status=status).update(
         status=Delivery.Status.PENDING, attempts=0, next_attempt_at=timezone.now(), retried_by=user)
     if won:
         enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
     return bool(won)
+
+
+def mark_held_delivery_sent(delivery: Delivery, user) -> bool:
+    """A person's "mark as sent" of a held delivery that did arrive: delivered, never sent again (its
+    last error stays, saying why it was held); False if it is not held."""
+    return bool(Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.HELD).update(
+        status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), marked_sent_by=user))

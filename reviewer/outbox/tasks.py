@@ -1,35 +1,50 @@
-"""Delivering the outbox: one task per delivery, at least once, and a sweep for lost ones
-(docs/contract.md, 'Publishing and the outbox').
+"""Delivering the outbox: one task per delivery, and a sweep for lost ones (docs/contract.md,
+'Publishing and the outbox'; the guarantees per channel in docs/publishing.md, 'Delivery guarantees').
 
 Each attempt is taken with a conditional ``UPDATE ... WHERE status='pending' AND attempts=n AND
 next_attempt_at <= now`` (the row count says who won), which also pushes ``next_attempt_at`` a lease
 ahead: a worker killed mid-request leaves a pending row that the sweep sends again once the lease
 is over. A failure schedules the next attempt with exponential backoff; after
 ``DELIVERY_MAX_ATTEMPTS`` the row is dead-lettered (``failed``) for a person to retry. The receiver
-gets the delivery's ``key`` as ``Idempotency-Key`` on every attempt, so it can drop duplicates.
+gets the delivery's ``key`` as ``Idempotency-Key`` on every attempt, so it can drop duplicates: the
+webhook and the status page are delivered at least once.
+
+Email, the subscribers' emails and Slack cannot drop a duplicate, so they are delivered at most once:
+the attempt is committed as ``sending`` before the send starts, and the outcome written after it
+(tried again while the database is unreachable, for at most a lease period; the send is never
+repeated for it). A failure where the message did not leave is retried as above; one where it may
+have left (a timeout, a dropped connection), and a ``sending`` row whose outcome never came back,
+are held (``held``) for a person to send again or mark as sent.
 
 Task names are kept from before the concerns had a package each, so queued messages still run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from datetime import timedelta
 
 from celery import shared_task
+from django import db
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
-from reviewer.outbox.channels import DeliveryFailed, NotSent, send
+from reviewer.outbox.channels import DeliveryFailed, MayHaveBeenSent, NotSent, send
 
 log = logging.getLogger("agents.deliveries")
 
 MAX_ERROR_CHARS = 500
 EARLY = timedelta(seconds=1)
 LOST = "the worker was lost during the last attempt"
+UNRECORDED = "the send may have gone out: its outcome was never recorded (the worker or the database was lost)"
+IN_FLIGHT = (Delivery.Status.PENDING, Delivery.Status.SENDING, Delivery.Status.HELD)
+RECORD_FIRST_WAIT, RECORD_MAX_WAIT = 0.5, 5.0  # seconds between tries to record an outcome
+pause = time.sleep  # the waits between those tries (tests count them instead)
 
 
 def backoff(attempts: int) -> timedelta:
@@ -39,9 +54,13 @@ def backoff(attempts: int) -> timedelta:
 
 
 def take_attempt(delivery_pk: int) -> Delivery | None:
-    """Take the next attempt of a due delivery, or None when it is not due, done, or taken."""
+    """Take the next attempt of a due delivery, or None when it is not due, done, or taken.
+
+    On a channel sent at most once the row becomes ``sending`` in the same committed update, before
+    anything is sent: a worker that dies, or cannot record the outcome, leaves a row the sweep holds
+    for a person instead of sending it again."""
     now = timezone.now()
-    row = Delivery.objects.filter(pk=delivery_pk).values("attempts").first()
+    row = Delivery.objects.filter(pk=delivery_pk).values("attempts", "channel__kind").first()
     if row is None:
         return None
     if row["attempts"] >= settings.DELIVERY_MAX_ATTEMPTS:
@@ -49,9 +68,11 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
         Delivery.objects.due(now + EARLY).filter(pk=delivery_pk, attempts=row["attempts"]).update(
             status=Delivery.Status.FAILED, last_error=LOST)
         return None
+    once = row["channel__kind"] in DeliveryChannel.AT_MOST_ONCE
     # A countdown may fire a moment before the row's own clock says it is due.
     won = Delivery.objects.due(now + EARLY).filter(pk=delivery_pk, attempts=row["attempts"]).update(
-        attempts=F("attempts") + 1, next_attempt_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS))
+        attempts=F("attempts") + 1, next_attempt_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS),
+        status=Delivery.Status.SENDING if once else Delivery.Status.PENDING)
     if not won:
         return None
     # The subscriber is read now, after the attempt was taken: one who unsubscribed before is not sent to.
@@ -61,40 +82,96 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
 
 
 def attempt(delivery_pk: int) -> str:
-    """One delivery attempt; returns what happened (``delivered``, ``retry``, ``failed``, ``not sent``, or
-    ``skipped`` when there was no attempt to take)."""
+    """One delivery attempt; returns what happened (``delivered``, ``retry``, ``failed``, ``held``, ``not
+    sent``, ``unrecorded`` when the outcome could not be written, or ``skipped`` when there was no attempt
+    to take)."""
     delivery = take_attempt(delivery_pk)
     if delivery is None:
         return "skipped"
+    once = delivery.channel.kind in DeliveryChannel.AT_MOST_ONCE
     try:
         send(delivery)
     except NotSent as why:  # final: a person's retry would not send it either
-        Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
-            status=Delivery.Status.SKIPPED, last_error=str(why))
-        return "not sent"
+        reason = str(why)
+        return _record(delivery, "not sent", lambda: _this_attempt(delivery).update(
+            status=Delivery.Status.SKIPPED, last_error=reason))
+    except MayHaveBeenSent as error:
+        if once:
+            return _held(delivery, f"{error} (it may have been sent)")
+        return _failed(delivery, str(error))  # at least once: the receiver drops a repeated key
     except DeliveryFailed as error:
         return _failed(delivery, str(error))
-    except Exception as error:  # a bug must not leave the row pending for ever: count it as a failure
+    except Exception as error:  # a bug must not leave the row pending for ever
         log.exception("delivery %s failed unexpectedly", delivery.key)
+        if once:  # nobody knows whether it left
+            return _held(delivery, f"unexpected error: {type(error).__name__} (it may have been sent)")
         return _failed(delivery, f"unexpected error: {type(error).__name__}")
-    delivered = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING).update(
+    return _record(delivery, "delivered", lambda: _delivered(delivery))
+
+
+def _this_attempt(delivery: Delivery):
+    """The row, as long as this attempt still holds it (no sweep, person or later attempt took it since)."""
+    return Delivery.objects.filter(pk=delivery.pk, status=delivery.status, attempts=delivery.attempts)
+
+
+def _delivered(delivery: Delivery) -> int:
+    # Also from held: the send did go out, only its outcome came late (a slow database).
+    delivered = Delivery.objects.filter(pk=delivery.pk, status__in=IN_FLIGHT).update(
         status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), last_error="")
     if delivered and delivery.channel.kind == DeliveryChannel.Kind.STATUS:
         StatusSnapshot.objects.outdate()  # the update is public now: the status page shows it
-    return "delivered"
+    return delivered
+
+
+def _held(delivery: Delivery, error: str) -> str:
+    log.warning("delivery %s held: %s", delivery.key, error)
+    return _record(delivery, "held", lambda: _this_attempt(delivery).update(
+        status=Delivery.Status.HELD, last_error=error[:MAX_ERROR_CHARS]))
 
 
 def _failed(delivery: Delivery, error: str) -> str:
+    """A failed attempt whose message did not leave (or may be sent again): back off, or dead-letter."""
     error = error[:MAX_ERROR_CHARS]
-    pending = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING, attempts=delivery.attempts)
     if delivery.attempts >= settings.DELIVERY_MAX_ATTEMPTS:
-        pending.update(status=Delivery.Status.FAILED, last_error=error)
         log.warning("delivery %s dead-lettered after %s attempts: %s", delivery.key, delivery.attempts, error)
-        return "failed"
+        return _record(delivery, "failed", lambda: _this_attempt(delivery).update(
+            status=Delivery.Status.FAILED, last_error=error))
     wait = backoff(delivery.attempts)
-    pending.update(last_error=error, next_attempt_at=timezone.now() + wait)
-    deliver.apply_async((delivery.pk,), countdown=wait.total_seconds())
-    return "retry"
+    outcome = _record(delivery, "retry", lambda: _this_attempt(delivery).update(
+        status=Delivery.Status.PENDING, last_error=error, next_attempt_at=timezone.now() + wait))
+    if outcome == "retry":
+        deliver.apply_async((delivery.pk,), countdown=wait.total_seconds())
+    return outcome
+
+
+def _record(delivery: Delivery, outcome: str, write) -> str:
+    """Write an attempt's outcome with ``write``, trying again while the database is unreachable, for
+    at most a lease period (then the sweep decides: sent again if it was a pending row, held if it
+    was ``sending``). The send itself is never repeated here."""
+    deadline = time.monotonic() + settings.DELIVERY_LEASE_SECONDS
+    wait, waited = RECORD_FIRST_WAIT, 0.0
+    while True:
+        try:
+            write()
+            return outcome
+        except db.Error as error:
+            if waited + wait > settings.DELIVERY_LEASE_SECONDS or time.monotonic() + wait > deadline:
+                log.error("delivery %s: could not record %r: %s", delivery.key, outcome, error)
+                return "unrecorded"
+            log.warning("delivery %s: recording %r failed (%s); trying again in %.1f s", delivery.key, outcome,
+                        type(error).__name__, wait)
+            _drop_connection()
+            pause(wait)
+            waited += wait
+            wait = min(wait * 2, RECORD_MAX_WAIT)
+
+
+def _drop_connection() -> None:
+    """Give up a connection the database dropped, so the next try takes a fresh one. A connection
+    inside a transaction belongs to that transaction: it is left alone."""
+    if not db.connection.in_atomic_block:
+        with contextlib.suppress(db.Error):
+            db.connection.close()
 
 
 @shared_task(name="reviewer.tasks.deliver", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -107,9 +184,18 @@ def sweep_deliveries() -> int:
     """Enqueue every pending delivery that has been due for a lease period without being claimed:
     its message was lost (a killed worker, a countdown held in a dead worker's memory, a crash
     between commit and enqueue) or its attempt's worker died. Moving ``next_attempt_at`` to now
-    keeps the next sweep from enqueueing it again before another lease period has passed."""
+    keeps the next sweep from enqueueing it again before another lease period has passed.
+
+    A ``sending`` row found a lease period after its lease ended is held (``held``) for a
+    person: its worker died or could not record the outcome, and its message may have gone out.
+    Returns how many deliveries it enqueued."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
+    # A send at most once whose outcome never came back: it may have gone out, so it is held, never resent.
+    held = Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=stale).update(
+        status=Delivery.Status.HELD, last_error=UNRECORDED)
+    if held:
+        log.warning("%s deliveries held: their sends may have gone out, their outcomes were never recorded", held)
     lost = list(Delivery.objects.due(stale).values_list("pk", flat=True)[:1000])
     for pk in lost:
         if Delivery.objects.due(stale).filter(pk=pk).update(next_attempt_at=now):

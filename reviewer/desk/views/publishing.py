@@ -1,5 +1,6 @@
 """Publishing pages: what is ready to publish, the publish confirmation with the diff against the
-incident's last published update, the publish click, and a person's retry of a dead-lettered delivery."""
+incident's last published update, the publish click, and a person's retry of a dead-lettered delivery
+and decision on a held one (send again, or mark as sent)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from reviewer.outbox.publishing import (
     AlreadyPublished,
     PublishRefused,
     last_published,
+    mark_held_delivery_sent,
     publish,
     publishable,
     retry_failed_delivery,
+    send_held_delivery_again,
 )
 from reviewer.outbox.ready import READY_WINDOW, publish_queue
 from reviewer.permissions import require_perm
@@ -94,12 +97,34 @@ def publish_run(request, pk):
     return redirect(reverse("incident", args=[run.incident.incident_id]) + "#updates")
 
 
+def _person_acts(request, pk, action, done: str, nothing: str):
+    """A person's action on one delivery (``action(delivery, user)`` -> False when the delivery is not
+    in the state it applies to); back to the incident's updates with what happened."""
+    delivery = get_object_or_404(Delivery.objects.select_related("update__incident", "channel"), pk=pk)
+    if action(delivery, request.user):
+        messages.success(request, done.format(channel=delivery.channel.name))
+    else:
+        messages.info(request, nothing.format(channel=delivery.channel.name))
+    return redirect(reverse("incident", args=[delivery.update.incident.incident_id]) + "#updates")
+
+
 @require_perm(PUBLISH_PERMISSION)
 @require_POST
 def retry_delivery(request, pk):
-    delivery = get_object_or_404(Delivery.objects.select_related("update__incident", "channel"), pk=pk)
-    if retry_failed_delivery(delivery, request.user):
-        messages.success(request, f"Delivery to {delivery.channel.name} is being retried.")
-    else:
-        messages.info(request, f"The delivery to {delivery.channel.name} is not failed; nothing to retry.")
-    return redirect(reverse("incident", args=[delivery.update.incident.incident_id]) + "#updates")
+    return _person_acts(request, pk, retry_failed_delivery, "Delivery to {channel} is being retried.",
+                        "The delivery to {channel} is not failed; nothing to retry.")
+
+
+@require_perm(PUBLISH_PERMISSION)
+@require_POST
+def send_delivery_again(request, pk):
+    return _person_acts(request, pk, send_held_delivery_again, "Delivery to {channel} is being sent again.",
+                        "The delivery to {channel} is not held; nothing to send again.")
+
+
+@require_perm(PUBLISH_PERMISSION)
+@require_POST
+def mark_delivery_sent(request, pk):
+    return _person_acts(request, pk, mark_held_delivery_sent,
+                        "Delivery to {channel} is marked as sent; it is not sent again.",
+                        "The delivery to {channel} is not held; nothing to mark.")

@@ -1,0 +1,264 @@
+"""A customer gets each update once: PostgreSQL stopped while sends were being recorded, and Redis
+restarted with work in flight, never make the outbox send an email or a Slack post twice.
+
+The product runs as in production: its own PostgreSQL and Redis (tests/services.py), a real Celery
+worker, email through SMTP to a local aiosmtpd server that counts messages per Message-ID, and Slack
+to a loopback HTTP receiver that counts posts per update by a marker in the text. Both receivers hold
+their answer until the drill releases them, so the fault hits while sends are in flight. Afterwards
+the sweep runs (as beat would) until nothing is pending or sending. Every row must end delivered,
+having reached its receiver exactly once, or held for a person (``held``), having reached it at
+most once; none lost; and the worker still delivers an update published after the faults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from tests.conftest import Worker
+from tests.services import django_call, free_port, migrate, product_env
+
+pytestmark = [pytest.mark.postgres, pytest.mark.worker]
+
+UPDATES = 10
+SUBSCRIBERS = ("ada@example.com", "bob@example.com")
+HOLD_SECONDS = 30  # a drill that failed before releasing the receivers: they answer all the same
+MARKER = re.compile(r"\[once-(\d+)\]")
+
+
+class Gate:
+    """Receivers answer only while the gate is open; ``in_flight`` counts the requests held at it."""
+
+    def __init__(self):
+        self.opened = threading.Event()
+        self.opened.set()
+        self.lock = threading.Lock()
+        self.in_flight = 0
+
+    def wait(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+        self.opened.wait(HOLD_SECONDS)
+        with self.lock:
+            self.in_flight -= 1
+
+    def wait_for_held(self, count: int, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while self.in_flight < count:
+            assert time.monotonic() < deadline, f"only {self.in_flight} sends reached the receivers"
+            time.sleep(0.05)
+
+
+class MailServer:
+    """aiosmtpd on loopback: counts each message by Message-ID (and by update) when its DATA arrives,
+    then holds its answer at the gate."""
+
+    def __init__(self, gate: Gate):
+        self.received: Counter = Counter()  # per Message-ID
+        self.updates: Counter = Counter()  # per update, by its [once-N] marker
+        self.gate = gate
+        server = self
+
+        class Handler:
+            async def handle_DATA(self, smtp, session, envelope):
+                message = email.message_from_bytes(envelope.content)
+                server.received[message["Message-ID"]] += 1
+                server.updates[MARKER.search(message.get_payload(decode=True).decode()).group(1)] += 1
+                await asyncio.get_running_loop().run_in_executor(None, server.gate.wait)
+                return "250 Message accepted for delivery"
+
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=free_port())
+        self.controller.start()
+        self.port = self.controller.port
+
+    def stop(self) -> None:
+        self.gate.opened.set()
+        self.controller.stop()
+
+
+class SlackReceiver:
+    """A Slack-like incoming webhook on loopback: counts posts per ``[once-N]`` marker in the text."""
+
+    def __init__(self, gate: Gate):
+        self.received: Counter = Counter()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                receiver.received[MARKER.search(body["text"]).group(1)] += 1
+                gate.wait()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                except OSError:
+                    pass  # the sender hung up
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/services/T0/B0/drill"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# The channels and subscribers, made by the first publication.
+PUBLISH = """
+from django.contrib.auth import get_user_model
+from agents.models import Incident, Run
+from reviewer.models import DeliveryChannel
+from reviewer.outbox.publishing import publish
+from reviewer.roles import OPS
+from tests.factories import make_incident, make_run, make_subscriber, make_user
+if not DeliveryChannel.objects.filter(name="Ops mail").exists():
+    DeliveryChannel.objects.all().delete()
+    DeliveryChannel.objects.create(name="Ops mail", kind="email", recipients="ops@example.com")
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+    DeliveryChannel.objects.create(name="#status", kind="slack", destination="slack")
+    for address in %(subscribers)r:
+        make_subscriber(address)
+    make_user("ops", group=OPS)
+ops = get_user_model().objects.get(username="ops")
+for number in %(numbers)r:
+    incident = Incident.objects.filter(incident_id=f"inc_once_{number %% 3}").first() or \\
+        make_incident(f"inc_once_{number %% 3}")
+    text = f"Update {number}: we are on it. [once-{number}]"
+    run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=text)
+    publish(incident, text, actor=ops, source_run=run)
+"""
+
+# The sweep, as beat runs it, until no row is pending or sending; then every row.
+SWEEP_UNTIL_SETTLED = """
+import time
+from reviewer.models import Delivery
+from reviewer.outbox.tasks import sweep_deliveries
+deadline = time.monotonic() + %r
+while Delivery.objects.filter(status__in=["pending", "sending"]).exists() and time.monotonic() < deadline:
+    sweep_deliveries()
+    time.sleep(0.5)
+result = [{"key": str(d.key), "status": d.status, "kind": d.channel.kind, "text": d.update.text,
+           "error": d.last_error, "subscriber": d.subscriber.email if d.subscriber else None}
+          for d in Delivery.objects.select_related("channel", "update", "subscriber")]
+"""
+
+
+@pytest.fixture
+def drill(private_postgres, private_redis, tmp_path):
+    """The product against the drill's own servers, with its receivers and a running worker."""
+    gate = Gate()
+    mail, slack = MailServer(gate), SlackReceiver(gate)
+    env = product_env(
+        tmp_path, private_postgres.url(), private_redis.url(),
+        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend", EMAIL_HOST="127.0.0.1",
+        EMAIL_PORT=str(mail.port), EMAIL_TIMEOUT="20", DEFAULT_FROM_EMAIL="status@drill.example",
+        OUTBOUND_DESTINATIONS=f"slack={slack.url}", DELIVERY_TIMEOUT_SECONDS="20",
+        # The outage outlasts the pool's wait for a connection and the worker's tries to record an outcome.
+        DATABASE_POOL_TIMEOUT="2", DELIVERY_LEASE_SECONDS="3", DELIVERY_BACKOFF_SECONDS="1",
+        DELIVERY_BACKOFF_MAX_SECONDS="2", DELIVERY_MAX_ATTEMPTS="10")
+    migrate(env)
+    worker = Worker(tmp_path / "worker.log", env).start()
+    yield type("Drill", (), {"env": env, "gate": gate, "mail": mail, "slack": slack, "worker": worker,
+                             "postgres": private_postgres, "redis": private_redis})
+    worker.stop()
+    mail.stop()
+    slack.stop()
+
+
+def publish_code(numbers) -> str:
+    return PUBLISH % {"subscribers": SUBSCRIBERS, "numbers": list(numbers)}
+
+
+def publish(drill, numbers) -> None:
+    django_call(drill.env, publish_code(numbers))
+
+
+def settle_then_publish(drill, number: int, timeout: float = 40) -> list[dict]:
+    """Every row once the sweep settled them; then one more update is published (the same child
+    process: each costs seconds)."""
+    code = SWEEP_UNTIL_SETTLED % (timeout,) + publish_code([number])
+    return django_call(drill.env, code, timeout=timeout + 60)
+
+
+def check_once(drill, rows: list[dict], updates: int) -> Counter:
+    """Every row delivered and received exactly once, or held and received at most once; none lost."""
+    assert len(rows) == updates * (2 + len(SUBSCRIBERS)), "a delivery row was lost"
+    statuses = Counter(row["status"] for row in rows)
+    assert set(statuses) <= {"delivered", "held"}, statuses
+    for row in rows:
+        if row["kind"] == "slack":
+            received = drill.slack.received[MARKER.search(row["text"]).group(1)]
+        else:
+            received = drill.mail.received[f"<{row['key']}@drill.example>"]
+        if row["status"] == "delivered":
+            assert received == 1, f"{row} reached its receiver {received} times"
+        else:
+            assert received <= 1, f"{row} was held yet reached its receiver {received} times"
+    return statuses
+
+
+def check_still_working(drill, number: int) -> None:
+    """The update published after the faults reaches every receiver, once, through the worker alone."""
+    deadline = time.monotonic() + 30
+    while drill.slack.received[str(number)] < 1 or drill.mail.updates[str(number)] < 1 + len(SUBSCRIBERS):
+        assert drill.worker.process.poll() is None, f"the worker died:\n{worker_log(drill)}"
+        assert time.monotonic() < deadline, f"the worker delivered nothing after the faults:\n{worker_log(drill)}"
+        time.sleep(0.1)
+    assert (drill.slack.received[str(number)], drill.mail.updates[str(number)]) == (1, 1 + len(SUBSCRIBERS))
+
+
+def wait_in_log(drill, text: str, count: int, timeout: float = 40) -> None:
+    deadline = time.monotonic() + timeout
+    while worker_log(drill, 0).count(text) < count:
+        assert time.monotonic() < deadline, f"{count} x {text!r} not in the worker's log:\n{worker_log(drill)}"
+        time.sleep(0.1)
+
+
+def worker_log(drill, tail: int = 3000) -> str:
+    return drill.worker.log_path.read_text(errors="replace")[-tail:]
+
+
+def test_postgres_stopped_while_sends_are_recorded_sends_no_email_or_slack_post_twice(drill):
+    drill.gate.opened.clear()
+    publish(drill, range(UPDATES))
+    drill.gate.wait_for_held(4)  # the worker's four threads each have a send in flight
+    drill.postgres.stop()
+    drill.gate.opened.set()  # the sends are accepted while nothing can be recorded
+    # Down for longer than the pool's wait for a connection, until the worker gave up recording each send.
+    wait_in_log(drill, "could not record 'delivered'", 4)
+    drill.postgres.start()
+
+    rows = settle_then_publish(drill, UPDATES)
+    statuses = check_once(drill, rows, UPDATES)
+    assert statuses["held"] >= 1, "no send was in doubt: the drill did not hit a send in flight"
+    print(f"postgres drill: {dict(statuses)}")
+    check_still_working(drill, UPDATES)
+
+
+def test_redis_restarted_with_work_in_flight_sends_no_email_or_slack_post_twice(drill):
+    for batch, hard in ((range(0, UPDATES // 2), False), (range(UPDATES // 2, UPDATES), True)):
+        drill.gate.opened.clear()
+        publish(drill, batch)
+        drill.gate.wait_for_held(4)
+        drill.redis.restart(hard=hard)  # graceful, then a crash: the queued messages are gone
+        drill.gate.opened.set()
+
+    rows = settle_then_publish(drill, UPDATES)
+    statuses = check_once(drill, rows, UPDATES)
+    print(f"redis drill: {dict(statuses)}")
+    check_still_working(drill, UPDATES)

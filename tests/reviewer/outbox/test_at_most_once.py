@@ -1,0 +1,339 @@
+"""Email, the subscribers' emails and Slack are sent at most once (reviewer/outbox/tasks.py,
+channels.py): the attempt is recorded before the send; a send that may have left, or whose outcome
+could not be recorded, is held for a person and never sent again by the sweep; a send that did not
+leave is retried. The webhook stays at least once. Real receivers on loopback: an aiosmtpd server
+and the tests' HTTP receiver, plus a port nobody listens on."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from datetime import timedelta
+
+import pytest
+import time_machine
+from aiosmtpd.controller import Controller
+from django.core import mail
+from django.db import OperationalError
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.models import Run
+from reviewer.models import Delivery, DeliveryChannel
+from reviewer.outbox import publishing, tasks
+from reviewer.outbox.publishing import publish
+from tests.factories import make_incident, make_run, make_subscriber
+from tests.services import free_port
+
+TEXT = "Card payments fail in the EU. We are working on a fix."
+
+
+@pytest.fixture
+def enqueued(monkeypatch):
+    """What the tasks would enqueue, instead of the broker: [delivery pk]."""
+    sent = []
+    monkeypatch.setattr(tasks.deliver, "delay", lambda pk: sent.append(pk))
+    monkeypatch.setattr(tasks.deliver, "apply_async", lambda args, countdown=0: sent.append(args[0]))
+    return sent
+
+
+@pytest.fixture
+def published(users, enqueued):
+    """``published(kind="email", recipients=...)``: a channel of that kind only, and one update's (first)
+    delivery."""
+
+    def make(**channel):
+        DeliveryChannel.objects.all().delete()
+        DeliveryChannel.objects.create(name="only", **channel)
+        incident = make_incident()
+        run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT)
+        return publish(incident, TEXT, actor=users.ops, source_run=run).deliveries.order_by("pk").first()
+
+    return make
+
+
+@pytest.fixture
+def smtp_server(settings):
+    """``smtp_server(answer="451 ...", delay=0)``: an aiosmtpd server on loopback that Django's SMTP
+    backend sends to; it answers each message's DATA with ``answer`` after ``delay`` seconds and keeps
+    what it received."""
+    controllers = []
+
+    def start(answer: str = "250 OK", delay: float = 0):
+        received = []
+
+        class Handler:
+            async def handle_DATA(self, server, session, envelope):
+                received.append(envelope.content)
+                await asyncio.sleep(delay)
+                return answer
+
+        controller = Controller(Handler(), hostname="127.0.0.1", port=free_port())
+        controller.start()
+        controllers.append(controller)
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", controller.port, 1
+        return received
+
+    yield start
+    for controller in controllers:
+        controller.stop()
+
+
+def dropping_receiver() -> tuple[str, threading.Event]:
+    """An HTTP server that reads a request and hangs up without answering: the request was written."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    got = threading.Event()
+
+    def serve():
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        got.set()
+        connection.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/hook", got
+
+
+def database_down(delivery):
+    """Recording an outcome while the database is unreachable (what psycopg's pool raises, through Django)."""
+    raise OperationalError("couldn't get a connection after 2.00 sec")
+
+
+def reload(delivery: Delivery) -> Delivery:
+    delivery.refresh_from_db()
+    return delivery
+
+
+def test_the_attempt_is_recorded_as_sending_before_the_email_goes_out(published, monkeypatch):
+    delivery = published(kind="email", recipients="ops@example.com")
+    seen = []
+    real_send = mail.EmailMessage.send
+
+    def send(message, fail_silently=False):
+        seen.append(Delivery.objects.values_list("status", "attempts").get(pk=delivery.pk))
+        return real_send(message, fail_silently)
+
+    monkeypatch.setattr(mail.EmailMessage, "send", send)
+    assert tasks.attempt(delivery.pk) == "delivered"
+    assert seen == [("sending", 1)]
+    assert reload(delivery).status == "delivered"
+
+
+def test_a_webhook_attempt_stays_pending_while_it_is_sent(published, webhook_receiver, monkeypatch):
+    webhook_receiver()
+    delivery = published(kind="webhook", destination="hook")
+    taken = tasks.take_attempt(delivery.pk)
+    assert (taken.status, taken.attempts) == ("pending", 1)  # at least once: the sweep may send it again
+
+
+def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_never_sent_again(
+        published, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks):
+    settings.DELIVERY_LEASE_SECONDS = 60
+    delivery = published(kind="email", recipients="ops@example.com")
+    waits = []
+    monkeypatch.setattr(tasks, "pause", waits.append)
+
+    monkeypatch.setattr(tasks, "_delivered", database_down)
+    enqueued.clear()
+    with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
+        assert tasks.attempt(delivery.pk) == "unrecorded"
+        assert len(mail.outbox) == 1  # sent once, and not again while recording failed
+        assert waits[:4] == [0.5, 1, 2, 4] and max(waits) == tasks.RECORD_MAX_WAIT  # backing off...
+        assert sum(waits) <= settings.DELIVERY_LEASE_SECONDS  # ... for a bounded time
+        assert reload(delivery).status == "sending"
+        clock.shift(timedelta(seconds=2 * 60 + 1))
+        assert tasks.sweep_deliveries() == 0
+        assert tasks.attempt(delivery.pk) == "skipped"
+    assert enqueued == []
+    assert len(mail.outbox) == 1
+    assert (reload(delivery).status, delivery.last_error) == ("held", tasks.UNRECORDED)
+    assert delivery.get_status_display() == "Held: may have been sent — check before sending again"
+
+
+def test_a_webhook_whose_outcome_could_not_be_recorded_is_sent_again_by_the_sweep(
+        published, webhook_receiver, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks):
+    settings.DELIVERY_LEASE_SECONDS = 60
+    receiver = webhook_receiver()
+    delivery = published(kind="webhook", destination="hook")
+    monkeypatch.setattr(tasks, "pause", lambda seconds: None)
+    real_delivered = tasks._delivered
+    monkeypatch.setattr(tasks, "_delivered", database_down)
+    enqueued.clear()
+    with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
+        assert tasks.attempt(delivery.pk) == "unrecorded"
+        monkeypatch.setattr(tasks, "_delivered", real_delivered)
+        clock.shift(timedelta(seconds=2 * 60 + 1))
+        assert tasks.sweep_deliveries() == 1
+        assert tasks.attempt(delivery.pk) == "delivered"
+    assert enqueued == [delivery.pk]
+    assert receiver.requests[str(delivery.key)] == 2  # at least once: the receiver drops the repeated key
+
+
+def test_an_outcome_recorded_after_the_database_came_back_is_recorded_once(published, monkeypatch):
+    delivery = published(kind="slack", destination="hook")
+    tries = []
+    real_delivered = tasks._delivered
+
+    def down_twice(delivery):
+        tries.append(1)
+        if len(tries) <= 2:
+            raise OperationalError("the database went away")
+        return real_delivered(delivery)
+
+    monkeypatch.setattr(tasks, "_delivered", down_twice)
+    monkeypatch.setattr(tasks, "pause", lambda seconds: None)
+    monkeypatch.setattr(tasks, "send", lambda delivery: None)
+    assert tasks.attempt(delivery.pk) == "delivered"
+    assert (len(tries), reload(delivery).status) == (3, "delivered")
+
+
+def test_an_email_answered_after_the_timeout_is_held_not_sent_again(published, smtp_server, enqueued):
+    received = smtp_server(delay=2)  # DATA is in; the answer comes after the 1 s timeout
+    delivery = published(kind="email", recipients="ops@example.com")
+    enqueued.clear()
+    assert tasks.attempt(delivery.pk) == "held"
+    assert (reload(delivery).status, len(received), enqueued) == ("held", 1, [])
+    assert delivery.last_error.startswith("email: ") and delivery.last_error.endswith("(it may have been sent)")
+    assert tasks.attempt(delivery.pk) == "skipped"
+
+
+@pytest.mark.parametrize("answer", ["451 4.3.0 Try again later", "554 5.7.1 Rejected"])
+def test_an_email_the_mail_server_refused_is_retried(published, smtp_server, enqueued, answer):
+    received = smtp_server(answer=answer)
+    delivery = published(kind="email", recipients="ops@example.com")
+    enqueued.clear()
+    assert tasks.attempt(delivery.pk) == "retry"
+    assert (reload(delivery).status, len(received), enqueued) == ("pending", 1, [delivery.pk])
+    assert delivery.last_error.startswith("email: SMTPDataError")
+
+
+def test_a_subscriber_email_to_a_mail_server_that_is_not_there_is_retried(published, settings, enqueued):
+    make_subscriber()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()  # nobody listens
+    delivery = published(kind="subscribers")
+    assert tasks.attempt(delivery.pk) == "retry"
+    assert (reload(delivery).status, delivery.last_error) == ("pending",
+                                                              "email: ConnectionRefusedError: [Errno 111] "
+                                                              "Connection refused")
+
+
+def test_a_slack_post_without_an_answer_in_time_is_held(published, webhook_receiver, settings):
+    # (A webhook's is retried: test_deliveries.py, test_a_receiver_that_does_not_answer_in_time_is_a_failed_attempt.)
+    settings.DELIVERY_TIMEOUT_SECONDS = 1
+    receiver = webhook_receiver(timeout_rate=1.0, hang_seconds=2)
+    receiver.secret = None
+    slack = published(kind="slack", destination="hook")
+    assert tasks.attempt(slack.pk) == "held"
+    assert reload(slack).last_error == "hook (127.0.0.1): no answer within 1 s (it may have been sent)"
+    assert receiver.requests[str(slack.key)] == 1
+
+
+def test_a_slack_post_whose_connection_dropped_after_the_request_is_held(published, monkeypatch):
+    url, got = dropping_receiver()
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"hook={url}")
+    delivery = published(kind="slack", destination="hook")
+    assert tasks.attempt(delivery.pk) == "held"
+    assert got.is_set() and reload(delivery).status == "held"
+    assert delivery.last_error == "hook (127.0.0.1): ConnectionError (it may have been sent)"
+
+
+@pytest.mark.parametrize("fail", ["refused", "500"])
+def test_a_slack_post_that_did_not_leave_or_was_refused_is_retried(published, webhook_receiver, monkeypatch, fail):
+    if fail == "refused":
+        monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"hook=http://127.0.0.1:{free_port()}/hook")
+    else:
+        webhook_receiver(fail_rate=1.0).secret = None
+    delivery = published(kind="slack", destination="hook")
+    assert tasks.attempt(delivery.pk) == "retry"
+    expected = "hook (127.0.0.1): ConnectionError" if fail == "refused" else "hook (127.0.0.1): HTTP 500"
+    assert (reload(delivery).status, delivery.last_error) == ("pending", expected)
+
+
+def test_a_bug_while_sending_an_email_holds_it(published, monkeypatch):
+    delivery = published(kind="email", recipients="ops@example.com")
+
+    def broken(delivery):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(tasks, "send", broken)
+    assert tasks.attempt(delivery.pk) == "held"
+    assert reload(delivery).last_error == "unexpected error: KeyError (it may have been sent)"
+
+
+# -- a person's decision on a held delivery ---------------------------------------------------------
+
+
+@pytest.fixture
+def held(published):
+    delivery = published(kind="email", recipients="ops@example.com")
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.HELD, attempts=1,
+                                                   last_error=tasks.UNRECORDED)
+    return reload(delivery)
+
+
+def test_the_incident_page_shows_a_held_delivery_with_send_again_and_mark_as_sent(held, login):
+    page = login("ops").get(reverse("incident", args=["inc_test_1"])).content.decode()
+    assert "held</span> only" in page
+    assert "Held: may have been sent — check before sending again" in page
+    assert reverse("delivery_send_again", args=[held.pk]) in page
+    assert reverse("delivery_mark_sent", args=[held.pk]) in page
+    assert reverse("delivery_retry", args=[held.pk]) not in page
+
+
+def test_a_person_sends_a_held_delivery_again_once(held, login, users, enqueued, django_capture_on_commit_callbacks):
+    client = login("ops")
+    enqueued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("delivery_send_again", args=[held.pk]))
+    assert (reload(held).status, held.attempts, held.retried_by, enqueued) == ("pending", 0, users.ops, [held.pk])
+    assert tasks.attempt(held.pk) == "delivered"
+    assert len(mail.outbox) == 1
+    assert not publishing.send_held_delivery_again(held, users.ops)  # delivered: nothing to send again
+
+
+def test_a_person_marks_a_held_delivery_as_sent_and_it_is_never_sent(held, login, users, enqueued):
+    client = login("lead")
+    enqueued.clear()
+    response = client.post(reverse("delivery_mark_sent", args=[held.pk]), follow=True)
+    assert "is marked as sent; it is not sent again" in response.content.decode()
+    assert (reload(held).status, held.marked_sent_by, held.last_error) == ("delivered", users.lead, tasks.UNRECORDED)
+    assert held.delivered_at is not None
+    assert tasks.attempt(held.pk) == "skipped" and enqueued == [] and mail.outbox == []
+    page = client.get(reverse("incident", args=["inc_test_1"])).content.decode()
+    assert "marked as sent by lead" in page
+    assert not publishing.mark_held_delivery_sent(held, users.lead)
+
+
+@pytest.mark.parametrize("action", ["delivery_send_again", "delivery_mark_sent"])
+def test_someone_who_cannot_publish_cannot_decide_a_held_delivery(held, login, action):
+    assert login("outsider").post(reverse(action, args=[held.pk])).status_code == 403
+    assert reload(held).status == "held"
+
+
+@pytest.mark.parametrize("action", ["delivery_send_again", "delivery_mark_sent"])
+def test_a_held_decision_is_a_post(held, login, action):
+    assert login("ops").get(reverse(action, args=[held.pk])).status_code == 405
+
+
+def test_a_failed_delivery_is_neither_sent_again_nor_marked_as_sent_by_the_held_actions(published, users):
+    delivery = published(kind="email", recipients="ops@example.com")
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.FAILED)
+    assert not publishing.send_held_delivery_again(delivery, users.ops)
+    assert not publishing.mark_held_delivery_sent(delivery, users.ops)
+    assert reload(delivery).status == "failed"
+
+
+def test_held_subscriber_deliveries_are_listed_one_by_one_and_counted_as_held(published, login):
+    make_subscriber("ada@example.com")
+    make_subscriber("bob@example.com")
+    published(kind="subscribers")
+    ada = Delivery.objects.get(subscriber__email="ada@example.com")
+    Delivery.objects.filter(pk=ada.pk).update(status=Delivery.Status.HELD, last_error=tasks.UNRECORDED)
+    page = login("ops").get(reverse("incident", args=["inc_test_1"])).content.decode()
+    assert "· ada@example.com" in page and "· bob@example.com" not in page
+    assert "1 held</span>" in page and "1 pending</span>" in page
+    assert reverse("delivery_send_again", args=[ada.pk]) in page

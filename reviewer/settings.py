@@ -99,6 +99,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "reviewer.middleware.RequestIdMiddleware",  # first: every answer and every log line of a request has its id
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (htmx, CSS) from the app itself, no CDN
     "reviewer.status.middleware.StatusPageMiddleware",  # the stored status page, before what it has no use for
@@ -262,12 +263,23 @@ LOGOUT_REDIRECT_URL = "login"
 # OPENAI_TIMEOUT_SECONDS, OPENAI_MAX_RETRIES, OPENAI_STRUCTURED_OUTPUT and LLM_BACKEND itself, in
 # agents.core.llm.client.client_from_env: one reader, shared by the command line, the workers and the tests.
 
+# One JSON object per line on stderr, for a log shipper (reviewer/logs.py, docs/operations.md). With
+# DEBUG off Django's own configuration would write nothing: here every 5xx answer and every unhandled
+# exception of a request is a line with the request id and the traceback (django.request logs 4xx
+# answers as warnings: left out, a 404 is the client's business); warnings of libraries (the
+# connection pool's failed attempts) go out too.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "reviewer.logs.JsonLines"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "agents": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+        # Each writes through the root's handler (a worker's root is Celery's); no handler of their own,
+        # so a line is written once.
+        "agents": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+        "django": {"handlers": [], "level": "WARNING"},  # instead of Django's DEBUG-only console
+        "django.request": {"level": "ERROR"},
     },
 }
 

@@ -23,6 +23,7 @@ from reviewer.logs import current_request, request_fields
 REQUEST_ID_HEADER = "X-Request-ID"
 # What an incoming X-Request-ID may be (a proxy's or a load balancer's id); anything else is replaced.
 SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{8,64}")
+API_WITHOUT_DATABASE = {"openapi-json", "openapi-view"}  # django-ninja's schema and docs
 
 
 class RequestIdMiddleware:
@@ -47,8 +48,9 @@ class RequestIdMiddleware:
     def process_view(self, request, view, args, kwargs):
         # The API answers every exception of its views itself (a 500 in JSON). An API request takes its
         # database connection here, before the view: a database that is away then reaches
-        # reviewer.errors, which answers 503 in JSON.
-        if request.path_info.startswith("/api/"):
+        # reviewer.errors, which answers 503 in JSON. Its docs and schema need no database.
+        match = request.resolver_match
+        if match.namespace == "api" and match.url_name not in API_WITHOUT_DATABASE:
             connection.ensure_connection()
 
 

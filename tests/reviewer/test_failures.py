@@ -139,3 +139,8 @@ def test_with_debug_off_a_500_leaves_one_json_line_on_stderr():
     lines = [json.loads(line) for line in out.stderr.splitlines() if line.startswith("{")]
     assert [(line["logger"], line["status"]) for line in lines] == [("django.request", 500)], out.stderr
     assert "RuntimeError: a bug in a view" in lines[0]["exception"] and len(lines[0]["request_id"]) == 32
+
+
+def test_the_api_docs_need_no_database(client):
+    """No ``db`` fixture: a query here fails the test."""
+    assert client.get("/api/openapi.json").status_code == 200 and client.get("/api/docs").status_code == 200

@@ -1,4 +1,6 @@
-"""Query strings that no page can use are refused before any view reads them.
+"""Every answer carries a request id; query strings that no page can use are refused before any view
+reads them; times are shown in the viewer's zone.
+
 
 A NUL cannot enter a PostgreSQL string: a filter carrying one (``/inbox/?stop_reason=a%00b``, an
 admin list filter) reached the database and answered 500. Other C0/C1 control characters are no
@@ -8,10 +10,48 @@ forms still check what they take (lengths, choices) and say so on the page.
 
 from __future__ import annotations
 
+import re
+import uuid
+
+from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
 
 from agents.core.inputs import control_character
+from reviewer.logs import current_request, request_fields
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# What an incoming X-Request-ID may be (a proxy's or a load balancer's id); anything else is replaced.
+SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{8,64}")
+API_WITHOUT_DATABASE = {"openapi-json", "openapi-view"}  # django-ninja's schema and docs
+
+
+class RequestIdMiddleware:
+    """Every answer carries ``X-Request-ID``, and every log line written while answering names it
+    (``reviewer.logs``): the id the client or a proxy sent when it is a short safe token, else a new
+    one. The 500 page shows it, so a person can quote it. First in MIDDLEWARE, so every answer has it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        incoming = request.headers.get(REQUEST_ID_HEADER, "")
+        request.request_id = incoming if SAFE_REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
+        token = current_request.set(request_fields(request))
+        try:
+            response = self.get_response(request)
+        finally:
+            current_request.reset(token)
+        response[REQUEST_ID_HEADER] = request.request_id
+        return response
+
+    def process_view(self, request, view, args, kwargs):
+        # The API answers every exception of its views itself (a 500 in JSON). An API request takes its
+        # database connection here, before the view: a database that is away then reaches
+        # reviewer.errors, which answers 503 in JSON. Its docs and schema need no database.
+        match = request.resolver_match
+        if match.namespace == "api" and match.url_name not in API_WITHOUT_DATABASE:
+            connection.ensure_connection()
 
 
 class RefuseControlCharactersMiddleware:

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "reviewer.middleware.RequestIdMiddleware",  # first: every answer and every log line of a request has its id
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (htmx, CSS) from the app itself, no CDN
     "reviewer.status.middleware.StatusPageMiddleware",  # the stored status page, before what it has no use for
@@ -208,11 +209,25 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not D
     # nobody pays a new server connection per task. DATABASE_POOL_MAX_SIZE=0 turns it off.
     if (pool_size := envint("DATABASE_POOL_MAX_SIZE", 20)) < 0:
         raise ValueError(f"DATABASE_POOL_MAX_SIZE must not be negative, got {pool_size}")
+    # Pooled connections are checked before use (CONN_HEALTH_CHECKS: Django passes psycopg_pool's
+    # check_connection; a dead one is replaced). Replacing them after a database restart must not
+    # wait out psycopg_pool's backoff (doubling for 5 minutes: pages failed for minutes after the
+    # database was back): an attempt gives up after 2 s, and the next request starts a new one.
+    # The web waits WEB_DATABASE_POOL_TIMEOUT for a connection, then answers 503 (reviewer.errors):
+    # its threads never outnumber its pool, so a longer wait only means the database is away.
+    # Workers, whose threads may outnumber their pool, wait their turn for DATABASE_POOL_TIMEOUT.
+    # reviewer/wsgi.py, the web's entry point, sets SERVING_WEB.
     if pool_size:
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": min(envint("DATABASE_POOL_MIN_SIZE", 2), pool_size), "max_size": pool_size,
-            "timeout": envint("DATABASE_POOL_TIMEOUT", 30),
+            "timeout": envint("WEB_DATABASE_POOL_TIMEOUT", 4) if envbool("SERVING_WEB", False)
+            else envint("DATABASE_POOL_TIMEOUT", 30),
+            "reconnect_timeout": 2,
         }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A server that does not answer (not even with a refusal) fails a connection attempt in seconds,
+    # not the system's TCP timeout; a URL's own ?connect_timeout= wins.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -248,12 +263,23 @@ LOGOUT_REDIRECT_URL = "login"
 # OPENAI_TIMEOUT_SECONDS, OPENAI_MAX_RETRIES, OPENAI_STRUCTURED_OUTPUT and LLM_BACKEND itself, in
 # agents.core.llm.client.client_from_env: one reader, shared by the command line, the workers and the tests.
 
+# One JSON object per line on stderr, for a log shipper (reviewer/logs.py, docs/operations.md). With
+# DEBUG off Django's own configuration would write nothing: here every 5xx answer and every unhandled
+# exception of a request is a line with the request id and the traceback (django.request logs 4xx
+# answers as warnings: left out, a 404 is the client's business); warnings of libraries (the
+# connection pool's failed attempts) go out too.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "reviewer.logs.JsonLines"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "agents": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+        # Each writes through the root's handler (a worker's root is Celery's); no handler of their own,
+        # so a line is written once.
+        "agents": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+        "django": {"handlers": [], "level": "WARNING"},  # instead of Django's DEBUG-only console
+        "django.request": {"level": "ERROR"},
     },
 }
 

@@ -48,3 +48,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]
+
+# Failures answer with the product's pages (or JSON under /api/): reviewer/errors.py.
+handler400 = "reviewer.errors.bad_request"
+handler500 = "reviewer.errors.server_error"

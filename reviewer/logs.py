@@ -1,0 +1,51 @@
+"""The product's log lines: one JSON object per line, for a log shipper (docs/operations.md).
+
+Each line has ``time`` (UTC, ISO 8601), ``level``, ``logger`` and ``message``; during a request also
+``request_id``, ``method`` and ``path`` (never the query string, a header or the body); ``status``
+when Django's request logger reports an answer; ``exception`` (the traceback) with an error. The
+keys of subscription links (a UUID in the path) are left out wherever they appear.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from contextvars import ContextVar
+from datetime import UTC, datetime
+
+# The request being answered in this thread (set by reviewer.middleware.RequestIdMiddleware).
+current_request: ContextVar[dict | None] = ContextVar("current_request", default=None)
+
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def without_keys(text: str) -> str:
+    return UUID.sub("<key>", text)
+
+
+def request_fields(request) -> dict:
+    """What a line says about the request it was written for."""
+    return {"request_id": getattr(request, "request_id", None), "method": (request.method or "")[:16],
+            "path": without_keys(request.path)}
+
+
+class JsonLines(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": without_keys(record.getMessage()),
+        }
+        request = current_request.get()
+        if request is None and hasattr(getattr(record, "request", None), "path"):
+            # Django logs an error answer once more after the middleware returned it, with the request.
+            request = request_fields(record.request)
+        if request is not None:
+            line.update(request)
+        if (status := getattr(record, "status_code", None)) is not None:
+            line["status"] = status
+        if record.exc_info:
+            line["exception"] = without_keys(self.formatException(record.exc_info))
+        return json.dumps(line)

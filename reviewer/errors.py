@@ -38,7 +38,10 @@ def failure(request, status: int, template: str, message: str) -> HttpResponse:
     request_id = getattr(request, "request_id", None)
     if request.path_info.startswith("/api/"):
         return JsonResponse({"message": message, "request_id": request_id}, status=status)
-    body = loader.render_to_string(template, {"message": message, "request_id": request_id})
+    # A customer on the public status page is sent back to it, under its name, not to the staff's dashboard.
+    public = request.path_info.startswith("/status/")
+    body = loader.render_to_string(template, {"message": message, "request_id": request_id, "public": public,
+                                              "site_name": settings.STATUS_PAGE_NAME if public else ""})
     return HttpResponse(body, status=status)
 
 

@@ -76,6 +76,17 @@ def test_the_database_going_away_answers_the_503_page_without_a_query(client, us
     assert line["status"] == 503 and "the server is gone" in line["exception"]
 
 
+def test_a_customer_on_the_status_page_is_sent_back_to_it_not_to_the_staff_dashboard(client, db, settings):
+    client.raise_request_exception = False
+    settings.STATUS_PAGE_NAME = "Acme"
+    with connection.execute_wrapper(refuse):
+        response = client.get(reverse("status"))
+    assert response.status_code == 503
+    page = response.content.decode()
+    assert "Acme status" in page and "Back to the status page" in page
+    assert "dashboard" not in page and "Gated review" not in page
+
+
 def test_a_database_error_raised_by_a_view_is_a_503_too_and_a_bug_renders_without_a_query(client, db, failing):
     client.raise_request_exception = False
     with connection.execute_wrapper(refuse):

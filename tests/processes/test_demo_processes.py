@@ -3,7 +3,6 @@ gunicorn, a Celery worker and beat. Ctrl-C (SIGINT) and SIGTERM stop every child
 free the port; a worker that dies takes the demo down with it, beat included."""
 
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes.conftest import own_sqlite_env
+
 ROOT = Path(__file__).parents[2]
 READY_SECONDS = 180  # a loaded 2-core machine: migrate is done by the fixture, this is start-up only
 # The demo brings its own SQLite database and embedded broker (demo_env): the same in both passes.
@@ -25,11 +26,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.backend_independent]
 def demo_env(tmp_path_factory):
     """The demo's data, prepared once (`demo --setup-only`) in a folder of its own."""
     var_dir = tmp_path_factory.mktemp("demo")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "OPENAI_", "LLM_", "SECRET_KEY", "DEBUG"))}
-    env.update(DJANGO_SETTINGS_MODULE="reviewer.settings", VAR_DIR=str(var_dir), STATIC_ROOT=str(var_dir / "static"),
-               DATABASE_URL=f"sqlite:///{var_dir / 'demo.sqlite3'}", SECRET_KEY=secrets.token_urlsafe(50),
-               PYTHONUNBUFFERED="1")
+    env = own_sqlite_env(var_dir)
     out = subprocess.run([sys.executable, "manage.py", "demo", "--setup-only"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

@@ -286,6 +286,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # database, and a run delivered again finds itself finished (Celery 6 would cancel them by default).
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for its broker as long as it is away (every 2-30 s)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},

@@ -2,6 +2,7 @@
 down. gunicorn runs as the demo and production run it (``-c python:reviewer.gunicorn_conf``, 2
 processes x 16 threads), on a SQLite database of the test's own."""
 
+import http.client
 import socket
 import subprocess
 import sys
@@ -103,6 +104,22 @@ class SlowClients:
         self.thread.join(timeout=10)
         for sock in self.sockets:
             sock.close()
+
+
+def test_a_kept_alive_connection_and_a_posted_form_are_served_as_before(web):
+    connection = http.client.HTTPConnection("127.0.0.1", web, timeout=ANSWER_WITHIN_SECONDS)
+    try:
+        for _ in range(2):  # the second request arrives on the kept-alive connection
+            connection.request("GET", "/accounts/login/")
+            response = connection.getresponse()
+            assert response.status == 200
+            response.read()
+        # A form post with a body (no CSRF cookie: Django answers 403, having read the request).
+        connection.request("POST", "/accounts/login/", body="username=x&password=y",
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert connection.getresponse().status == 403
+    finally:
+        connection.close()
 
 
 def test_eighty_slow_header_senders_leave_the_site_answering_and_are_cut_off(web):

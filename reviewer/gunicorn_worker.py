@@ -7,8 +7,9 @@ takes. A client that sends a byte every few seconds (slowloris) holds a thread f
 x 16 threads are taken by 32 such sockets, and the site stops answering. Here the worker's main loop,
 which already waits on every idle connection without a thread, also collects each request's header
 block, without blocking; a thread is given the connection when the block is complete (the bytes
-read are handed to gunicorn's parser), and a connection that has not completed it within
-HEADER_TIMEOUT_SECONDS is closed. A slow client then costs a socket and a few bytes, not a thread.
+read are handed to gunicorn's parser), a connection that has not completed it within
+HEADER_TIMEOUT_SECONDS is closed, and one whose headers exceed MAX_HEADER_BYTES is answered 431 and
+closed. A slow client then costs a socket and a few bytes, not a thread.
 
 What it does not cover: a client that sends its headers and then its body slowly holds the thread
 that reads the body (a form post's body is small; the TLS proxy in front buffers bodies, see
@@ -27,8 +28,9 @@ from functools import partial
 from gunicorn.workers.gthread import ThreadWorker
 
 HEADER_TIMEOUT_SECONDS = 10  # from the connection's first wait for a request to its header block's end
-MAX_HEADER_BYTES = 64 * 1024  # beyond this the parser gets the connection and refuses the request
+MAX_HEADER_BYTES = 64 * 1024  # more without the end of the headers: 431 and closed (no thread is risked)
 END_OF_HEADERS = (b"\r\n\r\n", b"\n\n")
+TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
 
 class HeaderTimeoutWorker(ThreadWorker):
@@ -60,11 +62,18 @@ class HeaderTimeoutWorker(ThreadWorker):
         if not chunk:  # the client went away before sending a whole request
             return self.drop_reading(conn)
         conn.head += chunk
-        if any(end in conn.head for end in END_OF_HEADERS) or len(conn.head) >= MAX_HEADER_BYTES:
-            self.poller.unregister(sock)
-            del self.reading_headers[conn]
-            conn.data_ready = True  # gunicorn's thread must not wait for data that is already here
-            super().enqueue_req(conn)
+        if not any(end in conn.head for end in END_OF_HEADERS):
+            if len(conn.head) >= MAX_HEADER_BYTES:
+                try:
+                    sock.send(TOO_LARGE)
+                except OSError:
+                    pass
+                self.drop_reading(conn)
+            return
+        self.poller.unregister(sock)
+        del self.reading_headers[conn]
+        conn.data_ready = True  # gunicorn's thread must not wait for data that is already here
+        super().enqueue_req(conn)
 
     def drop_reading(self, conn):
         self.poller.unregister(conn.sock)

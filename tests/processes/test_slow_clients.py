@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.gunicorn_worker import HEADER_TIMEOUT_SECONDS
+from reviewer.gunicorn_worker import HEADER_TIMEOUT_SECONDS, MAX_HEADER_BYTES
 from tests.factories import wait_for
 from tests.processes.conftest import own_sqlite_env
 
@@ -120,6 +120,13 @@ def test_a_kept_alive_connection_and_a_posted_form_are_served_as_before(web):
         assert connection.getresponse().status == 403
     finally:
         connection.close()
+
+
+def test_headers_beyond_the_limit_are_refused_with_431(web):
+    start = b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
+    with socket.create_connection(("127.0.0.1", web), timeout=ANSWER_WITHIN_SECONDS) as sock:
+        sock.sendall(start + b"a" * (MAX_HEADER_BYTES - len(start)))  # exactly the limit, no end of headers
+        assert sock.recv(1024).startswith(b"HTTP/1.1 431 ")
 
 
 def test_eighty_slow_header_senders_leave_the_site_answering_and_are_cut_off(web):

@@ -19,8 +19,10 @@ from queue import Empty
 from time import monotonic
 
 from kombu.transport import filesystem
+from kombu.transport import redis as redis_transport
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 try:  # Linux only; elsewhere the transport polls
     import inotify_simple
@@ -90,3 +92,30 @@ class Transport(filesystem.Transport):
             self._watch.close()
         self._watch = None
         return super().close_connection(connection)
+
+
+# -- Redis: a worker survives a broker restart with tasks in flight ---------------------------------
+
+
+class RedisChannel(redis_transport.Channel):
+    """kombu's Redis channel, failing like a lost connection when its connection is already closed.
+
+    When Redis goes away while a worker holds unacknowledged tasks (late acknowledgement: every run in
+    flight), Celery's consumer first collects the broken connection, which detaches the transport
+    from it, and then closes it. Closing the channel a second time restores the unacknowledged tasks
+    and asks the detached transport for Redis's address: kombu 5.7 raises
+    ``AttributeError: 'NoneType' object has no attribute 'hostname'``, which Celery cannot recover
+    from, and the worker exits ("Unrecoverable error"). Raised as a connection error instead, kombu
+    and Celery treat it as what it is, a lost connection: the close is ignored, the worker reconnects,
+    and the tasks wait in Redis for the visibility timeout (or, after a restart without persistence,
+    the sweeps enqueue their runs and deliveries again).
+    """
+
+    def _connparams(self, asynchronous=False):
+        if self.connection.client is None:
+            raise RedisConnectionError("the connection to the broker is closed")
+        return super()._connparams(asynchronous=asynchronous)
+
+
+class RedisTransport(redis_transport.Transport):
+    Channel = RedisChannel

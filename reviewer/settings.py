@@ -297,6 +297,9 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "polling_interval": 0.1,
     }
 else:
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        # kombu's Redis transport, with a worker that survives a Redis restart (reviewer/broker.py)
+        CELERY_BROKER_TRANSPORT = "reviewer.broker:RedisTransport"
     # Redis: a task whose worker died is delivered again after this long (late acknowledgement).
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 900)}
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -305,7 +308,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A lost broker connection leaves the runs in flight running: they record their own outcome in the
+# database, and a run delivered again finds itself finished (Celery 6 would cancel them by default).
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for its broker as long as it is away (every 2-30 s)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},

@@ -3,6 +3,7 @@ Real Celery workers and the demo's processes are started by the tests themselves
 ``tests/conftest.py``'s worker fixtures."""
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -14,6 +15,18 @@ from types import SimpleNamespace
 import pytest
 
 LLAMA_MODEL_ALIAS = "gemma-3-270m"
+
+
+def own_sqlite_env(var_dir: Path) -> dict[str, str]:
+    """The environment of product processes with their own SQLite database, var folder, embedded
+    broker and key, and nothing of the caller's database, broker or model settings: what the demo
+    runs with, the same in both passes."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "OPENAI_", "LLM_", "SECRET_KEY", "DEBUG"))}
+    env.update(DJANGO_SETTINGS_MODULE="reviewer.settings", VAR_DIR=str(var_dir), STATIC_ROOT=str(var_dir / "static"),
+               DATABASE_URL=f"sqlite:///{var_dir / 'demo.sqlite3'}", SECRET_KEY=secrets.token_urlsafe(50),
+               PYTHONUNBUFFERED="1")
+    return env
 LLAMA_START_SECONDS = 180
 
 

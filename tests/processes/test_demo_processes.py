@@ -1,11 +1,12 @@
 """`manage.py demo` as a person runs it: a real process on a free loopback port serving the app with
 gunicorn, a Celery worker and beat. Ctrl-C (SIGINT) and SIGTERM stop every child and grandchild and
-free the port; a worker that dies takes the demo down with it, beat included."""
+free the port; a worker that dies is started again and takes work."""
 
+import json
 import os
-import secrets
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -14,6 +15,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.processes.conftest import own_sqlite_env
 
 ROOT = Path(__file__).parents[2]
 READY_SECONDS = 180  # a loaded 2-core machine: migrate is done by the fixture, this is start-up only
@@ -25,11 +28,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.backend_independent]
 def demo_env(tmp_path_factory):
     """The demo's data, prepared once (`demo --setup-only`) in a folder of its own."""
     var_dir = tmp_path_factory.mktemp("demo")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "OPENAI_", "LLM_", "SECRET_KEY", "DEBUG"))}
-    env.update(DJANGO_SETTINGS_MODULE="reviewer.settings", VAR_DIR=str(var_dir), STATIC_ROOT=str(var_dir / "static"),
-               DATABASE_URL=f"sqlite:///{var_dir / 'demo.sqlite3'}", SECRET_KEY=secrets.token_urlsafe(50),
-               PYTHONUNBUFFERED="1")
+    env = own_sqlite_env(var_dir)
     out = subprocess.run([sys.executable, "manage.py", "demo", "--setup-only"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
@@ -184,15 +183,33 @@ def test_a_signal_to_the_demo_stops_every_child_and_frees_the_port(demo, signum)
     assert "Stopping" in running.log_path.read_text()
 
 
-def test_beat_does_not_outlive_its_worker(demo):
+def test_a_killed_worker_is_started_again_and_takes_work(demo, demo_env):
     running = demo()
     tree = running.wait_ready()
     worker = next(pid for pid, (_, cmdline) in tree.items()
                   if "celery" in cmdline and " worker" in cmdline and processes()[pid][0] == running.process.pid)
     os.kill(worker, signal.SIGKILL)  # the worker dies (OOM killer, a crash)
-    assert running.process.wait(timeout=60) != 0
-    assert_all_gone(running, tree)
-    assert "worker ended on its own" in running.log_path.read_text()
+
+    def new_worker():
+        return [pid for pid, (_, cmdline) in descendants(running.process.pid).items()
+                if "celery -A reviewer worker" in cmdline and pid != worker]
+
+    wait_for(new_worker, 60, "the demo to start the worker again")
+    assert running.process.poll() is None
+    worker_log = Path(demo_env["VAR_DIR"]) / "log" / "worker.log"
+    assert "demo] worker ended (exit code -9); starting it again in" in worker_log.read_text()
+    enqueued = subprocess.run([sys.executable, "manage.py", "run_pipeline", "reflection", "--goal", "Customer update",
+                               "--incident", "inc_pay_2041", "--enqueue"], cwd=ROOT, env=demo_env,
+                              capture_output=True, text=True, timeout=120)
+    assert enqueued.returncode == 0, enqueued.stderr
+    run_pk = json.loads(enqueued.stdout.strip().splitlines()[-1])["stored_run"]
+    wait_for(lambda: run_status(demo_env, run_pk) in ("ok", "stopped"), READY_SECONDS, "the new worker to run it")
+    assert serves(running.port)
+
+
+def run_status(env, run_pk: int) -> str:
+    with sqlite3.connect(env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+        return db.execute("SELECT status FROM agents_run WHERE id = ?", (run_pk,)).fetchone()[0]
 
 
 def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(demo, demo_env):

@@ -3,8 +3,10 @@
 Migrates, loads the demo incidents, customers and users, runs the demo pipelines with the offline
 model (first start only), then serves the web app (gunicorn), a Celery worker and Celery beat (the
 sweep) until Ctrl-C or SIGTERM. Each child runs in its own process group and is stopped with its
-whole group; when one of them ends on its own, the others are stopped too, so no child (beat
-included) outlives the others or keeps the port.
+whole group. A child that ends on its own is started again after a pause that doubles with each
+quick failure (as systemd's Restart=always does for production, docs/deploy.md); after
+RestartPolicy.GIVE_UP_AFTER quick failures in a row the demo stops the others and exits, so no child
+(beat included) outlives the others or keeps the port.
 """
 
 import ctypes
@@ -89,25 +91,20 @@ class Command(BaseCommand):
         try:
             self.stdout.write(f"Starting the web app, a worker, beat and the demo's receiver (their logs: {log_dir}/)…")
             for name, command in commands.items():
-                with logs[name].open("ab") as log:
-                    children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True,
-                                                      stdout=log, stderr=subprocess.STDOUT,
-                                                      preexec_fn=_die_with_parent)
+                children[name] = _start_child(command, logs[name])
             if _wait_until_serving(port, children.values()):
                 self.stdout.write(f"  What was sent: webhooks, Slack and notifications in {receiver_log}, "
                                   f"emails in {os.environ.get('EMAIL_FILE_PATH', 'the mail server')}.")
                 self.stdout.write("  Ctrl-C stops the web app, the worker, beat and the receiver.")
                 self.print_logins(logins, port)
-                # Wait for any child to end, without reaping it (Popen still sees its exit status).
-                os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
-            ended = [name for name, child in children.items() if child.poll() is not None]
-            if ended:
-                failure = f"{', '.join(ended)} ended on its own"
+                failure = self.supervise(commands, children, logs)
             else:
-                ended, failure = ["web"], f"the web app did not answer on port {port} within {SERVE_WAIT_SECONDS} s"
-            self.stderr.write(f"{failure}; stopping the others…")
-            for name in ended:
-                self.stderr.write(f"The end of {logs[name]}:\n{_tail(logs[name])}")
+                ended = [name for name, child in children.items() if child.poll() is not None]
+                failure = (f"{', '.join(ended)} ended on its own while starting" if ended
+                           else f"the web app did not answer on port {port} within {SERVE_WAIT_SECONDS} s")
+                self.stderr.write(f"{failure}; stopping the others…")
+                for name in ended or ["web"]:
+                    self.stderr.write(f"The end of {logs[name]}:\n{_tail(logs[name])}")
         except (KeyboardInterrupt, StopRequested):
             self.stdout.write("\nStopping…")
         finally:
@@ -116,6 +113,88 @@ class Command(BaseCommand):
             stop_all(children.values())
         if failure:
             raise CommandError(f"{failure}; the demo stopped the others.")
+
+
+    def supervise(self, commands, children, logs) -> str:
+        """Start again every child that ends, after its policy's pause, until Ctrl-C or SIGTERM (an
+        exception) or a child that keeps failing (its message returned)."""
+        policies = {name: RestartPolicy() for name in children}
+        for name in children:
+            policies[name].started(time.monotonic())
+        due: dict[str, float] = {}  # child -> when to start it again
+        while True:
+            now = time.monotonic()
+            for name, child in children.items():
+                if name in due or child.poll() is None:
+                    continue
+                _stop_group(child.pid)  # what it left in its group (gunicorn's workers) goes with it
+                pause = policies[name].ended(now)
+                if pause is None:
+                    failure = (f"{name} ended {RestartPolicy.GIVE_UP_AFTER} times in a row within "
+                               f"{RestartPolicy.QUICK_SECONDS} s of starting (exit code {child.returncode})")
+                    _note(logs[name], f"{failure}; the demo gives up and stops the others")
+                    self.stderr.write(f"{failure}; stopping the others…\nThe end of {logs[name]}:\n{_tail(logs[name])}")
+                    return failure
+                message = f"{name} ended (exit code {child.returncode}); starting it again in {pause:g} s"
+                _note(logs[name], message)
+                self.stderr.write(message)
+                due[name] = now + pause
+            for name, when in list(due.items()):
+                if when <= now:
+                    del due[name]
+                    _note(logs[name], f"starting {name} again")
+                    children[name] = _start_child(commands[name], logs[name])
+                    policies[name].started(now)
+            time.sleep(SUPERVISE_EVERY_SECONDS)
+
+
+class RestartPolicy:
+    """When to start a child again that ended: at once after a long life, after a pause that
+    doubles with each quick failure in a row (1, 2, 4, 8 s), and never after GIVE_UP_AFTER quick
+    failures in a row (something is wrong that restarting will not fix: a bad setting, a busy port)."""
+
+    QUICK_SECONDS = 30  # a child that ended sooner after its start failed quickly
+    FIRST_PAUSE_SECONDS = 1
+    GIVE_UP_AFTER = 5
+
+    def __init__(self):
+        self.quick_failures = 0
+        self.since = 0.0
+
+    def started(self, now: float) -> None:
+        self.since = now
+
+    def ended(self, now: float) -> float | None:
+        """The pause before the next start, or None: give up."""
+        if now - self.since >= self.QUICK_SECONDS:
+            self.quick_failures = 0
+            return 0
+        self.quick_failures += 1
+        if self.quick_failures >= self.GIVE_UP_AFTER:
+            return None
+        return self.FIRST_PAUSE_SECONDS * 2 ** (self.quick_failures - 1)
+
+
+SUPERVISE_EVERY_SECONDS = 0.5  # how often the demo looks at its children
+
+
+def _start_child(command: list[str], log_path: Path) -> subprocess.Popen:
+    with log_path.open("ab") as log:
+        return subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True, stdout=log,
+                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+
+
+def _note(log_path: Path, message: str) -> None:
+    """A line of the demo's own in a child's log, where its operator looks for why it stopped."""
+    with log_path.open("a") as log:
+        log.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}: demo] {message}\n")
+
+
+def _stop_group(pgid: int) -> None:
+    """SIGTERM to what is left of an ended child's process group, SIGKILL after STOP_SECONDS."""
+    _signal_group(pgid, signal.SIGTERM)
+    _wait_group(pgid, time.monotonic() + STOP_SECONDS)
+    _signal_group(pgid, signal.SIGKILL)
 
 
 def receiver_port(port: int) -> int:

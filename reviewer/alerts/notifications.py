@@ -14,6 +14,7 @@ never touches the escalation.
 from __future__ import annotations
 
 import logging
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 import apprise
@@ -30,7 +31,16 @@ Event = NotificationChannel.Event
 
 
 class NotificationFailed(Exception):
-    """A send that did not go through; the message is safe to record (no URL, no secret)."""
+    """A send that did not go through; the message is safe to record (no URL, no secret). A
+    ``permanent`` failure is not retried: sending again would get the same answer."""
+
+    def __init__(self, message: str, *, permanent: bool = False):
+        super().__init__(message)
+        self.permanent = permanent
+
+
+# apprise logs a refused answer as "... error=<HTTP status>." in every plugin that speaks HTTP.
+_REDIRECT_STATUS = re.compile(r"error=(3\d\d)\b")
 
 
 def enqueue(escalation_pk: int, event: str) -> list[int]:
@@ -144,14 +154,23 @@ def send(notification: Notification) -> None:
         raise NotificationFailed(str(error)) from None
     escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=notification.escalation_id)
     title, body = message(escalation, notification.event, notification.channel)
-    sender = apprise.Apprise()
+    # Redirects are never followed: a body meant for the declared host is not sent on to one the
+    # operator never declared (blind SSRF). apprise hands each plugin's ``redirects`` to requests as
+    # ``allow_redirects``; the asset sets the default, and a URL's own ``?redirect=yes`` is overruled.
+    sender = apprise.Apprise(asset=apprise.AppriseAsset(http_redirects=False))
     url = apprise_url(destination.url)
     if not sender.add(url):
         raise NotificationFailed(f"apprise cannot send to the destination {destination.name!r}")
+    for plugin in sender:
+        plugin.redirects = False
     with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:
         ok = sender.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
     if not ok:
         detail = " ".join(captured.getvalue().split())
+        if redirect := _REDIRECT_STATUS.search(detail):
+            raise NotificationFailed(f"{destination.name} ({destination.host}): the destination answered HTTP "
+                                     f"{redirect[1]} (a redirect); redirects are not followed: declare the "
+                                     "address it points to instead", permanent=True)
         for secret in (destination.url, url, urlsplit(destination.url).path):
             if secret and secret != "/":
                 detail = detail.replace(secret, "…")

@@ -48,8 +48,9 @@ def send_notification(self, notification_pk: int) -> str:
     try:
         notifications.send(row)
     except Exception as error:  # a failure is recorded, never raised into the worker
-        text = str(error) if isinstance(error, notifications.NotificationFailed) else f"{type(error).__name__}"
-        final = attempt > NOTIFICATION_RETRIES
+        failed = isinstance(error, notifications.NotificationFailed)
+        text = str(error) if failed else f"{type(error).__name__}"
+        final = attempt > NOTIFICATION_RETRIES or (failed and error.permanent)
         notifications.record_attempt(row.pk, error=text, final=final)
         notifications.log.warning("notification %s failed (attempt %d%s): %s", row.pk, attempt,
                     ", giving up" if final else "", text)

@@ -25,20 +25,25 @@ XSS = "<script>alert(1)</script>"
 
 
 class Receiver:
-    """A JSON endpoint on 127.0.0.1 that keeps every body it gets and answers ``status``."""
+    """A JSON endpoint on 127.0.0.1 that keeps every body it gets and answers ``status`` (with
+    ``Location: redirect_to`` when one is set, as a receiver that moved, or one that lures senders on)."""
 
-    def __init__(self, status: int = 200):
-        self.status, self.bodies, self.lock = status, [], threading.Lock()
+    def __init__(self, status: int = 200, redirect_to: str = ""):
+        self.status, self.redirect_to, self.bodies, self.lock = status, redirect_to, [], threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver.lock:
-                    receiver.bodies.append(json.loads(body))
+                    receiver.bodies.append(json.loads(body) if body else {"method": self.command})
                 self.send_response(receiver.status)
+                if receiver.redirect_to:
+                    self.send_header("Location", receiver.redirect_to)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+
+            do_GET = do_PUT = do_POST
 
             def log_message(self, *args):
                 pass
@@ -151,6 +156,49 @@ def test_a_failing_receiver_is_retried_then_recorded_as_failed_and_the_escalatio
     assert "team-hook (127.0.0.1)" in row.last_error
     assert receiver.url not in row.last_error
     assert Escalation.objects.filter(pk=escalation.pk, status="pending").exists()
+
+
+# The last: a declared URL that asks apprise itself to follow redirects is overruled.
+@pytest.mark.parametrize(("status", "query"), [(301, ""), (302, ""), (303, ""), (307, ""), (308, ""),
+                                               (302, "?redirect=yes")])
+def test_a_redirect_is_not_followed_and_the_notification_fails_at_once_saying_so(p1, channels, monkeypatch,
+                                                                                 status, query):
+    elsewhere = Receiver()  # a host the operator never declared
+    declared = Receiver(status=status, redirect_to=elsewhere.url)
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"team-hook={declared.url}{query}")
+    try:
+        escalation = factories.make_escalation(incident=p1)
+        [pk] = notifications.enqueue(escalation.pk, "breach")
+        assert send_notification.apply(args=[pk]).get() == "failed"
+    finally:
+        declared.stop()
+        elsewhere.stop()
+    assert len(declared.bodies) == 1 and elsewhere.bodies == []
+    row = Notification.objects.get(pk=pk)
+    assert row.status == Notification.Status.FAILED and row.attempts == 1  # a redirect is not retried
+    assert row.last_error == (f"team-hook (127.0.0.1): the destination answered HTTP {status} (a redirect); "
+                              "redirects are not followed: declare the address it points to instead")
+    assert elsewhere.url not in row.last_error
+
+
+def test_every_apprise_plugin_passes_its_redirect_setting_to_each_request():
+    """Redirects are refused through apprise's own setting, which each plugin hands to ``requests``
+    (``allow_redirects=self.redirects``): a plugin that calls ``requests`` without it would follow
+    them, so an apprise upgrade that adds one fails here."""
+    import ast
+    from pathlib import Path
+
+    import apprise.plugins
+
+    unguarded = []
+    for path in Path(apprise.plugins.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in {"get", "post", "put", "patch", "delete", "head", "request"}
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "requests"
+                    and not any(k.arg == "allow_redirects" for k in node.keywords)):
+                unguarded.append(f"{path.name}:{node.lineno}")
+    assert unguarded == []
 
 
 def test_a_sent_notification_is_not_sent_again(p1, channels, receiver):

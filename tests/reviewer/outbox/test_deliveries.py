@@ -246,3 +246,18 @@ def test_an_email_names_the_update_by_its_public_title_not_the_incidents_own(pub
 
     assert tasks.attempt(email.pk) == "delivered"
     assert mail.outbox[0].subject == "Our service status: Payments failing at checkout — Investigating"
+
+
+@pytest.mark.parametrize("kind", ["webhook", "slack"])
+@pytest.mark.parametrize("status", [302, 307])
+def test_a_delivery_does_not_follow_a_redirect_to_a_host_never_declared(webhook_receiver, published, kind, status):
+    elsewhere = webhook_receiver()
+    declared = webhook_receiver(redirect=(status, elsewhere.url))  # the one declared as "hook"
+    if kind == "slack":
+        declared.secret = elsewhere.secret = None  # Slack checks no signature: its URL is the credential
+    delivery = published(kind=kind, destination="hook")
+    assert tasks.attempt(delivery.pk) == "retry"
+    delivery.refresh_from_db()
+    assert delivery.last_error == f"hook (127.0.0.1): HTTP {status}"
+    assert sum(declared.requests.values()) == 1
+    assert not elsewhere.requests and elsewhere.bad_signatures == 0

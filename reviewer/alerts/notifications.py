@@ -134,6 +134,20 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Where a mention starts: "@" before a name (@everyone, @here, @channel, @all, @someone) and "<" before
+# the "@", "!" or "#" of Slack's and Discord's mention markup (<@U123>, <@&123>, <!channel>, <#C1>).
+_MENTION_START = re.compile(r"@(?=\w)|<(?=[@!#])")
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def neutralise_mentions(text: str) -> str:
+    """``text`` as it reads, unable to ping anyone on any service apprise sends to: a zero-width space
+    after each mention's first character, so no service recognises a mention. Slack's plugin escapes
+    ``<`` and ``>`` as well; Discord, Mattermost and JSON receivers show the text as sent. One pass of
+    a pattern without repetition: linear in the text."""
+    return _MENTION_START.sub(lambda found: found[0] + ZERO_WIDTH_SPACE, text)
+
+
 def apprise_url(url: str) -> str:
     """An apprise URL for a declared destination: a service apprise recognises by its own web address
     (Slack's incoming webhooks, Discord, Teams, …) as it is; any other http(s) address as a JSON
@@ -153,7 +167,9 @@ def send(notification: Notification) -> None:
     except destinations.DestinationError as error:
         raise NotificationFailed(str(error)) from None
     escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=notification.escalation_id)
-    title, body = message(escalation, notification.event, notification.channel)
+    # Titles, names and the model's reason are people's and a model's text: they ping nobody.
+    title, body = (neutralise_mentions(part) for part in message(escalation, notification.event,
+                                                                   notification.channel))
     # Redirects are never followed: a body meant for the declared host is not sent on to one the
     # operator never declared (blind SSRF). apprise hands each plugin's ``redirects`` to requests as
     # ``allow_redirects``; the asset sets the default, and a URL's own ``?redirect=yes`` is overruled.

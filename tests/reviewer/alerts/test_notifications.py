@@ -40,8 +40,9 @@ class Receiver:
                 self.send_response(receiver.status)
                 if receiver.redirect_to:
                     self.send_header("Location", receiver.redirect_to)
-                self.send_header("Content-Length", "0")
+                self.send_header("Content-Length", "2")
                 self.end_headers()
+                self.wfile.write(b"ok")  # what Slack answers, and apprise's Slack plugin checks
 
             do_GET = do_PUT = do_POST
 
@@ -199,6 +200,52 @@ def test_every_apprise_plugin_passes_its_redirect_setting_to_each_request():
                     and not any(k.arg == "allow_redirects" for k in node.keywords)):
                 unguarded.append(f"{path.name}:{node.lineno}")
     assert unguarded == []
+
+
+# Every way a text pings people on the services apprise sends to: Discord's and Mattermost's mass
+# mentions, Discord's user and role mentions, Slack's mention markup.
+MENTIONS = ("@everyone", "@here", "@channel", "@all", "<@123456>", "<@!123456>", "<@&654321>", "<!channel>",
+            "<!here>", "<!subteam^S01>", "<@U024BE7LH>", "<#C024BE7LH>")
+ZWSP = "\u200b"
+DISCORD = "https://discord.com/api/webhooks/417429632418316298/JHZ7lQml277CDHmQKMHI8qBe7bk2ZwO5UKjCiOAF7711o33My"
+SLACK = "https://hooks.slack.com/services/T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ"
+
+
+@pytest.mark.parametrize("service", ["json", "discord", "slack"])
+def test_mentions_in_titles_and_reasons_reach_each_service_unable_to_ping_anyone(p1, channels, receiver,
+                                                                                 monkeypatch, service):
+    """The real plugin's wire body, captured on loopback: Discord's and Slack's plugins post to their
+    service's host, pointed here at the receiver; any other address gets apprise's JSON."""
+    from apprise.plugins.discord import NotifyDiscord
+    from apprise.plugins.slack import NotifySlack
+
+    base = receiver.url.removesuffix("/notify")
+    monkeypatch.setattr(NotifyDiscord, "notify_url", f"{base}/api/webhooks")
+    monkeypatch.setattr(NotifySlack, "webhook_url", f"{base}/services")
+    url = {"json": receiver.url, "discord": DISCORD, "slack": SLACK}[service]
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"team-hook={url}")
+    p1.title = "Payments " + " ".join(MENTIONS)
+    p1.save()
+    escalation = factories.make_escalation(incident=p1, reason="Ask " + " ".join(MENTIONS))
+    [pk] = notifications.enqueue(escalation.pk, "breach")
+    assert send_notification.apply(args=[pk]).get() == "sent"
+    [body] = receiver.bodies
+    wire = json.dumps(body, ensure_ascii=False)
+    assert f"Payments @{ZWSP}everyone" in wire and f"Ask @{ZWSP}everyone" in wire  # shown, as written
+    assert [mention for mention in MENTIONS if mention in wire] == []
+
+
+def test_mentions_are_neutralised_for_teams_and_mattermost_too():
+    """Teams (Power Automate workflows) only posts to https and Mattermost is sent apprise's JSON, so the
+    function is read on its own here: every mention form, and text without one left as it is."""
+    text = "Ask @channel, @all and @here; <@U1> <!channel> <at>Lena</at>; ops@example.com; 3 < 4 & 5 > 2"
+    assert notifications.neutralise_mentions(text) == (
+        f"Ask @{ZWSP}channel, @{ZWSP}all and @{ZWSP}here; <{ZWSP}@{ZWSP}U1> <{ZWSP}!channel> <at>Lena</at>; "
+        f"ops@{ZWSP}example.com; 3 < 4 & 5 > 2")
+    for mention in MENTIONS:
+        assert mention not in notifications.neutralise_mentions(f"x {mention} y")
+    assert notifications.neutralise_mentions("No mention: 50% of EU payments @ 10:00.") == (
+        "No mention: 50% of EU payments @ 10:00.")
 
 
 def test_a_sent_notification_is_not_sent_again(p1, channels, receiver):

@@ -240,6 +240,15 @@ def test_slack_text_is_escaped_so_it_links_and_pings_nobody(webhook_receiver, pu
     assert text.endswith("&lt;!channel&gt; see &lt;https://evil.example|status&gt; &amp; more")
 
 
+def test_an_update_stored_with_a_line_break_in_its_title_is_still_emailed_on_one_subject_line(published):
+    email = published(kind="email", recipients="customers@example.com")
+    PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments\r\nBcc: everyone@example.com")
+
+    assert tasks.attempt(email.pk) == "delivered"
+    assert mail.outbox[0].subject == "Our service status: Payments Bcc: everyone@example.com — Investigating"
+    assert mail.outbox[0].bcc == []
+
+
 def test_an_email_names_the_update_by_its_public_title_not_the_incidents_own(published):
     email = published(kind="email", recipients="customers@example.com")
     PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments failing at checkout")

@@ -45,12 +45,21 @@ _REDIRECT_STATUS = re.compile(r"error=(3\d\d)\b")
 
 def enqueue(escalation_pk: int, event: str) -> list[int]:
     """Create the event's notifications for every channel that wants it, and send them after commit."""
+    return enqueue_many([escalation_pk], event)
+
+
+def enqueue_many(escalation_pks: list[int], event: str) -> list[int]:
+    """:func:`enqueue` for many escalations in three queries: the channels, the rows that exist, one
+    insert of the others."""
     channels = [c for c in NotificationChannel.objects.filter(active=True) if event in (c.events or [])]
-    created = []
-    for channel in channels:
-        row, new = Notification.objects.get_or_create(escalation_id=escalation_pk, event=event, channel=channel)
-        if new:
-            created.append(row.pk)
+    if not channels or not escalation_pks:
+        return []
+    existing = set(Notification.objects.filter(escalation_id__in=escalation_pks, event=event, channel__in=channels)
+                   .values_list("escalation_id", "channel_id"))
+    rows = Notification.objects.bulk_create(
+        Notification(escalation_id=pk, event=event, channel=channel)
+        for pk in escalation_pks for channel in channels if (pk, channel.pk) not in existing)
+    created = [row.pk for row in rows]
     for pk in created:
         # robust: a broker that is down must not fail the commit that already happened; the row
         # stays pending and the sweep sends it again (resend_pending).

@@ -351,3 +351,18 @@ def test_a_sweep_takes_none_of_a_batch_another_sweep_claimed_part_of_meanwhile(m
     monkeypatch.setattr(deadlines, "claim", claim)
     with at(0):
         assert deadlines.sweep()["breach"] == 200  # the next sweep takes the batch
+
+
+def test_sweeps_at_once_share_the_due_breaches_and_take_each_once(many_breached, postgres, settings):
+    """PostgreSQL: each sweep locks the rows it takes and skips those another sweep holds."""
+    from tests.concurrency import at_once
+
+    Notification = many_breached
+    settings.DEADLINE_SWEEP_BATCH = 300
+    with at(0):
+        answers = at_once(lambda i: deadlines.sweep()["breach"], 4, within=120)
+    assert all(isinstance(answer, int) for answer in answers), answers
+    assert sum(answers) == 1000 and max(answers) <= 300
+    assert DeadlineBreach.objects.count() == 1000
+    per_escalation = Notification.objects.values_list("escalation_id", flat=True)
+    assert len(per_escalation) == len(set(per_escalation)) == 1000

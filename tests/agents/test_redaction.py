@@ -184,6 +184,12 @@ def test_a_key_with_characters_that_mean_something_in_a_pattern_is_redacted_as_w
     assert redact("x abbbc y", [key]) == "x abbbc y"
 
 
+def test_a_text_or_key_with_a_lone_surrogate_is_redacted_all_the_same():
+    """RE2 reads UTF-8, which has no lone surrogates: a model's JSON can still carry one."""
+    assert redact(f"a \ud800 {KEY.upper()} \udfff b", [KEY]) == "a \ud800 [redacted] \udfff b"
+    assert redact("x SK-KEY-ABCDEF y", ["sk-key-\udcff-abcdef"]) == "x [redacted] y"  # a byte no text can hold
+
+
 SEPARATORS = st.sampled_from([" ", "-", "_", ".", "\n", "\r\n", "\t", "\u200b", "\u00a0", " - "])
 
 

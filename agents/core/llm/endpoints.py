@@ -222,6 +222,9 @@ def _re2_options():
 
 
 _GAP_CHAR = re2.compile(_GAP, _re2_options())
+# RE2 reads UTF-8: a lone surrogate (a model's JSON may carry "\\ud800"; an environment variable's
+# undecodable byte) is kept out of its patterns and texts.
+_SURROGATE = re.compile("([\ud800-\udfff])")
 
 
 @functools.lru_cache(maxsize=16)
@@ -231,6 +234,7 @@ def _keys_pattern(keys: tuple[str, ...]):
     there is no backtracking for a text of near misses to exploit."""
     alternatives = []
     for key in keys:
+        key = _SURROGATE.sub("", key)
         kept = [char for char in key if not _GAP_CHAR.fullmatch(char)]
         if len(kept) < MIN_KEY_CHARS:  # a key of mostly dashes and spaces: only as written
             alternatives.append(re2.escape(key))
@@ -251,6 +255,9 @@ def redact(value: Any, keys: Iterable[str] | None = None) -> Any:
 
 def _redact(value: Any, pattern) -> Any:
     if isinstance(value, str):
+        if _SURROGATE.search(value):  # each stretch between lone surrogates on its own
+            return "".join(part if _SURROGATE.fullmatch(part) else pattern.sub(REDACTED, part)
+                           for part in _SURROGATE.split(value))
         return pattern.sub(REDACTED, value) if value else value
     if isinstance(value, dict):
         return {_redact(k, pattern): _redact(v, pattern) for k, v in value.items()}

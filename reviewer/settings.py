@@ -321,6 +321,12 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": 30.0},
 }
 
+# How many due deadline events (breaches, reminders, lost "opened" notices) one sweep takes, oldest
+# deadline first; a sweep that takes a whole batch sends a follow-up at once for the rest.
+DEADLINE_SWEEP_BATCH = envint("DEADLINE_SWEEP_BATCH", 200)
+if DEADLINE_SWEEP_BATCH < 1:
+    raise ValueError(f"DEADLINE_SWEEP_BATCH must be at least 1, got {DEADLINE_SWEEP_BATCH}")
+
 # Publishing: outbound destinations come from the operator's allowlist only (OUTBOUND_DESTINATIONS,
 # read by reviewer.destinations); a declaration that does not parse stops every process at
 # startup, with a message (ReviewerConfig.ready).

@@ -141,10 +141,11 @@ class WebhookReceiver:
     """A real HTTP server on 127.0.0.1 that verifies each request's signature with the documented snippet,
     counts requests per Idempotency-Key and keeps the first body of each key (a receiver that drops
     duplicates; ``secret=None`` checks no signature, as Slack). ``fail_rate`` and ``timeout_rate``
-    make it answer 500 or hang past the client's timeout at random (``seed`` replays the draw)."""
+    make it answer 500 or hang past the client's timeout at random (``seed`` replays the draw);
+    ``redirect=(307, url)`` makes it answer every request with that redirect instead."""
 
     def __init__(self, secret: str | None, *, fail_rate: float = 0.0, timeout_rate: float = 0.0,
-                 hang_seconds: float = 3, seed: int = 0):
+                 hang_seconds: float = 3, seed: int = 0, redirect: tuple[int, str] | None = None):
         import json
         import random
         import threading
@@ -153,6 +154,7 @@ class WebhookReceiver:
 
         self.secret, self.verify = secret, documented_verify()
         self.fail_rate, self.timeout_rate, self.hang_seconds = fail_rate, timeout_rate, hang_seconds
+        self.redirect = redirect
         self.random = random.Random(seed)
         self.requests: Counter = Counter()  # per Idempotency-Key, every request that verified
         self.accepted: dict[str, dict] = {}  # per key, the body first answered 2xx
@@ -173,6 +175,8 @@ class WebhookReceiver:
                 with receiver.lock:
                     receiver.requests[key] += 1
                     draw = receiver.random.random()
+                if receiver.redirect:
+                    return self._answer(*receiver.redirect)
                 if draw < receiver.timeout_rate:
                     with receiver.lock:  # processed, but answered too late: the sender will send it again
                         receiver.accepted.setdefault(key, json.loads(body))
@@ -184,9 +188,11 @@ class WebhookReceiver:
                     receiver.accepted.setdefault(key, json.loads(body))  # a duplicate key is dropped
                 return self._answer(200)
 
-            def _answer(self, status):
+            def _answer(self, status, location=""):
                 try:
                     self.send_response(status)
+                    if location:
+                        self.send_header("Location", location)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                 except OSError:
@@ -194,6 +200,8 @@ class WebhookReceiver:
 
             def log_message(self, *args):
                 pass
+
+            do_GET = do_PUT = do_POST  # a sender that followed a redirect as GET is counted too
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -16,7 +16,7 @@ from django.db.models import prefetch_related_objects
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from agents.core.inputs import control_character
+from agents.core.inputs import control_character, not_one_line
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
 # The incident's lifecycle state, as a status page names it (``status`` stays ops' free text).
@@ -66,12 +66,19 @@ class IncidentQuerySet(models.QuerySet):
         )
 
 
+def one_line_title(value: str) -> None:
+    """An incident's title is one line (it names the incident in email subjects): every door that
+    writes one (admin, the incident action the API and pages call) runs the model's validation."""
+    if problem := not_one_line(value, "title"):
+        raise ValidationError(problem, code="not_one_line")
+
+
 class Incident(models.Model):
     """An incident: its identity, its facts (``IncidentFact`` rows, each with a unit) and what ops
     approved for customers; ``context()`` is the run context built from them."""
 
     incident_id = models.SlugField(max_length=64, unique=True, help_text="e.g. inc_pay_2041")
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, validators=[one_line_title])
     report_date = models.DateField(default=timezone.localdate)
     regions = models.JSONField(default=list, blank=True, help_text='Region tokens, e.g. ["EU", "UK"]')
     severity = models.CharField(max_length=8, blank=True, help_text="P0-P5")

@@ -3,7 +3,8 @@
 
 An escalation gets its deadline when it opens, from the most specific :class:`DeadlineRule`. The
 sweep (``reviewer.alerts.tasks.sweep_deadlines``, Celery beat) claims each event of an escalation once, by a
-conditional ``UPDATE ... WHERE <field> IS NULL`` (the healthchecks ``sendalerts`` trick): "opened"
+conditional ``UPDATE ... WHERE <field> IS NULL`` (the healthchecks ``sendalerts`` trick), a bounded batch
+at a time (``DEADLINE_SWEEP_BATCH``): "opened"
 (a safety net for a lost message), the reminder before the deadline and the breach. A breach is
 recorded and notified; it never decides anything. When the incident has a holding statement an admin
 approved, and it still passes the guard against the incident's current facts, ops are offered it to
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -77,47 +79,79 @@ def take_event(escalation_pk: int, event: str, now: datetime) -> bool:
                 .update(**{field: now}))
 
 
-def due(now: datetime) -> dict[str, list[int]]:
-    """Pending escalations with an event to claim, by event (oldest deadline first)."""
+def due(event: str, now: datetime):
+    """Pending escalations with ``event`` to claim, oldest deadline first."""
     pending = Escalation.objects.pending().order_by("deadline_at", "opened_at", "pk")
-    return {
-        Event.OPENED: list(pending.filter(notified_at=None, opened_at__lte=now - OPENED_GRACE,
-                                          opened_at__gt=now - OPENED_WINDOW).values_list("pk", flat=True)),
-        Event.REMINDER: list(pending.filter(reminded_at=None, breached_at=None, remind_at__lte=now,
-                                            deadline_at__gt=now).values_list("pk", flat=True)),
-        Event.BREACH: list(pending.filter(breached_at=None, deadline_at__lte=now).values_list("pk", flat=True)),
-    }
+    if event == Event.OPENED:
+        return pending.filter(notified_at=None, opened_at__lte=now - OPENED_GRACE, opened_at__gt=now - OPENED_WINDOW)
+    if event == Event.REMINDER:
+        return pending.filter(reminded_at=None, breached_at=None, remind_at__lte=now, deadline_at__gt=now)
+    return pending.filter(breached_at=None, deadline_at__lte=now)
 
 
-def sweep(now: datetime | None = None) -> dict[str, int]:
-    """Claim and notify each due event once; record each breach. Returns how many of each.
+# The most urgent first: a sweep's batch goes to breaches before reminders, and to both before the
+# "opened" safety net.
+SWEEP_ORDER = (Event.BREACH, Event.REMINDER, Event.OPENED)
+
+
+def sweep(now: datetime | None = None, batch: int | None = None) -> dict[str, int]:
+    """Claim and notify due events, at most ``batch`` (``DEADLINE_SWEEP_BATCH``) in all, oldest
+    deadline first; record each breach. Returns how many of each. What the batch leaves is the next
+    sweep's (the task sends a follow-up at once when a sweep used its whole batch).
 
     Nothing here changes an escalation's status: a deadline never approves (or rejects) anything.
     """
     now = now or timezone.now()
-    counts = {}
-    for event, pks in due(now).items():
-        counts[event] = 0
-        for pk in pks:
-            with transaction.atomic():
-                if not take_event(pk, event, now):
-                    continue  # decided meanwhile, or another sweep took it
-                if event == Event.BREACH:
-                    record_breach(pk, now)
-                notifications.enqueue(pk, event)
-            counts[event] += 1
-    if counts.get(Event.BREACH):
+    budget = settings.DEADLINE_SWEEP_BATCH if batch is None else batch
+    counts = dict.fromkeys((Event.OPENED, Event.REMINDER, Event.BREACH), 0)
+    for event in SWEEP_ORDER:
+        if budget > 0:
+            counts[event] = _sweep_event(event, now, budget)
+            budget -= counts[event]
+    if counts[Event.BREACH]:
         log.warning("%d escalation deadline(s) breached", counts[Event.BREACH])
     return counts
 
 
-def record_breach(escalation_pk: int, now: datetime) -> DeadlineBreach:
-    escalation = Escalation.objects.select_related("run__incident").get(pk=escalation_pk)
-    incident = escalation.run.incident
-    statement = offerable_statement(incident) if incident is not None else None
-    breach, _ = DeadlineBreach.objects.get_or_create(escalation=escalation, defaults={
-        "deadline_at": escalation.deadline_at or now, "at": now, "holding_statement": statement})
-    return breach
+def _sweep_event(event: str, now: datetime, limit: int) -> int:
+    """Claim up to ``limit`` due escalations for ``event`` and notify them, in one transaction and a
+    fixed number of queries. PostgreSQL skips rows another sweep holds locked; where there are no
+    row locks, the claim's condition refuses a batch another sweep took part of, and it waits for
+    the next sweep."""
+    with transaction.atomic():
+        pks = list(due(event, now).select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit])
+        if not pks:
+            return 0
+        if not claim(event, pks, now):
+            transaction.set_rollback(True)
+            log.warning("another sweep took part of a batch of %d %s events; left for the next sweep", len(pks),
+                        event)
+            return 0
+        if event == Event.BREACH:
+            record_breaches(pks, now)
+        notifications.enqueue_many(pks, event)
+    return len(pks)
+
+
+def claim(event: str, pks: list[int], now: datetime) -> bool:
+    """Mark ``event`` as done for the pending escalations ``pks`` by one conditional UPDATE: True when
+    every one of them was still waiting for it (the caller rolls back otherwise)."""
+    field = EVENT_FIELDS[event]
+    won = Escalation.objects.filter(pk__in=pks, status=Escalation.Status.PENDING, **{field: None}).update(
+        **{field: now})
+    return won == len(pks)
+
+
+def record_breaches(escalation_pks: list[int], now: datetime) -> None:
+    """A breach row for each escalation, offering its incident's holding statement if one still
+    passes the guard; one query for the escalations, a fixed number for the statements, one insert."""
+    escalations = list(Escalation.objects.filter(pk__in=escalation_pks).select_related("run__incident"))
+    incidents = {e.run.incident_id: e.run.incident for e in escalations if e.run.incident_id}
+    offers = offerable_statements(list(incidents.values())) if incidents else {}
+    DeadlineBreach.objects.bulk_create(
+        [DeadlineBreach(escalation=e, deadline_at=e.deadline_at or now, at=now,
+                        holding_statement=offers.get(e.run.incident_id)) for e in escalations],
+        ignore_conflicts=True)
 
 
 # -- holding statements ---------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ never touches the escalation.
 from __future__ import annotations
 
 import logging
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 import apprise
@@ -30,17 +31,35 @@ Event = NotificationChannel.Event
 
 
 class NotificationFailed(Exception):
-    """A send that did not go through; the message is safe to record (no URL, no secret)."""
+    """A send that did not go through; the message is safe to record (no URL, no secret). A
+    ``permanent`` failure is not retried: sending again would get the same answer."""
+
+    def __init__(self, message: str, *, permanent: bool = False):
+        super().__init__(message)
+        self.permanent = permanent
+
+
+# apprise logs a refused answer as "... error=<HTTP status>." in every plugin that speaks HTTP.
+_REDIRECT_STATUS = re.compile(r"error=(3\d\d)\b")
 
 
 def enqueue(escalation_pk: int, event: str) -> list[int]:
     """Create the event's notifications for every channel that wants it, and send them after commit."""
+    return enqueue_many([escalation_pk], event)
+
+
+def enqueue_many(escalation_pks: list[int], event: str) -> list[int]:
+    """:func:`enqueue` for many escalations in three queries: the channels, the rows that exist, one
+    insert of the others."""
     channels = [c for c in NotificationChannel.objects.filter(active=True) if event in (c.events or [])]
-    created = []
-    for channel in channels:
-        row, new = Notification.objects.get_or_create(escalation_id=escalation_pk, event=event, channel=channel)
-        if new:
-            created.append(row.pk)
+    if not channels or not escalation_pks:
+        return []
+    existing = set(Notification.objects.filter(escalation_id__in=escalation_pks, event=event, channel__in=channels)
+                   .values_list("escalation_id", "channel_id"))
+    rows = Notification.objects.bulk_create(
+        Notification(escalation_id=pk, event=event, channel=channel)
+        for pk in escalation_pks for channel in channels if (pk, channel.pk) not in existing)
+    created = [row.pk for row in rows]
     for pk in created:
         # robust: a broker that is down must not fail the commit that already happened; the row
         # stays pending and the sweep sends it again (resend_pending).
@@ -124,6 +143,20 @@ def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Where a mention starts: "@" before a name (@everyone, @here, @channel, @all, @someone) and "<" before
+# the "@", "!" or "#" of Slack's and Discord's mention markup (<@U123>, <@&123>, <!channel>, <#C1>).
+_MENTION_START = re.compile(r"@(?=\w)|<(?=[@!#])")
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def neutralise_mentions(text: str) -> str:
+    """``text`` as it reads, unable to ping anyone on any service apprise sends to: a zero-width space
+    after each mention's first character, so no service recognises a mention. Slack's plugin escapes
+    ``<`` and ``>`` as well; Discord, Mattermost and JSON receivers show the text as sent. One pass of
+    a pattern without repetition: linear in the text."""
+    return _MENTION_START.sub(lambda found: found[0] + ZERO_WIDTH_SPACE, text)
+
+
 def apprise_url(url: str) -> str:
     """An apprise URL for a declared destination: a service apprise recognises by its own web address
     (Slack's incoming webhooks, Discord, Teams, …) as it is; any other http(s) address as a JSON
@@ -143,15 +176,26 @@ def send(notification: Notification) -> None:
     except destinations.DestinationError as error:
         raise NotificationFailed(str(error)) from None
     escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=notification.escalation_id)
-    title, body = message(escalation, notification.event, notification.channel)
-    sender = apprise.Apprise()
+    # Titles, names and the model's reason are people's and a model's text: they ping nobody.
+    title, body = (neutralise_mentions(part) for part in message(escalation, notification.event,
+                                                                   notification.channel))
+    # Redirects are never followed: a body meant for the declared host is not sent on to one the
+    # operator never declared (blind SSRF). apprise hands each plugin's ``redirects`` to requests as
+    # ``allow_redirects``; the asset sets the default, and a URL's own ``?redirect=yes`` is overruled.
+    sender = apprise.Apprise(asset=apprise.AppriseAsset(http_redirects=False))
     url = apprise_url(destination.url)
     if not sender.add(url):
         raise NotificationFailed(f"apprise cannot send to the destination {destination.name!r}")
+    for plugin in sender:
+        plugin.redirects = False
     with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:
         ok = sender.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
     if not ok:
         detail = " ".join(captured.getvalue().split())
+        if redirect := _REDIRECT_STATUS.search(detail):
+            raise NotificationFailed(f"{destination.name} ({destination.host}): the destination answered HTTP "
+                                     f"{redirect[1]} (a redirect); redirects are not followed: declare the "
+                                     "address it points to instead", permanent=True)
         for secret in (destination.url, url, urlsplit(destination.url).path):
             if secret and secret != "/":
                 detail = detail.replace(secret, "…")

@@ -11,10 +11,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from reviewer.alerts import deadlines, notifications
+from reviewer.celery import enqueue_on_commit
 from reviewer.models import Notification, NotificationChannel
 
 NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s, 80 s
@@ -22,8 +24,12 @@ NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s
 
 @shared_task(name="reviewer.tasks.sweep_deadlines", ignore_result=True)
 def sweep_deadlines() -> dict:
-    """Reminders and breaches that are due, each once; "opened" notices whose message was lost."""
+    """Reminders and breaches that are due, each once; "opened" notices whose message was lost. One
+    sweep takes at most ``DEADLINE_SWEEP_BATCH`` of them, so it ends well within beat's 30 s; one
+    that used its whole batch sends a follow-up at once for the rest."""
     counts = deadlines.sweep(timezone.now())
+    if sum(counts.values()) >= settings.DEADLINE_SWEEP_BATCH:
+        enqueue_on_commit("reviewer.tasks.sweep_deadlines")
     resend_pending()
     return counts
 
@@ -48,8 +54,9 @@ def send_notification(self, notification_pk: int) -> str:
     try:
         notifications.send(row)
     except Exception as error:  # a failure is recorded, never raised into the worker
-        text = str(error) if isinstance(error, notifications.NotificationFailed) else f"{type(error).__name__}"
-        final = attempt > NOTIFICATION_RETRIES
+        failed = isinstance(error, notifications.NotificationFailed)
+        text = str(error) if failed else f"{type(error).__name__}"
+        final = attempt > NOTIFICATION_RETRIES or (failed and error.permanent)
         notifications.record_attempt(row.pk, error=text, final=final)
         notifications.log.warning("notification %s failed (attempt %d%s): %s", row.pk, attempt,
                     ", giving up" if final else "", text)

@@ -153,7 +153,10 @@ def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update
     except actions.FactInvalid as error:
         raise ApiError(422, f"The fact “{error.key}” is not valid; see detail.", detail=_messages(error)) from None
     except ValidationError as error:
-        raise ApiError(422, "The incident is not valid; see detail.", detail=_messages(error)) from None
+        messages = _messages(error)
+        every = [message for field_messages in messages.values() for message in field_messages]
+        raise ApiError(422, every[0] if len(every) == 1 else "The incident is not valid; see detail.",
+                       detail=messages) from None
     except Incident.DoesNotExist:
         raise Http404(f"No incident “{incident_id}”.") from None
 

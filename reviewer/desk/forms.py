@@ -9,7 +9,7 @@ import uuid
 
 from django import forms
 
-from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
+from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS, not_one_line
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import IN_FLIGHT_FILTER, Run
 from agents.models.incidents import STATES
@@ -251,7 +251,10 @@ class PublishForm(forms.Form):
             self.fields["acknowledge"].required = True
 
     def clean_title(self):
-        return refuse_control_characters(self.cleaned_data["title"].strip(), "public title")
+        title = self.cleaned_data["title"].strip()
+        if problem := not_one_line(title, "public title"):
+            raise forms.ValidationError(problem, code="not_one_line")
+        return title
 
     def component_fields(self):
         return [self[f"component_{component.pk}"] for component in self.components]

@@ -72,7 +72,7 @@ def component_lines(update: PublishedUpdate) -> list[str]:
 
 
 def email_subject(update: PublishedUpdate) -> str:
-    return f"{status_page_name()}: {headline(update)}"
+    return " ".join(f"{status_page_name()}: {headline(update)}".split())  # one line, even from an old row
 
 
 def email_body(update: PublishedUpdate, unsubscribe_url: str = "") -> str:

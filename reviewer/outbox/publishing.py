@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from agents.core.contacts import carries_contact
 from agents.core.guard import check_final_answer
+from agents.core.inputs import not_one_line
 from agents.core.policy import POLICY_CLASSES, GuardRules, TextPolicy
 from agents.core.text import canonical_json, normalize, text_hash
 from agents.incidents import update_incident
@@ -85,6 +86,8 @@ def resolve_fields(incident: Incident, fields: PublicFields) -> Resolved:
     impact, and the incident's state. A resolved update puts the components it names back to
     operational unless it says otherwise. Raises :class:`PublishRefused` for a value that is not one."""
     last = last_published(incident)
+    if fields.title and (problem := not_one_line(fields.title.strip(), "public title")):
+        raise PublishRefused(problem)
     title = normalize(fields.title or "") or (last.public_title if last and last.public_title else DEFAULT_TITLE)
     if len(title) > MAX_TITLE_CHARS:
         raise PublishRefused(f"The public title has {len(title)} characters; the limit is {MAX_TITLE_CHARS}.")

@@ -173,6 +173,20 @@ def test_fields_the_incident_refuses_create_nothing(users):
     assert not Incident.objects.exists() and not IncidentFact.objects.exists()
 
 
+@pytest.mark.parametrize(("title", "message"), [
+    ("Payments\r\nBcc: everyone@example.com", "a line break (U+000D)"),
+    ("Payments\ndegraded", "a line break (U+000A)"),
+    ("Payments\u2028degraded", "a line break (U+2028)"),
+    ("Payments\tdegraded", "a tab (U+0009)"),
+])
+def test_a_title_of_more_than_one_line_is_refused_with_what_it_holds(pay, users, title, message):
+    with pytest.raises(ValidationError) as refused:
+        update_incident(pay, user=users.ops, title=title)
+    assert refused.value.message_dict == {"title": [f"The title must be one line: it contains {message}; "
+                                                    "remove it."]}
+    assert Incident.objects.get(pk=pay.pk).title == "Payments degraded"
+
+
 def test_create_false_refuses_a_missing_incident_and_update_false_an_existing_one(pay, users):
     with pytest.raises(Incident.DoesNotExist):
         update_incident("inc_missing", user=users.ops, create=False, title="Missing")
@@ -257,6 +271,16 @@ def test_an_incident_added_in_admin_is_created_with_its_facts_and_version_one(us
     version = incident.latest_version()
     assert (version.number, version.created_by) == (1, users.admin)
     assert incident.regions == ["US"]
+
+
+def test_admin_refuses_a_title_with_a_line_break_at_the_field(pay, users, client):
+    client.force_login(users.admin)
+    response = client.post(reverse("admin:agents_incident_change", args=[pay.pk]),
+                           admin_form(pay, shown(pay), title="Payments\r\nBcc: everyone@example.com"))
+    assert response.status_code == 200  # the form again, with the error at the title
+    assert response.context["adminform"].form.errors["title"] == [
+        "The title must be one line: it contains a line break (U+000D); remove it."]
+    assert Incident.objects.get(pk=pay.pk).title == "Payments degraded"
 
 
 def test_an_admin_change_deletes_and_renames_rows_keeps_facts_added_meanwhile_and_logs_it(pay, users, client):

@@ -9,13 +9,17 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents.core.llm.breaker import reset_breakers
+from agents.core.llm.endpoints import redact
 from agents.models import ModelCall, PipelinePolicy, Run
 from agents.tasks import run_now
 from agents.testing.scripted_demo import APPROVE, DRAFT, ESCALATE, REVISE, REVISED
@@ -141,3 +145,86 @@ def test_the_keys_of_every_declared_endpoint_are_redacted(model_env, demo_data, 
 
     assert Escalation.objects.filter(run=runs[0]).exists()
     assert_nowhere([KEY, SPARE_KEY], client, runs, caplog.text)
+
+
+def spaced(key: str) -> str:
+    return " ".join(key)
+
+
+def test_a_model_that_echoes_the_key_in_capitals_or_spaced_out_gets_no_copy_stored(model_env, demo_data,
+                                                                                    fake_openai, client, caplog):
+    model_env.setenv("OPENAI_API_KEY", KEY)
+    model_env.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    caplog.set_level(logging.DEBUG)
+    copies = [KEY.upper(), spaced(KEY), "\n".join(KEY.upper().split("-"))]
+
+    runs = echoing_runs(fake_openai, demo_data["inc_pay_2041"], *copies)
+
+    assert "[redacted]" in Run.objects.get(pk=runs[0].pk).escalation_reason
+    assert_nowhere(copies, client, runs, caplog.text)
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    (f"key {KEY.upper()}.", "key [redacted]."),
+    (f"key {KEY.title()}.", "key [redacted]."),
+    (f"key {spaced(KEY)}.", "key [redacted]."),
+    (f"key {spaced(KEY.upper())}.", "key [redacted]."),
+    ("key " + KEY.replace("-", "").replace("k", "k\r\n", 1) + ".", "key [redacted]."),
+    ("key " + " - ".join(KEY.split("-")) + " and " + KEY.replace("-", "_") + ".", "key [redacted] and [redacted]."),
+    ("key sk-echoed-key-qfkazcwrb.", "key sk-echoed-key-qfkazcwrb."),  # one character short: not the key
+    ("key s     k-echoed-key-qfkazcwrbx.", "key s     k-echoed-key-qfkazcwrbx."),  # too far apart: not the key
+])
+def test_case_and_spacing_variants_of_a_key_are_redacted(text, redacted):
+    assert redact(text, [KEY]) == redacted
+
+
+def test_a_key_with_characters_that_mean_something_in_a_pattern_is_redacted_as_written():
+    key = "ab+c.d*e(f)[g]{2}|h\\i$^"
+    assert redact(f"x {key} y {key.upper()} z", [key]) == "x [redacted] y [redacted] z"
+    assert redact("x abbbc y", [key]) == "x abbbc y"
+
+
+def test_a_text_or_key_with_a_lone_surrogate_is_redacted_all_the_same():
+    """RE2 reads UTF-8, which has no lone surrogates: a model's JSON can still carry one."""
+    assert redact(f"a \ud800 {KEY.upper()} \udfff b", [KEY]) == "a \ud800 [redacted] \udfff b"
+    assert redact("x SK-KEY-ABCDEF y", ["sk-key-\udcff-abcdef"]) == "x [redacted] y"  # a byte no text can hold
+
+
+SEPARATORS = st.sampled_from([" ", "-", "_", ".", "\n", "\r\n", "\t", "\u200b", "\u00a0", " - "])
+
+
+@st.composite
+def key_and_copy(draw):
+    """A key (letters and digits, with single dashes and underscores), and a copy of it: each of its
+    letters and digits in either case, with up to one run of separators between any two."""
+    key = draw(st.from_regex(r"[A-Za-z0-9]{4,12}(?:[-_][A-Za-z0-9]{4,12}){1,4}", fullmatch=True))
+    copy = []
+    for char in key:
+        if char.isalnum():
+            copy.append(char.swapcase() if draw(st.booleans()) else char)
+            copy.append(draw(st.one_of(st.just(""), SEPARATORS)))
+    return key, "".join(copy)
+
+
+@given(pair=key_and_copy(), before=st.text(max_size=40), after=st.text(max_size=40))
+@settings(max_examples=120, deadline=None)
+def test_any_case_and_spacing_copy_of_a_key_is_redacted_wherever_it_stands(pair, before, after):
+    key, copy = pair
+    stored = redact(f"{before} {copy} {after}", [key])
+    assert "[redacted]" in stored
+    assert re.sub(r"[\W_]+", "", copy).lower() not in re.sub(r"[\W_]+", "", stored).lower()
+
+
+@given(text=st.text(max_size=200))
+@settings(max_examples=120, deadline=None)
+def test_a_text_without_the_key_is_stored_as_it_came(text):
+    if "qfkazcwrbx" not in re.sub(r"[\W_]+", "", text).lower():
+        assert redact(text, [KEY]) == text
+
+
+def test_redacting_a_large_text_that_almost_holds_the_key_everywhere_stays_linear():
+    """The matching runs on RE2, whose time grows with the text, never by backtracking: a text of
+    near misses (every gap at its longest, the last character wrong) is read in one pass."""
+    near_miss = "   ".join("sk-echoed-key-qfkazcwrb") + "   z "
+    text = near_miss * 2000
+    assert redact(text, [KEY]) == text

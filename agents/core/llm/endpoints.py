@@ -21,12 +21,15 @@ URL) with ``OPENAI_API_KEY`` is the endpoint named ``default``, declared when ei
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
+
+import re2
 
 ENDPOINTS_VARIABLE = "LLM_ENDPOINTS"
 DEFAULT_OPTIONS_VARIABLE = "OPENAI_ENDPOINT_OPTIONS"
@@ -203,26 +206,65 @@ def configured_keys(environ: Mapping[str, str] = os.environ) -> list[str]:
     return sorted((key for key in keys if len(key) >= MIN_KEY_CHARS), key=len, reverse=True)
 
 
+# What a copy of a key may have between two of its characters, up to MAX_GAP of them: spaces and
+# line breaks (any Unicode space too), dashes, "_", "." and the invisible zero-width characters. A
+# key's own characters of this kind are optional in a copy ("sk-abc" is "SKABC", "s k - a b c").
+_GAP = r"[\s\pZ\p{Pd}_.\x{0B}\x{85}\x{200B}-\x{200D}\x{2060}\x{FEFF}]"
+MAX_GAP = 3
+
+
+def _re2_options():
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    options.never_capture = True
+    return options
+
+
+_GAP_CHAR = re2.compile(_GAP, _re2_options())
+# RE2 reads UTF-8: a lone surrogate (a model's JSON may carry "\\ud800"; an environment variable's
+# undecodable byte) is kept out of its patterns and texts.
+_SURROGATE = re.compile("([\ud800-\udfff])")
+
+
+@functools.lru_cache(maxsize=16)
+def _keys_pattern(keys: tuple[str, ...]):
+    """One RE2 pattern for every copy of ``keys``, whatever its case and spacing (longest key first:
+    one that contains another is replaced whole). RE2 reads a text in time linear in its length:
+    there is no backtracking for a text of near misses to exploit."""
+    alternatives = []
+    for key in keys:
+        key = _SURROGATE.sub("", key)
+        kept = [char for char in key if not _GAP_CHAR.fullmatch(char)]
+        if len(kept) < MIN_KEY_CHARS:  # a key of mostly dashes and spaces: only as written
+            alternatives.append(re2.escape(key))
+        else:
+            alternatives.append(f"{_GAP}{{0,{MAX_GAP}}}".join(re2.escape(char) for char in kept))
+    return re2.compile("|".join(f"(?:{alternative})" for alternative in alternatives), _re2_options())
+
+
 def redact(value: Any, keys: Iterable[str] | None = None) -> Any:
     """``value`` with every configured key replaced by ``[redacted]``, in strings at any depth of
-    lists, tuples, dicts (keys too) and dataclasses. Everything stored or logged from a model
-    passes through here."""
-    keys = configured_keys() if keys is None else [k for k in keys if len(k) >= MIN_KEY_CHARS]
-    return _redact(value, keys) if keys else value
+    lists, tuples, dicts (keys too) and dataclasses; so is every copy of a key in other case or with
+    spaces, line breaks or dashes put between its characters. Everything stored or logged from a
+    model passes through here."""
+    keys = configured_keys() if keys is None else sorted((k for k in keys if len(k) >= MIN_KEY_CHARS),
+                                                         key=len, reverse=True)
+    return _redact(value, _keys_pattern(tuple(keys))) if keys else value
 
 
-def _redact(value: Any, keys: list[str]) -> Any:
+def _redact(value: Any, pattern) -> Any:
     if isinstance(value, str):
-        for key in keys:
-            if key in value:
-                value = value.replace(key, REDACTED)
-        return value
+        if _SURROGATE.search(value):  # each stretch between lone surrogates on its own
+            return "".join(part if _SURROGATE.fullmatch(part) else pattern.sub(REDACTED, part)
+                           for part in _SURROGATE.split(value))
+        return pattern.sub(REDACTED, value) if value else value
     if isinstance(value, dict):
-        return {_redact(k, keys): _redact(v, keys) for k, v in value.items()}
+        return {_redact(k, pattern): _redact(v, pattern) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_redact(item, keys) for item in value)
+        return type(value)(_redact(item, pattern) for item in value)
     if is_dataclass(value) and not isinstance(value, type):
-        return replace(value, **{f.name: _redact(getattr(value, f.name), keys) for f in fields(value) if f.init})
+        return replace(value, **{f.name: _redact(getattr(value, f.name), pattern) for f in fields(value) if f.init})
     return value
 
 

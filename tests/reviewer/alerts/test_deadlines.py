@@ -274,3 +274,95 @@ def test_the_demo_makes_deadline_rules_and_an_approved_holding_statement_per_p1_
     assert len(p1) >= 1 and statements.count() == len(p1)
     assert all(s.approved_by == users.admin and s.guard["ok"] for s in statements)
     assert all(deadlines.offerable_statement(incident) is not None for incident in p1)
+
+
+# -- a bounded sweep ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def many_breached(incident, rules, monkeypatch):
+    """1,000 pending escalations past their deadline (bulk-created: the sweep is what is measured),
+    deadlines a minute apart, and a channel that wants breaches; sending is not part of it."""
+    from reviewer.models import Notification, NotificationChannel
+
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", "team-hook=http://127.0.0.1:9/x")
+    monkeypatch.setattr("reviewer.alerts.tasks.send_notification.delay", lambda pk: None)
+    NotificationChannel.objects.create(name="duty managers", destination="team-hook", group="second",
+                                       events=["breach"])
+    runs = Run.objects.bulk_create(Run(pipeline="reflection", goal="Write it.", incident=incident,
+                                       status=Run.Status.STOPPED, stop_reason="policy_escalation")
+                                   for _ in range(1000))
+    # Created newest deadline first, so the order of their ids is not the order of their deadlines.
+    Escalation.objects.bulk_create(
+        Escalation(run=run, stop_reason="policy_escalation", opened_at=T0 - timedelta(days=2),
+                   notified_at=T0 - timedelta(days=2), deadline_at=T0 - timedelta(minutes=i))
+        for i, run in enumerate(runs))
+    return Notification
+
+
+def test_one_sweep_handles_a_batch_oldest_deadline_first_in_few_queries_and_the_next_ones_the_rest(
+        many_breached, settings, django_assert_max_num_queries):
+    Notification = many_breached
+    settings.DEADLINE_SWEEP_BATCH = 200
+    with at(0):
+        with django_assert_max_num_queries(15):  # 12 on SQLite: no query per row
+            assert deadlines.sweep() == {"opened": 0, "reminder": 0, "breach": 200}
+        oldest = list(Escalation.objects.order_by("deadline_at").values_list("pk", flat=True)[:200])
+        assert sorted(DeadlineBreach.objects.values_list("escalation_id", flat=True)) == sorted(oldest)
+        assert Notification.objects.filter(event="breach").count() == 200
+
+        assert [deadlines.sweep()["breach"] for _ in range(5)] == [200, 200, 200, 200, 0]
+    assert DeadlineBreach.objects.count() == 1000
+    assert Escalation.objects.filter(breached_at=None).count() == 0
+    per_escalation = Notification.objects.values_list("escalation_id", flat=True)
+    assert len(per_escalation) == len(set(per_escalation)) == 1000  # none notified twice
+
+
+def test_a_sweep_that_used_its_whole_batch_enqueues_a_follow_up_and_one_that_did_not_does_not(
+        many_breached, settings, monkeypatch):
+    from reviewer.alerts.tasks import sweep_deadlines
+
+    follow_ups = []
+    monkeypatch.setattr("reviewer.alerts.tasks.enqueue_on_commit", lambda name, *a, **k: follow_ups.append(name))
+    settings.DEADLINE_SWEEP_BATCH = 600
+    with at(0):
+        assert sweep_deadlines.apply().get()["breach"] == 600
+        assert follow_ups == ["reviewer.tasks.sweep_deadlines"]
+        assert sweep_deadlines.apply().get()["breach"] == 400
+        assert follow_ups == ["reviewer.tasks.sweep_deadlines"]
+
+
+def test_a_sweep_takes_none_of_a_batch_another_sweep_claimed_part_of_meanwhile(many_breached, settings,
+                                                                                monkeypatch):
+    """A database without row locks (SQLite) lets two sweeps read the same due rows: the claim is a
+    conditional UPDATE, and a sweep that did not win every row of its batch takes none of it."""
+    Notification = many_breached
+    settings.DEADLINE_SWEEP_BATCH = 200
+    claim = deadlines.claim
+
+    def claimed_meanwhile(event, pks, now):
+        Escalation.objects.filter(pk=pks[7]).update(breached_at=now)  # the other sweep, in between
+        return claim(event, pks, now)
+
+    monkeypatch.setattr(deadlines, "claim", claimed_meanwhile)
+    with at(0):
+        assert deadlines.sweep()["breach"] == 0
+    assert not DeadlineBreach.objects.exists() and not Notification.objects.exists()
+    monkeypatch.setattr(deadlines, "claim", claim)
+    with at(0):
+        assert deadlines.sweep()["breach"] == 200  # the next sweep takes the batch
+
+
+def test_sweeps_at_once_share_the_due_breaches_and_take_each_once(many_breached, postgres, settings):
+    """PostgreSQL: each sweep locks the rows it takes and skips those another sweep holds."""
+    from tests.concurrency import at_once
+
+    Notification = many_breached
+    settings.DEADLINE_SWEEP_BATCH = 300
+    with at(0):
+        answers = at_once(lambda i: deadlines.sweep()["breach"], 4, within=120)
+    assert all(isinstance(answer, int) for answer in answers), answers
+    assert sum(answers) == 1000 and max(answers) <= 300
+    assert DeadlineBreach.objects.count() == 1000
+    per_escalation = Notification.objects.values_list("escalation_id", flat=True)
+    assert len(per_escalation) == len(set(per_escalation)) == 1000

@@ -25,20 +25,26 @@ XSS = "<script>alert(1)</script>"
 
 
 class Receiver:
-    """A JSON endpoint on 127.0.0.1 that keeps every body it gets and answers ``status``."""
+    """A JSON endpoint on 127.0.0.1 that keeps every body it gets and answers ``status`` (with
+    ``Location: redirect_to`` when one is set, as a receiver that moved, or one that lures senders on)."""
 
-    def __init__(self, status: int = 200):
-        self.status, self.bodies, self.lock = status, [], threading.Lock()
+    def __init__(self, status: int = 200, redirect_to: str = ""):
+        self.status, self.redirect_to, self.bodies, self.lock = status, redirect_to, [], threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver.lock:
-                    receiver.bodies.append(json.loads(body))
+                    receiver.bodies.append(json.loads(body) if body else {"method": self.command})
                 self.send_response(receiver.status)
-                self.send_header("Content-Length", "0")
+                if receiver.redirect_to:
+                    self.send_header("Location", receiver.redirect_to)
+                self.send_header("Content-Length", "2")
                 self.end_headers()
+                self.wfile.write(b"ok")  # what Slack answers, and apprise's Slack plugin checks
+
+            do_GET = do_PUT = do_POST
 
             def log_message(self, *args):
                 pass
@@ -151,6 +157,95 @@ def test_a_failing_receiver_is_retried_then_recorded_as_failed_and_the_escalatio
     assert "team-hook (127.0.0.1)" in row.last_error
     assert receiver.url not in row.last_error
     assert Escalation.objects.filter(pk=escalation.pk, status="pending").exists()
+
+
+# The last: a declared URL that asks apprise itself to follow redirects is overruled.
+@pytest.mark.parametrize(("status", "query"), [(301, ""), (302, ""), (303, ""), (307, ""), (308, ""),
+                                               (302, "?redirect=yes")])
+def test_a_redirect_is_not_followed_and_the_notification_fails_at_once_saying_so(p1, channels, monkeypatch,
+                                                                                 status, query):
+    elsewhere = Receiver()  # a host the operator never declared
+    declared = Receiver(status=status, redirect_to=elsewhere.url)
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"team-hook={declared.url}{query}")
+    try:
+        escalation = factories.make_escalation(incident=p1)
+        [pk] = notifications.enqueue(escalation.pk, "breach")
+        assert send_notification.apply(args=[pk]).get() == "failed"
+    finally:
+        declared.stop()
+        elsewhere.stop()
+    assert len(declared.bodies) == 1 and elsewhere.bodies == []
+    row = Notification.objects.get(pk=pk)
+    assert row.status == Notification.Status.FAILED and row.attempts == 1  # a redirect is not retried
+    assert row.last_error == (f"team-hook (127.0.0.1): the destination answered HTTP {status} (a redirect); "
+                              "redirects are not followed: declare the address it points to instead")
+    assert elsewhere.url not in row.last_error
+
+
+def test_every_apprise_plugin_passes_its_redirect_setting_to_each_request():
+    """Redirects are refused through apprise's own setting, which each plugin hands to ``requests``
+    (``allow_redirects=self.redirects``): a plugin that calls ``requests`` without it would follow
+    them, so an apprise upgrade that adds one fails here."""
+    import ast
+    from pathlib import Path
+
+    import apprise.plugins
+
+    unguarded = []
+    for path in Path(apprise.plugins.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in {"get", "post", "put", "patch", "delete", "head", "request"}
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "requests"
+                    and not any(k.arg == "allow_redirects" for k in node.keywords)):
+                unguarded.append(f"{path.name}:{node.lineno}")
+    assert unguarded == []
+
+
+# Every way a text pings people on the services apprise sends to: Discord's and Mattermost's mass
+# mentions, Discord's user and role mentions, Slack's mention markup.
+MENTIONS = ("@everyone", "@here", "@channel", "@all", "<@123456>", "<@!123456>", "<@&654321>", "<!channel>",
+            "<!here>", "<!subteam^S01>", "<@U024BE7LH>", "<#C024BE7LH>")
+ZWSP = "\u200b"
+DISCORD = "https://discord.com/api/webhooks/417429632418316298/JHZ7lQml277CDHmQKMHI8qBe7bk2ZwO5UKjCiOAF7711o33My"
+SLACK = "https://hooks.slack.com/services/T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ"
+
+
+@pytest.mark.parametrize("service", ["json", "discord", "slack"])
+def test_mentions_in_titles_and_reasons_reach_each_service_unable_to_ping_anyone(p1, channels, receiver,
+                                                                                 monkeypatch, service):
+    """The real plugin's wire body, captured on loopback: Discord's and Slack's plugins post to their
+    service's host, pointed here at the receiver; any other address gets apprise's JSON."""
+    from apprise.plugins.discord import NotifyDiscord
+    from apprise.plugins.slack import NotifySlack
+
+    base = receiver.url.removesuffix("/notify")
+    monkeypatch.setattr(NotifyDiscord, "notify_url", f"{base}/api/webhooks")
+    monkeypatch.setattr(NotifySlack, "webhook_url", f"{base}/services")
+    url = {"json": receiver.url, "discord": DISCORD, "slack": SLACK}[service]
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"team-hook={url}")
+    p1.title = "Payments " + " ".join(MENTIONS)
+    p1.save()
+    escalation = factories.make_escalation(incident=p1, reason="Ask " + " ".join(MENTIONS))
+    [pk] = notifications.enqueue(escalation.pk, "breach")
+    assert send_notification.apply(args=[pk]).get() == "sent"
+    [body] = receiver.bodies
+    wire = json.dumps(body, ensure_ascii=False)
+    assert f"Payments @{ZWSP}everyone" in wire and f"Ask @{ZWSP}everyone" in wire  # shown, as written
+    assert [mention for mention in MENTIONS if mention in wire] == []
+
+
+def test_mentions_are_neutralised_for_teams_and_mattermost_too():
+    """Teams (Power Automate workflows) only posts to https and Mattermost is sent apprise's JSON, so the
+    function is read on its own here: every mention form, and text without one left as it is."""
+    text = "Ask @channel, @all and @here; <@U1> <!channel> <at>Lena</at>; ops@example.com; 3 < 4 & 5 > 2"
+    assert notifications.neutralise_mentions(text) == (
+        f"Ask @{ZWSP}channel, @{ZWSP}all and @{ZWSP}here; <{ZWSP}@{ZWSP}U1> <{ZWSP}!channel> <at>Lena</at>; "
+        f"ops@{ZWSP}example.com; 3 < 4 & 5 > 2")
+    for mention in MENTIONS:
+        assert mention not in notifications.neutralise_mentions(f"x {mention} y")
+    assert notifications.neutralise_mentions("No mention: 50% of EU payments @ 10:00.") == (
+        "No mention: 50% of EU payments @ 10:00.")
 
 
 def test_a_sent_notification_is_not_sent_again(p1, channels, receiver):

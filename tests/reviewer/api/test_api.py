@@ -144,6 +144,22 @@ def test_bad_incident_input_is_a_422_with_detail_and_changes_nothing(api, demo_d
     assert admin.get(f"/incidents/{PAY}").json() == before
 
 
+@pytest.mark.parametrize("method", ["post", "patch", "put"])
+def test_an_incident_title_with_a_line_break_is_a_422_saying_so(api, demo_data, method):
+    admin = api("admin")
+    path = "/incidents" if method == "post" else f"/incidents/{PAY}"
+    body = {"title": "Payments\r\nBcc: everyone@example.com"} | (
+        {"incident_id": "inc_new_1"} if method == "post" else {})
+    before = admin.get(f"/incidents/{PAY}").json()
+
+    response = getattr(admin, method)(path, body)
+
+    assert response.status_code == 422
+    assert response.json()["message"] == "The title must be one line: it contains a line break (U+000D); remove it."
+    assert admin.get(f"/incidents/{PAY}").json() == before
+    assert admin.get("/incidents/inc_new_1").status_code == 404
+
+
 # ---------------------------------------------------------------- runs
 
 

@@ -68,6 +68,17 @@ def test_the_public_fields_are_published_with_the_text_and_the_guard_checks_them
     assert (body["overridden"], body["acknowledged_by"]) == ([], None)
 
 
+@pytest.mark.parametrize(("title", "what"), [("Payments\r\nBcc: everyone@example.com", "a line break (U+000D)"),
+                                             ("Payments\u0085slow", "a line break (U+0085)"),
+                                             ("Payments\u0007slow", "a control character (U+0007)")])
+def test_a_public_title_of_more_than_one_line_is_refused_saying_why(api, title, what):
+    run = make_run(incident=make_incident(), snapshot=True, status=Run.Status.OK, answer=TEXT)
+    response = api("ops").post(f"/runs/{run.pk}/publish", {"public_title": title})
+    assert response.status_code in (409, 422)
+    assert response.json()["message"] == f"The public title must be one line: it contains {what}; remove it."
+    assert not PublishedUpdate.objects.exists()
+
+
 def test_a_text_whose_lead_overrode_findings_needs_acknowledge_overrides(api, users):
     escalation = make_escalation(incident=make_incident(), stop_reason="invalid_answer:scope_claim", guard={
         "violations": [{"check": "invalid_answer:scope_claim", "message": "Not supported.", "found": "all"}]})

@@ -199,6 +199,15 @@ def test_the_guard_refuses_a_risky_public_title_on_the_page_and_keeps_what_was_t
     assert not PublishedUpdate.objects.exists()
 
 
+def test_a_public_title_with_a_line_break_is_refused_on_the_page_at_the_field(login, incident):
+    run = passed(incident, FIRST)
+    response = login("ops").post(reverse("publish_run", args=[run.pk]),
+                                 FORM | {"title": "Problems\r\nBcc: everyone@example.com"})
+    assert response.context["form"].errors["title"] == [
+        "The public title must be one line: it contains a line break (U+000D); remove it."]
+    assert not PublishedUpdate.objects.exists()
+
+
 def test_the_state_and_components_are_chosen_on_the_page(login, incident):
     checkout = StatusComponent.objects.create(name="Checkout")
     run = passed(incident, FIRST)

@@ -255,9 +255,33 @@ def test_slack_text_is_escaped_so_it_links_and_pings_nobody(webhook_receiver, pu
     assert text.endswith("&lt;!channel&gt; see &lt;https://evil.example|status&gt; &amp; more")
 
 
+def test_an_update_stored_with_a_line_break_in_its_title_is_still_emailed_on_one_subject_line(published):
+    email = published(kind="email", recipients="customers@example.com")
+    PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments\r\nBcc: everyone@example.com")
+
+    assert tasks.attempt(email.pk) == "delivered"
+    assert mail.outbox[0].subject == "Our service status: Payments Bcc: everyone@example.com — Investigating"
+    assert mail.outbox[0].bcc == []
+
+
 def test_an_email_names_the_update_by_its_public_title_not_the_incidents_own(published):
     email = published(kind="email", recipients="customers@example.com")
     PublishedUpdate.objects.filter(pk=email.update_id).update(public_title="Payments failing at checkout")
 
     assert tasks.attempt(email.pk) == "delivered"
     assert mail.outbox[0].subject == "Our service status: Payments failing at checkout — Investigating"
+
+
+@pytest.mark.parametrize("kind", ["webhook", "slack"])
+@pytest.mark.parametrize("status", [302, 307])
+def test_a_delivery_does_not_follow_a_redirect_to_a_host_never_declared(webhook_receiver, published, kind, status):
+    elsewhere = webhook_receiver()
+    declared = webhook_receiver(redirect=(status, elsewhere.url))  # the one declared as "hook"
+    if kind == "slack":
+        declared.secret = elsewhere.secret = None  # Slack checks no signature: its URL is the credential
+    delivery = published(kind=kind, destination="hook")
+    assert tasks.attempt(delivery.pk) == "retry"
+    delivery.refresh_from_db()
+    assert delivery.last_error == f"hook (127.0.0.1): HTTP {status}"
+    assert sum(declared.requests.values()) == 1
+    assert not elsewhere.requests and elsewhere.bad_signatures == 0

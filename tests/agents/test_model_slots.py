@@ -17,10 +17,10 @@ from django.utils import timezone
 from agents.core.llm.base import StageRequest
 from agents.core.llm.client import OpenAIChat, effective_policy
 from agents.core.llm.endpoints import Endpoint
-from agents.core.llm.slots import LEASE_MARGIN_SECONDS
+from agents.core.llm.slots import lease_seconds
 from agents.core.pipelines import run_reflection
 from agents.core.policy import ModelSettings, ReflectionPolicy
-from agents.models import EndpointLimit, PolicyChange, Run
+from agents.models import EndpointLimit, EndpointSlot, PipelinePolicy, PolicyChange, Run
 from agents.slots import DatabaseSlots
 from agents.tasks import run_now, start_run
 from agents.testing.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
@@ -28,7 +28,7 @@ from agents.testing.scripted_server import tool_call
 from tests.concurrency import at_once
 from tests.factories import wait_for
 
-TIMEOUT = 0.5  # the SDK's real timeout: the client giving up on a server that keeps working is under test
+TIMEOUT = 1.5  # the SDK's real timeout: the client giving up on a server that keeps working is under test
 SETTINGS = ModelSettings(model="test-model", timeout_seconds=TIMEOUT, max_retries=0)
 
 
@@ -67,11 +67,12 @@ def reflection_run(demo_data) -> Run:
 def test_runs_queue_for_the_only_slot_of_a_server_that_keeps_working_and_none_piles_onto_it(
         demo_data, fake_openai, held_replies, clean_model_env):
     held = held_replies()  # the server keeps every request until the test lets it finish
+    PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(max_seconds=5)
     runs = [reflection_run(demo_data) for _ in range(3)]
 
     # Three runs at once against an endpoint that takes one call. The first to take the slot sends its
-    # draft request, and its client gives up after 0.5 s while the server keeps working on it; the
-    # others wait for the slot for the whole of their 30 s budget (on a clock that moves as they poll).
+    # draft request, and its client gives up after 1.5 s while the server keeps working on it; the
+    # others wait for the slot for the whole of their 5 s budget (on a clock that moves as they poll).
     ends = at_once(lambda i: run_now(runs[i].pk, llm=chat(fake_openai)).stop_reason, 3)
 
     assert sorted(ends) == ["llm_timeout", "max_seconds", "max_seconds"]
@@ -82,14 +83,14 @@ def test_runs_queue_for_the_only_slot_of_a_server_that_keeps_working_and_none_pi
         assert run.status == Run.Status.STOPPED and run.finished_at is not None  # recorded, none stuck
         assert "takes 1 call(s) at once and none came free" in run.details["message"]
         assert run.calls.count() == 0  # nothing was sent for it
-    # The abandoned call keeps its slot: the server is still generating for it.
-    assert DatabaseSlots().held("local") == 1
+    # The abandoned call keeps its slot (not given back; its lease runs): the server is still generating.
+    assert EndpointSlot.objects.filter(endpoint="local").exclude(token="").count() == 1
 
     # The server finishes the abandoned answer; the slot's lease (timeout + margin) runs out.
     held.release()
     wait_for(lambda: fake_openai.in_flight == 0, message="the server to finish the abandoned answer")
     fake_openai.script(tool_call("submit_draft", {"draft": DRAFT}), tool_call("reflect", APPROVE))
-    with time_machine.travel(timezone.now() + timedelta(seconds=TIMEOUT + LEASE_MARGIN_SECONDS + 1)):
+    with time_machine.travel(timezone.now() + timedelta(seconds=lease_seconds(TIMEOUT) + 1)):
         next_run = reflection_run(demo_data)
         assert run_now(next_run.pk, llm=chat(fake_openai)).stop_reason == "success"
         assert DatabaseSlots().held("local") == 0  # released once answered

@@ -27,7 +27,7 @@ from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageReq
 from agents.core.llm.breaker import CircuitBreaker, breaker_for
 from agents.core.llm.endpoints import Endpoint, configured_keys, lower, redact, resolve_endpoint
 from agents.core.llm.schemas import openai_tool
-from agents.core.llm.slots import LEASE_MARGIN_SECONDS, POLL_SECONDS, SlotStore
+from agents.core.llm.slots import POLL_SECONDS, SlotStore, lease_seconds
 from agents.core.policy import ModelSettings, Policy
 
 log = logging.getLogger("agents.core.llm")
@@ -214,7 +214,7 @@ class OpenAIChat:
             return None
         waited_from = self._clock()
         until = deadline if deadline is not None else waited_from + timeout
-        while (slot := self._slots.take(endpoint.name, endpoint.concurrency, timeout + LEASE_MARGIN_SECONDS)) is None:
+        while (slot := self._slots.take(endpoint.name, endpoint.concurrency, lease_seconds(timeout))) is None:
             left = until - self._clock()
             if left <= 0:
                 message = (f"the endpoint {endpoint.name!r} takes {endpoint.concurrency} call(s) at once and none "

@@ -5,13 +5,14 @@ endpoint limits) gets at most N requests from this product at a time. A call tak
 its request and waits for one, polling, at most for what is left of its run's time budget; then
 the run stops as ``max_seconds`` without sending anything.
 
-A slot is a lease: it ends by itself ``lease`` seconds after it was taken (the request's timeout
-plus :data:`LEASE_MARGIN_SECONDS`), so a worker that died holding one does not hold it for ever.
-A call releases its slot as soon as the server has answered (an answer, an error status, a refused
-connection). A call whose client *timed out* does not: the server may still be generating for it,
-and the next call would queue behind that work on the server instead of here. Its slot is left to
-its lease, which the endpoint's completion ceiling makes long enough for the abandoned answer to
-end (docs/running.md, "Local servers").
+A slot is a lease: it ends by itself :func:`lease_seconds` after it was taken (twice the request's
+timeout), so a worker that died holding one does not hold it for ever. A call releases its slot as
+soon as the server has answered (an answer, an error status, a refused connection). A call whose
+client *timed out* does not: the server may still be generating for it, and the next call would
+queue behind that work on the server instead of here. Its slot is left to its lease: the server gets
+as long again as the timeout to finish the abandoned answer, which the endpoint's completion
+ceiling bounds (docs/running.md, "Local servers": the timeout is set so that one answer at the
+ceiling fits in it).
 
 The store is behind :class:`SlotStore`: the runner keeps the leases in the database
 (``agents/slots.py``), where every process of every worker sees them.
@@ -22,11 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-#: How long a slot outlives its request's timeout: the time a server that is still generating an
-#: abandoned answer (at most the completion ceiling) has to finish it before the next call is sent.
-LEASE_MARGIN_SECONDS = 30.0
 #: How often a call that waits for a slot asks again.
 POLL_SECONDS = 0.25
+
+
+def lease_seconds(timeout: float) -> float:
+    """How long a call holds its slot unless it gives it back: its request's timeout, then as long
+    again for a server that is still generating the answer its client gave up on."""
+    return 2 * timeout
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKE
 from agents.core.llm.client import client_from_env, effective_policy
 from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
-from agents.slots import DatabaseSlots
 
 
 def read_context(path: str) -> dict:
@@ -73,9 +72,8 @@ class Command(BaseCommand):
             raise CommandError(f"--context is required for the {pipeline} pipeline")
         context_data = read_context(context) if context else None
         try:
-            slots = DatabaseSlots()
-            policy = effective_policy(default_policy(pipeline), slots=slots)
-            llm = client_from_env(policy.model, slots=slots)
+            policy = effective_policy(default_policy(pipeline))
+            llm = client_from_env(policy.model)
         except ValueError as error:
             raise CommandError(str(error)) from None
         result = run_pipeline(pipeline, goal=goal, context=context_data, policy=policy, llm=llm)

@@ -27,6 +27,7 @@ from agents.testing.scripted_demo import APPROVE, DEMO_CONTEXT, DRAFT, GOAL
 from agents.testing.scripted_server import tool_call
 from tests.concurrency import at_once
 from tests.factories import wait_for
+from tests.reviewer.test_access import make_policy_admin
 
 TIMEOUT = 1.5  # the SDK's real timeout: the client giving up on a server that keeps working is under test
 SETTINGS = ModelSettings(model="test-model", timeout_seconds=TIMEOUT, max_retries=0)
@@ -182,8 +183,9 @@ def test_a_call_with_less_time_left_than_the_endpoints_minimum_is_not_sent(fake_
 
 
 @pytest.mark.django_db
-def test_the_limits_an_admin_sets_for_an_endpoint_reach_the_next_call(admin_client, fake_openai, clean_model_env):
-    response = admin_client.post("/admin/agents/endpointlimit/add/",
+def test_the_limits_a_policy_admin_sets_for_an_endpoint_reach_the_next_call(client, fake_openai, clean_model_env):
+    client.force_login(make_policy_admin())  # staff with the role's permissions, not a superuser
+    response = client.post("/admin/agents/endpointlimit/add/",
                                  {"endpoint": "local", "concurrency": "1", "max_completion_tokens": "160"})
     assert response.status_code == 302
     assert PolicyChange.objects.filter(model_label="agents.endpointlimit", action="added").exists()

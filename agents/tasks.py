@@ -30,6 +30,7 @@ from agents.core.policy import POLICY_CLASSES, Policy
 from agents.models import Incident, Run, TraceStep
 from agents.observer import DatabaseObserver, fit, record_result, release_connection
 from agents.policy_rows import load_policy
+from agents.slots import DatabaseSlots
 from agents.store import database_workers
 
 log = logging.getLogger("agents.tasks")
@@ -52,7 +53,7 @@ def llm_for(policy: Policy) -> LLM:
                                       if k.startswith(("OPENAI_", "LLM_")) or k in names)))
     with _clients_lock:
         if key not in _clients:
-            _clients[key] = client_from_env(policy.model)
+            _clients[key] = client_from_env(policy.model, slots=DatabaseSlots())
         return _clients[key]
 
 
@@ -189,7 +190,7 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     try:
         # The model settings the run executes under (its row's, the environment winning), computed
         # once: the prompts and the client both read them, and the run records them.
-        policy = effective_policy(policy)
+        policy = effective_policy(policy, slots=DatabaseSlots())
         llm = llm or llm_for(policy)
     except ValueError as error:  # a bad OPENAI_* value or an undeclared endpoint: a recorded stop, no request
         log.error("run %s: model configuration: %s", run_pk, error)

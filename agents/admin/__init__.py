@@ -4,6 +4,7 @@
   as a PolicyChange (shown read-only);
 - ``specialists``: the routing specialists' data;
 - ``incidents``: incidents and their facts, saved through ``agents.incidents.update_incident``;
+- ``endpoints``: what a model endpoint can bear (how many calls at once, the completion ceiling);
 - ``runs``: runs with their trace, model calls, review and audit, read-only;
 - ``base``: what they share (an inline whose inputs are labelled for screen readers, read-only records).
 
@@ -13,6 +14,7 @@ the admin URLs stay the app's: ``/admin/agents/<model>/``.
 
 from agents.admin.base import LabelledTabularInline as LabelledTabularInline
 from agents.admin.base import ReadOnlyMixin as ReadOnlyMixin
+from agents.admin.endpoints import EndpointLimitAdmin as EndpointLimitAdmin
 from agents.admin.incidents import IncidentAdmin as IncidentAdmin
 from agents.admin.incidents import IncidentFactInline as IncidentFactInline
 from agents.admin.policies import HISTORY_ROWS as HISTORY_ROWS

@@ -24,8 +24,11 @@ class Stop(Exception):
 STOP_REASONS: dict[str, str] = {
     "success": "The run passed every gate.",
     # Budgets and the model layer
-    "max_seconds": "The run used up its wall-time budget (before the next model call, or during one).",
-    "max_tokens": "The run used up its token budget.",
+    "max_seconds": (
+        "The run used up its wall-time budget (before the next model call, while it waited for the model "
+        "server to be free, or during a call), or had too little left to start the next call."
+    ),
+    "max_tokens": "The run used up its token budget, or had too few left for the next call's answer.",
     "max_cost": "The run used up its cost budget.",
     "llm_timeout": "The model did not answer in time, even after retries.",
     "llm_unavailable": "The model server failed (5xx or refused connection), even after retries.",

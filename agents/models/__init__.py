@@ -4,7 +4,8 @@
   route targets, restricted claims, region tokens) and the record of every change to them;
 - ``specialists``: the routing specialists' data (plans, customers, payments, service statuses);
 - ``incidents``: incidents, their facts and the versions of those facts;
-- ``runs``: runs and what they record (trace steps, model calls, reviews, audits).
+- ``runs``: runs and what they record (trace steps, model calls, reviews, audits);
+- ``endpoints``: what a model endpoint can bear (an admin's limits) and the slots its calls hold.
 
 Every public name is re-exported here, so ``from agents.models import Run`` works as it always did;
 the app label, the model names and their tables are the app's (``agents``), whichever module
@@ -50,4 +51,6 @@ from agents.models.runs import Run as Run
 from agents.models.runs import RunQuerySet as RunQuerySet
 from agents.models.runs import TraceStep as TraceStep
 from agents.models.runs import since as since
+from agents.models.endpoints import EndpointLimit as EndpointLimit
+from agents.models.endpoints import EndpointSlot as EndpointSlot
 # isort: on

@@ -218,6 +218,10 @@ def unused_base_url() -> str:
 class ScriptedServer:
     def __init__(self, responder: Callable[[dict], Reply] | None = None, *, require_limit: bool = True):
         self.requests: list[ReceivedRequest] = []
+        # Requests being worked on now, and the most at once: a request whose client gave up is still
+        # in flight here until its reply is written, as on a server that keeps generating.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.require_limit = require_limit
         self._queue: list[Reply] = []
         self._marked: dict[str, list[Reply]] = {}
@@ -282,6 +286,16 @@ class ScriptedServer:
     # -- serving ---------------------------------------------------------------------------
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            self._answer(handler)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         try:

@@ -28,6 +28,7 @@ from agents.core.stops import opens_escalation
 from agents.core.text import normalize, text_hash
 from agents.models import PipelinePolicy
 from agents.policy_rows import PolicyMissing, load_policy
+from agents.slots import DatabaseSlots
 from agents.tasks import llm_for, model_settings_record
 from reviewer.alerts import notifications
 from reviewer.alerts.deadlines import deadline_fields
@@ -363,7 +364,7 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
     collector = _Collector()
     settings_record: dict = {}
     try:
-        policy = effective_policy(policy)
+        policy = effective_policy(policy, slots=DatabaseSlots())
         llm = llm or llm_for(policy)
         settings_record = model_settings_record(policy, llm)
         result = run_requested_changes(run.goal, run.context or {}, policy, llm, text=change.text_before,

@@ -59,6 +59,32 @@ def test_a_declaration_that_cannot_be_read_is_refused_naming_the_variable(value,
     assert "sk-live-123" not in str(error.value)
 
 
+def test_an_endpoint_declares_what_it_bears_in_its_settings_and_the_default_one_in_its_variable():
+    environ = {"LLM_ENDPOINTS": f"local={LOCAL};limit_param=max_tokens;concurrency=1;max_completion_tokens=160;"
+                                "min_call_seconds=30"}
+    local = declared_endpoints(environ)["local"]
+    assert (local.concurrency, local.max_completion_tokens, local.min_call_seconds) == (1, 160, 30)
+    default = declared_endpoints({"OPENAI_BASE_URL": LOCAL, "OPENAI_ENDPOINT_OPTIONS": "concurrency=2"})["default"]
+    assert (default.concurrency, default.max_completion_tokens, default.min_call_seconds) == (2, None, 0)
+    # An admin's limits tighten the declared ones, never loosen them.
+    assert local.limited(4, 100).concurrency == 1 and local.limited(4, 100).max_completion_tokens == 100
+    assert default.limited(None, 200).max_completion_tokens == 200
+
+
+@pytest.mark.parametrize("option, message", [
+    ("concurrency=0", "concurrency must be a whole number from 1 to 64, got '0'"),
+    ("concurrency=two", "concurrency must be a whole number from 1 to 64, got 'two'"),
+    ("max_completion_tokens=8", "max_completion_tokens must be a whole number from 16 to 100000, got '8'"),
+    ("min_call_seconds=1.5", "min_call_seconds must be a whole number from 1 to 3600, got '1.5'"),
+    ("slots=1", "unknown endpoint setting 'slots=1' (known: tool_choice, limit_param, instructions_in_user, "
+                "concurrency, max_completion_tokens, min_call_seconds)"),
+])
+def test_a_limit_that_cannot_be_read_is_refused_naming_the_variable(option, message):
+    with pytest.raises(EndpointError, match="^OPENAI_ENDPOINT_OPTIONS: ") as error:
+        declared_endpoints({"OPENAI_BASE_URL": LOCAL, "OPENAI_ENDPOINT_OPTIONS": option})
+    assert message in str(error.value)
+
+
 def test_default_cannot_be_declared_twice():
     with pytest.raises(EndpointError, match="declares the 'default' endpoint and OPENAI_BASE_URL is set too"):
         declared_endpoints({"LLM_ENDPOINTS": f"default={LOCAL}", "OPENAI_BASE_URL": LOCAL})

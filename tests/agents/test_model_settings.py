@@ -68,6 +68,7 @@ def test_the_run_records_its_effective_settings_the_environment_winning(local_en
         "model": "env-model", "structured_output": "json", "timeout_seconds": 5.0, "max_retries": 0,
         "max_completion_tokens": 700, "endpoint": "default", "tool_choice": "required",
         "limit_param": "max_completion_tokens", "instructions_in_user": False,
+        "concurrency": None, "min_call_seconds": 0,
     }
     draft, review = server.requests
     assert draft["model"] == review["model"] == "env-model"

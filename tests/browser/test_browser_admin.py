@@ -1,6 +1,7 @@
 """The admin site in a browser, as a policy admin (not a superuser) meets it at 1366×900 and
-390×844: the product's name and colours, the help under the emergency brake, one incident model.
-Screenshots in test-artifacts/ (admin-index-*.png, admin-policy-*.png)."""
+390×844: the product's name and colours, the help under the emergency brake, one incident model,
+the model endpoint limits. Screenshots in test-artifacts/ (admin-index-*.png, admin-policy-*.png,
+admin-endpoint-limit-*.png)."""
 
 import pytest
 from playwright.sync_api import expect
@@ -37,3 +38,7 @@ def test_a_policy_admin_sees_the_branded_admin_and_the_brake_help(page, live_ser
     expect(brake_help).to_contain_text("goes to a person")
     brake_help.scroll_into_view_if_needed()
     screenshot(page, f"admin-policy-{width}")
+
+    page.goto(f"{live_server.url}/admin/agents/endpointlimit/add/")
+    expect(page.locator("#id_concurrency_helptext")).to_contain_text("A CPU llama.cpp server: 1.")
+    screenshot(page, f"admin-endpoint-limit-{width}")

@@ -25,8 +25,9 @@ import openai
 
 from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
 from agents.core.llm.breaker import CircuitBreaker, breaker_for
-from agents.core.llm.endpoints import Endpoint, configured_keys, redact, resolve_endpoint
+from agents.core.llm.endpoints import Endpoint, configured_keys, lower, redact, resolve_endpoint
 from agents.core.llm.schemas import openai_tool
+from agents.core.llm.slots import POLL_SECONDS, SlotStore, lease_seconds
 from agents.core.policy import ModelSettings, Policy
 
 log = logging.getLogger("agents.core.llm")
@@ -52,6 +53,8 @@ class OpenAIChat:
         breaker_cooldown: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         rng: Callable[[], float] = random.random,
+        slots: SlotStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         if settings.structured_output not in STRUCTURED_OUTPUT_MODES:
             raise ValueError(
@@ -67,6 +70,9 @@ class OpenAIChat:
         self._breaker_cooldown = breaker_cooldown
         self._sleep = sleep
         self._rng = rng
+        self._clock = clock
+        self._slots = slots
+        self._endpoint = endpoint
         # max_retries=0: the SDK would otherwise retry 408/409/429/5xx and timeouts on its own,
         # invisibly. We retry ourselves so that every HTTP attempt is recorded as a CallRecord
         # and counted by the circuit breaker.
@@ -79,7 +85,6 @@ class OpenAIChat:
             max_retries=0,
         )
         self.endpoint = f"{_public_url(self._client.base_url)}#{settings.model}"
-        self.endpoint_settings = endpoint.settings()
         self._tool_choice = endpoint.tool_choice
         self._limit_param = endpoint.limit_param
         self._instructions_in_user = endpoint.instructions_in_user
@@ -99,21 +104,34 @@ class OpenAIChat:
     def close(self) -> None:
         self._client.close()
 
+    def limited_endpoint(self) -> Endpoint:
+        """The endpoint as declared, under the limits an admin set for it (the lower of each applies)."""
+        if self._slots is None:
+            return self._endpoint
+        limits = self._slots.limits(self._endpoint.name)
+        return self._endpoint.limited(limits.concurrency, limits.max_completion_tokens)
+
+    @property
+    def endpoint_settings(self) -> dict[str, Any]:
+        """The endpoint's request settings and limits, for the run record (no URL, no key)."""
+        return self.limited_endpoint().settings()
+
+    def completion_limit(self, request: StageRequest, endpoint: Endpoint | None = None) -> int:
+        """Every request is bounded: the stage's own limit, never above the policy's ceiling nor the
+        endpoint's."""
+        endpoint = endpoint or self.limited_endpoint()
+        ceiling = lower(self.settings.max_completion_tokens, endpoint.max_completion_tokens)
+        return min(request.max_completion_tokens or ceiling, ceiling)
+
     def complete(self, request: StageRequest) -> ModelReply:
-        params = self._params(request)
+        endpoint = self.limited_endpoint()
+        params = self._params(request, endpoint)
         records: list[CallRecord] = []
         tries = self.settings.max_retries + 1
         # The run's remaining wall time bounds every request of this call and the waits between them.
-        deadline = None if request.time_left is None else time.monotonic() + request.time_left
+        deadline = None if request.time_left is None else self._clock() + request.time_left
         for try_number in range(1, tries + 1):
-            timeout = self.settings.timeout_seconds
-            if deadline is not None:
-                timeout = min(timeout, deadline - time.monotonic())
-                if timeout <= 0:
-                    message = "the run's time budget ran out before this request"
-                    if records:
-                        message += f" (last error: {records[-1].outcome}: {records[-1].error})"
-                    raise LLMError("llm_timeout", message, calls=tuple(records))
+            timeout = self._timeout(deadline, endpoint, records)
             breaker = self.breaker
             if not breaker.allow():
                 message = (
@@ -128,10 +146,16 @@ class OpenAIChat:
                 self._log_failure(request, try_number, "llm_circuit_open", message)
                 raise LLMError("llm_circuit_open", message, calls=tuple(records))
 
-            started = time.perf_counter()
+            slot = self._take_slot(endpoint, deadline, timeout, records)
+            abandoned = False
             try:
+                if slot is not None:  # the wait for the slot took some of the run's time
+                    timeout = self._timeout(deadline, endpoint, records)
+                started = time.perf_counter()
                 response = self._client.chat.completions.create(**params, timeout=timeout)
             except openai.APIError as exc:
+                # A client that timed out leaves the server generating: its slot waits out its lease.
+                abandoned = isinstance(exc, openai.APITimeoutError)
                 latency_ms = (time.perf_counter() - started) * 1000
                 reason, transient = _classify(exc)
                 message = self._redact(_describe(exc))
@@ -144,7 +168,7 @@ class OpenAIChat:
                 if transient and try_number < tries:
                     wait = self._retry_delay(try_number, exc)
                     if deadline is not None:
-                        wait = max(0.0, min(wait, deadline - time.monotonic()))
+                        wait = max(0.0, min(wait, deadline - self._clock()))
                     log.info(
                         "LLM %s stage=%s attempt=%s try %s/%s failed with %s (%s); retry in %.2fs",
                         self.endpoint, request.stage, request.attempt, try_number, tries,
@@ -156,11 +180,50 @@ class OpenAIChat:
                 # "from None": the SDK exception may quote the server's error body, which can
                 # echo the key; keep it out of any traceback that gets logged.
                 raise LLMError(reason, message, calls=tuple(records)) from None
+            finally:
+                if slot is not None and not abandoned:
+                    self._slots.release(endpoint.name, slot)
 
             latency_ms = (time.perf_counter() - started) * 1000
             breaker.record_success()
-            return self._reply(request, response, try_number, latency_ms, records)
+            return self._reply(request, response, try_number, latency_ms, records, params[self._limit_param])
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def _timeout(self, deadline: float | None, endpoint: Endpoint, records: list[CallRecord]) -> float:
+        """The next request's timeout: the endpoint's, cut to what is left of the run's time. A request
+        that would have less than the endpoint's ``min_call_seconds`` is not sent."""
+        timeout = self.settings.timeout_seconds
+        if deadline is None:
+            return timeout
+        left = deadline - self._clock()
+        last = f" (last error: {records[-1].outcome}: {records[-1].error})" if records else ""
+        if left <= 0:
+            raise LLMError("llm_timeout", "the run's time budget ran out before this request" + last,
+                           calls=tuple(records))
+        if left < endpoint.min_call_seconds:
+            raise LLMError("max_seconds", f"{left:.1f}s of the run's time was left, less than the endpoint's "
+                           f"min_call_seconds ({endpoint.min_call_seconds}); no request was sent" + last,
+                           calls=tuple(records))
+        return min(timeout, left)
+
+    def _take_slot(self, endpoint: Endpoint, deadline: float | None, timeout: float,
+                   records: list[CallRecord]) -> str | None:
+        """A slot of an endpoint that declares its concurrency (None for one that does not), waited for
+        at most until the run's deadline (else the request's timeout)."""
+        if endpoint.concurrency is None or self._slots is None:
+            return None
+        waited_from = self._clock()
+        until = deadline if deadline is not None else waited_from + timeout
+        while (slot := self._slots.take(endpoint.name, endpoint.concurrency, lease_seconds(timeout))) is None:
+            left = until - self._clock()
+            if left <= 0:
+                message = (f"the endpoint {endpoint.name!r} takes {endpoint.concurrency} call(s) at once and none "
+                           f"came free in {self._clock() - waited_from:.1f}s; no request was sent")
+                log.warning("LLM %s: %s", self.endpoint, message)
+                raise LLMError("max_seconds" if deadline is not None else "llm_timeout", message,
+                               calls=tuple(records))
+            self._sleep(min(POLL_SECONDS, left))
+        return slot
 
     # -- request ---------------------------------------------------------------------------
 
@@ -170,12 +233,12 @@ class OpenAIChat:
             user = f"INSTRUCTIONS:\n{request.system}\n\n{user}"
         return [{"role": "system", "content": request.system}, {"role": "user", "content": user}]
 
-    def _params(self, request: StageRequest) -> dict[str, Any]:
+    def _params(self, request: StageRequest, endpoint: Endpoint) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.settings.model,
             "messages": self._messages(request),
             "temperature": self.settings.temperature,
-            self._limit_param: self._completion_limit(request),
+            self._limit_param: self.completion_limit(request, endpoint),
         }
         if request.tool is not None:
             if self.settings.structured_output == "tools":
@@ -187,11 +250,6 @@ class OpenAIChat:
             else:
                 params["response_format"] = {"type": "json_object"}
         return params
-
-    def _completion_limit(self, request: StageRequest) -> int:
-        """Every request is bounded: the stage's own limit, never above the policy's ceiling."""
-        ceiling = self.settings.max_completion_tokens
-        return min(request.max_completion_tokens or ceiling, ceiling)
 
     def _retry_delay(self, try_number: int, exc: openai.APIError) -> float:
         """The server's Retry-After when it sent one, else exponential backoff with full jitter."""
@@ -211,6 +269,7 @@ class OpenAIChat:
         try_number: int,
         latency_ms: float,
         records: list[CallRecord],
+        limit: int,
     ) -> ModelReply:
         """The stage's reply from the server's answer. An answer the stage cannot use (no message, cut,
         the wrong tool, empty) is recorded as a failed call and raised as :class:`LLMError`."""
@@ -219,7 +278,7 @@ class OpenAIChat:
                   "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
         try:
             message, finish_reason = _first_choice(response)
-            self._check_not_cut(request, message, finish_reason, tokens["completion_tokens"])
+            _check_not_cut(limit, message, finish_reason, tokens["completion_tokens"])
             text, via_tool, note = self._answer(request, message, finish_reason)
             _check_not_empty(message, text, via_tool, note)
         except _Unusable as unusable:
@@ -234,18 +293,6 @@ class OpenAIChat:
             completion_tokens=sum(r.completion_tokens for r in records),
             calls=tuple(records),
         )
-
-    def _check_not_cut(self, request: StageRequest, message: Any, finish_reason: Any, completion_tokens: int) -> None:
-        limit = self._completion_limit(request)
-        # llama-cpp-python reports a tool call cut at the limit as finish_reason "tool_calls": an answer
-        # that used the whole limit is taken as cut too.
-        if finish_reason == "length" or completion_tokens >= limit:
-            raise _Unusable(
-                "llm_truncated",
-                f"the answer was cut at the completion limit ({limit} tokens; {completion_tokens} generated; "
-                f"finish_reason: {finish_reason})",
-                raw=_answer_text(message),
-            )
 
     def _answer(self, request: StageRequest, message: Any, finish_reason: Any) -> tuple[str, bool, str]:
         """The answer's text, whether it came as the tool call's arguments, and a note for the call
@@ -330,6 +377,18 @@ class _Unusable(Exception):
     def __init__(self, reason: str, message: str, raw: str = ""):
         super().__init__(message)
         self.reason, self.message, self.raw = reason, message, raw
+
+
+def _check_not_cut(limit: int, message: Any, finish_reason: Any, completion_tokens: int) -> None:
+    # llama-cpp-python reports a tool call cut at the limit as finish_reason "tool_calls": an answer
+    # that used the whole limit is taken as cut too.
+    if finish_reason == "length" or completion_tokens >= limit:
+        raise _Unusable(
+            "llm_truncated",
+            f"the answer was cut at the completion limit ({limit} tokens; {completion_tokens} generated; "
+            f"finish_reason: {finish_reason})",
+            raw=_answer_text(message),
+        )
 
 
 def _first_choice(response: Any) -> tuple[Any, Any]:
@@ -446,7 +505,7 @@ def _public_url(url: Any) -> str:
 
 
 def client_from_env(
-    settings: ModelSettings | None = None, environ: Mapping[str, str] = os.environ
+    settings: ModelSettings | None = None, environ: Mapping[str, str] = os.environ, slots: SlotStore | None = None
 ) -> LLM:
     """The model the environment asks for, at the endpoint ``settings`` chooses by name.
 
@@ -455,14 +514,10 @@ def client_from_env(
     even without a key (local servers that need none). ``OPENAI_*`` variables override the matching
     fields of ``settings`` where they are set; the endpoint comes from
     :func:`~agents.core.llm.endpoints.resolve_endpoint`, which fails closed (``EndpointError``, a
-    ``ValueError``) for a name or a URL the operator did not declare.
+    ``ValueError``) for a name or a URL the operator did not declare. ``slots`` holds the endpoint's
+    calls to its concurrency and adds the limits an admin set (``agents/core/llm/slots.py``).
     """
-    backend = _env(environ, "LLM_BACKEND").lower()
-    if backend not in ("", "offline", "openai"):
-        raise ValueError(f"LLM_BACKEND must be 'offline' or 'openai', got {backend!r}")
-    if backend == "offline" or (
-        backend == "" and not _env(environ, "OPENAI_API_KEY") and not _env(environ, "LLM_ENDPOINTS")
-    ):
+    if _offline(environ):
         from agents.core.llm.offline import OfflineModel
 
         return OfflineModel()
@@ -480,15 +535,34 @@ def client_from_env(
     if threshold_count < 1 or not (math.isfinite(cooldown_seconds) and cooldown_seconds >= 0):
         raise ValueError("LLM_BREAKER_THRESHOLD must be at least 1 and LLM_BREAKER_COOLDOWN_SECONDS not negative")
     return OpenAIChat(settings, endpoint=endpoint, breaker_threshold=threshold_count,
-                      breaker_cooldown=cooldown_seconds)
+                      breaker_cooldown=cooldown_seconds, slots=slots)
 
 
-def effective_policy(policy: P, environ: Mapping[str, str] = os.environ) -> P:
+def _offline(environ: Mapping[str, str]) -> bool:
+    """Whether the environment asks for the embedded offline model (see :func:`client_from_env`)."""
+    backend = _env(environ, "LLM_BACKEND").lower()
+    if backend not in ("", "offline", "openai"):
+        raise ValueError(f"LLM_BACKEND must be 'offline' or 'openai', got {backend!r}")
+    return backend == "offline" or (
+        backend == "" and not _env(environ, "OPENAI_API_KEY") and not _env(environ, "LLM_ENDPOINTS"))
+
+
+def effective_policy(policy: P, environ: Mapping[str, str] = os.environ, slots: SlotStore | None = None) -> P:
     """The policy a run executes under: its model settings as the environment makes them
-    (:func:`settings_from_env`, the environment winning). The one place that computes them: the
-    prompts (the JSON-mode note) and the client (``response_format``) both read this policy's
-    ``model``. Bad values raise ``ValueError``, as :func:`settings_from_env` does."""
-    return dataclasses.replace(policy, model=settings_from_env(policy.model, environ))
+    (:func:`settings_from_env`, the environment winning), its completion ceiling never above its
+    endpoint's (declared, or set by an admin through ``slots``). The one place that computes them:
+    the prompts (the JSON-mode note), the budgets and the client (``response_format``) all read
+    this policy's ``model``. Bad values raise ``ValueError``, as :func:`settings_from_env` and
+    :func:`~agents.core.llm.endpoints.resolve_endpoint` do."""
+    model = settings_from_env(policy.model, environ)
+    if not _offline(environ):
+        endpoint = resolve_endpoint(model.endpoint, model.base_url, environ)
+        if slots is not None:
+            limits = slots.limits(endpoint.name)
+            endpoint = endpoint.limited(limits.concurrency, limits.max_completion_tokens)
+        ceiling = lower(model.max_completion_tokens, endpoint.max_completion_tokens)
+        model = dataclasses.replace(model, max_completion_tokens=ceiling)
+    return dataclasses.replace(policy, model=model)
 
 
 def settings_from_env(settings: ModelSettings, environ: Mapping[str, str]) -> ModelSettings:

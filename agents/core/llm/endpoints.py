@@ -13,7 +13,8 @@ then optionally ``;option=value`` settings for what the server accepts (see :dat
     LLM_ENDPOINTS='local=http://127.0.0.1:8080/v1;tool_choice=required;instructions_in_user=yes'
 
 The ``default`` endpoint takes the same settings from ``OPENAI_ENDPOINT_OPTIONS``
-(``tool_choice=required;limit_param=max_tokens``).
+(``tool_choice=required;limit_param=max_tokens``). What the server can bear is declared the same way
+(see :data:`LIMITS`): ``concurrency=1;max_completion_tokens=160;min_call_seconds=30``.
 The ``OPENAI_*`` variables stay the one-endpoint shorthand: ``OPENAI_BASE_URL`` (or OpenAI's
 URL) with ``OPENAI_API_KEY`` is the endpoint named ``default``, declared when either is set (or
 ``LLM_BACKEND=openai``). ``LLM_ENDPOINT=name`` makes every policy use that endpoint.
@@ -69,6 +70,27 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 
+# limit -> (lowest, highest, meaning); unset means no limit. An admin may set the first two per
+# endpoint as well (agents/models/endpoints.py): where both are set, the lower applies.
+LIMITS: dict[str, tuple[int, int, str]] = {
+    "concurrency": (
+        1, 64,
+        "how many calls the endpoint takes at once, counted across every worker thread and process "
+        "(agents/core/llm/slots.py); a call waits for a free slot within the run's time budget",
+    ),
+    "max_completion_tokens": (
+        16, 100_000,
+        "the most tokens one answer may have at this endpoint, whatever a policy allows: it bounds "
+        "how long the server works on one call, also after its client gave up",
+    ),
+    "min_call_seconds": (
+        1, 3600,
+        "a call is not sent when less of the run's time is left than this: the server would still be "
+        "generating when the client gives up",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Endpoint:
     name: str
@@ -78,24 +100,43 @@ class Endpoint:
     tool_choice: str = "named"
     limit_param: str = "max_completion_tokens"
     instructions_in_user: bool = False
+    concurrency: int | None = None  # None: as many calls at once as the runs make
+    max_completion_tokens: int | None = None  # None: the policy's ceiling alone
+    min_call_seconds: int = 0
 
     def settings(self) -> dict[str, Any]:
-        """The endpoint's request settings, for the run record (no URL, no key)."""
+        """The endpoint's request settings, for the run record (no URL, no key). Its completion
+        ceiling is in the record's own ``max_completion_tokens``, the lower of it and the policy's."""
         return {"endpoint": self.name, "tool_choice": self.tool_choice, "limit_param": self.limit_param,
-                "instructions_in_user": self.instructions_in_user}
+                "instructions_in_user": self.instructions_in_user, "concurrency": self.concurrency,
+                "min_call_seconds": self.min_call_seconds}
+
+    def limited(self, concurrency: int | None, max_completion_tokens: int | None) -> Endpoint:
+        """This endpoint under further limits (an admin's): the lower of each applies."""
+        return replace(self, concurrency=lower(self.concurrency, concurrency),
+                       max_completion_tokens=lower(self.max_completion_tokens, max_completion_tokens))
+
+
+def lower(a: int | None, b: int | None) -> int | None:
+    """The lower of two limits, None being no limit."""
+    return b if a is None else a if b is None else min(a, b)
 
 
 def parse_options(text: str, where: str) -> dict[str, Any]:
-    """``tool_choice=required;instructions_in_user=yes`` as Endpoint fields; unknown names or values
-    raise :class:`EndpointError` naming ``where``."""
+    """``tool_choice=required;instructions_in_user=yes;concurrency=1`` as Endpoint fields; unknown
+    names or values raise :class:`EndpointError` naming ``where``."""
     values: dict[str, Any] = {}
     for item in text.split(";"):
         item = item.strip()
         if not item:
             continue
         name, equals, value = (part.strip().lower() for part in item.partition("="))
+        if name in LIMITS and equals:
+            values[name] = _limit(name, value, where)
+            continue
         if name not in OPTIONS or not equals:
-            raise EndpointError(f"{where}: unknown endpoint setting {item!r} (known: {', '.join(OPTIONS)})")
+            known = ", ".join([*OPTIONS, *LIMITS])
+            raise EndpointError(f"{where}: unknown endpoint setting {item!r} (known: {known})")
         allowed = OPTIONS[name][0]
         if value not in allowed:
             raise EndpointError(f"{where}: {name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -188,6 +229,17 @@ def resolve_endpoint(
             f"the endpoint {chosen.name!r} takes its key from {chosen.key_variable}, which is not set"
         )
     return chosen
+
+
+def _limit(name: str, value: str, where: str) -> int:
+    lowest, highest, _ = LIMITS[name]
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or not lowest <= number <= highest:
+        raise EndpointError(f"{where}: {name} must be a whole number from {lowest} to {highest}, got {value!r}")
+    return number
 
 
 # -- redaction ----------------------------------------------------------------------------

@@ -126,6 +126,7 @@ class RunState:
         if self.elapsed() >= self.policy.max_seconds:
             raise Stop("max_seconds", elapsed=round(self.elapsed(), 3), budget=self.policy.max_seconds)
         self._check_budgets()  # a budget already spent stops before spending more
+        self._check_room_for(request)
         # No request of this call may outlast the run's wall-time budget.
         request = replace(request, time_left=self.policy.max_seconds - self.elapsed())
         if (starting := getattr(self.observer, "on_call_start", None)) is not None:
@@ -134,14 +135,30 @@ class RunState:
             reply = self.llm.complete(request)
         except LLMError as error:
             self._account(error.calls)
-            if error.reason == "llm_timeout" and self.elapsed() >= self.policy.max_seconds:
-                # The call was cut by the run's budget, not by the endpoint's own timeout.
+            if error.reason == "max_seconds" or (error.reason == "llm_timeout"
+                                                 and self.elapsed() >= self.policy.max_seconds):
+                # The call was cut (or not sent: no free slot, too little time left) by the run's
+                # budget, not by the endpoint's own timeout.
                 raise Stop("max_seconds", elapsed=round(self.elapsed(), 3), budget=self.policy.max_seconds,
                            message=str(error)) from None
             raise Stop(error.reason, message=str(error)) from None
         self._account(reply.calls)
         self._check_budgets()
         return reply
+
+    def _check_room_for(self, request: StageRequest) -> None:
+        """A call whose answer may use more tokens than the run has left is not sent: it would spend
+        the server's time on an answer the budget then refuses."""
+        if self.policy.max_tokens is None:
+            return
+        limit = getattr(self.llm, "completion_limit", None)
+        ceiling = self.policy.model.max_completion_tokens
+        needs = limit(request) if limit else min(request.max_completion_tokens or ceiling, ceiling)
+        left = self.policy.max_tokens - self.prompt_tokens - self.completion_tokens
+        if needs > left:
+            raise Stop("max_tokens", used=self.prompt_tokens + self.completion_tokens, budget=self.policy.max_tokens,
+                       message=f"the call may answer with up to {needs} tokens and the run has {left} left; "
+                               "it was not sent")
 
     def _account(self, calls: tuple[CallRecord, ...]) -> None:
         for record in calls:

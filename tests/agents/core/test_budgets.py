@@ -32,10 +32,22 @@ def test_timed_out_retries_stay_within_the_runs_wall_time_max_seconds(scripted_t
 
 
 def test_token_budget_is_max_tokens(scripted_tools):
+    # Each answer may have 8 tokens and uses 15 with its prompt: the review fits in what the draft
+    # left (10), and its answer spends the budget.
+    scripted_tools.with_settings(max_completion_tokens=8)
     scripted_tools.answer("submit_draft", {"draft": DRAFT}).answer("reflect", APPROVE)
-    result = run(scripted_tools, max_tokens=20)
+    result = run(scripted_tools, max_tokens=25)
     assert (result.stop_reason, result.phase) == ("max_tokens", "review")
     assert result.usage["prompt_tokens"] + result.usage["completion_tokens"] == 30
+
+
+def test_a_call_whose_answer_may_exceed_the_tokens_left_is_not_sent_max_tokens(scripted_tools):
+    scripted_tools.with_settings(max_completion_tokens=160)
+    scripted_tools.answer("submit_draft", {"draft": DRAFT}).answer("reflect", APPROVE)
+    result = run(scripted_tools, max_tokens=100)
+    assert (result.stop_reason, result.phase) == ("max_tokens", "draft")
+    assert "160 tokens and the run has 100 left" in result.details["message"]
+    assert scripted_tools.fake.requests == [] and result.usage["model_calls"] == 0
 
 
 def test_cost_budget_is_max_cost(scripted_tools):

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0015_claim_kinds'),
+        ('agents', '0016_incident_title_one_line'),
     ]
 
     operations = [

@@ -41,6 +41,7 @@ class Error(Schema):
     detail: Any = None
     decided_by: str | None = None
     status: str | None = None
+    claimed_by: str | None = None
 
 
 def need(request, perm: str) -> None:

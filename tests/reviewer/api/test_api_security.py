@@ -1,9 +1,17 @@
 """The API's doors hold the same rules as the pages: claims on escalations, admin-set incident
 fields, the bounds of an incident context, oversized bodies, and Idempotency-Keys through broker faults."""
 
+from datetime import timedelta
+
+import pytest
+import time_machine
 from django.utils import timezone
 
-from reviewer.models import Decision, Escalation
+from agents.models import Run
+from reviewer.models import ApiIdempotencyKey, Decision, Escalation
+
+PAY = "inc_pay_2041"
+GOAL = "Write the customer update for the P1 payment degradation."
 
 # ---------------------------------------------------------------- claims
 
@@ -32,3 +40,39 @@ def test_the_lead_holding_the_claim_decides_without_decide_anyway(api, demo_runs
     taken = api("lead").post(f"/escalations/{escalation.pk}/decision", {"action": "approve"})
 
     assert taken.status_code == 201
+
+
+# ---------------------------------------------------------------- Idempotency-Keys through broker faults
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: the run is enqueued after its commit, as in production
+def test_a_retry_with_the_same_key_while_the_broker_is_down_returns_the_run_the_sweep_enqueues(
+        api, demo_data, monkeypatch):
+    from kombu.exceptions import OperationalError
+
+    from agents import tasks
+
+    sent = []
+
+    def broker_down(*args):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:18499. Connection refused.")
+
+    monkeypatch.setattr(tasks.execute_run, "delay", broker_down)
+    ops = api("ops")
+    body = {"pipeline": "reflection", "goal": GOAL, "incident_id": PAY}
+
+    first = ops.post("/runs", body, **{"Idempotency-Key": "k-down"})
+    again = ops.post("/runs", body, **{"Idempotency-Key": "k-down"})
+
+    assert first.status_code == 202 and again.status_code == 200
+    assert first.json()["run_id"] == again.json()["run_id"]
+    assert Run.objects.count() == 1
+    run = Run.objects.get()
+    assert run.status == Run.Status.QUEUED
+    assert ApiIdempotencyKey.objects.get(key="k-down").run == run
+
+    monkeypatch.setattr(tasks.execute_run, "delay", lambda *args: sent.append(args))
+    stale = timedelta(seconds=tasks.run_setting("RUN_QUEUED_STALE_SECONDS", 300) + 1)
+    with time_machine.travel(timezone.now() + stale):
+        tasks.sweep_lost_runs()
+    assert sent == [(run.pk,)]

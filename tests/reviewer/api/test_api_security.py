@@ -76,3 +76,16 @@ def test_a_retry_with_the_same_key_while_the_broker_is_down_returns_the_run_the_
     with time_machine.travel(timezone.now() + stale):
         tasks.sweep_lost_runs()
     assert sent == [(run.pk,)]
+
+
+# ---------------------------------------------------------------- oversized bodies
+
+
+def test_a_body_over_the_upload_limit_is_a_413_in_json(api, demo_data):
+    body = {"title": "x", "key_messages": ["y" * 100_000] * 27}  # 2.7 MB, over Django's 2.5 MB
+
+    response = api("admin").patch(f"/incidents/{PAY}", body)
+
+    assert response.status_code == 413
+    assert response.json()["message"] == ("The request body is larger than the 2,621,440 bytes the API reads; "
+                                          "send less.")

@@ -16,7 +16,7 @@ from django.db.models import prefetch_related_objects
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from agents.core.inputs import control_character
+from agents.core.inputs import CONTEXT_LISTS, control_character, list_problem
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
 # The incident's lifecycle state, as a status page names it (``status`` stays ops' free text).
@@ -91,6 +91,12 @@ class Incident(models.Model):
 
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.title}"
+
+    def clean(self):
+        # Every entry of these lists goes to the model on every call: each list and entry is bounded.
+        errors = {name: problem for name in CONTEXT_LISTS if (problem := list_problem(name, getattr(self, name)))}
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def region(self) -> str:

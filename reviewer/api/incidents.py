@@ -11,6 +11,7 @@ from django.http import Http404
 from ninja import Field, Query, Router, Schema, Status
 
 from agents import incidents as actions
+from agents.core.inputs import ITEM_MAX_CHARS, LIST_MAX_ITEMS
 from agents.core.text import canonical_json
 from agents.core.units import UNITS
 from agents.models import Incident, IncidentVersion
@@ -61,8 +62,10 @@ class IncidentFields(Schema):
     regions: list[str] | None = Field(None, max_length=20)
     report_date: date | None = None
     facts: list[FactIn] | None = Field(None, max_length=50, description="Upserted by key; a null value removes one.")
-    approved_actions: list[str] | None = Field(None, max_length=50)
-    key_messages: list[str] | None = Field(None, max_length=50)
+    approved_actions: list[str] | None = Field(None, description=f"At most {LIST_MAX_ITEMS} entries of at most "
+                                                                f"{ITEM_MAX_CHARS} characters.")
+    key_messages: list[str] | None = Field(None, description=f"At most {LIST_MAX_ITEMS} entries of at most "
+                                                            f"{ITEM_MAX_CHARS} characters.")
     policy_hints: dict[str, Any] | None = None
 
 
@@ -153,7 +156,11 @@ def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update
     except actions.FactInvalid as error:
         raise ApiError(422, f"The fact “{error.key}” is not valid; see detail.", detail=_messages(error)) from None
     except ValidationError as error:
-        raise ApiError(422, "The incident is not valid; see detail.", detail=_messages(error)) from None
+        found = _messages(error)
+        said = [message for messages in found.values() for message in messages]
+        # One refusal (a list's bound, the context's size) is the message itself; several, see detail.
+        message = said[0] if len(said) == 1 else "The incident is not valid; see detail."
+        raise ApiError(422, message, detail=found) from None
     except Incident.DoesNotExist:
         raise Http404(f"No incident “{incident_id}”.") from None
 

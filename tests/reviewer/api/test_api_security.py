@@ -7,7 +7,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from agents.models import Run
+from agents.models import Incident, Run
 from reviewer.models import ApiIdempotencyKey, Decision, Escalation
 
 PAY = "inc_pay_2041"
@@ -89,3 +89,48 @@ def test_a_body_over_the_upload_limit_is_a_413_in_json(api, demo_data):
     assert response.status_code == 413
     assert response.json()["message"] == ("The request body is larger than the 2,621,440 bytes the API reads; "
                                           "send less.")
+
+
+# ---------------------------------------------------------------- the bounds of an incident context
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"key_messages": ["Payments are slow.", "x" * 501]},
+     "“key_messages”: entry 2 has 501 characters; an entry holds at most 500."),
+    ({"approved_actions": ["monitor"] * 31},
+     "“approved_actions”: 31 entries; an incident holds at most 30."),
+])
+def test_a_list_entry_or_a_list_over_its_bound_is_a_422_naming_the_field(api, demo_data, body, message):
+    admin = api("admin")
+    before = admin.get(f"/incidents/{PAY}").json()
+
+    response = admin.patch(f"/incidents/{PAY}", body)
+
+    assert response.status_code == 422
+    assert response.json()["message"] == message
+    assert admin.get(f"/incidents/{PAY}").json() == before
+
+
+def test_a_context_over_64_kb_in_entries_within_their_bounds_is_a_422(api, demo_data):
+    wide = "é" * 500  # two bytes each in UTF-8: 30 entries take 30 KB
+    body = {"approved_actions": [wide] * 30, "key_messages": [wide] * 30,
+            "policy_hints": {"note": "h" * 8_000}}
+
+    response = api("admin").patch(f"/incidents/{PAY}", body)
+
+    assert response.status_code == 422
+    assert response.json()["message"].startswith("The incident context would take 68,")
+    assert response.json()["message"].endswith("bytes as JSON; an incident context holds at most 65,536 bytes "
+                                               "(64 KB).")
+    assert not Incident.objects.get(incident_id=PAY).approved_actions == [wide] * 30
+
+
+def test_a_run_on_an_incident_whose_stored_context_is_over_the_bound_is_a_422(api, demo_data):
+    # A row written before the bounds held (or straight into the database).
+    Incident.objects.filter(incident_id=PAY).update(key_messages=["x" * 60_000, "y" * 10_000])
+
+    response = api("ops").post("/runs", {"pipeline": "reflection", "goal": GOAL, "incident_id": PAY})
+
+    assert response.status_code == 422
+    assert "“key_messages”: entry 1 has 60,000 characters" in str(response.json()["detail"])
+    assert not Run.objects.exists()

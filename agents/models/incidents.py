@@ -88,6 +88,9 @@ class Incident(models.Model):
 
     class Meta:
         ordering = ["-report_date", "incident_id"]
+        # The policy hints tighten the guard for this incident (avoid_absolute_guarantees,
+        # max_length_increase_pct): set in admin, by policy admins. Ops change the rest of an incident.
+        permissions = [("set_policy_hints", "Can set an incident's policy hints")]
 
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.title}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404
 from ninja import Field, Query, Router, Schema, Status
@@ -28,8 +28,10 @@ from reviewer.api.common import (
     need,
     rows_of,
 )
+from reviewer.permissions import MESSAGES
 
 router = Router(tags=["incidents"])
+HINTS_PERMISSION = "agents.set_policy_hints"
 Unit = Literal[tuple(UNITS)]  # type: ignore[valid-type]
 State = Literal[tuple(value for value, _ in STATES)]  # type: ignore[valid-type]
 Visibility = Literal[tuple(value for value, _ in VISIBILITIES)]  # type: ignore[valid-type]
@@ -66,7 +68,8 @@ class IncidentFields(Schema):
                                                                 f"{ITEM_MAX_CHARS} characters.")
     key_messages: list[str] | None = Field(None, description=f"At most {LIST_MAX_ITEMS} entries of at most "
                                                             f"{ITEM_MAX_CHARS} characters.")
-    policy_hints: dict[str, Any] | None = None
+    policy_hints: dict[str, Any] | None = Field(None, description=(
+        "Set by policy admins; another role may send them only unchanged (else 403)."))
 
 
 class IncidentCreate(IncidentFields):
@@ -132,10 +135,22 @@ def _messages(error: ValidationError) -> dict:
     return error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
 
 
+def _may_set_hints(user, incident_id: str, hints: dict) -> None:
+    """Policy hints are set by policy admins (in admin, and here): anyone else may send them only as
+    they are, so a webhook that echoes the incident back still works."""
+    if user.has_perm(HINTS_PERMISSION):
+        return
+    current = Incident.objects.filter(incident_id=incident_id).values_list("policy_hints", flat=True).first()
+    if hints != (current or {}):
+        raise PermissionDenied(MESSAGES[HINTS_PERMISSION])
+
+
 def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update: bool) -> Incident:
     """Check the request's fields and facts, then write them through the one incident action, which
     records a version if anything changed. Nothing is written when any of them is refused."""
     fields = data.model_dump(exclude_unset=True, exclude={"facts", "incident_id"})
+    if "policy_hints" in fields:
+        _may_set_hints(user, incident_id, fields["policy_hints"] or {})
     check_strings(fields, "incident")
     for name, value in fields.items():
         if value is None and name in ("title", "severity", "state", "status", "report_date"):

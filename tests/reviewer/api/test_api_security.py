@@ -134,3 +134,31 @@ def test_a_run_on_an_incident_whose_stored_context_is_over_the_bound_is_a_422(ap
     assert response.status_code == 422
     assert "“key_messages”: entry 1 has 60,000 characters" in str(response.json()["detail"])
     assert not Run.objects.exists()
+
+
+# ---------------------------------------------------------------- admin-set fields
+
+
+@pytest.mark.parametrize("hints", [{}, None, {"avoid_absolute_guarantees": False}])
+def test_ops_cannot_change_the_policy_hints_an_admin_set(api, demo_data, hints):
+    ops = api("ops")
+    before = Incident.objects.get(incident_id=PAY).policy_hints
+    assert before.get("avoid_absolute_guarantees") is True
+
+    for write in (ops.patch, ops.put):
+        response = write(f"/incidents/{PAY}", {"status": "mitigated", "policy_hints": hints})
+        assert response.status_code == 403
+        assert response.json()["message"] == ("Only policy admins can change an incident's policy hints "
+                                              "(policy_hints); leave the field out.")
+    incident = Incident.objects.get(incident_id=PAY)
+    assert incident.policy_hints == before and incident.status != "mitigated"
+
+
+def test_ops_may_send_the_policy_hints_unchanged_and_an_admin_may_change_them(api, demo_data):
+    hints = Incident.objects.get(incident_id=PAY).policy_hints
+
+    same = api("ops").patch(f"/incidents/{PAY}", {"status": "mitigated", "policy_hints": hints})
+    changed = api("admin").patch(f"/incidents/{PAY}", {"policy_hints": {"avoid_absolute_guarantees": False}})
+
+    assert same.status_code == 200 and same.json()["status"] == "mitigated"
+    assert changed.status_code == 200 and changed.json()["policy_hints"] == {"avoid_absolute_guarantees": False}

@@ -131,6 +131,9 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
+# An API token works for this many days after it is made (admin and `api_token` say until when).
+API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)
+
 # Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked, and so is an address,
 # each on its own, for AXES_COOLOFF_MINUTES (README, Security: unlock in admin or `axes_reset`).
 AUTHENTICATION_BACKENDS = [

@@ -10,7 +10,7 @@ from django import forms
 from django.forms.fields import InvalidJSONInput
 
 from agents.core.facts import family_trial
-from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, control_character
+from agents.core.inputs import CONTROL, ITEM_MAX_CHARS, LIST_MAX_ITEMS, context_size_problem, control_character
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT, EndpointError, endpoint_names
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import DECISIONS
@@ -145,8 +145,6 @@ class RestrictedClaimForm(forms.ModelForm):
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
 
 MAX_JSON_DEPTH = 4
-MAX_LIST_ITEMS = 30
-MAX_ITEM_CHARS = 500
 
 
 def _usable_text(value: str, what: str) -> None:
@@ -200,8 +198,8 @@ class IncidentJSONField(forms.JSONField):
         self._check(value, depth=1)
         if self.shape is list and not all(isinstance(item, str) and item.strip() for item in value):
             raise forms.ValidationError("Each entry must be a non-empty sentence (a JSON string).")
-        if self.shape is list and len(value) > MAX_LIST_ITEMS:
-            raise forms.ValidationError(f"At most {MAX_LIST_ITEMS} entries.")
+        if self.shape is list and len(value) > LIST_MAX_ITEMS:
+            raise forms.ValidationError(f"At most {LIST_MAX_ITEMS} entries.")
         return value
 
     def _check(self, value, depth: int) -> None:
@@ -210,8 +208,8 @@ class IncidentJSONField(forms.JSONField):
         if isinstance(value, float) and not math.isfinite(value):
             raise forms.ValidationError("Numbers must be finite.")
         if isinstance(value, str):
-            if len(value) > MAX_ITEM_CHARS:
-                raise forms.ValidationError(f"A text value is longer than {MAX_ITEM_CHARS} characters.")
+            if len(value) > ITEM_MAX_CHARS:
+                raise forms.ValidationError(f"A text value is longer than {ITEM_MAX_CHARS} characters.")
             _usable_text(value, "value")
         items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
         for key, item in items:
@@ -245,12 +243,8 @@ class IncidentForm(forms.ModelForm):
         if not self.errors:
             # Each JSON value is bounded, but not how many a policy_hints object holds: bound the
             # whole context, as run_pipeline --context does.
-            size = len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
-            if size > CONTEXT_MAX_BYTES:
-                raise forms.ValidationError(
-                    f"The incident's facts take {size:,} bytes as JSON; an incident context holds at "
-                    f"most {CONTEXT_MAX_BYTES:,} bytes ({CONTEXT_MAX_BYTES // 1024} KB)."
-                )
+            if problem := context_size_problem(data):
+                raise forms.ValidationError(problem)
         return data
 
 

@@ -21,7 +21,9 @@ from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import prefetch_related_objects
 
+from agents.core.inputs import context_size, context_size_problem
 from agents.models import Incident, IncidentFact, IncidentVersion
 
 # The incident's own fields a change may set (besides its facts); ``incident_id`` renames it.
@@ -99,6 +101,9 @@ def update_incident(incident: Incident | str, *, user=None, create: bool = True,
         # Uniqueness of a new id is the database's to say (IncidentExists below), as late as possible.
         row.full_clean(validate_unique=renamed)
 
+        if not created:
+            prefetch_related_objects([row], "fact_rows")  # read once: the facts and the context before
+        before_context = None if created else _context_before(row, before)
         current = {} if created else {fact.key: fact for fact in row.fact_list()}
         if facts is not None:
             written, removed = _whole_set(row, current, list(facts))
@@ -119,8 +124,35 @@ def update_incident(incident: Incident | str, *, user=None, create: bool = True,
             IncidentFact.objects.filter(pk__in=[fact.pk for fact in removed]).delete()
         for fact in written:
             fact.save()
+        _refuse_a_context_too_large(row, before_context)
         version = row.record_version(user)
     return IncidentChange(row, created, version)
+
+
+def _context_before(row: Incident, before: dict) -> dict:
+    """The context the incident had before this change (its fields as they were, its facts as read)."""
+    now = {name: getattr(row, name) for name in FIELDS}
+    for name, value in before.items():
+        setattr(row, name, value)
+    try:
+        return row.context()
+    finally:
+        for name, value in now.items():
+            setattr(row, name, value)
+
+
+def _refuse_a_context_too_large(row: Incident, before_context: dict | None) -> None:
+    """Every door writes through here, so here the whole context is bounded (``CONTEXT_MAX_BYTES``),
+    facts included: raising rolls the change back. A change that does not grow a context already
+    over the bound (a row written before it held) is let through: it can only shrink it."""
+    getattr(row, "_prefetched_objects_cache", {}).pop("fact_rows", None)
+    prefetch_related_objects([row], "fact_rows")
+    context = row.context()
+    if (problem := context_size_problem(context)) is None:
+        return
+    if before_context is not None and context_size(context) <= context_size(before_context):
+        return
+    raise ValidationError(problem)
 
 
 def _find_and_lock(incident: Incident | str) -> Incident | None:

@@ -86,7 +86,9 @@ def start_run(
                 policy=policy.to_dict(), triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
             )
             if enqueue:
-                transaction.on_commit(lambda: execute_run.delay(run.pk))
+                # robust: a broker that is down must not fail a run that is committed (an API client's
+                # Idempotency-Key then names it); the sweep enqueues a queued run whose message was lost.
+                transaction.on_commit(lambda: execute_run.delay(run.pk), robust=True)
     except IntegrityError:
         # Two requests with one idempotency key raced: the other one created the run.
         return Run.objects.get(triggered_by=user, idempotency_key=idempotency_key), False
@@ -316,6 +318,6 @@ def _enqueue_lost_messages(older: datetime, now: datetime) -> None:
     for pk in list(Run.objects.filter(waiting).order_by("created_at", "pk").values_list("pk", flat=True)):
         if Run.objects.filter(waiting, pk=pk).update(heartbeat_at=now):
             again.append(pk)
-            transaction.on_commit(lambda pk=pk: execute_run.delay(pk))
+            transaction.on_commit(lambda pk=pk: execute_run.delay(pk), robust=True)  # the next sweep tries again
     if again:
         log.warning("enqueued %d queued run(s) again, their message was lost: %s", len(again), again)

@@ -53,12 +53,13 @@ class EscalationAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """API tokens: created here, revoked with the list action. A token acts with its user's role, so a
+    """API tokens: created here, revoked with the list action (by their owner: a policy admin's list
+    holds only their own tokens); each expires API_TOKEN_DAYS after it is made. A token acts with its user's role, so a
     policy admin makes tokens for themselves only and a superuser for anyone (``manage.py api_token``
     too). The token is shown once, on the page that answers the save, with ``Cache-Control:
     no-store``: never in a message (the messages cookie) or a log, and only its hash is stored."""
 
-    list_display = ["prefix", "name", "user", "created_at", "last_used_at", "revoked_at"]
+    list_display = ["prefix", "name", "user", "created_at", "expires_at", "last_used_at", "revoked_at"]
     list_filter = ["revoked_at"]
     list_select_related = ["user"]
     fields = ["user", "name"]
@@ -82,13 +83,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False  # revoke instead: the row says who had which token and when
 
     def get_readonly_fields(self, request, obj=None):
-        return ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"] if obj else []
+        return ["user", "name", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"] if obj else []
 
     def save_model(self, request, obj, form, change):
         if change:
             return
         row, token = ApiToken.issue(obj.user, obj.name)
         obj.pk, obj.prefix, obj.key_hash, obj.created_at = row.pk, row.prefix, row.key_hash, row.created_at
+        obj.expires_at = row.expires_at
         obj._state.adding = False
         obj.issued_token = token  # for response_add only: this object lives for this request
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import uuid
+from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -275,6 +276,7 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    expires_at = models.DateTimeField(editable=False, help_text="API_TOKEN_DAYS after it was made.")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -291,18 +293,45 @@ class ApiToken(models.Model):
     def issue(cls, user, name: str) -> tuple[ApiToken, str]:
         """A new token for ``user``: the row, and the token text (returned only this once)."""
         token = "gr_" + secrets.token_urlsafe(32)
-        row = cls.objects.create(user=user, name=name, prefix=token[:10], key_hash=cls.digest(token))
+        now = timezone.now()
+        row = cls.objects.create(user=user, name=name, prefix=token[:10], key_hash=cls.digest(token), created_at=now,
+                                 expires_at=now + timedelta(days=settings.API_TOKEN_DAYS))
         return row, token
 
     @classmethod
-    def user_for(cls, token: str):
-        """The active user a live token belongs to, or None."""
+    def live(cls, token: str) -> ApiToken | None:
+        """The token's row if it is not revoked and its user is active (expired or not), else None."""
         row = (cls.objects.select_related("user").filter(key_hash=cls.digest(token), revoked_at__isnull=True)
                .first())
-        if row is None or not row.user.is_active:
+        return row if row is not None and row.user.is_active else None
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
+    def expires_text(self) -> str:
+        return f"{timezone.localtime(self.expires_at, UTC):%Y-%m-%d %H:%M} UTC"
+
+    @classmethod
+    def user_for(cls, token: str):
+        """The active user a live, unexpired token belongs to, or None."""
+        row = cls.live(token)
+        if row is None or row.expired:
             return None
-        cls.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+        row.mark_used()
         return row.user
+
+    def mark_used(self) -> None:
+        ApiToken.objects.filter(pk=self.pk).update(last_used_at=timezone.now())
+
+    @classmethod
+    def revoke(cls, user, prefix: str) -> ApiToken | None:
+        """Revoke ``user``'s live token that starts with ``prefix``; None when they have no such token."""
+        row = cls.objects.filter(user=user, prefix=prefix, revoked_at__isnull=True).first()
+        if row is not None:
+            cls.objects.filter(pk=row.pk).update(revoked_at=timezone.now())
+        return row
 
 
 class ApiIdempotencyKey(models.Model):

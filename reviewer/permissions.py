@@ -12,6 +12,8 @@ MESSAGES = {
     "agents.view_run": "Your role cannot see runs.",
     "agents.view_incident": "Your role cannot see incidents.",
     "reviewer.publish_update": "Only ops staff and support leads can publish updates and retry deliveries.",
+    "agents.set_policy_hints": "Only policy admins can change an incident's policy hints (policy_hints); "
+                               "leave the field out.",
 }
 NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
            "Policy admins.")

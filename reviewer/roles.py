@@ -17,7 +17,7 @@ ROLE_PERMISSIONS = {
     # Policy admins also need is_staff to enter the admin site. "agents.policy*" is every
     # permission on the policy tables and the specialists' data, not on runs or incidents.
     POLICY_ADMIN: ["agents.policy*", "agents.view_run", "agents.view_incident", "agents.add_incident",
-                   "agents.change_incident",
+                   "agents.change_incident", "agents.set_policy_hints",
                    # unlock logins locked by repeated failures (django-axes), in the admin site
                    "axes.view_accessattempt", "axes.delete_accessattempt",
                    # deadlines, notification channels and holding statements

@@ -132,15 +132,22 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked, and so is an address,
-# each on its own, for AXES_COOLOFF_MINUTES (README, Security: unlock in admin or `axes_reset`).
+# An API token works for this many days after it is made (admin and `api_token` say until when).
+API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)
+
+# Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked at the address they came
+# from (never everywhere: nobody locks another's account from elsewhere), and after AXES_IP_FAILURE_LIMIT
+# failures from one address, any usernames, the address is; for AXES_COOLOFF_MINUTES (README,
+# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/lockout.py's.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_IP_FAILURE_LIMIT = envint("AXES_IP_FAILURE_LIMIT", 50)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_HANDLER = "reviewer.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client address is REMOTE_ADDR; behind N trusted reverse proxies, the N-th address from the right

@@ -1,12 +1,33 @@
 """Admin for incidents: the incident and its facts (in line) are saved together by one
 ``agents.incidents.update_incident``, which records a version by the admin when anything changed."""
 
+import copy
+
 from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
 
 from agents.admin.base import LabelledTabularInline
+from agents.core.inputs import context_size_problem
 from agents.forms import IncidentFactForm, IncidentForm
 from agents.incidents import FACT_FIELDS, FIELDS, update_incident
 from agents.models import Incident, IncidentFact
+
+
+class IncidentFactFormSet(BaseInlineFormSet):
+    def clean(self):
+        """The incident's context with these facts stays within its bound (``CONTEXT_MAX_BYTES``):
+        said here, on the page, before ``update_incident`` would refuse the save."""
+        super().clean()
+        if any(self.errors):
+            return
+        deleted = {id(form) for form in self.deleted_forms} if self.can_delete else set()
+        facts = [form.instance for form in self.forms
+                 if id(form) not in deleted and (form.instance.pk is not None or form.has_changed())]
+        incident = copy.copy(self.instance)  # the incident as its form changes it, not saved
+        incident.fact_list = lambda: facts  # a new incident has no rows to read them from yet
+        if problem := context_size_problem(incident.context()):
+            raise ValidationError(problem)
 
 
 class IncidentFactInline(LabelledTabularInline):
@@ -15,9 +36,10 @@ class IncidentFactInline(LabelledTabularInline):
 
     model = IncidentFact
     form = IncidentFactForm
+    formset = IncidentFactFormSet
     fields = ["position", "key", "label", "value", "unit", "visibility"]
     extra = 1
-    max_num = 50  # with each value bounded, the facts stay well within a context's 64 KB
+    max_num = 50
 
 
 @admin.register(Incident)

@@ -6,6 +6,7 @@ Plain Python: no Django here.
 
 from __future__ import annotations
 
+import json
 import re
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -37,6 +38,47 @@ def not_one_line(value: str, what: str) -> str | None:
 # How much text every door takes: the start-run form, the API and `run_pipeline` alike.
 GOAL_MAX_CHARS = 2000
 TICKET_MAX_CHARS = 4000  # a routing run's goal is a support ticket
-# An incident context as JSON (UTF-8), whichever door it comes through: the incident admin form
-# (its facts together) and `run_pipeline --context` (the file). The demo context is about 0.6 KB.
+# An incident context as JSON (UTF-8), whichever door it comes through: every change to an incident
+# (agents.incidents.update_incident: the admin, the API), starting a run on one (the start-run form,
+# the API) and `run_pipeline --context` (the file). The demo context is about 0.6 KB.
 CONTEXT_MAX_BYTES = 64 * 1024
+# The lists ops writes for the model (approved actions, key messages; regions too): every entry is
+# sent on every model call, so each list and each entry is bounded, not only the context as a whole.
+CONTEXT_LISTS = ("regions", "approved_actions", "key_messages")
+LIST_MAX_ITEMS = 30
+ITEM_MAX_CHARS = 500
+
+
+def list_problem(name: str, items) -> str | None:
+    """Why the incident's list ``name`` is refused (too many entries, an entry too long), or None."""
+    if not isinstance(items, list):
+        return None
+    if len(items) > LIST_MAX_ITEMS:
+        return f"“{name}”: {len(items):,} entries; an incident holds at most {LIST_MAX_ITEMS}."
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, str) and len(item) > ITEM_MAX_CHARS:
+            return f"“{name}”: entry {number} has {len(item):,} characters; an entry holds at most {ITEM_MAX_CHARS}."
+    return None
+
+
+def context_size(context) -> int:
+    """The bytes an incident context takes as UTF-8 JSON."""
+    return len(json.dumps(context, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+
+
+def context_size_problem(context) -> str | None:
+    """Why an incident context is refused as a whole (over ``CONTEXT_MAX_BYTES`` as UTF-8 JSON), or None."""
+    size = context_size(context)
+    if size <= CONTEXT_MAX_BYTES:
+        return None
+    return (f"The incident context would take {size:,} bytes as JSON; an incident context holds at most "
+            f"{CONTEXT_MAX_BYTES:,} bytes ({CONTEXT_MAX_BYTES // 1024} KB).")
+
+
+def context_problem(context) -> str | None:
+    """Why an incident context is refused, by its lists' bounds and then its size, or None: what every
+    door that writes or starts a run on an incident context checks."""
+    for name in CONTEXT_LISTS:
+        if problem := list_problem(name, context.get(name)):
+            return problem
+    return context_size_problem(context)

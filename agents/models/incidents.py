@@ -16,7 +16,7 @@ from django.db.models import prefetch_related_objects
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from agents.core.inputs import control_character, not_one_line
+from agents.core.inputs import CONTEXT_LISTS, control_character, list_problem, not_one_line
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
 # The incident's lifecycle state, as a status page names it (``status`` stays ops' free text).
@@ -95,9 +95,18 @@ class Incident(models.Model):
 
     class Meta:
         ordering = ["-report_date", "incident_id"]
+        # The policy hints tighten the guard for this incident (avoid_absolute_guarantees,
+        # max_length_increase_pct): set in admin, by policy admins. Ops change the rest of an incident.
+        permissions = [("set_policy_hints", "Can set an incident's policy hints")]
 
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.title}"
+
+    def clean(self):
+        # Every entry of these lists goes to the model on every call: each list and entry is bounded.
+        errors = {name: problem for name in CONTEXT_LISTS if (problem := list_problem(name, getattr(self, name)))}
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def region(self) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
@@ -65,6 +66,13 @@ def _forbidden(request, exc):
 @api.exception_handler(Http404)
 def _not_found(request, exc):
     return _error(request, 404, str(exc) or "Not found.")
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request, exc):
+    # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB by default).
+    return _error(request, 413, f"The request body is larger than the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} "
+                                "bytes the API reads; send less.")
 
 
 @api.exception_handler(HttpError)

@@ -23,10 +23,14 @@ PAGE_MAX = 200
 
 class TokenAuth(HttpBearer):
     def authenticate(self, request, token):
-        user = ApiToken.user_for(token) if token and len(token) <= 200 else None
-        if user is not None:
-            request.user = user
-        return user
+        row = ApiToken.live(token) if token and len(token) <= 200 else None
+        if row is None:
+            return None
+        if row.expired:
+            raise ApiError(401, f"This API token expired on {row.expires_text}; ask for a new one.")
+        row.mark_used()
+        request.user = row.user
+        return row.user
 
 
 class ApiError(Exception):
@@ -41,6 +45,7 @@ class Error(Schema):
     detail: Any = None
     decided_by: str | None = None
     status: str | None = None
+    claimed_by: str | None = None
 
 
 def need(request, perm: str) -> None:

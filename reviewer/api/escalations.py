@@ -74,6 +74,8 @@ class DecideIn(Schema):
         "Justification (edit_approve over violations), reason (reject), or the instructions for the model "
         "(request_changes)."))
     confirm_changed_facts: bool = Field(False, description="Approve although the incident's facts changed since.")
+    decide_anyway: bool = Field(False, description=(
+        "Decide although another lead claimed the escalation (without it: 409 naming who holds the claim)."))
 
 
 def _escalation_out(e: Escalation) -> dict:
@@ -133,7 +135,8 @@ def read_escalation(request, escalation_id: int = RowId):
                     409: Error, 422: Error})
 def decide(request, body: DecideIn, escalation_id: int = RowId):
     """Decide once: approve, edit then approve (the guard checks the text; violations need a note),
-    or reject (with a reason). Someone quicker → 409 naming who decided.
+    or reject (with a reason). Someone quicker → 409 naming who decided. An escalation another lead
+    claimed → 409 naming them, unless ``decide_anyway`` is true.
 
     ``request_changes`` is not a decision: the note's instructions go to the model for one revision
     that the patch guard checks; 202, the escalation stays pending and its ``change_requests`` show
@@ -150,6 +153,10 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
         except decisions.DecisionInvalid as invalid:
             raise ApiError(422, str(invalid), stop_reason=_load_escalation(escalation_id).stop_reason) from None
         return Status(202, _escalation_out(_load_escalation(escalation_id)))
+    holder = decisions.claim_holder(_load_escalation(escalation_id), request.user)
+    if holder is not None and not body.decide_anyway:
+        raise ApiError(409, f"{holder.get_full_name() or holder.username} claimed this escalation; send "
+                            "“decide_anyway”: true to decide it in their place.", claimed_by=holder.username)
     try:
         outcome = decisions.decide(escalation_id, request.user, body.action, text=body.text, note=body.note,
                                    confirm_changed_facts=body.confirm_changed_facts)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404
 from ninja import Field, Query, Router, Schema, Status
 
 from agents import incidents as actions
+from agents.core.inputs import ITEM_MAX_CHARS, LIST_MAX_ITEMS
 from agents.core.text import canonical_json
 from agents.core.units import UNITS
 from agents.models import Incident, IncidentVersion
@@ -27,8 +28,10 @@ from reviewer.api.common import (
     need,
     rows_of,
 )
+from reviewer.permissions import MESSAGES
 
 router = Router(tags=["incidents"])
+HINTS_PERMISSION = "agents.set_policy_hints"
 Unit = Literal[tuple(UNITS)]  # type: ignore[valid-type]
 State = Literal[tuple(value for value, _ in STATES)]  # type: ignore[valid-type]
 Visibility = Literal[tuple(value for value, _ in VISIBILITIES)]  # type: ignore[valid-type]
@@ -61,9 +64,12 @@ class IncidentFields(Schema):
     regions: list[str] | None = Field(None, max_length=20)
     report_date: date | None = None
     facts: list[FactIn] | None = Field(None, max_length=50, description="Upserted by key; a null value removes one.")
-    approved_actions: list[str] | None = Field(None, max_length=50)
-    key_messages: list[str] | None = Field(None, max_length=50)
-    policy_hints: dict[str, Any] | None = None
+    approved_actions: list[str] | None = Field(None, description=f"At most {LIST_MAX_ITEMS} entries of at most "
+                                                                f"{ITEM_MAX_CHARS} characters.")
+    key_messages: list[str] | None = Field(None, description=f"At most {LIST_MAX_ITEMS} entries of at most "
+                                                            f"{ITEM_MAX_CHARS} characters.")
+    policy_hints: dict[str, Any] | None = Field(None, description=(
+        "Set by policy admins; another role may send them only unchanged (else 403)."))
 
 
 class IncidentCreate(IncidentFields):
@@ -129,10 +135,22 @@ def _messages(error: ValidationError) -> dict:
     return error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
 
 
+def _may_set_hints(user, incident_id: str, hints: dict) -> None:
+    """Policy hints are set by policy admins (in admin, and here): anyone else may send them only as
+    they are, so a webhook that echoes the incident back still works."""
+    if user.has_perm(HINTS_PERMISSION):
+        return
+    current = Incident.objects.filter(incident_id=incident_id).values_list("policy_hints", flat=True).first()
+    if hints != (current or {}):
+        raise PermissionDenied(MESSAGES[HINTS_PERMISSION])
+
+
 def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update: bool) -> Incident:
     """Check the request's fields and facts, then write them through the one incident action, which
     records a version if anything changed. Nothing is written when any of them is refused."""
     fields = data.model_dump(exclude_unset=True, exclude={"facts", "incident_id"})
+    if "policy_hints" in fields:
+        _may_set_hints(user, incident_id, fields["policy_hints"] or {})
     check_strings(fields, "incident")
     for name, value in fields.items():
         if value is None and name in ("title", "severity", "state", "status", "report_date"):
@@ -153,10 +171,11 @@ def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update
     except actions.FactInvalid as error:
         raise ApiError(422, f"The fact “{error.key}” is not valid; see detail.", detail=_messages(error)) from None
     except ValidationError as error:
-        messages = _messages(error)
-        every = [message for field_messages in messages.values() for message in field_messages]
-        raise ApiError(422, every[0] if len(every) == 1 else "The incident is not valid; see detail.",
-                       detail=messages) from None
+        found = _messages(error)
+        said = [message for messages in found.values() for message in messages]
+        # One refusal (a list's bound, the context's size) is the message itself; several, see detail.
+        message = said[0] if len(said) == 1 else "The incident is not valid; see detail."
+        raise ApiError(422, message, detail=found) from None
     except Incident.DoesNotExist:
         raise Http404(f"No incident “{incident_id}”.") from None
 

@@ -198,13 +198,17 @@ def start_run(request, body: RunStart,
         if isinstance(reserved, Run):
             return Status(200, _run_out(_load_run(reserved.pk)))
     try:
-        run, _ = start_pipeline_run(pipeline=body.pipeline, goal=form.run_goal, incident=incident, user=request.user)
+        # The run and its key in one transaction: a committed run keeps its key whatever happens
+        # next (a broker that is down included: the sweep enqueues the run), so a retry finds it.
+        with transaction.atomic():
+            run, _ = start_pipeline_run(pipeline=body.pipeline, goal=form.run_goal, incident=incident,
+                                        user=request.user)
+            if reserved is not None:
+                ApiIdempotencyKey.objects.filter(pk=reserved.pk).update(run=run)
     except BaseException:
         if reserved is not None:
-            reserved.delete()  # the key is free for a retry
+            reserved.delete()  # no run was made: the key is free for a retry
         raise
-    if reserved is not None:
-        ApiIdempotencyKey.objects.filter(pk=reserved.pk).update(run=run)
     return Status(202, _run_out(_load_run(run.pk)))
 
 

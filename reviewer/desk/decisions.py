@@ -398,11 +398,20 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
     return change
 
 
-def claimed_by_other(escalation: Escalation, user) -> str:
-    """The warning a lead gets before deciding an escalation another lead claimed ("" if none):
-    a claim never stops a decision, but nobody should overrule a colleague by accident."""
+def claim_holder(escalation: Escalation, user):
+    """The other lead whose claim ``user`` would decide over (None if none): a claim never stops a
+    decision, but nobody should overrule a colleague by accident, so every door asks for a
+    "decide anyway" first (the desk's tick, the API's ``decide_anyway``)."""
     holder = escalation.claimed_by
     if escalation.status != Escalation.Status.PENDING or holder is None or holder.pk == user.pk:
+        return None
+    return holder
+
+
+def claimed_by_other(escalation: Escalation, user) -> str:
+    """The warning a lead gets on the desk before deciding an escalation another lead claimed ("" if none)."""
+    holder = claim_holder(escalation, user)
+    if holder is None:
         return ""
     name = holder.get_full_name() or holder.username
     return f"{name} claimed this escalation. Tick “decide anyway” to decide it in their place."

@@ -9,7 +9,7 @@ import uuid
 
 from django import forms
 
-from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS, not_one_line
+from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS, context_problem, not_one_line
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import IN_FLIGHT_FILTER, Run
 from agents.models.incidents import STATES
@@ -105,6 +105,9 @@ class StartRunForm(forms.Form):
         elif pipeline in TEXT_PIPELINES:
             if "goal" in data and not data["goal"]:
                 self.add_error("goal", "Enter a goal: what should the pipeline write?")
+            # An incident written before its context was bounded: its context would go to every model call.
+            if self.incident is not None and (problem := context_problem(self.incident.context())):
+                self.add_error(None, f"{problem} Shorten the incident before starting a run.")
         return data
 
     @property

@@ -2,6 +2,8 @@
 anything is written, only changed rows written, a new version only when something changed, the
 incident's row locked while it changes; and the admin, which saves through it."""
 
+import json
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -332,3 +334,40 @@ def test_changes_at_once_wait_for_the_lock_so_none_is_lost(postgres):
         "Payments degraded", "P1", "mitigated", ["EU"])
     assert [fact[0] for fact in facts_of("inc_race")] == ["eta_minutes", "shared_note"]
     assert numbers("inc_race") == list(range(1, 7))  # then four fields and one fact: a version each
+
+
+# ---------------------------------------------------------------- the bounds of its context
+
+
+def test_a_list_entry_over_its_bound_is_refused_by_the_model_and_nothing_is_written(pay, users):
+    with pytest.raises(ValidationError) as refused:
+        update_incident("inc_pay", user=users.ops, key_messages=["ok", "x" * 501])
+
+    assert refused.value.message_dict == {
+        "key_messages": ["“key_messages”: entry 2 has 501 characters; an entry holds at most 500."]}
+    assert Incident.objects.get(incident_id="inc_pay").key_messages == []
+
+
+def test_facts_that_take_the_context_over_64_kb_are_refused_and_nothing_is_written(pay, users):
+    many = [{"key": f"fact_{i}", "label": "L" * 100, "value": "v" * 200} for i in range(50)]
+    hints = {f"hint_{i}": "h" * 400 for i in range(120)}
+
+    with pytest.raises(ValidationError) as refused:
+        update_incident("inc_pay", user=users.ops, policy_hints=hints, upsert_facts=many)
+
+    assert "an incident context holds at most 65,536 bytes (64 KB)" in refused.value.messages[0]
+    assert len(facts_of("inc_pay")) == 2 and numbers("inc_pay") == [1]
+
+
+def test_facts_in_admin_that_take_the_context_over_64_kb_are_refused_on_the_page(pay, users, client):
+    client.force_login(users.admin)
+    hints = json.dumps({f"hint_{i}": "h" * 400 for i in range(120)})  # 50 KB: within the bound alone
+    rows = shown(pay) + [{"position": i + 2, "key": f"fact_{i}", "label": "L" * 100, "value": "v" * 200,
+                          "unit": "text"} for i in range(48)]
+
+    response = client.post(reverse("admin:agents_incident_change", args=[pay.pk]),
+                           admin_form(pay, rows, policy_hints=hints))
+
+    assert response.status_code == 200
+    assert "an incident context holds at most 65,536 bytes (64 KB)." in response.content.decode()
+    assert len(facts_of("inc_pay")) == 2 and numbers("inc_pay") == [1]

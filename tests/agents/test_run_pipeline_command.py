@@ -109,7 +109,9 @@ def test_a_context_file_over_the_limit_is_a_usage_error_naming_it(tmp_path):
 
     context = json.loads(Path(CONTEXT).read_text())
     path = tmp_path / "ctx.json"
-    fits = {**context, "key_messages": ["x" * (CONTEXT_MAX_BYTES - len(json.dumps(context)) - 40)]}
+    # Entries within their bounds, many of them: only the whole reaches the limit.
+    room = CONTEXT_MAX_BYTES - len(json.dumps(context)) - 100
+    fits = {**context, "policy_hints": {f"hint_{i}": "x" * 400 for i in range(room // 414)}}
     path.write_text(json.dumps(fits))
     assert path.stat().st_size <= CONTEXT_MAX_BYTES
     assert manage("reflection", "--goal", "Update", "--context", str(path)).returncode == 0
@@ -119,6 +121,18 @@ def test_a_context_file_over_the_limit_is_a_usage_error_naming_it(tmp_path):
 
     assert out.returncode == 1 and out.stdout == ""
     assert f"is larger than 64 KB ({CONTEXT_MAX_BYTES} bytes), the limit for an incident context" in out.stderr
+
+
+def test_a_context_file_with_a_list_entry_over_its_bound_is_a_usage_error_naming_it(tmp_path):
+    context = json.loads(Path(CONTEXT).read_text())
+    path = tmp_path / "ctx.json"
+    path.write_text(json.dumps({**context, "approved_actions": ["monitor", "y" * 600]}))
+
+    out = manage("reflection", "--goal", "Update", "--context", str(path))
+
+    assert out.returncode == 1 and out.stdout == ""
+    assert (f"context file {path}: “approved_actions”: entry 2 has 600 characters; an entry holds at most 500"
+            in out.stderr)
 
 
 def test_an_endless_context_stream_is_refused_without_reading_it_all():

@@ -361,7 +361,7 @@ def test_the_incident_admin_saves_json_only_when_pages_and_runs_can_use_it(demo_
 
 
 def test_incident_facts_over_the_context_limit_are_refused_in_admin_with_the_limit(demo_data, users):
-    from agents.forms import CONTEXT_MAX_BYTES
+    from agents.core.inputs import CONTEXT_MAX_BYTES
 
     incident = demo_data[PAY]
     before = incident_row(incident.pk)

@@ -1,5 +1,6 @@
-"""Logins: repeated failures lock the username and the address (django-axes), the lockout page says
-so, an admin or `axes_reset` unlocks; passwords go through Django's validators."""
+"""Logins: repeated failures lock a username at the address they come from, and many failures from one
+address lock the address (django-axes), the lockout page says so, an admin or `axes_reset` unlocks;
+passwords go through Django's validators."""
 
 import pytest
 from axes.models import AccessAttempt
@@ -31,8 +32,9 @@ def assert_locked_out(response):
     assert "sessionid" not in response.cookies
 
 
-def test_the_limit_is_five_by_default():
-    assert LIMIT == 5 and settings.AXES_LOCKOUT_PARAMETERS == ["username", "ip_address"]
+def test_the_limits_are_five_for_a_user_at_an_address_and_fifty_for_an_address():
+    assert LIMIT == 5 and settings.AXES_LOCKOUT_PARAMETERS == [["username", "ip_address"]]
+    assert settings.AXES_IP_FAILURE_LIMIT == 50
 
 
 def test_failures_below_the_limit_still_let_the_right_password_in(users):
@@ -41,34 +43,42 @@ def test_failures_below_the_limit_still_let_the_right_password_in(users):
     assert logged_in(attempt("lead", PASSWORD))
 
 
-def test_repeated_failures_lock_the_username_even_from_other_addresses(users):
+def test_repeated_failures_lock_that_user_at_that_address_only(users):
     for n in range(LIMIT - 1):
-        assert attempt("lead", f"wrong-{n}", ip=f"198.51.100.{n + 1}").status_code == 200
-    assert_locked_out(attempt("lead", "wrong-again", ip="198.51.100.99"))  # the LIMIT-th failure locks
-    assert_locked_out(attempt("lead", PASSWORD, ip="192.0.2.50"))  # the right password, a fresh address
-    assert logged_in(attempt("ops", PASSWORD, ip="192.0.2.50"))  # others are not affected
+        assert attempt("lead", f"wrong-{n}").status_code == 200
+    assert_locked_out(attempt("lead", "wrong-again"))  # the LIMIT-th failure locks
+    assert_locked_out(attempt("lead", PASSWORD))  # even the right password, from there
+    assert logged_in(attempt("lead", PASSWORD, ip="192.0.2.50"))  # the same user from elsewhere
+    assert logged_in(attempt("ops", PASSWORD))  # another user at the same address
 
 
-def test_repeated_failures_lock_the_address_for_every_username(users):
-    for n in range(LIMIT - 1):
-        assert attempt(f"guess-{n}", "wrong").status_code == 200
-    assert_locked_out(attempt("guess-last", "wrong"))
+def test_nobody_locks_a_username_from_addresses_of_their_own(users):
+    for n in range(3 * LIMIT):
+        assert attempt("lead", f"wrong-{n}", ip=f"198.51.100.{n // (LIMIT - 1) + 1}").status_code == 200
+    assert logged_in(attempt("lead", PASSWORD, ip="192.0.2.50"))
+
+
+def test_failures_for_many_usernames_beyond_the_address_ceiling_lock_the_address(users, settings):
+    settings.AXES_IP_FAILURE_LIMIT = 12
+    for n in range(settings.AXES_IP_FAILURE_LIMIT - 1):
+        assert attempt(f"guess-{n}", "wrong").status_code == 200  # one or two tries each: no user's limit
+    assert_locked_out(attempt("guess-last", "wrong"))  # the ceiling-th failure from the address locks it
     assert_locked_out(attempt("ops", PASSWORD))
     assert logged_in(attempt("ops", PASSWORD, ip="192.0.2.51"))  # the same user from elsewhere
 
 
-def test_a_forged_forwarded_for_header_does_not_escape_the_address_lock(users):
+def test_a_forged_forwarded_for_header_does_not_escape_the_lock(users):
     for n in range(LIMIT):
-        attempt(f"guess-{n}", "wrong", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}")
+        attempt("ops", f"wrong-{n}", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}")
     assert_locked_out(attempt("ops", PASSWORD, HTTP_X_FORWARDED_FOR="10.9.9.9"))
 
 
 def test_axes_reset_unlocks(users):
     for n in range(LIMIT):
         attempt("lead", f"wrong-{n}")
-    assert_locked_out(attempt("lead", PASSWORD, ip="192.0.2.52"))
+    assert_locked_out(attempt("lead", PASSWORD))
     call_command("axes_reset", verbosity=0)
-    assert logged_in(attempt("lead", PASSWORD, ip="192.0.2.52"))
+    assert logged_in(attempt("lead", PASSWORD))
 
 
 def test_a_policy_admin_unlocks_in_the_admin_site(users, client):

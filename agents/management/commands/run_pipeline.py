@@ -1,15 +1,21 @@
 """python manage.py run_pipeline {reflection|self_critique|routing} --goal TEXT [--context FILE]
 
 Runs one pipeline in-process and prints its result as JSON. Exit 0 for a success and for a recorded
-stop; a usage error (unknown pipeline, unreadable context, a context file over CONTEXT_MAX_BYTES, a
-goal over the start-run form's limit) exits non-zero with a message.
+stop; a usage error (unknown pipeline, unreadable context, a context file over CONTEXT_MAX_BYTES or
+with a list entry over its bound, a goal over the start-run form's limit) exits non-zero with a message.
 """
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.core.inputs import CONTEXT_MAX_BYTES, CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS
+from agents.core.inputs import (
+    CONTEXT_MAX_BYTES,
+    CONTROL,
+    GOAL_MAX_CHARS,
+    TICKET_MAX_CHARS,
+    context_problem,
+)
 from agents.core.llm.client import client_from_env, effective_policy
 from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
@@ -39,6 +45,8 @@ def read_context(path: str) -> dict:
         raise CommandError(
             f"context file {path} holds text that is not valid Unicode (a lone surrogate escape)"
         ) from None
+    if problem := context_problem(context):
+        raise CommandError(f"context file {path}: {problem}")
     return context
 
 
@@ -92,6 +100,8 @@ class Command(BaseCommand):
                 f"no incident {incident_id!r}; known: "
                 f"{', '.join(Incident.objects.values_list('incident_id', flat=True)) or 'none'}"
             )
+        if problem := context_problem(incident.context()):
+            raise CommandError(f"incident {incident_id}: {problem}")
         try:
             run, _ = start_run(pipeline=pipeline, goal=goal, incident=incident, enqueue=enqueue)
         except PolicyMissing as error:

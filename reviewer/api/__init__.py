@@ -18,7 +18,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
-from reviewer.api import escalations, incidents, publishing, runs
+from reviewer.api import escalations, incidents, publishing, runs, tokens
 from reviewer.api.common import ApiError, TokenAuth
 
 
@@ -35,6 +35,7 @@ api.add_router("", incidents.router)
 api.add_router("", runs.router)
 api.add_router("", escalations.router)
 api.add_router("", publishing.router)
+api.add_router("", tokens.router)
 
 
 def _error(request, code: int, message: str, **fields):

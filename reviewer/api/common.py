@@ -29,7 +29,7 @@ class TokenAuth(HttpBearer):
         if row.expired:
             raise ApiError(401, f"This API token expired on {row.expires_text}; ask for a new one.")
         row.mark_used()
-        request.user = row.user
+        request.user, request.auth_token = row.user, row
         return row.user
 
 

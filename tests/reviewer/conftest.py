@@ -21,6 +21,9 @@ class ApiClient:
     def get(self, path, **headers):
         return self.call("get", path, **headers)
 
+    def delete(self, path, **headers):
+        return self.call("delete", path, **headers)
+
     def post(self, path, body=None, **headers):
         return self.call("post", path, body, **headers)
 

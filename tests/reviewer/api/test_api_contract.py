@@ -23,17 +23,21 @@ EXAMPLES = int(os.environ.get("API_CONTRACT_EXAMPLES", "25"))
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_every_operation_answers_within_its_schema(live_server, demo_runs, users, mode):
-    _, token = ApiToken.issue(users.admin, "schemathesis")  # a superuser: every operation is allowed
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 14  # with publishing a run, listing an incident's updates and the texts ready to publish
+    assert len(operations) == 16  # with publishing, an incident's updates, the texts ready to publish, the token
 
     for operation in operations:
-        @given(case=operation.as_strategy(generation_mode=mode))
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
-        def answers(case):
-            case.call_and_validate(base_url=live_server.url, headers={"Authorization": f"Bearer {token}"},
-                                   checks=CHECKS)
+        # A token per operation (a superuser's: every operation is allowed), as revoking it is one of them.
+        _, token = ApiToken.issue(users.admin, "schemathesis")
+        answers_within_schema(operation, mode, live_server.url, token)
 
-        answers()
+
+def answers_within_schema(operation, mode, base_url: str, token: str) -> None:
+    @given(case=operation.as_strategy(generation_mode=mode))
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    def answers(case):
+        case.call_and_validate(base_url=base_url, headers={"Authorization": f"Bearer {token}"}, checks=CHECKS)
+
+    answers()

@@ -62,3 +62,20 @@ def test_the_command_says_when_the_new_token_expires_apart_from_the_token(users,
     assert re.fullmatch(r"gr_\S+\n", out.out) and ApiToken.user_for(out.out.strip()) == users.ops
     assert f"expires on {row.expires_at:%Y-%m-%d %H:%M} UTC" in out.err
     assert row.expires_at - timezone.now() > timedelta(days=6)
+
+
+def test_the_owner_revokes_the_token_they_hold_through_the_api_and_it_stops_working_at_once(api, users):
+    mine, other = api("ops"), api("ops")  # two tokens of one user: revoking one leaves the other
+    row = ApiToken.objects.filter(user=users.ops).order_by("created_at", "id").first()
+
+    shown = mine.get("/tokens/current")
+    assert shown.status_code == 200
+    assert shown.json()["prefix"] == row.prefix and shown.json()["user"] == "ops"
+    assert shown.json()["expires_at"].startswith(f"{row.expires_at:%Y-%m-%dT%H:%M}")
+
+    revoked = mine.delete("/tokens/current")
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
+    row.refresh_from_db()
+    assert row.revoked_at is not None
+    assert mine.get("/runs").status_code == 401
+    assert other.get("/runs").status_code == 200

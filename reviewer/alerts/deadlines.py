@@ -25,6 +25,7 @@ from agents.core.policy import default_policy
 from agents.models import Incident
 from agents.policy_rows import load_policy
 from reviewer.alerts import notifications
+from reviewer.ledger import events as ledger
 from reviewer.models import DeadlineBreach, DeadlineRule, Escalation, HoldingStatement, NotificationChannel
 from reviewer.outbox import publishing
 
@@ -115,8 +116,10 @@ def record_breach(escalation_pk: int, now: datetime) -> DeadlineBreach:
     escalation = Escalation.objects.select_related("run__incident").get(pk=escalation_pk)
     incident = escalation.run.incident
     statement = offerable_statement(incident) if incident is not None else None
-    breach, _ = DeadlineBreach.objects.get_or_create(escalation=escalation, defaults={
+    breach, created = DeadlineBreach.objects.get_or_create(escalation=escalation, defaults={
         "deadline_at": escalation.deadline_at or now, "at": now, "holding_statement": statement})
+    if created:
+        ledger.record_breach(breach)
     return breach
 
 

@@ -205,6 +205,7 @@ class Decision(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
+        permissions = [("export_decisions", "Can export decisions as datasets")]
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.actor} on escalation {self.escalation_id}"

@@ -12,6 +12,7 @@ MESSAGES = {
     "agents.view_run": "Your role cannot see runs.",
     "agents.view_incident": "Your role cannot see incidents.",
     "reviewer.publish_update": "Only ops staff and support leads can publish updates and retry deliveries.",
+    "reviewer.export_decisions": "Only support leads and policy admins can export decisions.",
 }
 NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
            "Policy admins.")

@@ -59,7 +59,7 @@ def record_breach(breach: DeadlineBreach) -> LedgerEntry:
 def record_export(user, *, dataset: str, filters: dict, count: int, body_sha256: str) -> LedgerEntry:
     """A dataset of decisions taken out of the product: who, which format, which filters, how many."""
     return append(Kind.EXPORT, f"export:{dataset}", {
-        "user": _username(user), "format": dataset, "filters": filters, "count": count,
+        "user": _username(user) or "command line", "format": dataset, "filters": filters, "count": count,
         "body_sha256": body_sha256,
     })
 

@@ -23,8 +23,12 @@ class DatasetFilters(Schema):
     decision: str = ""
 
 
-@router.get("/datasets/{dataset}", response={200: None, 403: Error, 422: Error},
-            summary="Export decisions as a JSON Lines dataset")
+JSONL = {"description": "One JSON object a line (docs/datasets.md).",
+         "content": {"application/jsonl": {"schema": {"type": "string"}}}}
+
+
+@router.get("/datasets/{dataset}", response={200: None, 401: Error, 403: Error, 422: Error},
+            summary="Export decisions as a JSON Lines dataset", openapi_extra={"responses": {200: JSONL}})
 def export_dataset(request, dataset: Literal["chat", "preference", "evals", "guard"],
                    filters: Query[DatasetFilters]):
     """One JSON object per line (``application/jsonl``): chat fine-tuning, preference pairs, eval

@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import time
 
-import requests
 from django.conf import settings
 from django.utils import timezone
 
 from reviewer.destinations import resolve
 from reviewer.models import LedgerHead
-from reviewer.outbox.channels import SIGNATURE_HEADER, USER_AGENT, DeliveryFailed, signature
+from reviewer.outbox.channels import SIGNATURE_HEADER, USER_AGENT, post, signature
 
 
 def head_payload() -> dict:
@@ -30,7 +29,7 @@ def head_payload() -> dict:
 
 def send_head() -> dict | None:
     """Post the head to the anchor destination; the payload sent, or None when none is set.
-    Raises :class:`DeliveryFailed` (no URL, no secret in its message) when the receiver did not take it."""
+    Raises ``DeliveryFailed`` (no URL, no secret in its message) when the receiver did not take it."""
     if not settings.LEDGER_ANCHOR_DESTINATION:
         return None
     destination = resolve(settings.LEDGER_ANCHOR_DESTINATION)
@@ -40,12 +39,5 @@ def send_head() -> dict | None:
     headers = {"Content-Type": "application/json", "Idempotency-Key": key, "User-Agent": USER_AGENT}
     if destination.secret:
         headers[SIGNATURE_HEADER] = signature(destination.secret, int(time.time()), key, body)
-    where = f"{destination.name} ({destination.host})"
-    try:
-        response = requests.post(destination.url, data=body, headers=headers, allow_redirects=False,
-                                 timeout=settings.DELIVERY_TIMEOUT_SECONDS)
-    except requests.RequestException as error:
-        raise DeliveryFailed(f"{where}: {type(error).__name__}") from None
-    if not 200 <= response.status_code < 300:
-        raise DeliveryFailed(f"{where}: HTTP {response.status_code}")
+    post(destination, body, headers)
     return payload

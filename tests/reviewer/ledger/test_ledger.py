@@ -353,3 +353,29 @@ def test_without_an_anchor_destination_nothing_is_sent(db, settings, receiver):
     settings.LEDGER_ANCHOR_DESTINATION = ""
     assert anchor_ledger() == "not configured"
     assert receiver.requests == {}
+
+
+def test_a_receiver_that_refuses_the_head_makes_the_task_retry(db, settings, monkeypatch, caplog):
+    from celery.exceptions import Retry
+
+    from reviewer.outbox.tasks import anchor_ledger
+
+    hook = WebhookReceiver(secret=None, fail_rate=1.0)
+    try:
+        monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"anchor={hook.url}")
+        settings.LEDGER_ANCHOR_DESTINATION = "anchor"
+        append_some(1)
+        with pytest.raises(Retry):
+            anchor_ledger()
+    finally:
+        hook.stop()
+    assert "the ledger's head was not anchored: anchor (127.0.0.1): HTTP 500" in caplog.text
+
+
+def test_an_anchor_destination_that_is_not_declared_refuses_to_start():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "reviewer.test_settings", "LEDGER_ANCHOR_DESTINATION": "vault",
+           "OUTBOUND_DESTINATIONS": "hook=https://hooks.example/x"}
+    out = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert "the destination 'vault' is not declared in OUTBOUND_DESTINATIONS (declared: hook)" in out.stderr

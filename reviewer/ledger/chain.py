@@ -102,8 +102,9 @@ class Verdict:
 def verify() -> Verdict:
     """Recompute the chain from the checkpoint to the head. The first entry that does not hold is
     named: its content changed (or does not say its own columns), its hash is not its own, it does
-    not chain to the entry before, or a seq is missing or out of place; the head row saying a later
-    or other last entry means entries at the end were removed."""
+    not chain to the entry before, or a seq is missing or out of place. Then the last entry must be
+    the head row's: a head further on means entries at the end were removed, one behind means
+    entries were added after it by hand."""
     head = LedgerHead.objects.filter(pk=1).first() or LedgerHead(seq=0, hash="")
     expected_seq, prev_hash, count = head.checkpoint_seq + 1, head.checkpoint_hash, 0
     rows = LedgerEntry.objects.order_by("seq", "id").values_list(

@@ -241,6 +241,15 @@ class Preview:
         return [(name, VERDICTS[name], self.counts.get(name, 0)) for name in order]
 
     @property
+    def changes(self) -> list[tuple[str, int]]:
+        """(change by stop reason, runs), most first (a template cannot call ``most_common``)."""
+        return self.by_reason.most_common()
+
+    @property
+    def unreplayable(self) -> list[tuple[str, int]]:
+        return self.not_replayable.most_common()
+
+    @property
     def contradictions(self) -> list[TextFlip]:
         return [f for f in self.text_flips if f.contradicts]
 

@@ -10,6 +10,7 @@ register (``register_decided_texts``: this app never imports them). Nothing is c
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -17,12 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from agents.core.audit import word_diff
 from agents.core.guard import check_final_answer, guard_config
 from agents.core.llm.base import CallRecord
-from agents.core.policy import TEXT_PIPELINES, Policy, TextPolicy
+from agents.core.policy import PIPELINE_NAMES, TEXT_PIPELINES, Policy, TextPolicy
 from agents.core.replay import (
     DIVERGED,
     FLIPS,
@@ -353,3 +355,66 @@ def _window(last: int, since: datetime | None, until: datetime | None) -> str:
     if until is not None:
         text += f" before {until:{WINDOW_FORMAT}}"
     return text
+
+
+# -- a proposed row from plain values (the command and the API) ----------------------------------------
+
+
+KINDS: dict[str, type[models.Model]] = {"policy": PipelinePolicy, "route": RouteTarget, "claim": RestrictedClaim,
+                                        "region": RegionToken, "issue": IssueType}
+# The field that names a row of each kind (a policy is named by its pipeline, or its id).
+KEYS = {"route": "name", "claim": "family", "region": "token", "issue": "name"}
+
+
+BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,
+                 "0": False}
+
+
+class LabInputError(ValueError):
+    """Values the lab cannot preview; the message says which and why."""
+
+
+def proposed_row(kind: str, key: str | None, changes: dict[str, Any]) -> models.Model:
+    """The row ``kind`` named ``key`` (none: a new row) with ``changes`` applied and validated as any
+    form validates it, not saved. Values may be text (``"false"``, ``"[\\"approve\\"]"``) or JSON values."""
+    model = KINDS.get(kind)
+    if model is None:
+        raise LabInputError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    row = model() if not key else _find(kind, model, key)
+    editable = {f.name: f for f in model._meta.concrete_fields if f.editable and not f.primary_key}
+    for name, value in changes.items():
+        if name not in editable:
+            raise LabInputError(f"a {model._meta.verbose_name} has no field {name!r}; "
+                                f"its fields: {', '.join(sorted(editable))}")
+        field = editable[name]
+        if isinstance(field, models.BooleanField) and isinstance(value, str):
+            value = BOOLEAN_WORDS.get(value.strip().lower(), value)
+        if isinstance(field, models.JSONField) and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as error:
+                raise LabInputError(f"{name}: not JSON ({error})") from None
+        try:
+            setattr(row, name, field.to_python(value))
+        except ValidationError as error:
+            raise LabInputError(f"{name}: {' '.join(error.messages)}") from None
+    try:
+        row.full_clean()
+    except ValidationError as error:
+        raise LabInputError("; ".join(f"{name}: {' '.join(messages)}" if name != "__all__" else " ".join(messages)
+                                      for name, messages in error.message_dict.items())) from None
+    return row
+
+
+def _find(kind: str, model: type[models.Model], key: str) -> models.Model:
+    rows = model.objects.all()
+    if kind == "policy":
+        found = (rows.filter(pipeline=key, active=True) if key in PIPELINE_NAMES
+                 else rows.filter(pk=int(key)) if key.isdigit() else rows.none()).first()
+    else:
+        found = rows.filter(**{KEYS[kind]: key}).first() or (rows.filter(pk=int(key)).first() if key.isdigit()
+                                                             else None)
+    if found is None:
+        what = "an active policy of pipeline, or a policy id" if kind == "policy" else f"{KEYS[kind]} or id"
+        raise LabInputError(f"no {model._meta.verbose_name} {key!r} ({what})")
+    return found

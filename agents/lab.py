@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -212,6 +213,10 @@ class RunFlip:
     replayed: Replayed
 
     @property
+    def text_changed(self) -> bool:
+        return any(op != "equal" for op, _ in self.diff)
+
+    @cached_property
     def diff(self) -> list[tuple[str, str]]:
         after = self.replayed.after.text if self.replayed.after else ""
         return word_diff(self.replayed.before.text, after)

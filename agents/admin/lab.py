@@ -7,10 +7,9 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.views.decorators.http import require_POST
 
 from agents.forms import LabWindowForm
 from agents.lab import preview
@@ -58,7 +57,7 @@ class PreviewAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         name = f"{self.opts.app_label}_{self.opts.model_name}_preview"
-        view = self.admin_site.admin_view(require_POST(self.preview_view))
+        view = self.admin_site.admin_view(self.preview_view)
         return [path("add/preview/", view, name=f"{name}_add"),
                 path("<path:object_id>/preview/", view, name=name), *super().get_urls()]
 
@@ -74,14 +73,16 @@ class PreviewAdmin(admin.ModelAdmin):
             raise Http404(f"No {self.opts.verbose_name} with id {object_id!r}.")
         if not (self.has_change_permission(request, obj) if obj else self.has_add_permission(request)):
             raise PermissionDenied
+        form_url = (reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[obj.pk])
+                    if obj is not None else reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_add"))
+        if request.method != "POST":  # a reloaded or bookmarked preview: its values are gone, back to the form
+            return HttpResponseRedirect(form_url)
         form = self.get_form(request, obj, change=obj is not None)(request.POST, request.FILES, instance=obj)
         window = LabWindowForm(request.POST)
         report = None
         if form.is_valid() and window.is_valid():
             report = preview(form.instance, **window.window())
             remember_preview(request, form.instance, report.summary())
-        form_url = (reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[obj.pk])
-                    if obj is not None else reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_add"))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts, "original": obj, "title": f"Impact of the change to {form.instance}",

@@ -413,12 +413,12 @@ def proposed_row(kind: str, key: str | None, changes: dict[str, Any]) -> models.
 
 def _find(kind: str, model: type[models.Model], key: str) -> models.Model:
     rows = model.objects.all()
+    pk = int(key) if key.isdecimal() and len(key) <= 18 else None  # an id, within any database's integers
     if kind == "policy":
         found = (rows.filter(pipeline=key, active=True) if key in PIPELINE_NAMES
-                 else rows.filter(pk=int(key)) if key.isdigit() else rows.none()).first()
+                 else rows.filter(pk=pk) if pk is not None else rows.none()).first()
     else:
-        found = rows.filter(**{KEYS[kind]: key}).first() or (rows.filter(pk=int(key)).first() if key.isdigit()
-                                                             else None)
+        found = rows.filter(**{KEYS[kind]: key}).first() or (rows.filter(pk=pk).first() if pk is not None else None)
     if found is None:
         what = "an active policy of pipeline, or a policy id" if kind == "policy" else f"{KEYS[kind]} or id"
         raise LabInputError(f"no {model._meta.verbose_name} {key!r} ({what})")

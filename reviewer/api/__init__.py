@@ -17,7 +17,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
-from reviewer.api import escalations, incidents, publishing, runs
+from reviewer.api import escalations, incidents, policy_lab, publishing, runs
 from reviewer.api.common import ApiError, TokenAuth
 
 
@@ -34,6 +34,7 @@ api.add_router("", incidents.router)
 api.add_router("", runs.router)
 api.add_router("", escalations.router)
 api.add_router("", publishing.router)
+api.add_router("", policy_lab.router)
 
 
 def _error(request, code: int, message: str, **fields):

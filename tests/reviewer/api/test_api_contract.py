@@ -26,7 +26,8 @@ def test_every_operation_answers_within_its_schema(live_server, demo_runs, users
     _, token = ApiToken.issue(users.admin, "schemathesis")  # a superuser: every operation is allowed
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 14  # with publishing a run, listing an incident's updates and the texts ready to publish
+    # with publishing a run, listing an incident's updates, the texts ready to publish and the policy lab
+    assert len(operations) == 15
 
     for operation in operations:
         @given(case=operation.as_strategy(generation_mode=mode))

@@ -239,7 +239,8 @@ class Preview:
     text_flips: list[TextFlip] = field(default_factory=list)
     window: str = ""
     seconds: float = 0.0
-    problems: list[str] = field(default_factory=list)  # a pipeline with no policy to compare with
+    texts_seconds: float = 0.0  # of which judging the decided texts
+    problems: list[str] = field(default_factory=list)  # e.g. a pipeline with no active policy to change
 
     @property
     def verdicts(self) -> list[tuple[str, str, int]]:
@@ -321,9 +322,11 @@ def preview(proposed: models.Model, *, last: int = DEFAULT_RUNS, since: datetime
         replayed = replay(recording, future[pipeline], current=current[pipeline] if older else None)
         _count(report, RunFlip(row["id"], pipeline, row["created_at"], replayed))
     if set(future) & set(TEXT_PIPELINES) and _changes_texts(proposed):
+        judging = time.perf_counter()
         texts = [t for source in _DECIDED_SOURCES for t in source(list(future), decided)]
         report.texts_judged, report.text_flips = judge_decided(
             texts, current, {p: policy for p, policy in future.items() if p in current})
+        report.texts_seconds = time.perf_counter() - judging
     report.seconds = time.perf_counter() - started
     return report
 

@@ -181,3 +181,21 @@ def test_scripted_routing_answers_in_either_output_mode_are_replayed(demo_data, 
     assert report.flips[0].replayed.after.stop_reason == "route_denied:sales_specialist"
     assert report.flips[0].diff[0] == ("delete", "The team plan costs 199.00 USD a month.")
 
+
+
+def test_switching_a_claim_family_off_lists_the_rejected_texts_it_would_pass_first(demo_data, users):
+    incident = make_incident()
+    promise = "We guarantee a fix for the problem in the EU. Current status: degraded."
+    rejected = decide(make_escalation(incident=incident), users.lead, "rejected", promise)
+    approved = decide(make_escalation(incident=incident), users.lead2, "approved", promise)  # overrode the guard
+    guarantees = RestrictedClaim.objects.get(family="guarantees")
+    guarantees.enabled = False
+
+    report = preview(guarantees)
+
+    assert [(f.decided.label, f.contradicts, f.passes_proposed) for f in report.text_flips] == [
+        (f"escalation {rejected.pk}", True, True),  # a lead rejected it; the change would let it pass
+        (f"escalation {approved.pk}", False, True),  # a lead approved it over the guard: the change agrees
+    ]
+    assert report.text_flips[0].sentence == "passes a text lead rejected"
+    assert "blocked 0 texts people approved and passed 1 they rejected" in report.headline()

@@ -11,9 +11,11 @@ class ReviewerConfig(AppConfig):
     def ready(self):
         from importlib import import_module
 
+        from agents.lab import register_decided_texts
         from agents.models import PolicyChange
         from agents.signals import run_finished
         from reviewer.celery import TASK_PACKAGES
+        from reviewer.desk.decided import decided_texts
         from reviewer.desk.decisions import open_escalation
         from reviewer.destinations import DestinationError, declared, resolve
         from reviewer.ledger.events import policy_changed
@@ -34,6 +36,7 @@ class ReviewerConfig(AppConfig):
         post_migrate.connect(install_default_channel, sender=self, dispatch_uid="reviewer.default_channel")
         run_finished.connect(open_escalation, dispatch_uid="reviewer.open_escalation")
         run_finished.connect(auto_publish, dispatch_uid="reviewer.auto_publish")
+        register_decided_texts(decided_texts)  # the policy lab judges decided texts again
         # The status page lists the components; a deploy migrates, and its templates may have changed.
         post_save.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_saved")
         post_delete.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_deleted")

@@ -5,15 +5,18 @@ needs (JSON that parses into the right shape, text every page can show)."""
 
 import json
 import math
+from datetime import datetime, time
 
 from django import forms
 from django.forms.fields import InvalidJSONInput
+from django.utils import timezone
 
 from agents.core.facts import family_trial
 from agents.core.inputs import CONTROL, ITEM_MAX_CHARS, LIST_MAX_ITEMS, context_size_problem, control_character
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT, EndpointError, endpoint_names
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import DECISIONS
+from agents.lab import DEFAULT_RUNS, MAX_RUNS
 from agents.models import Incident, IncidentFact, PipelinePolicy, RestrictedClaim, StagePrompt
 
 SAMPLE_MAX_CHARS = 4000
@@ -253,3 +256,34 @@ class IncidentFactForm(forms.ModelForm):
         model = IncidentFact
         fields = ["position", "key", "label", "value", "unit", "visibility"]
         error_messages = {name: {"null_characters_not_allowed": _NUL_MESSAGE % name} for name in ("label", "value")}
+
+
+class LabWindowForm(forms.Form):
+    """Which stored runs the policy lab replays: the newest ``last``, optionally only those created
+    from ``since`` (that day included) and before ``until`` (that day excluded)."""
+
+    prefix = "lab"
+
+    last = forms.IntegerField(label="Newest runs", initial=DEFAULT_RUNS, min_value=1, max_value=MAX_RUNS,
+                              required=False, help_text=f"At most {MAX_RUNS:,}; blank: {DEFAULT_RUNS:,}.")
+    since = forms.DateField(label="Created from", required=False, widget=forms.DateInput(attrs={"type": "date"}),
+                            help_text="A date (YYYY-MM-DD), that day included; blank: any.")
+    until = forms.DateField(label="Created before", required=False, widget=forms.DateInput(attrs={"type": "date"}),
+                            help_text="A date (YYYY-MM-DD), that day excluded; blank: up to now.")
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and since >= until:
+            raise forms.ValidationError(f"“Created from” ({since}) must be before “Created before” ({until}).")
+        return data
+
+    def window(self) -> dict:
+        """The keyword arguments of :func:`agents.lab.preview` (dates as the site's midnights)."""
+        data = self.cleaned_data
+
+        def midnight(day):
+            return None if day is None else timezone.make_aware(datetime.combine(day, time.min))
+
+        return {"last": data.get("last") or DEFAULT_RUNS, "since": midnight(data.get("since")),
+                "until": midnight(data.get("until"))}

@@ -7,11 +7,14 @@ admin (agents/admin/)."""
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from agents.admin.base import ReadOnlyMixin
+from reviewer.desk import datasets
 from reviewer.desk.forms import HoldingStatementForm, NotificationChannelForm
 from reviewer.destinations import names as destination_names
 from reviewer.models import (
@@ -23,6 +26,7 @@ from reviewer.models import (
     DeliveryChannel,
     Escalation,
     HoldingStatement,
+    LedgerEntry,
     Notification,
     NotificationChannel,
     PublishedUpdate,
@@ -49,6 +53,45 @@ class EscalationAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["status", "stop_reason"]
     list_select_related = ["run", "claimed_by", "decided_by"]
     inlines = [DecisionInline]
+
+
+def export_action(dataset: str):
+    def export(modeladmin, request, queryset):
+        try:
+            body = datasets.export(request.user, dataset, rows=queryset, door="admin")
+        except PermissionDenied as error:
+            modeladmin.message_user(request, str(error), messages.ERROR)
+            return None
+        response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="decisions-{dataset}.jsonl"'
+        return response
+
+    export.__name__ = f"export_{dataset}"
+    export.short_description = f"Export the selected decisions as {dataset} JSONL (recorded in the ledger)"
+    return export
+
+
+@admin.register(Decision)
+class DecisionAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """Every decision, read-only; the actions export the selected ones as datasets (docs/datasets.md)."""
+
+    list_display = ["id", "at", "actor", "action", "escalation"]
+    list_filter = ["action", "escalation__run__pipeline"]
+    date_hierarchy = "at"
+    list_select_related = ["actor", "escalation"]
+    search_fields = ["escalation__run__incident__incident_id"]
+    actions = [export_action(name) for name in datasets.FORMATS]
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The ledger, read-only (docs/ledger.md); ``manage.py verify_ledger`` checks its chain."""
+
+    list_display = ["seq", "kind", "subject", "created_at", "hash"]
+    list_filter = ["kind"]
+    search_fields = ["subject"]
+    fields = ["seq", "kind", "subject", "created_at", "content", "prev_hash", "hash"]
+    readonly_fields = fields
 
 
 @admin.register(ApiToken)

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_delete, post_migrate, post_save
 
@@ -10,16 +11,22 @@ class ReviewerConfig(AppConfig):
     def ready(self):
         from importlib import import_module
 
+        from agents.lab import register_decided_texts
+        from agents.models import PolicyChange
         from agents.signals import run_finished
         from reviewer.celery import TASK_PACKAGES
+        from reviewer.desk.decided import decided_texts
         from reviewer.desk.decisions import open_escalation
-        from reviewer.destinations import DestinationError, declared
+        from reviewer.destinations import DestinationError, declared, resolve
+        from reviewer.ledger.events import policy_changed
         from reviewer.models import StatusComponent, status_page_changed
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
 
         try:
             declared()
+            if settings.LEDGER_ANCHOR_DESTINATION:
+                resolve(settings.LEDGER_ANCHOR_DESTINATION)
         except DestinationError as error:
             raise ImproperlyConfigured(str(error)) from None
         for package in TASK_PACKAGES:  # registered here, so enqueue_on_commit finds them in any process
@@ -29,7 +36,10 @@ class ReviewerConfig(AppConfig):
         post_migrate.connect(install_default_channel, sender=self, dispatch_uid="reviewer.default_channel")
         run_finished.connect(open_escalation, dispatch_uid="reviewer.open_escalation")
         run_finished.connect(auto_publish, dispatch_uid="reviewer.auto_publish")
+        register_decided_texts(decided_texts)  # the policy lab judges decided texts again
         # The status page lists the components; a deploy migrates, and its templates may have changed.
         post_save.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_saved")
         post_delete.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_deleted")
         post_migrate.connect(status_page_changed, sender=self, dispatch_uid="reviewer.status_page_migrated")
+        # The ledger records every policy change, in the transaction that records the change.
+        post_save.connect(policy_changed, sender=PolicyChange, dispatch_uid="reviewer.ledger_policy_change")

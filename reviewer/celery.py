@@ -8,7 +8,7 @@ app = Celery("reviewer")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Each concern keeps its tasks in its own tasks.py; ReviewerConfig.ready() imports them too, so every
 # process that enqueues has them registered.
-TASK_PACKAGES = ["agents", "reviewer.desk", "reviewer.outbox", "reviewer.alerts", "reviewer.status"]
+TASK_PACKAGES = ["agents", "reviewer.desk", "reviewer.outbox", "reviewer.alerts", "reviewer.status", "reviewer.ledger"]
 app.autodiscover_tasks(TASK_PACKAGES)
 
 

@@ -14,6 +14,7 @@ MESSAGES = {
     "reviewer.publish_update": "Only ops staff and support leads can publish updates and retry deliveries.",
     "agents.set_policy_hints": "Only policy admins can change an incident's policy hints (policy_hints); "
                                "leave the field out.",
+    "reviewer.export_decisions": "Only support leads and policy admins can export decisions.",
 }
 NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support leads, Ops staff or "
            "Policy admins.")

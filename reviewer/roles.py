@@ -11,7 +11,7 @@ ROLE_PERMISSIONS = {
     # Every page needs a view permission (reviewer.permissions.require_perm): the dashboard view_run,
     # the incident pages view_incident, which all three roles have; a user with no role sees nothing.
     SUPPORT_LEAD: ["reviewer.decide_escalation", "agents.view_run", "reviewer.view_escalation",
-                   "agents.view_incident", "reviewer.publish_update"],
+                   "agents.view_incident", "reviewer.publish_update", "reviewer.export_decisions"],
     OPS: ["agents.start_run", "agents.view_run", "agents.view_incident", "agents.change_incident",
           "reviewer.publish_update"],
     # Policy admins also need is_staff to enter the admin site. "agents.policy*" is every
@@ -32,7 +32,9 @@ ROLE_PERMISSIONS = {
                    # the components the public status page lists
                    "reviewer.statuscomponent*",
                    # their own API tokens (admin shows a policy admin only theirs; reviewer/admin.py)
-                   "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken"],
+                   "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken",
+                   # decisions as datasets (reviewer.desk.datasets), each export recorded in the ledger
+                   "reviewer.export_decisions", "reviewer.view_decision", "reviewer.view_ledgerentry"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "ninja",  # serves the API docs' Swagger UI from static files, not a CDN
+    "pgtrigger",  # the ledger's rows refuse UPDATE and DELETE at the database (PostgreSQL)
     "agents",
     "reviewer",
 ]
@@ -326,6 +327,10 @@ CELERY_BEAT_SCHEDULE = {
     # escalation deadlines: reminders and breaches (reviewer.alerts.deadlines), each at most once
     "sweep-deadlines": {"task": "reviewer.tasks.sweep_deadlines", "schedule": 30.0},
     "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": 30.0},
+    # the ledger (docs/ledger.md): verified and its head hash sent out hourly, pruned daily
+    "verify-ledger": {"task": "reviewer.tasks.verify_ledger", "schedule": 3600.0},
+    "anchor-ledger": {"task": "reviewer.tasks.anchor_ledger", "schedule": 3600.0},
+    "prune-ledger": {"task": "reviewer.tasks.prune_ledger", "schedule": 86400.0},
 }
 
 # How many due deadline events (breaches, reminders, lost "opened" notices) one sweep takes, oldest
@@ -333,6 +338,17 @@ CELERY_BEAT_SCHEDULE = {
 DEADLINE_SWEEP_BATCH = envint("DEADLINE_SWEEP_BATCH", 200)
 if DEADLINE_SWEEP_BATCH < 1:
     raise ValueError(f"DEADLINE_SWEEP_BATCH must be at least 1, got {DEADLINE_SWEEP_BATCH}")
+
+# The ledger (docs/ledger.md). Its entries are kept LEDGER_RETENTION_DAYS, never fewer than six
+# months (183 days), as the EU AI Act asks of a high-risk system's logs (Art. 19). Its head hash is
+# sent hourly to LEDGER_ANCHOR_DESTINATION, one of OUTBOUND_DESTINATIONS (unset: nothing is sent).
+LEDGER_MIN_RETENTION_DAYS = 183
+LEDGER_RETENTION_DAYS = envint("LEDGER_RETENTION_DAYS", 400)
+if LEDGER_RETENTION_DAYS < LEDGER_MIN_RETENTION_DAYS:
+    raise ImproperlyConfigured(
+        f"LEDGER_RETENTION_DAYS is {LEDGER_RETENTION_DAYS}: the ledger is kept at least "
+        f"{LEDGER_MIN_RETENTION_DAYS} days (six months); set {LEDGER_MIN_RETENTION_DAYS} or more.")
+LEDGER_ANCHOR_DESTINATION = os.environ.get("LEDGER_ANCHOR_DESTINATION", "").strip()
 
 # Publishing: outbound destinations come from the operator's allowlist only (OUTBOUND_DESTINATIONS,
 # read by reviewer.destinations); a declaration that does not parse stops every process at

@@ -3,8 +3,8 @@
 1. The core (``agents/core/``) is plain Python: it imports no Django, no Celery, no reviewer and none
    of the agents app's Django modules.
 2. One direction between the apps: reviewer imports agents, agents never imports reviewer.
-3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox; status and the
-   project's wiring import none of them; no module imports another in a circle.
+3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox -> ledger; status
+   and the project's wiring import none of them; no module imports another in a circle.
 4. A concern enqueues tasks by name: only the wiring imports a tasks module.
 5. Views only orchestrate: no view module imports another.
 6. Nothing outside the core imports a private (``_name``) of the core.
@@ -48,14 +48,17 @@ def test_the_agents_app_never_imports_the_reviewer_app():
 
 
 # Each concern of reviewer/ with the concerns it must not import: the chain api -> desk -> alerts ->
-# outbox, read from the bottom up. status (the public page) reads the models only; demo seeds data.
-CONCERNS = ("outbox", "alerts", "desk", "api", "status", "demo")
+# outbox -> ledger, read from the bottom up. status (the public page) reads the models only; demo seeds
+# data. The ledger is at the bottom because every concern above records into it (a decision, a
+# publication, a breach, an export) inside its own transaction; it imports only the models.
+CONCERNS = ("ledger", "outbox", "alerts", "desk", "api", "status", "demo")
 FORBIDDEN = {
+    "ledger": ("outbox", "alerts", "desk", "api", "status", "demo"),
     "outbox": ("alerts", "desk", "api", "status", "demo"),
     "alerts": ("desk", "api", "status", "demo"),
     "desk": ("api", "status", "demo"),
     "api": ("status", "demo"),
-    "status": ("outbox", "alerts", "desk", "api", "demo"),
+    "status": ("ledger", "outbox", "alerts", "desk", "api", "demo"),
     "demo": ("api", "status"),
 }
 # The project's wiring at reviewer/'s root that may import concerns: the doors (URLs, admin, template
@@ -151,7 +154,8 @@ def test_every_task_enqueued_by_name_is_registered_and_every_task_keeps_its_name
     assert registered == {
         "agents.tasks.execute_run", "agents.tasks.sweep_lost_runs", "reviewer.tasks.deliver",
         "reviewer.tasks.sweep_deliveries", "reviewer.tasks.execute_change_request", "reviewer.tasks.notify_opened",
-        "reviewer.tasks.send_notification", "reviewer.tasks.sweep_deadlines", "reviewer.tasks.rebuild_status_page"}
+        "reviewer.tasks.send_notification", "reviewer.tasks.sweep_deadlines", "reviewer.tasks.rebuild_status_page",
+        "reviewer.tasks.verify_ledger", "reviewer.tasks.prune_ledger", "reviewer.tasks.anchor_ledger"}
 
 
 def test_no_view_module_imports_another():

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from agents.admin.base import LabelledTabularInline
+from agents.admin.lab import PreviewAdmin, preview_key, previewed_summary
 from agents.core.policy import POLICY_CLASSES
 from agents.forms import PipelinePolicyForm, RestrictedClaimForm, StagePromptForm
 from agents.models import (
@@ -39,18 +40,20 @@ def _policy_of(obj) -> PipelinePolicy | None:
     return None
 
 
-class RecordedAdmin(admin.ModelAdmin):
-    """Writes a PolicyChange (who, when, before, after) for each add, change and delete."""
+class RecordedAdmin(PreviewAdmin):
+    """Writes a PolicyChange (who, when, before, after) for each add, change and delete; a change
+    saved as it was previewed keeps the preview's summary (agents/admin/lab.py)."""
 
     def save_model(self, request, obj, form, change):
         # The form has already written its values onto obj: "before" must come from the database.
         before = snapshot(type(obj).objects.get(pk=obj.pk)) if change else None
+        key = preview_key(obj)  # before the save gives a new row its id
         super().save_model(request, obj, form, change)
         after = snapshot(obj)
         if before != after:
             PolicyChange.record(
                 request.user, obj, PolicyChange.CHANGED if change else PolicyChange.ADDED,
-                before=before, after=after, policy=_policy_of(obj),
+                before=before, after=after, policy=_policy_of(obj), preview=previewed_summary(request, obj, key),
             )
 
     def save_formset(self, request, form, formset, change):
@@ -243,6 +246,7 @@ class RestrictedClaimAdmin(RecordedAdmin):
     """Claim families; the change form tries a family on a sample text."""
 
     form = RestrictedClaimForm
+    change_form_template = "admin/agents/restrictedclaim/change_form.html"
     list_display = ("family", "kind", "support", "strict_only", "enabled", "note")
     list_filter = ("enabled", "kind", "support", "strict_only")
     search_fields = ("family", "pattern", "paraphrases", "note")
@@ -268,8 +272,8 @@ class PolicyChangeAdmin(admin.ModelAdmin):
 
     list_display = ("at", "username", "action", "model_label", "object_repr", "fields_changed")
     fields = ("at", "user", "username", "action", "model_label", "object_id", "object_repr", "policy",
-              "differences", "before_json", "after_json")
-    readonly_fields = ("differences", "before_json", "after_json")
+              "differences", "before_json", "after_json", "preview_summary")
+    readonly_fields = ("differences", "before_json", "after_json", "preview_summary")
     list_filter = ("action", "model_label", "policy", "user")
     search_fields = ("object_repr", "username", "object_id")
     date_hierarchy = "at"
@@ -304,6 +308,12 @@ class PolicyChangeAdmin(admin.ModelAdmin):
     @admin.display(description="after")
     def after_json(self, obj):
         return format_html("<pre>{}</pre>", _json(obj.after, indent=2))
+
+    @admin.display(description="preview before saving")
+    def preview_summary(self, obj):
+        if not obj.preview:
+            return "Saved without a preview of these values."
+        return format_html("<p>{}</p><pre>{}</pre>", obj.preview.get("headline", ""), _json(obj.preview, indent=2))
 
 
 def _json(value, indent=None) -> str:

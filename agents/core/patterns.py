@@ -90,7 +90,10 @@ def compile_pattern(pattern: str, *, case_sensitive: bool = False):
     return _compile(pattern, case_sensitive)
 
 
-@functools.lru_cache(maxsize=128)  # each RE2 object may grow a DFA cache of a few MB
+# Each RE2 object may grow a DFA cache of a few MB; the default rules alone use ~140 patterns, and
+# an LRU smaller than what one check cycles through misses on every pattern (128 did: each check
+# compiled them all again).
+@functools.lru_cache(maxsize=256)
 def _compile(pattern: str, case_sensitive: bool):
     try:
         compiled = re2.compile(pattern, _options(case_sensitive=case_sensitive))

@@ -581,6 +581,9 @@ class PolicyChange(models.Model):
     )
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # The policy lab's summary of the preview run on exactly these values before they were saved
+    # (agents.lab.Preview.summary); empty when the change was saved without one.
+    preview = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["-at", "-id"]
@@ -591,7 +594,7 @@ class PolicyChange(models.Model):
 
     @classmethod
     def record(cls, user, obj: models.Model, action: str, *, before=None, after=None,
-               object_id=None, policy: PipelinePolicy | None = None) -> PolicyChange:
+               object_id=None, policy: PipelinePolicy | None = None, preview: dict | None = None) -> PolicyChange:
         user = user if getattr(user, "is_authenticated", False) else None
         return cls.objects.create(
             user=user,
@@ -603,6 +606,7 @@ class PolicyChange(models.Model):
             action=action,
             before=before,
             after=after,
+            preview=preview,
         )
 
     @property

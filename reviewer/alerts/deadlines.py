@@ -27,6 +27,7 @@ from agents.core.policy import default_policy
 from agents.models import Incident
 from agents.policy_rows import load_policy
 from reviewer.alerts import notifications
+from reviewer.ledger import events as ledger
 from reviewer.models import DeadlineBreach, DeadlineRule, Escalation, HoldingStatement, NotificationChannel
 from reviewer.outbox import publishing
 
@@ -142,16 +143,23 @@ def claim(event: str, pks: list[int], now: datetime) -> bool:
     return won == len(pks)
 
 
-def record_breaches(escalation_pks: list[int], now: datetime) -> None:
-    """A breach row for each escalation, offering its incident's holding statement if one still
-    passes the guard; one query for the escalations, a fixed number for the statements, one insert."""
-    escalations = list(Escalation.objects.filter(pk__in=escalation_pks).select_related("run__incident"))
+def record_breaches(escalation_pks: list[int], now: datetime) -> list[DeadlineBreach]:
+    """A breach row for each escalation that has none yet, offering its incident's holding statement if
+    one still passes the guard, and its ledger entry; a fixed number of queries whatever their number.
+    Returns the breaches recorded now."""
+    recorded = set(DeadlineBreach.objects.filter(escalation_id__in=escalation_pks)
+                   .values_list("escalation_id", flat=True))
+    escalations = list(Escalation.objects.filter(pk__in=escalation_pks).exclude(pk__in=recorded)
+                       .select_related("run__incident").order_by("pk"))
     incidents = {e.run.incident_id: e.run.incident for e in escalations if e.run.incident_id}
     offers = offerable_statements(list(incidents.values())) if incidents else {}
     DeadlineBreach.objects.bulk_create(
         [DeadlineBreach(escalation=e, deadline_at=e.deadline_at or now, at=now,
                         holding_statement=offers.get(e.run.incident_id)) for e in escalations],
         ignore_conflicts=True)
+    breaches = list(DeadlineBreach.objects.filter(escalation__in=escalations, at=now).order_by("escalation_id"))
+    ledger.record_breaches(breaches)
+    return breaches
 
 
 # -- holding statements ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
-from reviewer.api import escalations, incidents, publishing, runs, tokens
+from reviewer.api import datasets, escalations, incidents, policy_lab, publishing, runs, tokens
 from reviewer.api.common import ApiError, TokenAuth
 
 
@@ -36,6 +36,8 @@ api.add_router("", runs.router)
 api.add_router("", escalations.router)
 api.add_router("", publishing.router)
 api.add_router("", tokens.router)
+api.add_router("", datasets.router)
+api.add_router("", policy_lab.router)
 
 
 def _error(request, code: int, message: str, **fields):

@@ -33,6 +33,7 @@ from agents.tasks import llm_for, model_settings_record
 from reviewer.alerts import notifications
 from reviewer.alerts.deadlines import deadline_fields
 from reviewer.celery import enqueue_on_commit
+from reviewer.ledger.events import record_decision
 from reviewer.models import ChangeRequest, Decision, Escalation, NotificationChannel
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -258,6 +259,7 @@ def _record_once(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
             escalation_id=escalation_pk, actor=user, at=now, action=judged.action, final_text=judged.final_text,
             guard_results=judged.guard_results, note=judged.note, policy=judged.policy, incident_version=version,
             text_hash=text_hash(judged.final_text) if judged.final_text else "")
+        record_decision(decision)
         if judged.status == Escalation.Status.APPROVED:
             # Every door (page, API, bulk) decides here: ops' channels learn the text is ready to
             # publish. The rows commit with the decision; they are sent after the commit.
@@ -319,6 +321,7 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
             decision = Decision.objects.create(
                 escalation=escalation, actor=user, action=Decision.Action.REQUEST_CHANGES, note=instructions,
                 policy=escalation.run.policy or {}, guard_results={"policy": label})
+            record_decision(decision)
             change = ChangeRequest.objects.create(
                 escalation=escalation, decision=decision, requested_by=user, requested_at=decision.at,
                 instructions=instructions, text_before=escalation.candidate)

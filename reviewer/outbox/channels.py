@@ -37,7 +37,7 @@ from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from urllib3.exceptions import NewConnectionError
 
-from reviewer.destinations import DestinationError, resolve
+from reviewer.destinations import Destination, DestinationError, resolve
 from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate, absolute_url, status_page_name
 from reviewer.outbox.publishing import DEFAULT_TITLE
 
@@ -181,6 +181,12 @@ def send(delivery: Delivery) -> None:
         headers = {SIGNATURE_HEADER: signature(destination.secret, int(time.time()), str(delivery.key), body)}
     headers.update({"Content-Type": "application/json", "Idempotency-Key": str(delivery.key),
                     "User-Agent": USER_AGENT})
+    post(destination, body, headers)
+
+
+def post(destination: Destination, body: bytes, headers: dict) -> None:
+    """POST ``body`` to a declared destination, redirects not followed; raises :class:`DeliveryFailed`
+    naming the destination and its host (never the URL) unless it answers 2xx."""
     where = f"{destination.name} ({destination.host})"
     try:
         response = requests.post(destination.url, data=body, headers=headers, allow_redirects=False,

@@ -26,6 +26,7 @@ from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
 from agents.models.incidents import STATES
 from agents.policy_rows import PolicyMissing, load_policy
 from reviewer.celery import enqueue_on_commit
+from reviewer.ledger.events import record_publication
 from reviewer.models import (
     DEFAULT_TITLE,
     IMPACT_OF_STATUS,
@@ -274,6 +275,7 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
             # What customers were told is where the incident stands: its state follows the update (a
             # version of its own, like any change of the incident), so the guard and the next update read it.
             update_incident(incident, user=actor, create=False, state=resolved.state)
+        record_publication(update)
         for delivery in _outbox_rows(update):
             enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
     return update

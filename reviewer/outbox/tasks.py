@@ -34,6 +34,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
+from reviewer.outbox import anchor
 from reviewer.outbox.channels import DeliveryFailed, MayHaveBeenSent, NotSent, send
 
 log = logging.getLogger("agents.deliveries")
@@ -201,3 +202,14 @@ def sweep_deliveries() -> int:
         if Delivery.objects.due(stale).filter(pk=pk).update(next_attempt_at=now):
             transaction.on_commit(lambda pk=pk: deliver.delay(pk))
     return len(lost)
+
+
+@shared_task(name="reviewer.tasks.anchor_ledger", bind=True, ignore_result=True, max_retries=3)
+def anchor_ledger(self) -> str:
+    """Send the ledger's head hash out (reviewer.outbox.anchor); retried, then left to the next hour."""
+    try:
+        sent = anchor.send_head()
+    except DeliveryFailed as error:
+        log.warning("the ledger's head was not anchored: %s", error)
+        raise self.retry(countdown=60) from None
+    return "sent" if sent else "not configured"

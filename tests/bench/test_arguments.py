@@ -53,6 +53,8 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/status_page.py", "--seconds", "0"],
     ["bench/status_page.py", "--port", "http"],
     ["bench/status_page.py", "--run-every", "-1"],
+    ["bench/policy_lab.py", "--runs", "0"],
+    ["bench/policy_lab.py", "--repeat", "many"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)
@@ -74,4 +76,11 @@ def test_status_page_with_one_client_a_second_prints_its_table():
                  timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| status page" in done.stdout and "| static file (ceiling)" in done.stdout
+    assert "machine:" in done.stdout
+
+
+def test_policy_lab_with_a_few_runs_prints_its_table():
+    done = bench("bench/policy_lab.py", "--runs", "3", "--repeat", "1", "--decided", "0", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| route switched off (routing)" in done.stdout and "| new claim family (text pipelines)" in done.stdout
     assert "machine:" in done.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,12 +25,14 @@ def run_pipeline(
     observer: Observer | None = None,
     run_id: str | None = None,
     workers: Mapping[str, Worker] | None = None,
+    clock=time.monotonic,
 ) -> RunResult:
-    """Run pipeline ``name``. Routing uses ``workers`` (default: the built-ins on demo data)."""
+    """Run pipeline ``name``. Routing uses ``workers`` (default: the built-ins on demo data); ``clock``
+    measures the wall-time budget (a replay passes one that advances by the recorded latencies)."""
     if name == "reflection":
-        return run_reflection(goal, context, policy, llm, observer=observer, run_id=run_id)
+        return run_reflection(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock)
     if name == "self_critique":
-        return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id)
+        return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock)
     if name == "routing":
         return run_routing(
             goal,
@@ -39,6 +42,7 @@ def run_pipeline(
             workers=workers if workers is not None else builtin_workers(DemoData()),
             observer=observer,
             run_id=run_id,
+            clock=clock,
         )
     raise ValueError(f"unknown pipeline {name!r}; expected one of {', '.join(PIPELINE_NAMES)}")
 

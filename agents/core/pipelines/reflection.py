@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,6 +81,6 @@ def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: Re
 
 
 def run_reflection(goal: str, context: Mapping[str, Any] | None, policy: ReflectionPolicy, llm: LLM, *,
-                   observer: Observer | None = None, run_id: str | None = None) -> RunResult:
+                   observer: Observer | None = None, run_id: str | None = None, clock=time.monotonic) -> RunResult:
     return execute(_reflection, pipeline="reflection", goal=goal, context=context, policy=policy, llm=llm,
-                   observer=observer, run_id=run_id)
+                   observer=observer, run_id=run_id, clock=clock)

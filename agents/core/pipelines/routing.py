@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -104,6 +105,6 @@ def _finalize(run: RunState, goal: str, context: Mapping[str, Any], policy: Rout
 
 def run_routing(goal: str, context: Mapping[str, Any] | None, policy: RoutingPolicy, llm: LLM, *,
                 workers: Mapping[str, Worker], observer: Observer | None = None,
-                run_id: str | None = None) -> RunResult:
+                run_id: str | None = None, clock=time.monotonic) -> RunResult:
     return execute(_routing_body(workers), pipeline="routing", goal=goal, context=context, policy=policy, llm=llm,
-                   observer=observer, run_id=run_id)
+                   observer=observer, run_id=run_id, clock=clock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,6 +125,6 @@ def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy:
 
 
 def run_self_critique(goal: str, context: Mapping[str, Any] | None, policy: SelfCritiquePolicy, llm: LLM, *,
-                      observer: Observer | None = None, run_id: str | None = None) -> RunResult:
+                      observer: Observer | None = None, run_id: str | None = None, clock=time.monotonic) -> RunResult:
     return execute(_self_critique, pipeline="self_critique", goal=goal, context=context, policy=policy, llm=llm,
-                   observer=observer, run_id=run_id)
+                   observer=observer, run_id=run_id, clock=clock)

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET
 from agents.core.stops import opens_escalation
 from agents.models import Run, since
 from reviewer.desk.forms import IN_FLIGHT
+from reviewer.ledger.chain import last_verification
 from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 
@@ -58,5 +59,8 @@ def home(request):
                            if reason != "success" and not opens_escalation(reason)),
         "charts": [(day_counts, "24h"), (week_counts, "7d")],
         "breaches_week": escalations["breaches"],
+        # Admins see whether the ledger held at its last scheduled verification (docs/ledger.md).
+        "ledger": last_verification() if request.user.is_staff else None,
+        "show_ledger": request.user.is_staff,
     }
     return render(request, "home.html", context)

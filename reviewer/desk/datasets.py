@@ -1,0 +1,169 @@
+"""Decisions as datasets (docs/datasets.md): what leads decided, exported as JSON Lines in formats
+that fine-tuning, preference-tuning and eval tools take as they are.
+
+- ``chat``: OpenAI chat fine-tuning, one line per approved text that was published:
+  ``{"messages": [system, user (the goal and the public facts), assistant (the published text)]}``.
+- ``preference``: OpenAI preference fine-tuning (DPO), one line per edited approval:
+  ``{"input": {"messages": [...]}, "preferred_output": [the lead's text], "non_preferred_output":
+  [the model's candidate]}``.
+- ``evals``: OpenAI evals samples (a Match eval), one line per rejection: ``{"input": [messages
+  asking a reviewer whether to publish the draft], "ideal": "reject", "reason": the lead's reason}``.
+- ``guard``: guard regression cases, one line per final decision: the candidate, its public
+  context, the lead's decision and the guard's findings, for a policy lab to replay.
+
+Nothing internal leaves: the context's internal facts and approved actions are dropped, any
+internal detail a text carries is masked, and configured API keys are redacted everywhere. Every
+export appends a ledger entry: who, which format, which filters, how many lines.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import date
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+
+from agents.core.internal import find_internal, public_context
+from agents.core.llm.endpoints import redact
+from agents.core.policy import PIPELINE_CHOICES
+from reviewer.ledger.chain import sha256
+from reviewer.ledger.events import record_export
+from reviewer.models import Decision, PublishedUpdate
+from reviewer.permissions import MESSAGES
+
+EXPORT_PERMISSION = "reviewer.export_decisions"
+FORMATS = ("chat", "preference", "evals", "guard")
+FINAL_ACTIONS = (Decision.Action.APPROVE, Decision.Action.EDIT_APPROVE, Decision.Action.REJECT)
+INTERNAL_MASK = "[internal]"
+WRITER = ("You write customer-facing updates about service incidents. State only what the facts "
+          "support, in plain language, with no internal details.")
+REVIEWER = ("You review customer-facing incident updates before they are published. Answer with one "
+            "word: publish or reject.")
+
+
+class ExportInvalid(ValueError):
+    """A filter or format that cannot be used; the message says which and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    since: date | None = None  # decided on or after (UTC date)
+    until: date | None = None  # decided on or before
+    pipeline: str = ""
+    incident: str = ""  # the incident's id, e.g. inc_pay_2041
+    decision: str = ""  # approve, edit_approve or reject
+
+    def __post_init__(self):
+        pipelines = [name for name, _ in PIPELINE_CHOICES]
+        if self.pipeline and self.pipeline not in pipelines:
+            raise ExportInvalid(f"“{self.pipeline[:40]}” is not a pipeline; one of: {', '.join(pipelines)}.")
+        if self.decision and self.decision not in FINAL_ACTIONS:
+            raise ExportInvalid(f"“{self.decision[:40]}” is not a decision; one of: {', '.join(FINAL_ACTIONS)}.")
+        if self.since and self.until and self.since > self.until:
+            raise ExportInvalid("The date range ends before it starts.")
+
+    def record(self) -> dict:
+        return {key: (value.isoformat() if isinstance(value, date) else value)
+                for key, value in asdict(self).items() if value}
+
+
+def decisions(filters: Filters) -> QuerySet[Decision]:
+    rows = (Decision.objects.filter(action__in=FINAL_ACTIONS)
+            .select_related("escalation", "escalation__run", "escalation__run__incident", "actor")
+            .order_by("at", "id"))
+    if filters.since:
+        rows = rows.filter(at__date__gte=filters.since)
+    if filters.until:
+        rows = rows.filter(at__date__lte=filters.until)
+    if filters.pipeline:
+        rows = rows.filter(escalation__run__pipeline=filters.pipeline)
+    if filters.incident:
+        rows = rows.filter(escalation__run__incident__incident_id=filters.incident)
+    if filters.decision:
+        rows = rows.filter(action=filters.decision)
+    return rows
+
+
+# ---------------------------------------------------------------- one line per decision
+
+
+def _masked(text: str, context: dict) -> str:
+    """``text`` with every internal detail of ``context`` replaced by ``[internal]``."""
+    for violation in find_internal(text, context):
+        if violation.found:
+            text = text.replace(violation.found, INTERNAL_MASK)
+    return text
+
+
+def _prompt(decision: Decision) -> str:
+    run = decision.escalation.run
+    facts = json.dumps(public_context(run.context or {}), sort_keys=True, ensure_ascii=False, indent=1)
+    return f"{run.goal}\n\nFacts:\n{facts}"
+
+
+def _messages(system: str, user: str) -> list[dict]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _findings(guard: dict | None) -> list[dict]:
+    return [{"check": v.get("check", ""), "found": v.get("found") or "", "message": v.get("message", "")}
+            for v in (guard or {}).get("violations") or [] if isinstance(v, dict)]
+
+
+def _line(dataset: str, decision: Decision, published: dict[int, str]) -> dict | None:
+    escalation = decision.escalation
+    context = escalation.run.context or {}
+
+    def clean(text: str) -> str:
+        return _masked(text, context)
+
+    prompt = clean(_prompt(decision))
+    if dataset == "chat":
+        text = published.get(escalation.pk)
+        if decision.action == Decision.Action.REJECT or text is None:
+            return None
+        return {"messages": [*_messages(WRITER, prompt), {"role": "assistant", "content": clean(text)}]}
+    if dataset == "preference":
+        if decision.action != Decision.Action.EDIT_APPROVE:
+            return None
+        return {"input": {"messages": _messages(WRITER, prompt)},
+                "preferred_output": [{"role": "assistant", "content": clean(decision.final_text)}],
+                "non_preferred_output": [{"role": "assistant", "content": clean(escalation.candidate)}]}
+    if dataset == "evals":
+        if decision.action != Decision.Action.REJECT:
+            return None
+        return {"input": _messages(REVIEWER, f"{prompt}\n\nDraft:\n{clean(escalation.candidate)}"),
+                "ideal": "reject", "reason": clean(decision.note)}
+    return {"candidate": clean(escalation.candidate), "context": public_context(context),
+            "goal": clean(escalation.run.goal), "pipeline": escalation.run.pipeline,
+            "stop_reason": escalation.stop_reason, "decision": decision.action,
+            "final_text": clean(decision.final_text), "note": clean(decision.note),
+            "findings": _findings(escalation.guard), "decision_findings": _findings(decision.guard_results)}
+
+
+def lines(dataset: str, rows: QuerySet[Decision]) -> list[dict]:
+    if dataset not in FORMATS:
+        raise ExportInvalid(f"“{dataset[:40]}” is not a format; one of: {', '.join(FORMATS)}.")
+    published = {}
+    if dataset == "chat":
+        updates = PublishedUpdate.objects.filter(escalation__in=rows.values("escalation")).order_by("version")
+        published = {u.escalation_id: u.text for u in updates}
+    return redact([line for d in rows if (line := _line(dataset, d, published)) is not None])
+
+
+def export(user, dataset: str, filters: Filters = Filters(), *, rows: QuerySet[Decision] | None = None,
+           door: str = "") -> str:
+    """The dataset as JSON Lines, recorded in the ledger (who, format, filters, count, the body's
+    SHA-256). ``rows`` narrows to chosen decisions (admin's selection); ``door`` says where it was
+    asked (command, API, admin). ``user`` None is the operator at the command line."""
+    if user is not None and not user.has_perm(EXPORT_PERMISSION):
+        raise PermissionDenied(MESSAGES[EXPORT_PERMISSION])
+    selected = decisions(filters) if rows is None else decisions(filters) & rows
+    found = lines(dataset, selected)
+    body = "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in found)
+    record = {**filters.record(), **({"decisions": sorted(rows.values_list("pk", flat=True))} if rows is not None
+                                     else {}), "door": door}
+    record_export(user, dataset=dataset, filters=record, count=len(found), body_sha256=sha256(body))
+    return body

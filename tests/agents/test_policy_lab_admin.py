@@ -1,0 +1,127 @@
+"""The policy lab in the admin: "Preview impact" on a change form shows what the form's values would do,
+saves nothing, and a save of exactly those values keeps the preview's summary with the change."""
+
+import re
+from html import unescape
+
+from django.utils import timezone
+
+from agents.core.llm.offline import OfflineModel
+from agents.models import PipelinePolicy, PolicyChange, RestrictedClaim, RouteTarget, Run
+from agents.tasks import run_now, start_run
+from tests.agents.conftest import admin_url, form_data
+from tests.factories import make_escalation, make_incident
+
+REFUND = "Please refund my last payment, I was charged twice. user_id=42"
+
+
+def routing_run(goal=REFUND) -> Run:
+    run, _ = start_run(pipeline="routing", goal=goal, enqueue=False)
+    run_now(run.pk, llm=OfflineModel())
+    return run
+
+
+def preview_post(client, model, obj=None, **changes):
+    form_url = admin_url(model, "change", obj.pk) if obj else admin_url(model, "add")
+    data = {**form_data(client.get(form_url)), **changes, "_preview": "Preview impact"}
+    url = admin_url(model, "preview", obj.pk) if obj else admin_url(model, "preview_add")
+    return client.post(url, data), data
+
+
+def reposted(response) -> dict:
+    """The hidden fields of the result page's "Save these values" form."""
+    html = response.content.decode()
+    form = html[html.index('class="lab-save"'):]
+    form = form[:form.index("</form>")]
+    return {unescape(name): unescape(value)
+            for name, value in re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)"', form)}
+
+
+def test_the_change_form_offers_preview_impact_posting_to_the_preview(login, demo_data):
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    html = client.get(admin_url("routetarget", "change", route.pk)).content.decode()
+    assert 'value="Preview impact"' in html
+    assert f'formaction="{admin_url("routetarget", "preview", route.pk)}"' in html
+    assert 'name="lab-last"' in html and 'name="lab-since"' in html
+
+
+def test_preview_shows_counts_and_flipped_runs_and_saves_nothing(login, demo_data):
+    billing, other = routing_run(), routing_run("How much is the team plan?")
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    response, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "1 of 2 runs would change (1 would stop, 0 would pass)" in html
+    assert "would stop: invalid_route:route_not_allowed:billing_specialist" in html
+    assert f'href="/runs/{billing.pk}/"' in html and f'href="/runs/{other.pk}/"' not in html
+    assert "<del>" in html  # the answer the run would no longer give
+    assert RouteTarget.objects.get(pk=route.pk).allowed_policy is True
+    assert not PolicyChange.objects.exists()
+
+
+def test_saving_the_previewed_values_records_the_preview_with_the_change(login, demo_data):
+    routing_run()
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    response, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
+    data = reposted(response)
+    assert (data["name"], data.get("allowed_policy", ""), data.get("allowed_execution", "")) == (
+        "billing_specialist", "", "")
+    saved = client.post(admin_url("routetarget", "change", route.pk), {**data, "_save": "Save"})
+    assert saved.status_code == 302
+    assert RouteTarget.objects.get(pk=route.pk).allowed_policy is False
+    change = PolicyChange.objects.get()
+    assert change.preview["counts"]["would_stop"] == 1
+    assert change.preview["headline"].startswith("1 of 1 run would change")
+    page = client.get(admin_url("policychange", "change", change.pk)).content.decode()
+    assert "Preview before saving" in page and change.preview["headline"] in page
+
+
+def test_saving_other_values_than_previewed_records_no_preview(login, demo_data):
+    routing_run()
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    response, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
+    data = {**reposted(response), "description": "Refunds only."}
+    client.post(admin_url("routetarget", "change", route.pk), {**data, "_save": "Save"})
+    assert PolicyChange.objects.get().preview is None
+
+
+def test_a_new_claim_family_is_previewed_from_the_add_form_and_its_findings_escaped(login, users, demo_data):
+    incident = make_incident()
+    text = "Our R&D engineers are investigating a problem in the EU. Current status: degraded."
+    escalation = make_escalation(incident=incident, text=text)
+    escalation.status, escalation.final_text = "approved", text
+    escalation.decided_by, escalation.decided_at = users.lead, timezone.now()
+    escalation.save()
+    client = login("admin")
+    response, _ = preview_post(client, "restrictedclaim", family="engineering staff", pattern=r"\bR&D\s+engineers\b",
+                               kind="restricted_claims", support="evidence", hedging="negation", enabled="on")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "blocked 1 text people approved" in html
+    assert "against the decision:" in html and f'href="/escalations/{escalation.pk}/"' in html
+    assert "R&D engineers" not in html and "R&amp;D engineers" in html
+    assert not RestrictedClaim.objects.filter(family="engineering staff").exists()
+
+
+def test_values_the_form_refuses_are_listed_and_nothing_is_replayed(login, demo_data):
+    client = login("admin")
+    policy = PipelinePolicy.objects.get(pipeline="reflection", active=True)
+    response, _ = preview_post(client, "pipelinepolicy", policy, max_answer_chars="5", **{
+        "lab-since": "2026-05-02", "lab-until": "2026-05-01"})
+    html = response.content.decode()
+    assert "cannot be previewed" in html
+    assert "Must be between 50 and 20000" in html
+    assert "must be before “Created before” (2026-05-01)" in html
+
+
+def test_people_who_may_not_change_policies_cannot_preview(login, demo_data):
+    client = login("lead")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    response = client.post(admin_url("routetarget", "preview", route.pk), {"name": "x"})
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    reloaded = login("admin").get(admin_url("routetarget", "preview", route.pk))
+    assert (reloaded.status_code, reloaded["Location"]) == (302, admin_url("routetarget", "change", route.pk))

@@ -107,8 +107,13 @@ def wait_for(condition, seconds: float, what: str):
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
 
 
+def sigint_ignored():
+    """In the child before exec: SIGINT ignored, as a script's background job (`cmd &`) inherits it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class Demo:
-    def __init__(self, env, log_path: Path):
+    def __init__(self, env, log_path: Path, *, preexec_fn=None):
         self.port = free_port()
         for old in Path(env["VAR_DIR"]).glob("celerybeat-schedule*"):
             old.unlink()
@@ -117,7 +122,8 @@ class Demo:
         self.log = log_path.open("w")
         self.seen: dict[int, tuple[str, str]] = {}
         self.process = subprocess.Popen([sys.executable, "manage.py", "demo", "--port", str(self.port)], cwd=ROOT,
-                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=preexec_fn)
 
     def wait_ready(self) -> dict[int, tuple[str, str]]:
         """Web answers, and beat has started (it writes its schedule file when it starts)."""
@@ -145,8 +151,8 @@ class Demo:
 def demo(demo_env, tmp_path):
     started = []
 
-    def start():
-        started.append(Demo(demo_env, tmp_path / f"demo-{len(started)}.log"))
+    def start(**options):
+        started.append(Demo(demo_env, tmp_path / f"demo-{len(started)}.log", **options))
         return started[-1]
 
     yield start
@@ -175,7 +181,8 @@ def test_the_demo_serves_with_gunicorn_not_runserver(demo):
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_to_the_demo_stops_every_child_and_frees_the_port(demo, signum):
-    running = demo()
+    # Started as a background job of a script is (SIGINT ignored): Ctrl-C and `kill -INT` still stop it.
+    running = demo(preexec_fn=sigint_ignored)
     tree = running.wait_ready()
     os.kill(running.process.pid, signum)  # SIGINT is what Ctrl-C sends (the children are in their own sessions)
     # A bound for a stuck stop, not a speed: the demo's own budget is STOP_SECONDS, then SIGKILL and up to

@@ -68,8 +68,11 @@ class Command(BaseCommand):
 
     def serve(self, port, logins, *, web_workers, web_threads):
         # SIGTERM (a service manager, `kill`) stops the children like Ctrl-C does, instead of ending
-        # this process alone and leaving them running.
+        # this process alone and leaving them running. SIGINT is handled here too: a process started in
+        # the background by a non-interactive shell (a script's `cmd &`) inherits SIGINT ignored, and
+        # Python then never turns Ctrl-C into KeyboardInterrupt.
         signal.signal(signal.SIGTERM, _stop_requested)
+        signal.signal(signal.SIGINT, _stop_requested)
         web = [sys.executable, "-m", "gunicorn", "-c", "python:reviewer.gunicorn_conf", "--bind", f"127.0.0.1:{port}"]
         web += ["--workers", str(web_workers)] if web_workers else []
         web += ["--threads", str(web_threads)] if web_threads else []
@@ -240,7 +243,7 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 
 class StopRequested(Exception):
-    """SIGTERM arrived."""
+    """SIGTERM or SIGINT arrived."""
 
 
 def _stop_requested(signum, frame):

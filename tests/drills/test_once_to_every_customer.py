@@ -17,7 +17,6 @@ import email
 import json
 import re
 import threading
-import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,6 +24,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from tests.conftest import Worker
+from tests.factories import wait_for
 from tests.services import django_call, free_port, migrate, product_env
 
 pytestmark = [pytest.mark.postgres, pytest.mark.worker]
@@ -52,10 +52,7 @@ class Gate:
             self.in_flight -= 1
 
     def wait_for_held(self, count: int, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while self.in_flight < count:
-            assert time.monotonic() < deadline, f"only {self.in_flight} sends reached the receivers"
-            time.sleep(0.05)
+        wait_for(lambda: self.in_flight >= count, timeout, message=f"{count} sends to reach the receivers")
 
 
 class MailServer:
@@ -214,19 +211,17 @@ def check_once(drill, rows: list[dict], updates: int) -> Counter:
 
 def check_still_working(drill, number: int) -> None:
     """The update published after the faults reaches every receiver, once, through the worker alone."""
-    deadline = time.monotonic() + 30
-    while drill.slack.received[str(number)] < 1 or drill.mail.updates[str(number)] < 1 + len(SUBSCRIBERS):
+    def delivered() -> bool:
         assert drill.worker.process.poll() is None, f"the worker died:\n{worker_log(drill)}"
-        assert time.monotonic() < deadline, f"the worker delivered nothing after the faults:\n{worker_log(drill)}"
-        time.sleep(0.1)
+        return drill.slack.received[str(number)] >= 1 and drill.mail.updates[str(number)] >= 1 + len(SUBSCRIBERS)
+
+    wait_for(delivered, 30, message=f"the worker to deliver update {number} after the faults")
     assert (drill.slack.received[str(number)], drill.mail.updates[str(number)]) == (1, 1 + len(SUBSCRIBERS))
 
 
 def wait_in_log(drill, text: str, count: int, timeout: float = 40) -> None:
-    deadline = time.monotonic() + timeout
-    while worker_log(drill, 0).count(text) < count:
-        assert time.monotonic() < deadline, f"{count} x {text!r} not in the worker's log:\n{worker_log(drill)}"
-        time.sleep(0.1)
+    wait_for(lambda: worker_log(drill, 0).count(text) >= count, timeout,
+             message=f"{count} x {text!r} in the worker's log")
 
 
 def worker_log(drill, tail: int = 3000) -> str:

@@ -9,6 +9,7 @@ Plain Python: no Django here.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from agents.core.contacts import (
     markup_message,
     unknown_contact_message,
 )
-from agents.core.patterns import UnsafePattern, compile_pattern, word_pattern
+from agents.core.patterns import UnsafePattern, compile_pattern, matching, screen, word_pattern
 from agents.core.policy import ClaimFamily, GuardRules
 from agents.core.text import strings_in
 
@@ -514,11 +515,37 @@ def _region_pattern(token: str):
 def _region_word_pattern(word: str):
     """A region's name in words ("Europe", "European", "Asia-Pacific"): in any case, as whole
     words; spaces and hyphens inside it may be written either way. "U.S." is read as written."""
+    return compile_pattern(_region_word_source(word))
+
+
+@functools.lru_cache(maxsize=1024)
+def _region_word_source(word: str) -> str:
     parts = [re2.escape(part) for part in re.split(r"[\s-]+", word.strip()) if part]
     body = r"[\s-]+".join(parts)
     start = r"\b" if word[:1].isalnum() else ""
     end = r"\b" if word[-1:].isalnum() else ""
-    return compile_pattern(f"{start}{body}{end}")
+    return f"{start}{body}{end}"
+
+
+def _regions_screen(rules: GuardRules):
+    """One program that finds every region token and name in words of ``rules``: a text it finds
+    nothing in names no region. None where a token is unusable (the check reports it)."""
+    if not all(isinstance(token, str) for token in rules.regions):
+        return None
+    region_words = dict(rules.region_words)
+    try:
+        return screen(tuple(source for token in rules.regions
+                            for source in _region_sources(token, region_words.get(token.lower(), ()))))
+    except UnsafePattern:
+        return None
+
+
+def _region_sources(token: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The patterns of a region token and its names in words, as _region_pattern and
+    _region_word_pattern read them: a short token in upper case only, the rest in any case."""
+    token = token.lower()
+    own = rf"(?-i:\b{re2.escape(token.upper())}\b)" if len(token) <= 2 else rf"\b{re2.escape(token)}\b"
+    return (own, *(_region_word_source(word) for word in words))
 
 
 def _region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = ()) -> bool:
@@ -700,6 +727,8 @@ def family_claims(text: str, family: ClaimFamily) -> list:
     """The unhedged matches of a claim family (its canonical claim and every paraphrase), in reading
     order, a match overlapping an earlier one left out ("have fully recovered" is one claim).
     Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    if not _may_match(text, family.patterns):
+        return []
     matches = sorted((m for p in family.patterns for m in _family_unhedged(text, p, family)),
                      key=lambda m: (m.start(), -m.end()))
     kept: list = []
@@ -716,7 +745,15 @@ def family_makes_claim(text: str, family: ClaimFamily) -> bool:
 def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
     """Whether the evidence makes the family's claim itself, or says what its ``supported_by``
     patterns name ("Data loss: none"), unhedged."""
-    return any(next(_unhedged(evidence, p, family.hedges), None) is not None for p in family.support_patterns)
+    patterns = family.support_patterns
+    return _may_match(evidence, patterns) and any(
+        next(_unhedged(evidence, p, family.hedges), None) is not None for p in patterns)
+
+
+def _may_match(text: str, patterns: tuple[str, ...]) -> bool:
+    """False when none of ``patterns`` matches ``text`` at all, hedged or not: one pass over the text."""
+    union = screen(patterns)
+    return union is None or union.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -744,7 +781,15 @@ def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
 
 def family_problem(family: ClaimFamily) -> str | None:
     """Why a family cannot be checked safely (a pattern RE2 refuses), or None."""
-    for pattern in family.support_patterns:
+    try:
+        return _patterns_problem(family.support_patterns)
+    except TypeError:  # unhashable: a snapshot edited by hand may hold anything
+        return _patterns_problem.__wrapped__(family.support_patterns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _patterns_problem(patterns: tuple) -> str | None:
+    for pattern in patterns:
         try:
             compile_pattern(pattern)
         except UnsafePattern as error:
@@ -779,8 +824,10 @@ _INSTRUCTION = compile_pattern(
 _CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\d))+[.;!?\n]?")
 
 
+@functools.lru_cache(maxsize=1024)
 def without_instructions(text: str) -> str:
-    """``text`` with every clause that instructs the model removed."""
+    """``text`` with every clause that instructs the model removed (the texts of one incident are
+    read again for each text checked against it: remembered)."""
     return " ".join(c.strip() for c in _CLAUSE.findall(text) if c.strip() and not _INSTRUCTION.search(c))
 
 
@@ -905,8 +952,7 @@ def _distinct(violations: Iterable[Violation]) -> list[Violation]:
 def _new_facts(text: str, allowed_text: str, ratios: frozenset[Decimal] | None) -> list[Violation]:
     """The numbers, dates, times of day and ids the allowed text does not support, in reading order."""
     text_moments = find_moments(text)
-    allowed_moments = find_moments(allowed_text)
-    allowed_numbers = _allowed_numbers(allowed_text, _spans(allowed_text, allowed_moments))
+    allowed_moments, allowed_numbers = _allowed_facts(allowed_text)
     facts: list[tuple[int, str]] = []
     for number in extract_numbers(text, skip=_spans(text, text_moments)):
         if not _number_supported(number, allowed_numbers, ratios):
@@ -920,6 +966,14 @@ def _new_facts(text: str, allowed_text: str, ratios: frozenset[Decimal] | None) 
             facts.append((m.start(), m.group()))
     return [Violation("no_new_facts", token, f"“{token}” is not supported by the incident context.")
             for _, token in sorted(facts)]
+
+
+@functools.lru_cache(maxsize=16)
+def _allowed_facts(allowed_text: str) -> tuple[tuple[Moment, ...], tuple[Number, ...]]:
+    """The dates, times and numbers of an allowed text. Read once per text: one run checks several
+    texts against the same incident, and a replay checks many runs of it."""
+    moments = find_moments(allowed_text)
+    return tuple(moments), tuple(_allowed_numbers(allowed_text, _spans(allowed_text, moments)))
 
 
 def _new_incident_ids(text: str, allowed_text: str) -> list[Violation]:
@@ -940,6 +994,9 @@ def _new_regions(text: str, allowed_text: str, rules: GuardRules) -> list[Violat
     # A snapshot may hold a pattern or token RE2 refuses (saved before admin checked, or edited in
     # the database). It is never matched with a backtracking engine, and never skipped: it fails
     # its check, so the text goes to a person with the reason.
+    union = _regions_screen(rules)
+    if union is not None and union.search(text) is None:
+        return []
     region_words = dict(rules.region_words)
     unsafe, regions = [], []
     for token in rules.regions:
@@ -947,6 +1004,8 @@ def _new_regions(text: str, allowed_text: str, rules: GuardRules) -> list[Violat
             if not isinstance(token, str):
                 raise UnsafePattern(f"a region token must be text, not {type(token).__name__}")
             words = region_words.get(token.lower(), ())
+            if not _may_match(text, _region_sources(token, words)):
+                continue
             matches = list(_region_pattern(token.lower()).finditer(text))
             for word in words:
                 matches += _region_word_pattern(word).finditer(text)
@@ -971,28 +1030,31 @@ def _unsupported_claims(text: str, evidence: str, rules: GuardRules, strict_clai
     # (avoid_absolute_guarantees) accepts no support for a restricted claim; a strict-only family
     # (firm time promises) applies only there.
     unsafe, claims = [], []
-    for family in rules.families():
-        if family.strict_only and not strict_claims:
-            continue
-        problem = family_problem(family)
+    families = [(family, family_problem(family)) for family in rules.families()
+                if strict_claims or not family.strict_only]
+    # Which patterns match at all, in one pass over the text for every family (most match nothing).
+    matched = matching(text, tuple(dict.fromkeys(p for family, problem in families if not problem
+                                                 for p in family.patterns)))
+    for family, problem in families:
         if problem:
             unsafe.append(Violation(family.check if family.check in CHECKS else "restricted_claims",
                                     str(family.pattern), f"{problem}. A person must check the text for it."))
             continue
+        if matched is not None and matched.isdisjoint(family.patterns):
+            continue
+        made = [m for m in family_claims(text, family)
+                if not (family.support == "time" and is_cadence(text, m.start(), m.end()))  # the next update
+                and not (family.check == "state_claim" and is_forecast(text, m.end()))]
+        if not made:
+            continue  # the text does not make the claim: the (long) evidence need not be read for it
         if strict_claims and family.check == "restricted_claims":
             supported = False
         else:
             supported = state_supports(family.support, state)
             if supported is None or (supported is False and family.support != "ongoing"):
                 supported = family_supported_in(evidence, family)
-        if supported:
-            continue
-        for m in family_claims(text, family):
-            if family.support == "time" and is_cadence(text, m.start(), m.end()):
-                continue  # a statement about the next update: its number is checked as a number
-            if family.check == "state_claim" and is_forecast(text, m.end()):
-                continue
-            claims.append((m, family))
+        if not supported:
+            claims += [(m, family) for m in made]
     kept, spans = [], []  # spans: the kept matches' (start, end), sorted and disjoint
     for m, family in claims:  # in the rules' order: the first family to match some words reports them
         i = bisect.bisect_left(spans, (m.start(), m.end()))

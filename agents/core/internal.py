@@ -11,6 +11,7 @@ that names ``/v2/orders`` makes it fine to say. Plain Python: no Django here.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -74,17 +75,18 @@ def _words(text: str, *, every: bool = False) -> list[tuple[str, int, int]]:
 Phrase = tuple[tuple[str, ...], bool]
 
 
-def _phrases(value: str) -> list[Phrase]:
+@functools.lru_cache(maxsize=1024)
+def _phrases(value: str) -> tuple[Phrase, ...]:
     """What gives ``value`` away: the whole value and, for a long one, each run of PHRASE_WORDS of
     its distinctive words. A value of one word only counts when it is distinctive (see below)."""
     if _NAME.fullmatch(value.strip()):
-        return [(tuple(word for word, _, _ in _words(value, every=True)), True)]
+        return ((tuple(word for word, _, _ in _words(value, every=True)), True),)
     words = tuple(word for word, _, _ in _words(value))
     if len(words) > PHRASE_WORDS:
-        return [(words, False), *((words[i : i + PHRASE_WORDS], False) for i in range(len(words) - PHRASE_WORDS + 1))]
+        return ((words, False), *((words[i : i + PHRASE_WORDS], False) for i in range(len(words) - PHRASE_WORDS + 1)))
     if len(words) >= 2 or (len(words) == 1 and _distinctive_word(value.strip())):
-        return [(words, False)]
-    return []
+        return ((words, False),)
+    return ()
 
 
 def _distinctive_word(value: str) -> bool:
@@ -97,7 +99,10 @@ class _Text:
     """A text's words, both ways, to find phrases in."""
 
     def __init__(self, text: str):
-        self.distinctive, self.every = _words(text), _words(text, every=True)
+        found = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        self.every = [(_stem(word), start, end) for word, start, end in found]
+        self.distinctive = [stemmed for stemmed, (word, _, _) in zip(self.every, found, strict=True)
+                            if word not in _STOPWORDS]
         # Where each word starts a phrase: a long text is read once, not once per phrase.
         self.starts: dict[bool, dict[str, list[int]]] = {False: {}, True: {}}
         for every, words in ((False, self.distinctive), (True, self.every)):
@@ -110,6 +115,13 @@ class _Text:
         words, n = (self.every if every else self.distinctive), len(wanted)
         return [(words[i][1], words[i + n - 1][2]) for i in self.starts[every].get(wanted[0], [])
                 if tuple(word for word, _, _ in words[i : i + n]) == wanted] if n else []
+
+
+@functools.lru_cache(maxsize=16)
+def _public_words(public_text: str) -> _Text:
+    """The words of an incident's public facts, read once: one run checks several texts against the
+    same incident, and a replay checks many runs of it (a ``_Text`` is never changed once read)."""
+    return _Text(public_text)
 
 
 # ---------------------------------------------------------------- shapes of internal details
@@ -159,7 +171,7 @@ def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violatio
         return []
     public_text = canonical_json(public_context(context))
     public_lower = public_text.lower()
-    public, checked = _Text(public_text), _Text(text)
+    public, checked = _public_words(public_text), _Text(text)
     hits: list[tuple[int, int, str]] = []
 
     def add(start: int, end: int, message: str) -> None:

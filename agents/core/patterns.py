@@ -109,6 +109,48 @@ def _compile(pattern: str, case_sensitive: bool):
     return compiled
 
 
+@functools.lru_cache(maxsize=256)
+def screen(patterns: tuple[str, ...]):
+    """One case-insensitive RE2 program that matches wherever one of ``patterns`` does, so a text is
+    read once for a group of patterns rather than once per pattern: where it finds nothing, none of
+    them matches. None for a single pattern, or where RE2 refuses the union; each pattern still
+    raises :class:`UnsafePattern` as it would on its own."""
+    for pattern in patterns:
+        compile_pattern(pattern)
+    if len(patterns) < 2:
+        return None
+    try:  # each pattern compiled alone, so its brackets balance inside the group
+        return re2.compile("|".join(f"(?:{pattern})" for pattern in patterns), _options(case_sensitive=False))
+    except re2.error:
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _pattern_set(patterns: tuple[str, ...]):
+    found = re2.Set.SearchSet(_options(case_sensitive=False))
+    for pattern in patterns:
+        found.Add(pattern)
+    found.Compile()
+    return found
+
+
+def matching(text: str, patterns: tuple[str, ...]) -> frozenset[str] | None:
+    """Which of ``patterns`` (each accepted by compile_pattern, case-insensitive) match somewhere in
+    ``text``, found in one pass for all of them; None when that cannot be told, and each pattern
+    must be tried on its own. (An RE2 set that runs out of memory answers "none"; that answer is
+    checked with the union of the patterns, which RE2 always runs to the end.)"""
+    if len(patterns) < 2:
+        return None
+    try:
+        found = _pattern_set(patterns).Match(text)
+    except re2.error:
+        return None
+    if found:
+        return frozenset(patterns[i] for i in found)
+    union = screen(patterns)
+    return frozenset() if union is not None and union.search(text) is None else None
+
+
 def pattern_problem(pattern: str) -> str | None:
     """Why admin must refuse ``pattern`` as a case-insensitive claim pattern, or None if it is usable."""
     try:

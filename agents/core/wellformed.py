@@ -120,6 +120,9 @@ _STRANDS = {
              "integrate", "integrated", "put", "up"},
 }  # fmt: skip
 _WINDOW = 120  # characters before a sentence's end read for its last words
+# A sentence's last word and the word before it, read on the reversed sentence: punctuation, then
+# spaces, then the last word, then (after spaces on the same line) the word before it.
+_LAST_WORDS = re.compile(r"[.!?…]*[^\S\n]*([A-Za-z]+)(?:[^\S\n]+([A-Za-z]+))?")
 _TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•—–]|\d{1,2}[.)]|[a-z][.)])\s+")
 _LINK_AT_END = re.compile(r"(?:https?://|www\.)\S+$|\S+@\S+\.\w+$", re.IGNORECASE)
@@ -172,11 +175,12 @@ def _unfinished(text: str) -> list[Violation]:
     for end in sorted({*_sentence_ends(stripped), len(stripped)}):
         # A window before the end, so a text of many sentences stays linear.
         head = text[max(0, end - _WINDOW) : end].rstrip("\"'”’)] \t\n")
-        m = re.search(r"(?:([A-Za-z]+)[^\S\n]+)?([A-Za-z]+)[^\S\n]*[.!?…]*$", head)
-        if m and _dangles(m.group(2), m.group(1) or ""):
+        m = _LAST_WORDS.match(head[::-1])  # read backwards from the end: the match is anchored there
+        if m and _dangles(m.group(1)[::-1], (m.group(2) or "")[::-1]):
+            last = m.group(1)[::-1]
             offset = max(0, end - _WINDOW)
-            found = _excerpt(text, offset + m.start(2), offset + m.end(), before=2)
-            violations.append(_malformed(found, "A sentence stops in the middle, on “" + m.group(2) + "”: “{found}”."))
+            found = _excerpt(text, offset + len(head) - m.end(1), offset + len(head), before=2)
+            violations.append(_malformed(found, "A sentence stops in the middle, on “" + last + "”: “{found}”."))
             last_cut = last_cut or end == len(stripped)
     # The last sentence ends with terminal punctuation; a list item, a sign-off or a link may not.
     last_line = stripped.rsplit("\n", 1)[-1]

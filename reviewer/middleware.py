@@ -69,7 +69,8 @@ class TracingMiddleware:
             return self.get_response(request)
         with tracing.tracer().start_as_current_span(
             request.method, context=tracing.context_from_headers(request.headers), kind=SpanKind.SERVER,
-            attributes={"http.request.method": request.method, "url.path": request.path},
+            attributes={"http.request.method": request.method, "url.path": request.path,
+                        "gated_review.request_id": request.request_id},  # the log lines' id (RequestIdMiddleware)
         ) as span:
             response = self.get_response(request)
             if (match := request.resolver_match) is not None:  # None for a 404 that matched no URL

@@ -222,6 +222,7 @@ def test_a_request_is_a_server_span_that_continues_the_callers_trace(spans, clie
     [span] = [s for s in spans.get_finished_spans() if s.kind == SpanKind.SERVER]
     assert span.name == "GET /runs/" and span.attributes["http.route"] == "/runs/"
     assert span.attributes["http.response.status_code"] == 200
+    assert span.attributes["gated_review.request_id"] == response["X-Request-ID"]
     assert f"{span.context.trace_id:032x}" == "0af7651916cd43dd8448eb211c80319c"
     assert f"{span.parent.span_id:016x}" == "b7ad6b7169203331"
 

@@ -93,7 +93,8 @@ def configure() -> bool:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         service = os.environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE_NAME
-        provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service}))
+        # process.pid: which of the web or worker processes a span is from.
+        provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service, "process.pid": os.getpid()}))
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         _provider, _pid = provider, os.getpid()
     log.info("tracing on: spans of service %s go to the OTLP endpoint", service)

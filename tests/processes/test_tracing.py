@@ -2,14 +2,19 @@
 real Celery worker runs it with the openai SDK against the scripted model, and both processes export
 to a loopback OTLP/HTTP receiver that decodes what it is sent with ``opentelemetry-proto``. One
 trace: the request -> the run -> its stages -> its model calls; then a lead's decision on the
-escalation adds an evaluation under the run."""
+escalation adds an evaluation under the run. And gunicorn's web processes export their requests'
+spans, continuing the caller's trace."""
 
 from __future__ import annotations
 
 import gzip
+import socket
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import requests
@@ -21,12 +26,16 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 
 from agents import tracing
 from agents.models import Run
+from agents.tasks import start_run
 from agents.testing.scripted_demo import DRAFT, ESCALATE
 from agents.testing.scripted_server import tool_call
 from reviewer.models import ApiToken
+from tests.conftest import Worker
 from tests.factories import wait_for
+from tests.processes.conftest import own_sqlite_env
 
 pytestmark = pytest.mark.worker
+ROOT = Path(__file__).parents[2]
 
 
 def value_of(any_value):
@@ -43,6 +52,7 @@ def attributes_of(key_values) -> dict:
 @dataclass
 class ReceivedSpan:
     service: str
+    pid: int
     name: str
     kind: int
     trace_id: str
@@ -88,11 +98,12 @@ class OTLPReceiver:
 
     def take(self, request: ExportTraceServiceRequest) -> None:
         for resource_spans in request.resource_spans:
-            service = attributes_of(resource_spans.resource.attributes).get("service.name", "")
+            resource = attributes_of(resource_spans.resource.attributes)
+            service, pid = resource.get("service.name", ""), resource.get("process.pid", 0)
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
                     received = ReceivedSpan(
-                        service=service, name=span.name, kind=span.kind, trace_id=span.trace_id.hex(),
+                        service=service, pid=pid, name=span.name, kind=span.kind, trace_id=span.trace_id.hex(),
                         span_id=span.span_id.hex(), parent_id=span.parent_span_id.hex(),
                         attributes=attributes_of(span.attributes),
                         events=[(e.name, attributes_of(e.attributes)) for e in span.events],
@@ -193,3 +204,58 @@ def test_a_run_started_by_a_web_request_is_one_trace_from_the_request_to_its_mod
     [deciding] = wait_for(lambda: [s for s in list(otlp_receiver.spans) if (s.trace_id, s.span_id) in review.links],
                           message="the deciding request's span")
     assert deciding.name.startswith("POST /api/escalations/") and deciding.name.endswith("/decision")
+
+
+@pytest.mark.backend_independent  # its own SQLite database, no broker: the same in both passes
+def test_gunicorns_web_processes_export_their_requests_spans(otlp_receiver, tmp_path):
+    """gunicorn as production runs it: each web process starts its exporter after the fork
+    (``post_fork``), and a request continues the trace its caller sent."""
+    env = {k: v for k, v in own_sqlite_env(tmp_path).items() if not k.startswith("OTEL_")}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=otlp_receiver.url, OTEL_SERVICE_NAME="gated-review-web",
+               OTEL_BSP_SCHEDULE_DELAY="50")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = (tmp_path / "web.log").open("ab")
+    gunicorn = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:reviewer.gunicorn_conf", "--bind",
+                                 f"127.0.0.1:{port}", "reviewer.wsgi"], cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    def ask():
+        try:  # the OpenAPI document: served without a database
+            return requests.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=5,
+                                headers={"traceparent": caller}).status_code == 200
+        except requests.RequestException:  # refused while it starts, or slow while it loads the app
+            return gunicorn.poll() is not None
+
+    try:
+        wait_for(ask, timeout=120, every=0.2, message="gunicorn to serve")
+        assert gunicorn.poll() is None, (tmp_path / "web.log").read_text()
+        spans = wait_for(lambda: otlp_receiver.named("GET /api/openapi.json"), message="the request's span")
+    finally:
+        gunicorn.terminate()
+        gunicorn.wait(timeout=30)
+        log.close()
+    span = spans[0]
+    assert (span.service, span.kind) == ("gated-review-web", ProtoSpan.SPAN_KIND_SERVER)
+    assert (span.trace_id, span.parent_id) == ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")
+    assert span.pid not in (0, gunicorn.pid)  # from a forked web process, not the master
+
+
+def test_a_prefork_workers_pool_process_exports_the_runs_it_executes(otlp_receiver, worker_env, tmp_path, demo_data):
+    """With the prefork pool the run executes in a forked pool process: tracing starts there
+    (``worker_process_init``), after the fork."""
+    worker = Worker(tmp_path / "worker.log", {
+        **worker_env, "LLM_BACKEND": "offline", "OTEL_EXPORTER_OTLP_ENDPOINT": otlp_receiver.url,
+        "OTEL_SERVICE_NAME": "gated-review-worker", "OTEL_BSP_SCHEDULE_DELAY": "50"}, pool="prefork", concurrency=1)
+    worker.start()
+    try:
+        run, _ = start_run(pipeline="reflection", goal="Customer update", incident=demo_data["inc_pay_2041"])
+        [root] = wait_for(lambda: otlp_receiver.named("invoke_agent reflection"), message="the run's span")
+    finally:
+        worker.stop()
+    assert root.attributes["gated_review.run.id"] == run.pk and root.parent_id == ""  # started in no request
+    assert root.pid not in (0, worker.process.pid)  # the pool process, not the worker's main process
+    offline = [s for s in otlp_receiver.spans if s.name == "chat offline model"]
+    assert offline and all(s.attributes["gen_ai.provider.name"] == "gated_review.offline" for s in offline)

@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from agents import tracing
 from agents.models import Run
-from agents.tasks import run_now, start_run
+from agents.tasks import retry_run, run_now, start_run
 from agents.testing.scripted_demo import APPROVE, DRAFT, ESCALATE
 from agents.testing.scripted_server import status, tool_call
 from reviewer.desk.decisions import decide, request_changes
@@ -225,6 +225,31 @@ def test_a_request_is_a_server_span_that_continues_the_callers_trace(spans, clie
     assert span.attributes["gated_review.request_id"] == response["X-Request-ID"]
     assert f"{span.context.trace_id:032x}" == "0af7651916cd43dd8448eb211c80319c"
     assert f"{span.parent.span_id:016x}" == "b7ad6b7169203331"
+
+
+@pytest.mark.django_db
+def test_a_run_started_from_the_incident_page_stores_the_requests_span_as_its_parent(spans, login, demo_data):
+    response = login("ops").post("/incidents/inc_pay_2041/runs/", {
+        "pipeline": "reflection", "goal": GOAL, "idempotency_key": "6f1c2a64-0d7e-4d59-9a57-3a1f0f5b6a11"})
+
+    assert response.status_code == 302
+    [request] = [s for s in spans.get_finished_spans() if s.kind == SpanKind.SERVER]
+    assert request.name == "POST /incidents/<slug:incident_id>/runs/"
+    assert ids(Run.objects.get().trace_parent) == ids_of(request)
+
+
+@pytest.mark.django_db
+def test_an_automatic_retry_joins_the_trace_of_the_run_it_retries_and_a_persons_retry_starts_its_own(
+        spans, demo_data, users):
+    with tracing.tracer().start_as_current_span("POST /incidents/x/run"):
+        lost, _ = start_run(pipeline="reflection", goal=GOAL, incident=demo_data["inc_pay_2041"], enqueue=False)
+
+    automatic = retry_run(lost, user=None)  # the sweep's: in no request
+    with tracing.tracer().start_as_current_span("POST /runs/x/retry/") as retrying:
+        by_hand = retry_run(lost, user=users.ops)
+
+    assert lost.trace_parent and automatic.trace_parent == lost.trace_parent
+    assert ids(by_hand.trace_parent) == ids_of(retrying)
 
 
 @pytest.mark.django_db

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from opentelemetry.trace import Span
 
 from agents import tracing
 from agents.core.llm.base import LLM
@@ -203,7 +204,9 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     return result
 
 
-def _execute(run: Run, llm: LLM | None, span) -> RunResult:
+def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
+    """Run the taken ``run`` and record its result; with tracing on, its steps and calls are spans
+    under ``span``."""
     run_pk, delivery = run.pk, run.deliveries
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
     try:

@@ -56,6 +56,9 @@ class RequestIdMiddleware:
             connection.ensure_connection()
 
 
+HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+
+
 class TracingMiddleware:
     """With tracing on (``agents.tracing``), each request is a server span, continuing the caller's
     trace when it sends a ``traceparent``: a run started by the request is recorded as its child.
@@ -67,15 +70,18 @@ class TracingMiddleware:
     def __call__(self, request):
         if not tracing.enabled():
             return self.get_response(request)
+        # A method a client made up names no span (HTTP semantic conventions: "_OTHER").
+        method = request.method if request.method in HTTP_METHODS else "_OTHER"
         with tracing.tracer().start_as_current_span(
-            request.method, context=tracing.context_from_headers(request.headers), kind=SpanKind.SERVER,
-            attributes={"http.request.method": request.method, "url.path": request.path,
-                        "gated_review.request_id": request.request_id},  # the log lines' id (RequestIdMiddleware)
+            "HTTP" if method == "_OTHER" else method, context=tracing.context_from_headers(request.headers),
+            kind=SpanKind.SERVER, attributes={"http.request.method": method, "url.path": request.path,
+                                              "gated_review.request_id": request.request_id},  # the log lines' id
         ) as span:
             response = self.get_response(request)
             if (match := request.resolver_match) is not None:  # None for a 404 that matched no URL
-                span.update_name(f"{request.method} /{match.route}")
                 span.set_attribute("http.route", f"/{match.route}")
+                if method != "_OTHER":
+                    span.update_name(f"{method} /{match.route}")
             span.set_attribute("http.response.status_code", response.status_code)
             if response.status_code >= 500:
                 span.set_status(Status(StatusCode.ERROR))

@@ -228,6 +228,14 @@ def test_a_request_is_a_server_span_that_continues_the_callers_trace(spans, clie
 
 
 @pytest.mark.django_db
+def test_a_method_a_client_made_up_does_not_name_the_span(spans, client):
+    client.generic("BREW", "/runs/")
+
+    [span] = [s for s in spans.get_finished_spans() if s.kind == SpanKind.SERVER]
+    assert span.name == "HTTP" and span.attributes["http.request.method"] == "_OTHER"
+
+
+@pytest.mark.django_db
 def test_a_run_started_from_the_incident_page_stores_the_requests_span_as_its_parent(spans, login, demo_data):
     response = login("ops").post("/incidents/inc_pay_2041/runs/", {
         "pipeline": "reflection", "goal": GOAL, "idempotency_key": "6f1c2a64-0d7e-4d59-9a57-3a1f0f5b6a11"})

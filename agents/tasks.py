@@ -21,7 +21,9 @@ from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from opentelemetry.trace import Span
 
+from agents import tracing
 from agents.core.llm.base import LLM
 from agents.core.llm.client import client_from_env, effective_policy
 from agents.core.llm.endpoints import key_variables
@@ -84,6 +86,8 @@ def start_run(
                 pipeline=pipeline, goal=goal, incident=incident, incident_version=version,
                 context=incident.context() if incident is not None else (context or {}),
                 policy=policy.to_dict(), triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
+                # An automatic retry (the sweep's, in no request) joins the trace of the run it retries.
+                trace_parent=tracing.traceparent() or (retry_of.trace_parent if retry_of else ""),
             )
             if enqueue:
                 # robust: a broker that is down must not fail a run that is committed (an API client's
@@ -182,12 +186,28 @@ HEARTBEAT = Heartbeat()
 
 
 def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
-    """Execute one run in this process. Safe to call twice: the second call finds it taken (None)."""
+    """Execute one run in this process. Safe to call twice: the second call finds it taken (None).
+
+    With tracing on, the run is a span in the trace of the request that started it (agents.tracing)."""
     run = take(run_pk)
     if run is None:
         log.info("run %s already taken or finished; nothing to do", run_pk)
         return None
-    delivery = run.deliveries
+    with tracing.run_span(pipeline=run.pipeline, run_id=run_pk, parent=run.trace_parent) as span:
+        if span.is_recording():
+            if run.incident_id is not None:
+                span.set_attribute("gated_review.incident.id", run.incident.incident_id)
+            run.trace_span = tracing.traceparent(span)  # a lead's decision on the run goes under it
+            Run.objects.filter(pk=run_pk).update(trace_span=run.trace_span)
+        result = _execute(run, llm, span)
+        tracing.end_run(span, stop_reason=result.stop_reason, status=result.status)
+    return result
+
+
+def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
+    """Run the taken ``run`` and record its result; with tracing on, its steps and calls are spans
+    under ``span``."""
+    run_pk, delivery = run.pk, run.deliveries
     policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
     try:
         # The model settings the run executes under (its row's, the environment winning), computed
@@ -202,11 +222,16 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
         return result
     run.model_label, run.endpoint = fit(Run, "model_label", llm.label), fit(Run, "endpoint", llm.endpoint)
     run.save(update_fields=["model_label", "endpoint"])
+    observer = DatabaseObserver(run_pk, delivery)
+    if span.is_recording():
+        observer = tracing.TracingObserver(observer, span, provider=tracing.provider_name(llm))
     with HEARTBEAT.keep(run_pk):
         result = run_pipeline(
             run.pipeline, goal=run.goal, context=run.context or None, policy=policy, llm=llm,
-            observer=DatabaseObserver(run_pk, delivery), run_id=str(run_pk), workers=database_workers(),
+            observer=observer, run_id=str(run_pk), workers=database_workers(),
         )
+    if span.is_recording():
+        observer.close()
     result.details = {**result.details, "model_settings": model_settings_record(policy, llm)}
     record_result(run_pk, result, run)
     return result

@@ -1,6 +1,6 @@
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
 
@@ -19,6 +19,16 @@ def make_broker_folder(sender, **kwargs):
 
     if settings.CELERY_BROKER_URL.startswith("filesystem"):
         os.makedirs(settings.CELERY_BROKER_FOLDER, exist_ok=True)
+
+
+@signals.worker_process_init.connect  # prefork and solo pools: in each process that runs tasks
+@signals.worker_ready.connect  # the threads pool, which forks none: its tasks run in this process
+def start_tracing(**kwargs):
+    """Export the runs' traces when an OTLP endpoint is configured (agents.tracing). Here, after
+    any fork: the batch span processor's export thread would not survive one."""
+    from agents import tracing
+
+    tracing.configure()
 
 
 def enqueue_on_commit(task_name: str, *args, robust: bool = False) -> None:

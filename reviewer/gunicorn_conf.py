@@ -22,3 +22,11 @@ keepalive = 5
 timeout = 30
 graceful_timeout = 5  # SIGTERM: requests in flight get this long, then the workers are stopped
 loglevel = "warning"
+
+
+def post_fork(server, worker):
+    """Export traces from each web process when an OTLP endpoint is configured (agents.tracing): its
+    batch span processor's thread is started here, after the fork, not in the master."""
+    from agents import tracing
+
+    tracing.configure()

@@ -1,5 +1,5 @@
-"""Every answer carries a request id; query strings that no page can use are refused before any view
-reads them; times are shown in the viewer's zone.
+"""Every answer carries a request id (and, with tracing on, is a span); query strings that no page
+can use are refused before any view reads them; times are shown in the viewer's zone.
 
 
 A NUL cannot enter a PostgreSQL string: a filter carrying one (``/inbox/?stop_reason=a%00b``, an
@@ -16,7 +16,9 @@ import uuid
 from django.db import connection
 from django.http import JsonResponse
 from django.shortcuts import render
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from agents import tracing
 from agents.core.inputs import control_character
 from reviewer.logs import current_request, request_fields
 
@@ -52,6 +54,38 @@ class RequestIdMiddleware:
         match = request.resolver_match
         if match.namespace == "api" and match.url_name not in API_WITHOUT_DATABASE:
             connection.ensure_connection()
+
+
+HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+
+
+class TracingMiddleware:
+    """With tracing on (``agents.tracing``), each request is a server span, continuing the caller's
+    trace when it sends a ``traceparent``: a run started by the request is recorded as its child.
+    With tracing off it only passes the request on."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not tracing.enabled():
+            return self.get_response(request)
+        # A method a client made up names no span (HTTP semantic conventions: "_OTHER").
+        method = request.method if request.method in HTTP_METHODS else "_OTHER"
+        with tracing.tracer().start_as_current_span(
+            "HTTP" if method == "_OTHER" else method, context=tracing.context_from_headers(request.headers),
+            kind=SpanKind.SERVER, attributes={"http.request.method": method, "url.path": request.path,
+                                              "gated_review.request_id": request.request_id},  # the log lines' id
+        ) as span:
+            response = self.get_response(request)
+            if (match := request.resolver_match) is not None:  # None for a 404 that matched no URL
+                span.set_attribute("http.route", f"/{match.route}")
+                if method != "_OTHER":
+                    span.update_name(f"{method} /{match.route}")
+            span.set_attribute("http.response.status_code", response.status_code)
+            if response.status_code >= 500:
+                span.set_status(Status(StatusCode.ERROR))
+        return response
 
 
 class RefuseControlCharactersMiddleware:

@@ -101,6 +101,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "reviewer.middleware.RequestIdMiddleware",  # first: every answer and every log line of a request has its id
+    "reviewer.middleware.TracingMiddleware",  # with tracing on, the request's span covers all that follows
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (htmx, CSS) from the app itself, no CDN
     "reviewer.status.middleware.StatusPageMiddleware",  # the stored status page, before what it has no use for

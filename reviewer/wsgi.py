@@ -8,6 +8,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
 os.environ["SERVING_WEB"] = "true"
 application = get_wsgi_application()
 
+from agents import tracing  # noqa: E402
 from reviewer.startup import settle  # noqa: E402  (after the app: settle() freezes what it loaded)
 
+# A server other than gunicorn (gunicorn's post_fork did it already; this process is its worker).
+tracing.configure()
 settle()

@@ -241,15 +241,17 @@ def clean_model_env(monkeypatch):
 
 
 class Worker:
-    def __init__(self, log_path: Path, env: dict):
+    def __init__(self, log_path: Path, env: dict, *, pool: str = "threads", concurrency: int = 4):
         self.log_path = log_path
         self.env = env
+        self.pool, self.concurrency = pool, concurrency  # production's pool is threads (docs/deploy.md)
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 30) -> Worker:
         self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", "threads", "--concurrency", "4",
+            [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", self.pool,
+             "--concurrency", str(self.concurrency),
              "--loglevel", "INFO", "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}@%h"],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )

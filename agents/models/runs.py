@@ -105,6 +105,11 @@ class Run(models.Model):
                                      related_name="runs")
     idempotency_key = models.CharField(max_length=200, blank=True)
     retry_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries")
+    # With tracing on (docs/operations.md, Tracing), W3C traceparents: the span that started the run
+    # (the web request; the worker's run span is its child, whenever and wherever it runs), and the
+    # run's own span (a lead's decision on the run is recorded under it). "" with tracing off.
+    trace_parent = models.CharField(max_length=55, blank=True)
+    trace_span = models.CharField(max_length=55, blank=True)
 
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agents import tracing
 from agents.core.evidence import Mark, mark_facts
 from agents.core.guard import check_final_answer, check_revision, guard_config
 from agents.core.inputs import control_character
@@ -196,7 +197,18 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     judged = _judge(escalation, action, text, note.strip())
     if judged.status == "approved" and escalation.facts_changes and not confirm_changed_facts:
         raise DecisionInvalid(facts_changed_message(escalation))
-    return _record_once(escalation_pk, user, judged, _incident_version(escalation))
+    outcome = _record_once(escalation_pk, user, judged, _incident_version(escalation))
+    if outcome.won:
+        _trace_decision(escalation, judged.action)
+    return outcome
+
+
+def _trace_decision(escalation: Escalation, action: str) -> None:
+    """With tracing on, the decision is an evaluation on the run's trace, once it is committed."""
+    run = escalation.run
+    if tracing.enabled() and run.trace_span:
+        transaction.on_commit(lambda: tracing.record_evaluation(run.trace_span, run_id=run.pk,
+                                                                escalation_id=escalation.pk, action=action))
 
 
 def _check_may_decide(user, action: str) -> None:
@@ -327,6 +339,7 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
                 instructions=instructions, text_before=escalation.candidate)
             if enqueue:
                 enqueue_on_commit("reviewer.tasks.execute_change_request", change.pk)
+            _trace_decision(escalation, Decision.Action.REQUEST_CHANGES)
     except IntegrityError:  # another lead's request won the race for the one in-flight slot
         raise ChangeInFlight(IN_FLIGHT_MESSAGE) from None
     return change

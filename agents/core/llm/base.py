@@ -43,6 +43,8 @@ class CallRecord:
     raw: str = ""  # what the model answered (tool arguments, JSON or text), kept for audit
     error: str = ""
     note: str = ""  # what the server did that the stage did not ask for (e.g. no tool call)
+    response_model: str = ""  # the model the server says answered ("" when no answer came)
+    finish_reason: str = ""  # why the server stopped generating ("stop", "tool_calls", "length", ...)
     #: The request's messages as sent (``{"role": ..., "content": ...}``: the system and the user
     #: message), so a person can read what the model was asked next to what it answered.
     messages: tuple[dict[str, str], ...] = ()

@@ -274,17 +274,19 @@ class OpenAIChat:
         """The stage's reply from the server's answer. An answer the stage cannot use (no message, cut,
         the wrong tool, empty) is recorded as a failed call and raised as :class:`LLMError`."""
         usage = getattr(response, "usage", None)
-        tokens = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-                  "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+        answered = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+                    "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+                    "response_model": _label(getattr(response, "model", None)),
+                    "finish_reason": _finish_reason(response)}
         try:
             message, finish_reason = _first_choice(response)
-            _check_not_cut(limit, message, finish_reason, tokens["completion_tokens"])
+            _check_not_cut(limit, message, finish_reason, answered["completion_tokens"])
             text, via_tool, note = self._answer(request, message, finish_reason)
             _check_not_empty(message, text, via_tool, note)
         except _Unusable as unusable:
-            raise self._record_unusable(request, try_number, latency_ms, records, tokens, unusable) from None
+            raise self._record_unusable(request, try_number, latency_ms, records, answered, unusable) from None
         records.append(
-            self._record(request, try_number, latency_ms, "ok", **tokens, raw=text, note=self._redact(note))
+            self._record(request, try_number, latency_ms, "ok", **answered, raw=text, note=self._redact(note))
         )
         return ModelReply(
             text=text,
@@ -324,13 +326,14 @@ class OpenAIChat:
         try_number: int,
         latency_ms: float,
         records: list[CallRecord],
-        tokens: dict[str, int],
+        answered: dict[str, Any],
         unusable: _Unusable,
     ) -> LLMError:
         """The error to raise for an answer the stage cannot use, once its call is recorded and logged."""
         message = self._redact(unusable.message)  # it may quote the model (a tool name, a refusal)
         records.append(
-            self._record(request, try_number, latency_ms, unusable.reason, **tokens, raw=unusable.raw, error=message)
+            self._record(request, try_number, latency_ms, unusable.reason, **answered, raw=unusable.raw,
+                         error=message)
         )
         self._log_failure(request, try_number, unusable.reason, message)
         return LLMError(unusable.reason, message, calls=tuple(records))
@@ -389,6 +392,17 @@ def _check_not_cut(limit: int, message: Any, finish_reason: Any, completion_toke
             f"finish_reason: {finish_reason})",
             raw=_answer_text(message),
         )
+
+
+def _label(value: Any) -> str:
+    """A short label the server sent (its model name, a finish reason), "" when it sent none: the SDK
+    does not validate answers, and a label is kept for the record, never trusted."""
+    return value[:200] if isinstance(value, str) else ""
+
+
+def _finish_reason(response: Any) -> str:
+    choices = getattr(response, "choices", None)
+    return _label(getattr(choices[0], "finish_reason", None)) if choices else ""
 
 
 def _first_choice(response: Any) -> tuple[Any, Any]:

@@ -21,6 +21,7 @@ import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+import jwt
 import requests
 from django.conf import settings
 from django.contrib import messages
@@ -29,7 +30,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
@@ -104,6 +105,7 @@ def apply_roles(user, groups: list[str]) -> RoleChanges:
     A role the user already held by hand stays a hand-given role. A policy admin enters the admin
     site (is_staff) while single sign-on gives them the role, and no longer once it takes it away.
     """
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one sign-in of a person at a time
     mapped = mapped_roles(groups)
     held = set(user.groups.all())
     grants = {grant.role: grant for grant in SsoRoleGrant.objects.filter(user=user).select_related("role")}
@@ -185,7 +187,7 @@ class SsoBackend(OIDCAuthenticationBackend):
         provider = settings.SSO_PROVIDER_NAME
         try:
             return super().authenticate(request, **credentials)
-        except (requests.RequestException, SuspiciousOperation, ValueError, KeyError) as error:
+        except (requests.RequestException, jwt.PyJWTError, SuspiciousOperation, ValueError, KeyError) as error:
             # The library's messages name the failing step and the provider's answer, never a token.
             logger.warning("single sign-on failed: %s: %s", type(error).__name__, str(error)[:300])
             messages.error(request, PROVIDER_FAILED.format(provider=provider))
@@ -221,8 +223,7 @@ class SsoBackend(OIDCAuthenticationBackend):
                 logger.warning("single sign-on refused a new person: none of their %d groups is mapped", len(groups))
                 messages.error(self.request, NO_MAPPED_GROUP.format(provider=settings.SSO_PROVIDER_NAME))
                 return None
-            user = self.UserModel.objects.create_user(new_username(claims, subject), **profile(claims))
-            identity = SsoIdentity.objects.create(user=user, subject=subject)
+            identity = self.create_identity(claims, subject)
         user = identity.user
         if not user.is_active:
             messages.error(self.request, INACTIVE)
@@ -234,3 +235,12 @@ class SsoBackend(OIDCAuthenticationBackend):
         apply_roles(user, groups)
         SsoIdentity.objects.filter(pk=identity.pk).update(groups=groups, last_login_at=timezone.now())
         return user
+
+    def create_identity(self, claims: dict, subject: str) -> SsoIdentity:
+        """A new user and their identity; the one that a simultaneous first sign-in made, if it won."""
+        try:
+            with transaction.atomic():
+                user = self.UserModel.objects.create_user(new_username(claims, subject), **profile(claims))
+                return SsoIdentity.objects.create(user=user, subject=subject)
+        except IntegrityError:
+            return SsoIdentity.objects.select_related("user").get(subject=subject)

@@ -6,19 +6,23 @@ import os
 import re
 import subprocess
 import sys
+import time
 from urllib.parse import parse_qs, urlsplit
 
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation, ValidationError
 from django.test import Client
 
 from reviewer.models import SsoGroupMapping, SsoIdentity, SsoRoleGrant
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
-from reviewer.sso import apply_roles, check_settings, role_sources
+from reviewer.sso import SsoBackend, apply_roles, check_settings, role_sources
 from tests.factories import PASSWORD, make_user
-from tests.oidc import OidcProvider, sign_in_at_provider, use_provider
+from tests.oidc import CLIENT_SECRET, OidcProvider, sign_in_at_provider, use_provider
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 
@@ -139,6 +143,44 @@ def test_a_turned_off_account_cannot_sign_in(provider, mappings, client):
 def test_a_callback_with_a_state_the_product_never_issued_is_refused(provider, client):
     client.get("/sso/start/")
     assert client.get("/sso/callback/", {"code": "forged", "state": "not-ours"}).status_code == 400
+
+
+def test_no_token_code_or_secret_reaches_the_log(provider, mappings, client, caplog):
+    provider.set_accounts({"lena": {"groups": ["support-leads"]}, "max": {"groups": ["marketing"]}})
+    caplog.set_level("DEBUG")
+    start = client.get("/sso/start/")
+    back = sign_in_at_provider(start["Location"], "lena")
+    client.get(back)
+    client.post("/accounts/logout/")
+    sign_in(client, "max")  # refused: a warning is logged
+    code = parse_qs(urlsplit(back).query)["code"][0]
+    assert "single sign-on refused a new person" in caplog.text
+    for secret in (CLIENT_SECRET, code, "eyJ"):  # "eyJ": how every JWT (ID token, access token) starts
+        assert secret not in caplog.text
+
+
+def signed(claims: dict) -> tuple[str, str]:
+    """An RS256 ID token with ``claims``, and the public key that checks it."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return jwt.encode(claims, key, algorithm="RS256"), public.decode()
+
+
+@pytest.mark.parametrize(("changes", "refusal"), [
+    ({"iss": "https://other.example.com"}, "is not OIDC_OP_ISSUER"),
+    ({"aud": "another-client"}, "not issued to this client"),
+    ({"aud": ["another-client", "a-third"]}, "not issued to this client"),
+])
+def test_an_id_token_from_another_issuer_or_for_another_client_is_refused(settings, changes, refusal):
+    settings.SSO_ENABLED, settings.OIDC_RP_CLIENT_ID = True, "gated-review"
+    settings.OIDC_OP_ISSUER = "https://idp.example.com"
+    claims = {"iss": "https://idp.example.com", "aud": "gated-review", "sub": "lena", "nonce": "n1",
+              "exp": int(time.time()) + 300}
+    token, settings.OIDC_RP_IDP_SIGN_KEY = signed(claims)
+    assert SsoBackend().verify_token(token, nonce="n1")["sub"] == "lena"
+    token, settings.OIDC_RP_IDP_SIGN_KEY = signed({**claims, **changes})
+    with pytest.raises(SuspiciousOperation, match=refusal):
+        SsoBackend().verify_token(token, nonce="n1")
 
 
 # -- the roles, at each sign-in ----------------------------------------------------------------------

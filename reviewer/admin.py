@@ -330,7 +330,9 @@ class ProductUserAdmin(UserAdmin):
 
     inlines = [SsoIdentityInline]
     readonly_fields = ["roles_and_sources"]
-    fieldsets = [*UserAdmin.fieldsets, ("Where the roles came from", {"fields": ["roles_and_sources"]})]
+    # right after the groups (Permissions), before the dates
+    fieldsets = [*UserAdmin.fieldsets[:3], ("Where the roles came from", {"fields": ["roles_and_sources"]}),
+                 *UserAdmin.fieldsets[3:]]
 
     @admin.display(description="roles")
     def roles_and_sources(self, obj):

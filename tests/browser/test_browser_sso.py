@@ -4,6 +4,8 @@ takes the lead role away and keeps the role an admin gave by hand. With password
 login page offers only the provider (test-artifacts/device-login-sso-only-1366.png, -390.png) and a posted
 password is refused."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -38,7 +40,7 @@ def sign_in_at_provider(page, login: str):
 
 
 def test_a_lead_signs_in_through_the_provider_and_loses_the_role_when_the_provider_drops_the_group(
-        page, live_server, provider, screenshot):
+        page, live_server, provider, screenshot, accessible_pages):
     provider.set_accounts({"lena": {"email": "lena@example.com", "name": "Lena Lund", "groups": ["support-leads"]}})
     page.goto(f"{live_server.url}/inbox/")  # sent to log in first
     page.get_by_role("link", name="Sign in with Test Identity").click()
@@ -51,7 +53,8 @@ def test_a_lead_signs_in_through_the_provider_and_loses_the_role_when_the_provid
     lena = get_user_model().objects.get(sso_identity__subject="lena")
     assert set(lena.groups.values_list("name", flat=True)) == {SUPPORT_LEAD}
 
-    lena.groups.add(Group.objects.get(name=OPS))  # an admin gives her the ops role by hand
+    # A superuser gives her the ops role by hand, on her page in the admin, which says where each role came from.
+    admin = give_ops_by_hand(page, live_server, lena)
     provider.set_accounts({"lena": {"email": "lena@example.com", "name": "Lena Lund", "groups": []}})
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("heading", name="Log in")).to_be_visible()
@@ -64,6 +67,34 @@ def test_a_lead_signs_in_through_the_provider_and_loses_the_role_when_the_provid
     page.goto(f"{live_server.url}/inbox/")
     expect(page.get_by_text("Only support leads can open the escalation inbox.")).to_be_visible()
     screenshot(page, "sso-lead-role-gone")
+
+    admin.reload()
+    roles = admin.locator(".field-roles_and_sources")
+    expect(roles).to_have_text(re.compile(r"^\s*Roles:\s*Ops staff: given by hand in the admin\s*$"))  # no other
+    expect(admin.locator(".inline-group")).to_contain_text("lena")  # her identity at the provider
+    screenshot(admin, "sso-admin-user-roles")
+    # axe-core on what the product adds to Django's user page (the rest of that page is Django's own)
+    admin.evaluate(accessible_pages.source)
+    found = admin.evaluate("() => axe.run(['.field-roles_and_sources', '.inline-group'], "
+                           "{resultTypes: ['violations']})")["violations"]
+    assert [v["id"] for v in found if v["impact"] in ("critical", "serious")] == []
+
+
+def give_ops_by_hand(page, live_server, user):
+    """A superuser, in a browser of their own, adds the ops role on ``user``'s admin page; the page stays open."""
+    make_user("root", staff=True)
+    admin = page.context.browser.new_context(viewport={"width": 1366, "height": 900}).new_page()
+    admin.goto(f"{live_server.url}/admin/login/?next=/admin/auth/user/{user.pk}/change/")
+    admin.fill("input[name=username]", "root")
+    admin.fill("input[name=password]", PASSWORD)
+    admin.click("input[type=submit]")
+    roles = admin.locator(".field-roles_and_sources")
+    expect(roles).to_contain_text("Support leads: single sign-on, through the provider's group support-leads")
+    admin.select_option("#id_groups_from", label=OPS)
+    admin.click("#id_groups_add")
+    admin.click("input[name=_continue]")
+    expect(roles).to_contain_text("Ops staff: given by hand in the admin")
+    return admin
 
 
 @pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)], ids=["1366", "390"])

@@ -260,6 +260,20 @@ def test_with_local_logins_off_the_admin_login_sends_to_the_login_page_and_refus
     assert "_auth_user_id" not in client.session
 
 
+def test_the_sign_in_returns_only_to_a_page_of_this_site(sso_on, client, db):
+    client.get("/sso/start/", {"next": "https://evil.example.com/"})
+    assert client.session["oidc_login_next"] is None  # then the dashboard
+    client.get("/sso/start/", {"next": "/inbox/"})
+    assert client.session["oidc_login_next"] == "/inbox/"
+
+
+def test_a_sign_in_the_provider_answers_with_an_error_says_so_on_the_login_page(sso_on, client, db):
+    answer = client.get("/sso/callback/", {"error": "access_denied", "state": "whatever"})
+    assert answer["Location"] == "/accounts/login/?sso=failed"
+    page = " ".join(client.get(answer["Location"]).content.decode().split())
+    assert "Signing in with &lt;b&gt;Acme&lt;/b&gt; SSO did not complete. Try again" in page
+
+
 def test_without_single_sign_on_its_addresses_are_not_found_and_the_page_has_no_button(client, db):
     assert client.get("/sso/start/").status_code == 404
     assert client.get("/sso/callback/").status_code == 404

@@ -16,6 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation, ValidationError
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 
 from reviewer.models import SsoGroupMapping, SsoIdentity, SsoRoleGrant
@@ -181,6 +183,18 @@ def test_an_id_token_from_another_issuer_or_for_another_client_is_refused(settin
     token, settings.OIDC_RP_IDP_SIGN_KEY = signed({**claims, **changes})
     with pytest.raises(SuspiciousOperation, match=refusal):
         SsoBackend().verify_token(token, nonce="n1")
+
+
+def test_sso_discovery_prints_the_providers_settings_from_its_discovery_document(started_provider, capsys):
+    call_command("sso_discovery", started_provider.issuer)
+    lines = capsys.readouterr().out.splitlines()
+    expected = {name: value for name, value in started_provider.settings().items() if name.startswith("OIDC_OP_")}
+    assert lines == [f"{name}={value}" for name, value in expected.items()]
+
+
+def test_sso_discovery_says_what_it_could_not_read(started_provider):
+    with pytest.raises(CommandError, match=r"Cannot read the discovery document .*/nowhere/.well-known/"):
+        call_command("sso_discovery", f"{started_provider.issuer}/nowhere")
 
 
 # -- the roles, at each sign-in ----------------------------------------------------------------------

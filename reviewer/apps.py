@@ -22,6 +22,7 @@ class ReviewerConfig(AppConfig):
         from reviewer.models import StatusComponent, status_page_changed
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
+        from reviewer.sso import check_settings
 
         try:
             declared()
@@ -29,6 +30,7 @@ class ReviewerConfig(AppConfig):
                 resolve(settings.LEDGER_ANCHOR_DESTINATION)
         except DestinationError as error:
             raise ImproperlyConfigured(str(error)) from None
+        check_settings()  # single sign-on's endpoints: addresses, https off this machine
         for package in TASK_PACKAGES:  # registered here, so enqueue_on_commit finds them in any process
             import_module(f"{package}.tasks")
 

@@ -162,6 +162,44 @@ if TRUSTED_PROXY_COUNT:
 else:
     AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
 
+# Single sign-on through an OpenID Connect provider (reviewer/sso.py; docs/operations.md, "Single
+# sign-on"): on when OIDC_RP_CLIENT_ID is set. mozilla-django-oidc reads the OIDC_* names below;
+# the authorization code flow with state, nonce and PKCE (S256). The backend stays listed when SSO is
+# off and then authenticates nobody.
+AUTHENTICATION_BACKENDS.append("reviewer.sso.SsoBackend")
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "").strip()
+SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "").strip()
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "").strip()
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "").strip()
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "").strip()
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "").strip()
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "").strip() or "RS256"
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "").strip() or "openid email profile"
+OIDC_USE_PKCE = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"  # the URL name; its address is SITE_URL's (reviewer.sso)
+OIDC_TIMEOUT = envint("OIDC_TIMEOUT_SECONDS", 10)
+# The claim that lists a person's groups at the provider, and the name the login button shows.
+SSO_GROUPS_CLAIM = os.environ.get("SSO_GROUPS_CLAIM", "").strip() or "groups"
+SSO_PROVIDER_NAME = os.environ.get("SSO_PROVIDER_NAME", "").strip() or "single sign-on"
+# Where a sign-in that did not complete lands: the login page, which says so.
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+SSO_SETTINGS = ("OIDC_RP_CLIENT_SECRET", "OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT",
+                "OIDC_OP_USER_ENDPOINT", "OIDC_OP_JWKS_ENDPOINT")
+if SSO_ENABLED and (missing := [name for name in SSO_SETTINGS if not globals()[name]]):
+    raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set, so single sign-on is on, but {', '.join(missing)} "
+                               "is not set: docs/operations.md, \"Single sign-on\", lists what it needs.")
+# LOCAL_LOGIN=off: no username and password logins, on the login page or the admin's; only single
+# sign-on. Emergency access: set it back on and restart (docs/operations.md).
+LOCAL_LOGIN = envbool("LOCAL_LOGIN", True)
+if not LOCAL_LOGIN:
+    if not SSO_ENABLED:
+        raise ImproperlyConfigured("LOCAL_LOGIN is off but single sign-on is not configured (OIDC_RP_CLIENT_ID "
+                                   "and the rest): nobody could log in.")
+    # Sessions opened with a password end too; permissions come from the SSO backend (a ModelBackend).
+    AUTHENTICATION_BACKENDS.remove("django.contrib.auth.backends.ModelBackend")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},

@@ -3,13 +3,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from reviewer.api import api
-from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
+from reviewer.desk.views import accounts, breaches, home, inbox, incidents, publishing, runs
 from reviewer.status import subscriptions
 from reviewer.status import views as status
 
 urlpatterns = [
     path("", home.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", accounts.login, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("incidents/", incidents.incident_list, name="incidents"),
     path("incidents/<slug:incident_id>/", incidents.incident_detail, name="incident"),
@@ -45,6 +45,9 @@ urlpatterns = [
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
     path("breaches/", breaches.breach_list, name="breaches"),
     path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
+    path("sso/start/", accounts.sso_start, name="sso_start"),
+    path("sso/callback/", accounts.sso_callback, name="sso_callback"),
+    path("admin/login/", accounts.admin_login),  # before the admin's own: refused while passwords are off
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]

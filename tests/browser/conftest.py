@@ -66,7 +66,7 @@ class Axe:
 
 @pytest.fixture(autouse=True)
 def accessible_pages(request):
-    """Every browser test is checked with axe-core: on every page it loaded (revisited at the end,
+    """Every browser test is checked with axe-core: on every page of the product it loaded (revisited at the end,
     with the same login and viewport) and on the last page as the test left it (after its htmx
     swaps). Any critical or serious violation fails the test. Tests without a page are untouched."""
     from playwright.sync_api import Page
@@ -75,13 +75,13 @@ def accessible_pages(request):
     if not isinstance(page, Page):  # no browser (or a test parameter that happens to be called "page")
         yield None
         return
-    if "live_server" in request.fixturenames:
-        request.getfixturevalue("live_server")  # still serving when the pages are revisited below
+    # The product's pages: not another site's a test passes through (the identity provider's login form).
+    product = request.getfixturevalue("live_server").url if "live_server" in request.fixturenames else "http"
     axe = Axe()
     visited: list[str] = []
 
     def navigated(frame):
-        if frame == page.main_frame and frame.url.startswith("http") and frame.url not in visited:
+        if frame == page.main_frame and frame.url.startswith(product) and frame.url not in visited:
             visited.append(frame.url.split("#", 1)[0])
 
     page.on("framenavigated", navigated)

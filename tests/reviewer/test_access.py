@@ -9,9 +9,11 @@ from reviewer.models import Escalation
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_user
 
-# The public status page (every page of it) and subscribing to it need no login.
-PUBLIC = {"login", "logout", "status", "status_history", "status_incident", "status_feed", "status_feed_rss",
-          "status_summary", "status_json", "status_subscribe", "status_confirm", "status_unsubscribe"}
+# The public status page (every page of it) and subscribing to it need no login, nor does logging in
+# (single sign-on's start and callback are logging in: tests/reviewer/test_sso.py).
+PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_history", "status_incident",
+          "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
+          "status_unsubscribe"}
 
 
 def product_urls():

@@ -77,6 +77,11 @@ def group_of(escalation: Escalation) -> Group:
     return Group.objects.get(name=SUPPORT_LEAD)
 
 
+def group_name(escalation: Escalation) -> str:
+    """The name of the group whose members' approvals count (no query past the escalation's own)."""
+    return escalation.approval_group.name if escalation.approval_group_id else SUPPORT_LEAD
+
+
 def needed_text(count: int) -> str:
     return f"{count} more approval{'s' if count != 1 else ''}"
 
@@ -138,6 +143,18 @@ def reset(escalation_pk: int, *, because: str, by, at, **changes) -> bool:
         escalation = Escalation.objects.get(pk=escalation_pk)
         record_approvals_reset(escalation, superseded, because=because, by=by, at=at)
     return True
+
+
+def counted_message(escalation: Escalation, decision) -> str:
+    """What a lead's click did to an escalation still pending under a quorum ("" once it is decided)."""
+    if escalation.status != Escalation.Status.PENDING:
+        return ""
+    group = group_name(escalation)
+    left = escalation.required_approvals - escalation.approvals_so_far
+    if decision is not None and decision.action == "edit":
+        return (f"Your edit is the text to approve now: it needs {escalation.required_approvals} "
+                f"approval{'s' if escalation.required_approvals != 1 else ''} from other members of “{group}”.")
+    return f"Your approval counts: {progress(escalation)}. It needs {needed_text(left)} from members of “{group}”."
 
 
 def progress(escalation: Escalation) -> str:

@@ -500,6 +500,9 @@ def approve_many(escalation_pks: list[int], user) -> dict[str, list]:
         except (DecisionInvalid, approvals.ApprovalRefused) as refused:
             done["refused"].append((pk, str(refused)))
             continue
+        except Escalation.DoesNotExist:
+            done["refused"].append((pk, "There is no such escalation."))
+            continue
         if not outcome.won:
             done["already_decided"].append(pk)
         elif outcome.decision is None:

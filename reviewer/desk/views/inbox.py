@@ -18,7 +18,7 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer.desk import decisions
+from reviewer.desk import approvals, decisions
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
@@ -30,6 +30,7 @@ PAGE_SIZE = 50
 # The escalation page's forms that need a tick to decide over another lead's claim (_over_claim.html).
 OVER_CLAIM_SLOTS = ("approve", "edit", "reject")
 RECENT = 10
+NOT_FINAL = ("request_changes", "edit")
 
 
 def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
@@ -92,22 +93,56 @@ def _identical_groups(escalations) -> list[list[Escalation]]:
     return list(groups.values())
 
 
+def _selected(request, verb: str, done: str) -> list[int] | None:
+    """The ids the lead selected (a group's box carries all its ids), or None after saying why nothing is
+    done: none selected, or some another lead claimed without the tick to decide over them."""
+    ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
+                  if part.strip().isdigit() and len(part.strip()) < 10})
+    if not ids:
+        messages.error(request, f"Select the escalations to {verb} first.")
+        return None
+    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
+               and decisions.claimed_by_other(e, request.user)]
+    if claimed and request.POST.get("over_claim") != "on":
+        messages.error(request, f"Nothing was {done}: other leads claimed "
+                                + ", ".join(f"#{pk}" for pk in claimed)
+                                + f". Tick “also those other leads claimed” to {verb} them anyway.")
+        return None
+    return ids
+
+
+def _numbers(ids) -> str:
+    return ", ".join(f"#{pk}" for pk in ids)
+
+
+@require_perm(DECIDE)
+@require_POST
+def bulk_approve(request):
+    """Approve the selected escalations as they are: one approval per item, by the rules of a single
+    approval; the message names those that still need more approvals and those refused, with why."""
+    ids = _selected(request, "approve", "approved")
+    if ids is None:
+        return redirect("inbox")
+    done = decisions.approve_many(ids, request.user)
+    if done["approved"]:
+        messages.success(request, f"Approved {len(done['approved'])}: {_numbers(done['approved'])}.")
+    if done["counted"]:
+        messages.info(request, "Your approval counts, more are needed: "
+                               + "; ".join(f"#{pk} has {progress}" for pk, progress in done["counted"]) + ".")
+    for pk, why in done["refused"]:
+        messages.error(request, f"#{pk} not approved: {why}")
+    if done["already_decided"]:
+        messages.warning(request, f"Already decided by then, left as they were: {_numbers(done['already_decided'])}.")
+    return redirect("inbox")
+
+
 @require_perm(DECIDE)
 @require_POST
 def bulk_reject(request):
     """Reject the escalations the lead selected (a group's box carries all its ids) with one reason."""
-    ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
-                  if part.strip().isdigit()})
     note = request.POST.get("note", "")
-    if not ids:
-        messages.error(request, "Select the escalations to reject first.")
-        return redirect("inbox")
-    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
-               and decisions.claimed_by_other(e, request.user)]
-    if claimed and request.POST.get("over_claim") != "on":
-        messages.error(request, "Nothing was rejected: other leads claimed "
-                                + ", ".join(f"#{pk}" for pk in claimed)
-                                + ". Tick “also those other leads claimed” to reject them anyway.")
+    ids = _selected(request, "reject", "rejected")
+    if ids is None:
         return redirect("inbox")
     try:
         done = decisions.reject_many(ids, request.user, note)
@@ -120,10 +155,9 @@ def bulk_reject(request):
     if done["rejected"]:
         count = len(done["rejected"])
         messages.success(request, f"Rejected {count} escalation{'s' if count != 1 else ''}: "
-                                  + ", ".join(f"#{pk}" for pk in done["rejected"]) + ".")
+                                  + _numbers(done["rejected"]) + ".")
     if done["already_decided"]:
-        messages.warning(request, "Already decided by then, left as they were: "
-                                  + ", ".join(f"#{pk}" for pk in done["already_decided"]) + ".")
+        messages.warning(request, f"Already decided by then, left as they were: {_numbers(done['already_decided'])}.")
     return redirect("inbox")
 
 
@@ -154,8 +188,11 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "overridden": escalation.overridden,
         "edited": word_diff(escalation.candidate, escalation.final_text) if edited else None,
         "escalation": escalation,
-        "decision": escalation.decisions.select_related("actor").first(),
+        # The decision that decided it (requests for changes and edits under a quorum decide nothing).
+        "decision": escalation.decisions.select_related("actor").exclude(action__in=NOT_FINAL).last(),
         "history": escalation.decisions.select_related("actor", "corrects"),  # read only where shown
+        "approvals": escalation.approvals.select_related("user"),
+        "current_approvals": approvals.current(escalation).select_related("user"),
         "can_decide": request.user.has_perm(DECIDE),
         "text": escalation.candidate if text is None else text,
         "unchanged": unchanged,
@@ -261,24 +298,32 @@ def decide(request, pk):
         if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
             raise decisions.DecisionInvalid(warning)
         outcome = decisions.decide(pk, request.user, action, text=text, note=note,
-                                   confirm_changed_facts=request.POST.get("confirm_facts") == "on")
-    except decisions.DecisionInvalid as invalid:
+                                   confirm_changed_facts=request.POST.get("confirm_facts") == "on",
+                                   text_version=_text_version(request.POST.get("text_version")))
+    except (decisions.DecisionInvalid, approvals.ApprovalRefused) as invalid:
         form = {"error": str(invalid), "note": note, "form_action": action}
         if action == "edit_approve":
             form |= {"text": text, "check": decisions.guard_edit(escalation, text)}
+        status = getattr(invalid, "status", 422)
         if request.htmx:
-            return _fragment(request, escalation, row=row, status=422, **form)
-        return _page(request, pk, status=422, **form)
+            return _fragment(request, escalation, row=row, status=status, **form)
+        return _page(request, pk, status=status, **form)
     decided = _escalation(pk)
     if not outcome.won:  # someone was quicker: say who, and change nothing
         if request.htmx:
             return _fragment(request, decided, row=row, status=409, lost=True)
         return _page(request, pk, status=409, lost=True)
+    counted = approvals.counted_message(decided, outcome.decision)
     if request.htmx:
         # Don't redirect after an htmx request: the row or the panel swaps in place.
-        return _fragment(request, decided, row=row, just_decided=True)
-    messages.success(request, f"Escalation #{pk} {decided.status}.")
+        return _fragment(request, decided, row=row, just_decided=True, counted=counted)
+    messages.success(request, counted or f"Escalation #{pk} {decided.status}.")
     return redirect("inbox") if row else redirect("escalation", pk)
+
+
+def _text_version(value: str | None) -> int | None:
+    """The text version the form was rendered with (None when the form sent none, or nonsense)."""
+    return int(value) if value and value.isdigit() and len(value) < 10 else None
 
 
 def _claim_answer(request, pk: int, done: bool, failure: str):

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Group
+from django.urls import reverse
 
 from agents.core.text import text_hash
 from agents.testing.scripted_demo import CAVEAT
@@ -220,7 +221,7 @@ def test_each_approval_and_each_reset_enters_the_ledger(two_of_three, users):
     assert '"because":"changes requested"' in reset_entry.content and '"by":"lead2"' in reset_entry.content
 
 
-def test_a_deadline_breach_reminds_and_breaches_but_never_approves(two_of_three, users, time_machine):
+def test_a_deadline_breach_reminds_and_breaches_but_never_approves(two_of_three, users):
     Escalation.objects.filter(pk=two_of_three.pk).update(deadline_at=two_of_three.opened_at + timedelta(minutes=10),
                                                          remind_at=two_of_three.opened_at + timedelta(minutes=5))
     approve(two_of_three, users.lead)
@@ -250,3 +251,52 @@ def test_bulk_approve_counts_one_approval_per_item_and_says_which_need_more(user
     assert [pk for pk, _ in done["refused"]] == [mine.pk]
     assert "You wrote this version" in done["refused"][0][1]
     assert fresh(quorum).status == "pending" and fresh(plain).status == "approved"
+
+
+# -- the desk ----------------------------------------------------------------------------------------
+
+
+def test_the_inbox_shows_the_approvals_so_far_and_what_the_lead_s_click_does(two_of_three, users, login):
+    approve(two_of_three, users.lead2)
+
+    page = " ".join(login("lead").get(reverse("inbox")).content.decode().split())
+
+    assert "<strong>1 of 2 approvals</strong>" in page
+    assert "Approve (2 of 2)" in page
+
+
+def test_approving_on_the_page_says_what_it_counted_and_who_approved_when(two_of_three, users, login):
+    client = login("lead")
+
+    response = client.post(reverse("escalation_decide", args=[two_of_three.pk]),
+                           {"action": "approve", "from": "panel", "text_version": "1"}, follow=True)
+
+    page = " ".join(response.content.decode().split())
+    assert "Your approval counts: 1 of 2 approvals. It needs 1 more approval from members of “Support leads”." in page
+    assert "<strong>Lena</strong> approved text version 1" in page
+    assert fresh(two_of_three).status == "pending"
+
+
+def test_a_refused_self_approval_says_why_on_the_page(two_of_three, users, login):
+    decisions.decide(two_of_three.pk, users.lead, "edit_approve", text=EDITED)
+
+    response = login("lead").post(reverse("escalation_decide", args=[two_of_three.pk]),
+                                  {"action": "approve", "from": "panel", "text_version": "2"}, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 403
+    page = " ".join(response.content.decode().split())
+    assert "You wrote this version of the text (your edit, or the revision you requested), so your approval cannot " \
+           "count: 2 more approvals from other members of “Support leads” must approve it." in page
+    assert not Approval.objects.exists()
+
+
+def test_bulk_approve_on_the_inbox_names_the_items_that_need_more(two_of_three, users, login):
+    plain = make_escalation()
+
+    response = login("lead").post(reverse("inbox_bulk_approve"), {"ids": [f"{plain.pk},{two_of_three.pk}"]},
+                                  follow=True)
+
+    page = " ".join(response.content.decode().split())
+    assert f"Approved 1: #{plain.pk}." in page
+    assert f"Your approval counts, more are needed: #{two_of_three.pk} has 1 of 2 approvals." in page
+    assert fresh(plain).status == "approved" and fresh(two_of_three).status == "pending"

@@ -58,11 +58,15 @@ class EscalationQuerySet(models.QuerySet):
                 .defer("run__context", "run__policy", "run__details", "run__guard")
                 .with_latest_facts().with_approvals())
 
-    def with_approvals(self):
-        counted = (Approval.objects.filter(escalation=models.OuterRef("pk"), superseded_at__isnull=True,
-                                           text_version=models.OuterRef("text_version"))
-                   .order_by().values("escalation").annotate(n=models.Count("pk")).values("n"))
-        return self.annotate(current_approvals=models.Subquery(counted[:1]))
+    def with_approvals(self, viewer=None):
+        """The approvals counted on each current text; with ``viewer``, whether they gave one of them."""
+        current = Approval.objects.filter(escalation=models.OuterRef("pk"), superseded_at__isnull=True,
+                                          text_version=models.OuterRef("text_version"))
+        counted = current.order_by().values("escalation").annotate(n=models.Count("pk")).values("n")
+        rows = self.annotate(current_approvals=models.Subquery(counted[:1]))
+        if viewer is not None:
+            rows = rows.annotate(approved_by_viewer=models.Exists(current.filter(user=viewer)))
+        return rows
 
     def with_latest_facts(self):
         newest = IncidentVersion.objects.filter(incident=models.OuterRef("run__incident")).order_by("-number")

@@ -55,7 +55,7 @@ def inbox(request):
     # order is that index's order); the rows with their run, incident and newest facts are read for
     # the page's ids only, in the same query (a subquery), however deep the page.
     page = Paginator(pending.values_list("pk", flat=True), PAGE_SIZE).get_page(request.GET.get("page"))
-    page.object_list = list(pending.for_list().filter(pk__in=page.object_list))
+    page.object_list = list(pending.for_list().with_approvals(request.user).filter(pk__in=page.object_list))
     context = {
         "page": page,
         "pending_count": page.paginator.count,
@@ -172,9 +172,11 @@ def _list_count(request) -> dict:
     return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
-def _escalation(pk: int) -> Escalation:
-    related = ("run", "run__incident", "run__incident_version", "run__review", "claimed_by", "decided_by")
-    return get_object_or_404(Escalation.objects.select_related(*related), pk=pk)
+def _escalation(pk: int, viewer=None) -> Escalation:
+    """One escalation with what its page and its row show (with ``viewer``: whether they approved its text)."""
+    related = ("run", "run__incident", "run__incident_version", "run__review", "claimed_by", "decided_by",
+               "approval_group")
+    return get_object_or_404(Escalation.objects.select_related(*related).with_approvals(viewer), pk=pk)
 
 
 def _panel_context(request, escalation: Escalation, **extra) -> dict:
@@ -216,7 +218,7 @@ def _changes_context(change_requests: list[ChangeRequest]) -> dict:
 def _page(request, pk: int, *, status: int = 200, **extra):
     """The whole escalation page, read afresh: its change requests first, then the escalation."""
     changes = _changes_context(_change_requests(pk))
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     diff = word_diff(escalation.draft, escalation.candidate)
     marks = decisions.fact_marks(escalation)
     context = _panel_context(request, escalation, **extra) | changes | {
@@ -264,7 +266,7 @@ def _changes_poll(request, pk: int):
 @require_POST
 @vary_on_headers("HX-Request")
 def check_edit(request, pk):
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     text, note = request.POST.get("text", ""), request.POST.get("note", "")
     check = decisions.guard_edit(escalation, text)
     if request.htmx:
@@ -291,7 +293,7 @@ def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, 
 @require_POST
 @vary_on_headers("HX-Request")
 def decide(request, pk):
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     action, note = request.POST.get("action", ""), request.POST.get("note", "")
     text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
     try:
@@ -304,11 +306,13 @@ def decide(request, pk):
         form = {"error": str(invalid), "note": note, "form_action": action}
         if action == "edit_approve":
             form |= {"text": text, "check": decisions.guard_edit(escalation, text)}
-        status = getattr(invalid, "status", 422)
+        # A refused approval answers as a form that cannot stand (422), or 409 like "already decided": htmx
+        # swaps those in place (templates/base.html); the API answers 403 where it is not theirs to give.
+        status = 409 if getattr(invalid, "status", 422) == 409 else 422
         if request.htmx:
             return _fragment(request, escalation, row=row, status=status, **form)
         return _page(request, pk, status=status, **form)
-    decided = _escalation(pk)
+    decided = _escalation(pk, request.user)
     if not outcome.won:  # someone was quicker: say who, and change nothing
         if request.htmx:
             return _fragment(request, decided, row=row, status=409, lost=True)
@@ -316,7 +320,8 @@ def decide(request, pk):
     counted = approvals.counted_message(decided, outcome.decision)
     if request.htmx:
         # Don't redirect after an htmx request: the row or the panel swaps in place.
-        return _fragment(request, decided, row=row, just_decided=True, counted=counted)
+        # A counted approval leaves the row open: the lead sees what it did, and the inbox's poll waits.
+        return _fragment(request, decided, row=row, just_decided=True, counted=counted, open_row=bool(counted))
     messages.success(request, counted or f"Escalation #{pk} {decided.status}.")
     return redirect("inbox") if row else redirect("escalation", pk)
 
@@ -327,7 +332,7 @@ def _text_version(value: str | None) -> int | None:
 
 
 def _claim_answer(request, pk: int, done: bool, failure: str):
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     if request.POST.get("from") == "row":  # the inbox row: the row with its claim, or back to the inbox
         if request.htmx:
             return _fragment(request, escalation, row=True, claim_error="" if done else failure)

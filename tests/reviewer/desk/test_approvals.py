@@ -300,3 +300,41 @@ def test_bulk_approve_on_the_inbox_names_the_items_that_need_more(two_of_three, 
     assert f"Approved 1: #{plain.pk}." in page
     assert f"Your approval counts, more are needed: #{two_of_three.pk} has 1 of 2 approvals." in page
     assert fresh(plain).status == "approved" and fresh(two_of_three).status == "pending"
+
+
+# -- the rules in admin, and an escalation opened by a run ------------------------------------------
+
+
+def test_a_policy_admin_adds_an_approval_rule_in_admin_and_a_lead_cannot(users, client):
+    client.force_login(users.lead)
+    assert client.get(reverse("admin:reviewer_approvalrule_add")).status_code in (302, 403)
+    admin = make_user("padmin", group="Policy admins")
+    admin.is_staff = True
+    admin.save()
+    client.force_login(admin)
+
+    response = client.post(reverse("admin:reviewer_approvalrule_add"), {
+        "name": "P1 needs two", "pipeline": "", "severity": " p1 ", "stop_reason": "", "required_approvals": "2",
+        "group": ""})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert ApprovalRule.objects.get().severity == "P1"
+    refused = client.post(reverse("admin:reviewer_approvalrule_add"), {
+        "name": "Too many", "required_approvals": "11", "group": ""})
+    assert "Between 1 and 10 approvals." in refused.content.decode()
+
+
+@pytest.fixture
+def reviewer_rule(db):
+    """A rule made before the demo runs open their escalations (pytest makes fixtures in argument order)."""
+    return ApprovalRule.objects.create(name="Reviewer escalations need two", stop_reason="policy_escalation",
+                                       required_approvals=2)
+
+
+def test_an_escalation_a_run_opens_keeps_the_rule_that_fitted(reviewer_rule, demo_runs):
+    escalation = Escalation.objects.get(stop_reason="policy_escalation")
+    others = Escalation.objects.exclude(stop_reason="policy_escalation")
+
+    assert escalation.required_approvals == 2 and escalation.approval_rule == reviewer_rule
+    assert escalation.approval_rule_text.startswith(f"“Reviewer escalations need two” (#{reviewer_rule.pk})")
+    assert others.exists() and set(others.values_list("required_approvals", flat=True)) == {1}

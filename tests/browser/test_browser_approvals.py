@@ -53,6 +53,7 @@ def test_a_lead_gives_the_first_of_two_approvals_on_the_inbox(page, live_server,
     page.goto(f"{live_server.url}/escalations/{two_of_two.pk}/")
     page.get_by_role("button", name="Approve (2 of 2)").click()
     expect(page.locator("#esc-status")).to_have_text("approved")
+    expect(page.locator("#decision-panel")).to_contain_text("Approved by 2 of 2: Lena")
     expect(page.locator("#decision-history")).to_contain_text("Lars")
     assert_fits(page, f"approvals-decided-{screen}", screenshot)
 

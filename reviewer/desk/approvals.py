@@ -66,8 +66,10 @@ def approval_fields(run, stop_reason: str, guard: dict | None) -> dict:
     rule = rule_for(run, stop_reason, guard)
     if rule is None:
         return {}
+    group = rule.group.name if rule.group_id else SUPPORT_LEAD
+    text = f"“{rule.name}” (#{rule.pk}): {rule.required_approvals} approvals from {group}"
     return {"required_approvals": rule.required_approvals, "approval_group_id": rule.group_id,
-            "approval_rule": rule, "approval_rule_text": f"“{rule.name}” (#{rule.pk}): {rule}"[:300]}
+            "approval_rule": rule, "approval_rule_text": text[:300]}
 
 
 def group_of(escalation: Escalation) -> Group:

@@ -55,7 +55,8 @@ def test_the_strictest_fitting_rule_applies_and_the_escalation_keeps_it(db):
     assert without_findings["required_approvals"] == 2 and without_findings["approval_group_id"] is None
     assert with_findings["required_approvals"] == 3 and with_findings["approval_rule"] == strict
     assert with_findings["approval_group_id"] == payments.pk
-    assert with_findings["approval_rule_text"].startswith(f"“Guard overrides need three” (#{strict.pk})")
+    assert with_findings["approval_rule_text"] == (
+        f"“Guard overrides need three” (#{strict.pk}): 3 approvals from Payments leads")
 
 
 def test_a_stop_reason_ending_in_a_colon_matches_every_reason_it_starts(db):

@@ -11,6 +11,7 @@ from agents.testing.scripted_demo import CAVEAT
 from reviewer.alerts import deadlines
 from reviewer.desk import approvals, decisions
 from reviewer.desk.approvals import ApprovalRefused
+from reviewer.ledger import chain
 from reviewer.models import Approval, ApprovalRule, Decision, Escalation, LedgerEntry
 from reviewer.roles import SUPPORT_LEAD
 from tests.factories import make_escalation, make_incident, make_run, make_user
@@ -220,6 +221,8 @@ def test_each_approval_and_each_reset_enters_the_ledger(two_of_three, users):
     assert '"counted":1' in approval_entry.content and '"required":2' in approval_entry.content
     assert '"actor":"lead"' in approval_entry.content
     assert '"because":"changes requested"' in reset_entry.content and '"by":"lead2"' in reset_entry.content
+    verdict = chain.verify()
+    assert verdict.ok and verdict.count == 3, verdict.message  # the approval, the request, the reset
 
 
 def test_a_deadline_breach_reminds_and_breaches_but_never_approves(two_of_three, users):

@@ -49,7 +49,10 @@ SCOPE = "gated_review"
 EVALUATION_NAME = "human_review"
 # A lead's decision (reviewer.desk.decisions) as the label of the evaluation it records.
 EVALUATION_LABELS = {"approve": "approved", "edit_approve": "edited", "reject": "rejected",
-                     "request_changes": "changes_requested"}
+                     "request_changes": "changes_requested",
+                     # under a quorum: an approval that counted without completing it, and an edit
+                     # that others must approve
+                     "approval": "approval_counted", "edit": "edited_for_approval"}
 # What a stage span says of its step: the trace step's columns, never its output (model text).
 STEP_ATTRIBUTES = ("index", "status", "stop_reason", "decision", "duration_ms")
 
@@ -285,7 +288,7 @@ def record_evaluation(run_span: str, *, run_id: int, escalation_id: int, action:
     parent = context_of(run_span)
     if _provider is None or parent is None:
         return
-    label = EVALUATION_LABELS[action]
+    label = EVALUATION_LABELS.get(action, str(action))
     deciding = trace.get_current_span().get_span_context()
     with tracer().start_as_current_span(
         EVALUATION_NAME, context=parent, links=[Link(deciding)] if deciding.is_valid else [],

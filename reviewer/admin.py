@@ -1,7 +1,7 @@
 """The review app's admin: escalations and decisions, published updates and their deliveries,
 deadline breaches and notifications as read-only records (they are written by the pipelines and by
 people's decisions, never edited by hand); API tokens, delivery and notification channels, deadline
-rules and holding statements as settings an admin keeps. Incidents and runs are in the agents app's
+rules, approval rules and holding statements as settings an admin keeps. Incidents and runs are in the agents app's
 admin (agents/admin/)."""
 
 from django import forms
@@ -21,6 +21,8 @@ from reviewer.desk.forms import HoldingStatementForm, NotificationChannelForm
 from reviewer.destinations import names as destination_names
 from reviewer.models import (
     ApiToken,
+    Approval,
+    ApprovalRule,
     DeadlineBreach,
     DeadlineRule,
     Decision,
@@ -52,12 +54,30 @@ class DecisionInline(ReadOnlyMixin, admin.TabularInline):
     extra = 0
 
 
+class ApprovalInline(ReadOnlyMixin, admin.TabularInline):
+    model = Approval
+    fields = ["at", "user", "text_version", "text_hash", "superseded_at", "superseded_because"]
+    readonly_fields = fields
+    extra = 0
+
+
 @admin.register(Escalation)
 class EscalationAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["id", "run", "stop_reason", "status", "opened_at", "claimed_by", "decided_by"]
+    list_display = ["id", "run", "stop_reason", "status", "required_approvals", "opened_at", "claimed_by",
+                    "decided_by"]
     list_filter = ["status", "stop_reason"]
     list_select_related = ["run", "claimed_by", "decided_by"]
-    inlines = [DecisionInline]
+    inlines = [DecisionInline, ApprovalInline]
+
+
+@admin.register(ApprovalRule)
+class ApprovalRuleAdmin(admin.ModelAdmin):
+    """How many approvals escalations need, and from whom (docs/operations.md, 'Approvals by more than one
+    person'). The strictest rule that fits applies; an escalation keeps what applied when it opened."""
+
+    list_display = ["name", "pipeline", "severity", "stop_reason", "overrides_guard", "required_approvals", "group"]
+    list_editable = ["required_approvals"]
+    list_select_related = ["group"]
 
 
 def export_action(dataset: str):

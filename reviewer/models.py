@@ -52,11 +52,22 @@ class EscalationQuerySet(models.QuerySet):
         return self.order_by(models.F("deadline_at").asc(nulls_last=True), "opened_at", "id")
 
     def for_list(self):
-        """What a list row needs: the run and incident without the run's large JSON columns, and the
-        incident's newest version (to say when its facts changed since the run)."""
+        """What a list row needs: the run and incident without the run's large JSON columns, the
+        incident's newest version (to say when its facts changed since the run) and the approvals
+        counted so far on the current text."""
         return (self.select_related("run", "run__incident", "run__incident_version", "claimed_by", "decided_by")
                 .defer("run__context", "run__policy", "run__details", "run__guard")
-                .with_latest_facts())
+                .with_latest_facts().with_approvals())
+
+    def with_approvals(self, viewer=None):
+        """The approvals counted on each current text; with ``viewer``, whether they gave one of them."""
+        current = Approval.objects.filter(escalation=models.OuterRef("pk"), superseded_at__isnull=True,
+                                          text_version=models.OuterRef("text_version"))
+        counted = current.order_by().values("escalation").annotate(n=models.Count("pk")).values("n")
+        rows = self.annotate(current_approvals=models.Subquery(counted[:1]))
+        if viewer is not None:
+            rows = rows.annotate(approved_by_viewer=models.Exists(current.filter(user=viewer)))
+        return rows
 
     def with_latest_facts(self):
         newest = IncidentVersion.objects.filter(incident=models.OuterRef("run__incident")).order_by("-number")
@@ -94,6 +105,19 @@ class Escalation(models.Model):
     notified_at = models.DateTimeField(null=True, blank=True)
     reminded_at = models.DateTimeField(null=True, blank=True)
     breached_at = models.DateTimeField(null=True, blank=True)
+    # How many people must approve (reviewer.desk.approvals): fixed when it opens, from the strictest
+    # ApprovalRule that fits, so editing a rule later never changes what a pending escalation needs.
+    required_approvals = models.PositiveSmallIntegerField(default=1)
+    approval_group = models.ForeignKey("auth.Group", null=True, blank=True, on_delete=models.PROTECT,
+                                       related_name="+", help_text="Whose approvals count; none: support leads.")
+    approval_rule = models.ForeignKey("ApprovalRule", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="escalations")
+    approval_rule_text = models.CharField(max_length=300, blank=True)  # the rule as it read when it applied
+    # The version of the text under review: raised by an edit, a requested revision and a request for
+    # changes; approvals count on the current version only. text_by: who wrote that version (None: the model).
+    text_version = models.PositiveIntegerField(default=1)
+    text_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="+")
 
     objects = EscalationQuerySet.as_manager()
 
@@ -172,6 +196,18 @@ class Escalation(models.Model):
                 for v in (decision.guard_results or {}).get("violations") or [] if isinstance(v, dict)]
 
     @property
+    def under_quorum(self) -> bool:
+        """More than one person must approve the text."""
+        return self.required_approvals > 1
+
+    @cached_property
+    def approvals_so_far(self) -> int:
+        """Approvals counted on the current text (an annotation of the inbox's list, else one query)."""
+        if hasattr(self, "current_approvals"):
+            return self.current_approvals or 0
+        return self.approvals.filter(text_version=self.text_version, superseded_at__isnull=True).count()
+
+    @property
     def summary(self) -> str:
         """One line for a list: the reviewer's reason, else the first guard message, else the explanation."""
         violations = (self.guard or {}).get("violations") or [{}]
@@ -189,6 +225,9 @@ class Decision(models.Model):
         # Not a final decision: the lead's instructions (the note) go back to the model for one
         # revision (a ChangeRequest linked to this record); the escalation stays pending.
         REQUEST_CHANGES = "request_changes", "request changes"
+        # Not a final decision either: under a quorum an edit replaces the text to approve; the
+        # editor's own approval does not count (reviewer.desk.approvals).
+        EDIT = "edit", "edit (for others to approve)"
 
     escalation = models.ForeignKey(Escalation, on_delete=models.PROTECT, related_name="decisions")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
@@ -266,6 +305,70 @@ class ChangeRequest(models.Model):
     @property
     def violations(self) -> list:
         return (self.guard or {}).get("violations") or []
+
+
+class ApprovalRule(models.Model):
+    """How many people must approve an escalation's text before it counts as approved, and from which
+    group: for escalations of a pipeline, of incidents of a severity, and/or with a guard finding.
+    Blank means any. When several rules fit, the strictest (most approvals) applies; an escalation
+    keeps what applied when it opened (``reviewer.desk.approvals.approval_fields``)."""
+
+    name = models.CharField(max_length=100, help_text="e.g. “P1 payments need two leads”.")
+    pipeline = models.CharField(max_length=20, blank=True, choices=PIPELINE_CHOICES, help_text="Blank: any pipeline.")
+    severity = models.CharField(max_length=8, blank=True, help_text="The incident's severity, e.g. P1; blank: any.")
+    stop_reason = models.CharField(
+        max_length=200, blank=True,
+        help_text="A stop reason, or its start ending in “:” (e.g. “patch_violation:” for every guard block); "
+                  "blank: any.")
+    overrides_guard = models.BooleanField(
+        default=False, help_text="Only escalations whose text the guard found violations in: approving it "
+                                 "overrides the guard.")
+    required_approvals = models.PositiveSmallIntegerField(
+        default=2, help_text="Distinct approvals of the current text, from members of the group.")
+    group = models.ForeignKey("auth.Group", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+                              help_text="Whose approvals count (they also need the support lead role); "
+                                        "blank: support leads.")
+
+    class Meta:
+        ordering = ["-required_approvals", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.required_approvals} approvals from {self.group or 'Support leads'}"
+
+    def clean(self):
+        from django.core.exceptions import ValidationError
+
+        from agents.core.inputs import control_character
+
+        self.severity = self.severity.strip().upper()
+        self.stop_reason = self.stop_reason.strip()
+        for field in ("name", "stop_reason"):
+            if found := control_character(getattr(self, field)):
+                raise ValidationError({field: f"Contains a control character (U+{ord(found):04X}); remove it."})
+        if self.required_approvals is not None and not 1 <= self.required_approvals <= 10:
+            raise ValidationError({"required_approvals": "Between 1 and 10 approvals."})
+
+
+class Approval(models.Model):
+    """One person's approval of one version of an escalation's text under a quorum. Counted while it
+    is on the current version; an edit, a requested revision or a request for changes supersedes it
+    (kept, with ``superseded_at``). A person approves a version at most once (the constraint)."""
+
+    escalation = models.ForeignKey(Escalation, on_delete=models.PROTECT, related_name="approvals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    text_version = models.PositiveIntegerField()
+    text_hash = models.CharField(max_length=12)
+    at = models.DateTimeField(default=timezone.now)
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    superseded_because = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [models.UniqueConstraint(fields=["escalation", "user", "text_version"],
+                                               name="approval_once_per_person_and_text")]
+
+    def __str__(self) -> str:
+        return f"Approval by {self.user} of escalation {self.escalation_id} (text v{self.text_version})"
 
 
 class ApiToken(models.Model):
@@ -923,6 +1026,8 @@ class LedgerEntry(models.Model):
         POLICY_CHANGE = "policy_change", "policy change"
         BREACH = "breach", "deadline breach"
         EXPORT = "export", "dataset export"
+        APPROVAL = "approval", "approval (of a quorum)"
+        APPROVALS_RESET = "approvals_reset", "approvals reset"
 
     seq = models.PositiveBigIntegerField(unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -22,6 +22,8 @@ ROLE_PERMISSIONS = {
                    "axes.view_accessattempt", "axes.delete_accessattempt",
                    # deadlines, notification channels and holding statements
                    "reviewer.deadlinerule*", "reviewer.notificationchannel*", "reviewer.holdingstatement*",
+                   # how many approvals escalations need, and from whom
+                   "reviewer.approvalrule*",
                    "reviewer.view_notification", "reviewer.view_deadlinebreach",
                    # where published updates go (names among the operator's allowlist, never URLs)
                    "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",

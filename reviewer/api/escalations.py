@@ -25,8 +25,8 @@ from reviewer.api.common import (
     need,
     rows_of,
 )
-from reviewer.desk import decisions
-from reviewer.models import Escalation
+from reviewer.desk import approvals, decisions
+from reviewer.models import Approval, Escalation
 
 router = Router(tags=["escalations"])
 
@@ -52,6 +52,23 @@ class EscalationOut(Schema):
     facts_changed_text: str
     decisions: list[DecisionOut]
     change_requests: list[ChangeRequestOut]
+    required_approvals: int = Field(description="Distinct approvals of the current text it needs (1: as before).")
+    approval_group: str = Field(description="The group whose members' approvals count.")
+    approval_rule: str = Field(description="The approval rule that applied when it opened, as it read then.")
+    text_version: int = Field(description="The version of the text under review; approvals count on it only.")
+    text_by: str | None = Field(description="Who wrote the current version (null: the model); they cannot approve it.")
+    approvals_so_far: int
+    approvals: list[ApprovalOut]
+
+
+class ApprovalOut(Schema):
+    id: int
+    user: str
+    at: datetime
+    text_version: int
+    counted: bool = Field(description="False once superseded by an edit, a revision or a request for changes.")
+    superseded_at: datetime | None
+    superseded_because: str
 
 
 class ChangeRequestOut(Schema):
@@ -76,6 +93,8 @@ class DecideIn(Schema):
     confirm_changed_facts: bool = Field(False, description="Approve although the incident's facts changed since.")
     decide_anyway: bool = Field(False, description=(
         "Decide although another lead claimed the escalation (without it: 409 naming who holds the claim)."))
+    text_version: int | None = Field(None, ge=1, le=2**31 - 1, description=(
+        "The text version you read (approve): a text that changed since is not approved (409)."))
 
 
 def _escalation_out(e: Escalation) -> dict:
@@ -94,12 +113,25 @@ def _escalation_out(e: Escalation) -> dict:
              "instructions": c.instructions, "revision": c.revision, "ok": c.ok, "stop_reason": c.stop_reason,
              "guard": c.guard, "finished_at": c.finished_at}
             for c in rows_of(e, "change_requests", change_requests_query().filter(escalation=e))],
+        "required_approvals": e.required_approvals, "approval_group": approvals.group_name(e),
+        "approval_rule": e.approval_rule_text, "text_version": e.text_version,
+        "text_by": e.text_by.username if e.text_by_id else None,
+        "approvals": (given := [
+            {"id": a.pk, "user": a.user.username, "at": a.at, "text_version": a.text_version,
+             "counted": a.superseded_at is None and a.text_version == e.text_version,
+             "superseded_at": a.superseded_at, "superseded_because": a.superseded_because}
+            for a in rows_of(e, "approvals", _approvals_query().filter(escalation=e))]),
+        "approvals_so_far": sum(a["counted"] for a in given),
     }
+
+
+def _approvals_query():
+    return Approval.objects.select_related("user").order_by("at", "id")
 
 
 def _load_escalation(pk: int) -> Escalation:
     escalation = (Escalation.objects.select_related("run", "run__incident", "run__incident_version", "claimed_by",
-                                                    "decided_by").filter(pk=pk).first())
+                                                    "decided_by", "text_by", "approval_group").filter(pk=pk).first())
     if escalation is None:
         raise Http404(f"No escalation {pk}.")
     return escalation
@@ -115,11 +147,13 @@ def list_escalations(request, pipeline: Literal[PIPELINES] | None = None,  # typ
     check_strings([stop_reason], "filter")
     # The inbox's filters, plus the incident.
     rows = Escalation.objects.pending().filtered(pipeline=pipeline or "", stop_reason=stop_reason or "").select_related(
-        "run", "run__incident", "run__incident_version", "claimed_by", "decided_by").with_latest_facts()
+        "run", "run__incident", "run__incident_version", "claimed_by", "decided_by", "text_by", "approval_group",
+    ).with_latest_facts()
     if incident_id:
         rows = rows.filter(run__incident__incident_id=incident_id)
     rows = rows.prefetch_related(Prefetch("decisions", queryset=decisions_query()),
-                                 Prefetch("change_requests", queryset=change_requests_query()))
+                                 Prefetch("change_requests", queryset=change_requests_query()),
+                                 Prefetch("approvals", queryset=_approvals_query()))
     return [_escalation_out(e) for e in rows.order_by("opened_at", "id")[offset:offset + limit]]
 
 
@@ -140,7 +174,12 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
 
     ``request_changes`` is not a decision: the note's instructions go to the model for one revision
     that the patch guard checks; 202, the escalation stays pending and its ``change_requests`` show
-    the revision when it is back. Another request still in flight → 409."""
+    the revision when it is back. Another request still in flight → 409.
+
+    Under a quorum (``required_approvals``), an approval that does not complete it is counted: 202, still
+    pending. An edit replaces the text to approve (202) and resets the approvals. Refused approvals: 403
+    for a person outside ``approval_group`` or who wrote the current text (``text_by``), 409 for a second
+    approval of the same text or a ``text_version`` that is no longer the current one."""
     need(request, decisions.DECIDE_PERMISSION)
     check_strings([body.text, body.note], "decision")
     if not Escalation.objects.filter(pk=escalation_id).exists():
@@ -159,7 +198,9 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
                             "“decide_anyway”: true to decide it in their place.", claimed_by=holder.username)
     try:
         outcome = decisions.decide(escalation_id, request.user, body.action, text=body.text, note=body.note,
-                                   confirm_changed_facts=body.confirm_changed_facts)
+                                   confirm_changed_facts=body.confirm_changed_facts, text_version=body.text_version)
+    except approvals.ApprovalRefused as refused:
+        raise ApiError(refused.status, str(refused), stop_reason=_load_escalation(escalation_id).stop_reason) from None
     except decisions.DecisionInvalid as invalid:
         escalation = _load_escalation(escalation_id)
         detail = decisions.guard_edit(escalation, body.text) if body.action == "edit_approve" and body.text.strip() \
@@ -170,6 +211,8 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
         who = escalation.decided_by.username if escalation.decided_by_id else "someone"
         raise ApiError(409, f"Already {escalation.status} by {who} at {escalation.decided_at:%Y-%m-%d %H:%M:%S %Z}.",
                        decided_by=who, status=escalation.status)
+    if escalation.status == Escalation.Status.PENDING:  # counted under a quorum, or an edit: not decided yet
+        return Status(202, _escalation_out(escalation))
     return Status(201, _escalation_out(escalation))
 
 

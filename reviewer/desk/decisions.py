@@ -5,11 +5,15 @@ decided exactly once by a conditional ``UPDATE ... WHERE status = 'pending'`` wh
 who won (the healthchecks ``sendalerts`` trick), so two leads clicking at the same moment need no
 lock: one wins, the other is told who decided, and nothing is overwritten. Decisions are
 append-only; nothing here updates or deletes one.
+
+An escalation under a quorum (:mod:`reviewer.desk.approvals`) is approved by the approval that
+completes it: each approval before it is counted and leaves the escalation pending, and an edit
+replaces the text to approve instead of approving it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from django.core.exceptions import PermissionDenied
@@ -34,12 +38,14 @@ from agents.tasks import llm_for, model_settings_record
 from reviewer.alerts import notifications
 from reviewer.alerts.deadlines import deadline_fields
 from reviewer.celery import enqueue_on_commit
+from reviewer.desk import approvals
 from reviewer.ledger.events import record_decision
-from reviewer.models import ChangeRequest, Decision, Escalation, NotificationChannel
+from reviewer.models import Approval, ChangeRequest, Decision, Escalation, NotificationChannel
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
-# The final decisions; "request_changes" is recorded by :func:`request_changes` and decides nothing.
-ACTIONS = {choice.value for choice in Decision.Action} - {"request_changes"}
+# The final decisions; "request_changes" is recorded by :func:`request_changes` and decides nothing,
+# and "edit" is what "edit_approve" records under a quorum.
+ACTIONS = {choice.value for choice in Decision.Action} - {"request_changes", "edit"}
 INSTRUCTIONS_MAX_CHARS = 2000
 JUSTIFICATION_NEEDED = "Approving despite guard violations needs a written justification."
 
@@ -57,9 +63,12 @@ class ChangeInFlight(DecisionInvalid):
 
 @dataclass(frozen=True)
 class Outcome:
+    """``won``: this decision (or approval, or edit) was recorded; ``decision`` is None for an approval
+    that counted without completing a quorum (``approval`` says which)."""
     won: bool
     escalation: Escalation
     decision: Decision | None = None
+    approval: Approval | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,7 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
         "guard": result.guard,
         "opened_at": opened_at,
         **deadline_fields(run, opened_at),
+        **approvals.approval_fields(run, result.stop_reason, result.guard),
     })
     if created:
         # Told after the commit, by a task: never in the run's transaction. robust: a broker that is
@@ -169,6 +179,10 @@ def _block_results(escalation: Escalation) -> dict:
     if guard.get("source") == "change_request":  # the candidate is a requested revision the guard passed
         return {"ok": True, "source": "change_request", "change_request": guard.get("change_request"),
                 "violations": [], "measurements": guard.get("measurements", {})}
+    if guard.get("source") == "edit":  # the candidate is a lead's edit, under a quorum: what its check found
+        return {"ok": not guard.get("violations"), "source": "edit", "edit": guard.get("decision"),
+                "violations": guard.get("violations", []), "measurements": guard.get("measurements", {}),
+                "policy": guard.get("policy")}
     return {"ok": False, "source": "block", "stop_reason": escalation.stop_reason,
             "violations": guard.get("violations", []), "measurements": guard.get("measurements", {})}
 
@@ -183,12 +197,16 @@ def facts_changed_message(escalation: Escalation) -> str:
 
 
 def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str = "",
-           confirm_changed_facts: bool = False) -> Outcome:
+           confirm_changed_facts: bool = False, text_version: int | None = None) -> Outcome:
     """Record a person's decision exactly once. Raises :class:`DecisionInvalid` for a decision that
-    cannot stand as sent; returns ``Outcome(won=False)`` when someone else decided first.
+    cannot stand as sent (:class:`approvals.ApprovalRefused` for an approval that cannot count);
+    returns ``Outcome(won=False)`` when someone else decided first.
 
     Approving a text whose incident changed its facts since the run needs ``confirm_changed_facts``.
-    The decision records the hash of the text approved, the incident version and the policy snapshot."""
+    The decision records the hash of the text approved, the incident version and the policy snapshot.
+    Under a quorum, an approval counts and decides only when it completes the quorum, and an edit
+    replaces the text to approve; ``text_version``, the version the person read, refuses an approval
+    of a text that changed since."""
     _check_may_decide(user, action)
     escalation = Escalation.objects.select_related("run", "run__incident_version").get(pk=escalation_pk)
     if escalation.status != Escalation.Status.PENDING:
@@ -197,9 +215,16 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     judged = _judge(escalation, action, text, note.strip())
     if judged.status == "approved" and escalation.facts_changes and not confirm_changed_facts:
         raise DecisionInvalid(facts_changed_message(escalation))
-    outcome = _record_once(escalation_pk, user, judged, _incident_version(escalation))
+    if judged.status == "approved" and escalation.under_quorum:
+        if judged.action == Decision.Action.EDIT_APPROVE:
+            outcome = _record_edit(escalation_pk, user, judged, _incident_version(escalation))
+        else:
+            outcome = _count_approval(escalation_pk, user, note.strip(), _incident_version(escalation), text_version)
+    else:
+        outcome = _record_once(escalation_pk, user, judged, _incident_version(escalation))
     if outcome.won:
-        _trace_decision(escalation, judged.action)
+        # an approval that counted towards a quorum without completing it is a verdict too
+        _trace_decision(escalation, outcome.decision.action if outcome.decision is not None else "approval")
     return outcome
 
 
@@ -280,6 +305,40 @@ def _record_once(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
                    decision=decision)
 
 
+def _count_approval(escalation_pk: int, user, note: str, version, seen_version: int | None) -> Outcome:
+    """Count an approval under a quorum with the escalation's row locked, so simultaneous approvals
+    count one after the other; the one that completes the quorum records the decision."""
+    with transaction.atomic():
+        escalation = approvals.lock(escalation_pk)
+        if escalation.status != Escalation.Status.PENDING:
+            return _already_decided(escalation_pk)
+        approval, counted = approvals.add(escalation, user, seen_version=seen_version)
+        if counted < escalation.required_approvals:
+            return Outcome(won=True, escalation=_already_decided(escalation_pk).escalation, approval=approval)
+        # Judged on the locked row: the text approved is the one the approvals are on.
+        judged = _judge(escalation, Decision.Action.APPROVE, "", note)
+        return replace(_record_once(escalation_pk, user, judged, version), approval=approval)
+
+
+def _record_edit(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
+    """Under a quorum an edit is not an approval: it becomes the text to approve (by others), and the
+    approvals of the text it replaces stop counting."""
+    now = timezone.now()
+    with transaction.atomic():
+        escalation = approvals.lock(escalation_pk)
+        if escalation.status != Escalation.Status.PENDING:
+            return _already_decided(escalation_pk)
+        decision = Decision.objects.create(
+            escalation_id=escalation_pk, actor=user, at=now, action=Decision.Action.EDIT,
+            final_text=judged.final_text, guard_results=judged.guard_results, note=judged.note, policy=judged.policy,
+            incident_version=version, text_hash=text_hash(judged.final_text))
+        record_decision(decision)
+        guard = {**judged.guard_results, "source": "edit", "decision": decision.pk}
+        approvals.reset(escalation_pk, because=approvals.EDITED, by=user, at=now,
+                        candidate=judged.final_text, guard=guard, text_by=user)
+    return Outcome(won=True, escalation=_already_decided(escalation_pk).escalation, decision=decision)
+
+
 def claim(escalation_pk: int, user) -> bool:
     """Take a pending escalation that nobody else holds. A claim is a courtesy: it never stops
     another lead from deciding."""
@@ -334,6 +393,8 @@ def request_changes(escalation_pk: int, user, instructions: str, *, enqueue: boo
                 escalation=escalation, actor=user, action=Decision.Action.REQUEST_CHANGES, note=instructions,
                 policy=escalation.run.policy or {}, guard_results={"policy": label})
             record_decision(decision)
+            # The lead asked for another text: approvals of this one stop counting.
+            approvals.reset(escalation.pk, because=approvals.CHANGES_REQUESTED, by=user, at=decision.at)
             change = ChangeRequest.objects.create(
                 escalation=escalation, decision=decision, requested_by=user, requested_at=decision.at,
                 instructions=instructions, text_before=escalation.candidate)
@@ -409,8 +470,8 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
             return ChangeRequest.objects.get(pk=change.pk)
         if change.ok:
             guard = {**(change.guard or {}), "ok": True, "source": "change_request", "change_request": change.pk}
-            Escalation.objects.filter(pk=escalation.pk, status=Escalation.Status.PENDING).update(
-                candidate=change.revision, guard=guard)
+            approvals.reset(escalation.pk, because=approvals.REVISED, by=change.requested_by, at=change.finished_at,
+                            candidate=change.revision, guard=guard, text_by=change.requested_by)
     return change
 
 
@@ -440,6 +501,30 @@ def reject_many(escalation_pks: list[int], user, note: str) -> dict[str, list[in
     for pk in escalation_pks:
         outcome = decide(pk, user, Decision.Action.REJECT, note=note)
         done["rejected" if outcome.won else "already_decided"].append(pk)
+    return done
+
+
+def approve_many(escalation_pks: list[int], user) -> dict[str, list]:
+    """Approve each pending escalation of ``escalation_pks`` as it is: one approval per item, by the same
+    rules as :func:`decide` (under a quorum it counts, and decides only the approval that completes it).
+    Returns the ids ``approved`` (decided now), ``counted`` (``(id, "1 of 2 approvals")``: still pending),
+    ``refused`` (``(id, why)``) and ``already_decided``."""
+    done: dict[str, list] = {"approved": [], "counted": [], "refused": [], "already_decided": []}
+    for pk in escalation_pks:
+        try:
+            outcome = decide(pk, user, Decision.Action.APPROVE)
+        except (DecisionInvalid, approvals.ApprovalRefused) as refused:
+            done["refused"].append((pk, str(refused)))
+            continue
+        except Escalation.DoesNotExist:
+            done["refused"].append((pk, "There is no such escalation."))
+            continue
+        if not outcome.won:
+            done["already_decided"].append(pk)
+        elif outcome.decision is None:
+            done["counted"].append((pk, approvals.progress(outcome.escalation)))
+        else:
+            done["approved"].append(pk)
     return done
 
 

@@ -5,7 +5,7 @@ tables; the hash shows whether a row there was changed since)."""
 from __future__ import annotations
 
 from reviewer.ledger.chain import Kind, append, append_many, sha256
-from reviewer.models import DeadlineBreach, Decision, LedgerEntry, PublishedUpdate
+from reviewer.models import Approval, DeadlineBreach, Decision, Escalation, LedgerEntry, PublishedUpdate
 
 
 def _username(user) -> str:
@@ -24,6 +24,24 @@ def record_decision(decision: Decision) -> LedgerEntry:
         "overridden": [v.get("check", "") for v in (decision.guard_results or {}).get("violations") or []
                        if isinstance(v, dict)],
     }, at=decision.at)
+
+
+def record_approval(approval: Approval, *, required: int, counted: int) -> LedgerEntry:
+    """One person's approval of a text under a quorum, and how many of the required it makes."""
+    return append(Kind.APPROVAL, f"approval:{approval.pk}", {
+        "approval": approval.pk, "escalation": approval.escalation_id, "actor": _username(approval.user),
+        "at": approval.at, "text_version": approval.text_version, "text_hash": approval.text_hash,
+        "counted": counted, "required": required,
+    }, at=approval.at)
+
+
+def record_approvals_reset(escalation: Escalation, superseded: list[Approval], *, because: str, by, at) -> LedgerEntry:
+    """The approvals of a text that changed (an edit, a requested revision, a request for changes):
+    kept, no longer counted."""
+    return append(Kind.APPROVALS_RESET, f"escalation:{escalation.pk}", {
+        "escalation": escalation.pk, "because": because, "by": _username(by), "at": at,
+        "text_version": escalation.text_version, "approvals": [a.pk for a in superseded],
+    }, at=at)
 
 
 def record_publication(update: PublishedUpdate) -> LedgerEntry:

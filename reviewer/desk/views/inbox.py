@@ -18,7 +18,7 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer.desk import decisions
+from reviewer.desk import approvals, decisions
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
@@ -30,6 +30,7 @@ PAGE_SIZE = 50
 # The escalation page's forms that need a tick to decide over another lead's claim (_over_claim.html).
 OVER_CLAIM_SLOTS = ("approve", "edit", "reject")
 RECENT = 10
+NOT_FINAL = ("request_changes", "edit")
 
 
 def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
@@ -54,7 +55,7 @@ def inbox(request):
     # order is that index's order); the rows with their run, incident and newest facts are read for
     # the page's ids only, in the same query (a subquery), however deep the page.
     page = Paginator(pending.values_list("pk", flat=True), PAGE_SIZE).get_page(request.GET.get("page"))
-    page.object_list = list(pending.for_list().filter(pk__in=page.object_list))
+    page.object_list = list(pending.for_list().with_approvals(request.user).filter(pk__in=page.object_list))
     context = {
         "page": page,
         "pending_count": page.paginator.count,
@@ -92,22 +93,56 @@ def _identical_groups(escalations) -> list[list[Escalation]]:
     return list(groups.values())
 
 
+def _selected(request, verb: str, done: str) -> list[int] | None:
+    """The ids the lead selected (a group's box carries all its ids), or None after saying why nothing is
+    done: none selected, or some another lead claimed without the tick to decide over them."""
+    ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
+                  if part.strip().isdigit() and len(part.strip()) < 10})
+    if not ids:
+        messages.error(request, f"Select the escalations to {verb} first.")
+        return None
+    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
+               and decisions.claimed_by_other(e, request.user)]
+    if claimed and request.POST.get("over_claim") != "on":
+        messages.error(request, f"Nothing was {done}: other leads claimed "
+                                + ", ".join(f"#{pk}" for pk in claimed)
+                                + f". Tick “also those other leads claimed” to {verb} them anyway.")
+        return None
+    return ids
+
+
+def _numbers(ids) -> str:
+    return ", ".join(f"#{pk}" for pk in ids)
+
+
+@require_perm(DECIDE)
+@require_POST
+def bulk_approve(request):
+    """Approve the selected escalations as they are: one approval per item, by the rules of a single
+    approval; the message names those that still need more approvals and those refused, with why."""
+    ids = _selected(request, "approve", "approved")
+    if ids is None:
+        return redirect("inbox")
+    done = decisions.approve_many(ids, request.user)
+    if done["approved"]:
+        messages.success(request, f"Approved {len(done['approved'])}: {_numbers(done['approved'])}.")
+    if done["counted"]:
+        messages.info(request, "Your approval counts, more are needed: "
+                               + "; ".join(f"#{pk} has {progress}" for pk, progress in done["counted"]) + ".")
+    for pk, why in done["refused"]:
+        messages.error(request, f"#{pk} not approved: {why}")
+    if done["already_decided"]:
+        messages.warning(request, f"Already decided by then, left as they were: {_numbers(done['already_decided'])}.")
+    return redirect("inbox")
+
+
 @require_perm(DECIDE)
 @require_POST
 def bulk_reject(request):
     """Reject the escalations the lead selected (a group's box carries all its ids) with one reason."""
-    ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
-                  if part.strip().isdigit()})
     note = request.POST.get("note", "")
-    if not ids:
-        messages.error(request, "Select the escalations to reject first.")
-        return redirect("inbox")
-    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
-               and decisions.claimed_by_other(e, request.user)]
-    if claimed and request.POST.get("over_claim") != "on":
-        messages.error(request, "Nothing was rejected: other leads claimed "
-                                + ", ".join(f"#{pk}" for pk in claimed)
-                                + ". Tick “also those other leads claimed” to reject them anyway.")
+    ids = _selected(request, "reject", "rejected")
+    if ids is None:
         return redirect("inbox")
     try:
         done = decisions.reject_many(ids, request.user, note)
@@ -120,10 +155,9 @@ def bulk_reject(request):
     if done["rejected"]:
         count = len(done["rejected"])
         messages.success(request, f"Rejected {count} escalation{'s' if count != 1 else ''}: "
-                                  + ", ".join(f"#{pk}" for pk in done["rejected"]) + ".")
+                                  + _numbers(done["rejected"]) + ".")
     if done["already_decided"]:
-        messages.warning(request, "Already decided by then, left as they were: "
-                                  + ", ".join(f"#{pk}" for pk in done["already_decided"]) + ".")
+        messages.warning(request, f"Already decided by then, left as they were: {_numbers(done['already_decided'])}.")
     return redirect("inbox")
 
 
@@ -138,9 +172,11 @@ def _list_count(request) -> dict:
     return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
-def _escalation(pk: int) -> Escalation:
-    related = ("run", "run__incident", "run__incident_version", "run__review", "claimed_by", "decided_by")
-    return get_object_or_404(Escalation.objects.select_related(*related), pk=pk)
+def _escalation(pk: int, viewer=None) -> Escalation:
+    """One escalation with what its page and its row show (with ``viewer``: whether they approved its text)."""
+    related = ("run", "run__incident", "run__incident_version", "run__review", "claimed_by", "decided_by",
+               "approval_group")
+    return get_object_or_404(Escalation.objects.select_related(*related).with_approvals(viewer), pk=pk)
 
 
 def _panel_context(request, escalation: Escalation, **extra) -> dict:
@@ -154,8 +190,11 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "overridden": escalation.overridden,
         "edited": word_diff(escalation.candidate, escalation.final_text) if edited else None,
         "escalation": escalation,
-        "decision": escalation.decisions.select_related("actor").first(),
+        # The decision that decided it (requests for changes and edits under a quorum decide nothing).
+        "decision": escalation.decisions.select_related("actor").exclude(action__in=NOT_FINAL).last(),
         "history": escalation.decisions.select_related("actor", "corrects"),  # read only where shown
+        "approvals": escalation.approvals.select_related("user"),
+        "current_approvals": approvals.current(escalation).select_related("user"),
         "can_decide": request.user.has_perm(DECIDE),
         "text": escalation.candidate if text is None else text,
         "unchanged": unchanged,
@@ -179,7 +218,7 @@ def _changes_context(change_requests: list[ChangeRequest]) -> dict:
 def _page(request, pk: int, *, status: int = 200, **extra):
     """The whole escalation page, read afresh: its change requests first, then the escalation."""
     changes = _changes_context(_change_requests(pk))
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     diff = word_diff(escalation.draft, escalation.candidate)
     marks = decisions.fact_marks(escalation)
     context = _panel_context(request, escalation, **extra) | changes | {
@@ -227,7 +266,7 @@ def _changes_poll(request, pk: int):
 @require_POST
 @vary_on_headers("HX-Request")
 def check_edit(request, pk):
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     text, note = request.POST.get("text", ""), request.POST.get("note", "")
     check = decisions.guard_edit(escalation, text)
     if request.htmx:
@@ -254,35 +293,46 @@ def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, 
 @require_POST
 @vary_on_headers("HX-Request")
 def decide(request, pk):
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     action, note = request.POST.get("action", ""), request.POST.get("note", "")
     text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
     try:
         if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
             raise decisions.DecisionInvalid(warning)
         outcome = decisions.decide(pk, request.user, action, text=text, note=note,
-                                   confirm_changed_facts=request.POST.get("confirm_facts") == "on")
-    except decisions.DecisionInvalid as invalid:
+                                   confirm_changed_facts=request.POST.get("confirm_facts") == "on",
+                                   text_version=_text_version(request.POST.get("text_version")))
+    except (decisions.DecisionInvalid, approvals.ApprovalRefused) as invalid:
         form = {"error": str(invalid), "note": note, "form_action": action}
         if action == "edit_approve":
             form |= {"text": text, "check": decisions.guard_edit(escalation, text)}
+        # A refused approval answers as a form that cannot stand (422), or 409 like "already decided": htmx
+        # swaps those in place (templates/base.html); the API answers 403 where it is not theirs to give.
+        status = 409 if getattr(invalid, "status", 422) == 409 else 422
         if request.htmx:
-            return _fragment(request, escalation, row=row, status=422, **form)
-        return _page(request, pk, status=422, **form)
-    decided = _escalation(pk)
+            return _fragment(request, escalation, row=row, status=status, **form)
+        return _page(request, pk, status=status, **form)
+    decided = _escalation(pk, request.user)
     if not outcome.won:  # someone was quicker: say who, and change nothing
         if request.htmx:
             return _fragment(request, decided, row=row, status=409, lost=True)
         return _page(request, pk, status=409, lost=True)
+    counted = approvals.counted_message(decided, outcome.decision)
     if request.htmx:
         # Don't redirect after an htmx request: the row or the panel swaps in place.
-        return _fragment(request, decided, row=row, just_decided=True)
-    messages.success(request, f"Escalation #{pk} {decided.status}.")
+        # A counted approval leaves the row open: the lead sees what it did, and the inbox's poll waits.
+        return _fragment(request, decided, row=row, just_decided=True, counted=counted, open_row=bool(counted))
+    messages.success(request, counted or f"Escalation #{pk} {decided.status}.")
     return redirect("inbox") if row else redirect("escalation", pk)
 
 
+def _text_version(value: str | None) -> int | None:
+    """The text version the form was rendered with (None when the form sent none, or nonsense)."""
+    return int(value) if value and value.isdigit() and len(value) < 10 else None
+
+
 def _claim_answer(request, pk: int, done: bool, failure: str):
-    escalation = _escalation(pk)
+    escalation = _escalation(pk, request.user)
     if request.POST.get("from") == "row":  # the inbox row: the row with its claim, or back to the inbox
         if request.htmx:
             return _fragment(request, escalation, row=True, claim_error="" if done else failure)

@@ -80,10 +80,10 @@ def test_a_revision_landing_while_the_page_is_read_shows_in_flight_never_half_ne
     never "now the candidate" above the old text."""
     read_escalation = inbox_views._escalation
 
-    def revision_lands_first(pk):
+    def revision_lands_first(pk, *args, **kwargs):
         if ChangeRequest.objects.filter(pk=requested.pk, status="queued").exists():
             requested.land()
-        return read_escalation(pk)
+        return read_escalation(pk, *args, **kwargs)
 
     monkeypatch.setattr(inbox_views, "_escalation", revision_lands_first)
 

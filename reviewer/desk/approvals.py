@@ -1,0 +1,164 @@
+"""Approvals by more than one person: which escalations need them, and counting them.
+
+An :class:`~reviewer.models.ApprovalRule` says how many distinct approvals of the current text an
+escalation needs, and from which group. The strictest rule that fits applies, and the escalation keeps
+what applied when it opened (its ``required_approvals``, ``approval_group`` and the rule as it read),
+so editing a rule never changes what a pending escalation needs. Without a rule an escalation needs
+one approval, from any support lead, exactly as before.
+
+Each approval is a row on the version of the text it approved; an edit, a requested revision and a
+request for changes raise the version, and the approvals of the old one stay, superseded. Counting
+happens with the escalation's row locked (``select_for_update``), and a unique constraint on (escalation,
+person, text version) backs it: two leads approving at once are both counted, one after the other,
+and only the approval that completes the quorum decides (``reviewer.desk.decisions``).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from agents.core.text import text_hash
+from reviewer.ledger.events import record_approval, record_approvals_reset
+from reviewer.models import Approval, ApprovalRule, Escalation
+from reviewer.roles import SUPPORT_LEAD
+
+# Why approvals stopped counting (Approval.superseded_because), as the history says it.
+EDITED = "edited"
+REVISED = "revised"
+CHANGES_REQUESTED = "changes requested"
+
+
+class ApprovalRefused(Exception):
+    """This person's approval cannot count; ``status`` is the HTTP status a door answers with
+    (403: not theirs to give, 409: given already, or the text changed since they read it)."""
+
+    def __init__(self, message: str, *, status: int = 403):
+        super().__init__(message)
+        self.status = status
+
+
+def _fits(rule: ApprovalRule, *, pipeline: str, severity: str, stop_reason: str, violations: bool) -> bool:
+    if rule.pipeline and rule.pipeline != pipeline:
+        return False
+    if rule.severity and rule.severity != severity:
+        return False
+    if rule.stop_reason and not (stop_reason == rule.stop_reason
+                                 or (rule.stop_reason.endswith(":") and stop_reason.startswith(rule.stop_reason))):
+        return False
+    return violations or not rule.overrides_guard
+
+
+def rule_for(run, stop_reason: str, guard: dict | None) -> ApprovalRule | None:
+    """The strictest rule that fits an escalation of ``run``: the most approvals; on a tie, the oldest rule."""
+    incident = run.incident if run.incident_id else None
+    facts = {"pipeline": run.pipeline, "severity": (incident.severity if incident else "").strip().upper(),
+             "stop_reason": stop_reason, "violations": bool((guard or {}).get("violations"))}
+    fitting = [rule for rule in ApprovalRule.objects.filter(Q(pipeline=run.pipeline) | Q(pipeline=""))
+               if _fits(rule, **facts)]
+    return min(fitting, key=lambda rule: (-rule.required_approvals, rule.pk), default=None)
+
+
+def approval_fields(run, stop_reason: str, guard: dict | None) -> dict:
+    """What an escalation opened now needs, kept on it (one approval from any lead when no rule fits)."""
+    rule = rule_for(run, stop_reason, guard)
+    if rule is None:
+        return {}
+    group = rule.group.name if rule.group_id else SUPPORT_LEAD
+    text = f"“{rule.name}” (#{rule.pk}): {rule.required_approvals} approvals from {group}"
+    return {"required_approvals": rule.required_approvals, "approval_group_id": rule.group_id,
+            "approval_rule": rule, "approval_rule_text": text[:300]}
+
+
+def group_of(escalation: Escalation) -> Group:
+    """The group whose members' approvals count."""
+    if escalation.approval_group_id:
+        return escalation.approval_group
+    return Group.objects.get(name=SUPPORT_LEAD)
+
+
+def group_name(escalation: Escalation) -> str:
+    """The name of the group whose members' approvals count (no query past the escalation's own)."""
+    return escalation.approval_group.name if escalation.approval_group_id else SUPPORT_LEAD
+
+
+def needed_text(count: int) -> str:
+    return f"{count} more approval{'s' if count != 1 else ''}"
+
+
+def lock(escalation_pk: int) -> Escalation:
+    """The escalation, its row locked until the transaction ends (the run read with it, not locked)."""
+    return (Escalation.objects.select_for_update(of=("self",))
+            .select_related("run", "run__incident_version", "approval_group").get(pk=escalation_pk))
+
+
+def current(escalation: Escalation):
+    return Approval.objects.filter(escalation=escalation, text_version=escalation.text_version,
+                                   superseded_at__isnull=True)
+
+
+def add(escalation: Escalation, user, *, seen_version: int | None = None) -> tuple[Approval, int]:
+    """Count ``user``'s approval of the current text of a locked, pending escalation: the approval and
+    how many the text has now. Raises :class:`ApprovalRefused` with the reason it cannot count."""
+    if seen_version is not None and seen_version != escalation.text_version:
+        raise ApprovalRefused(
+            f"The text changed since you read it (it is version {escalation.text_version} now, you read version "
+            f"{seen_version}); read it again before approving.", status=409)
+    group = group_of(escalation)
+    required = escalation.required_approvals
+    if not user.groups.filter(pk=group.pk).exists():
+        raise ApprovalRefused(f"Only members of “{group.name}” can approve this escalation; you are not one.")
+    if escalation.text_by_id == user.pk:
+        raise ApprovalRefused(
+            "You wrote this version of the text (your edit, or the revision you requested), so your approval "
+            f"cannot count: {needed_text(required - current(escalation).count())} from other members of "
+            f"“{group.name}” must approve it.")
+    given = current(escalation).filter(user=user).first()
+    if given is not None:
+        raise ApprovalRefused(
+            f"You already approved this text at {given.at:%Y-%m-%d %H:%M:%S} UTC; it needs "
+            f"{needed_text(required - current(escalation).count())} from other members of “{group.name}”.",
+            status=409)
+    try:
+        with transaction.atomic():
+            approval = Approval.objects.create(escalation=escalation, user=user, text_version=escalation.text_version,
+                                               text_hash=text_hash(escalation.candidate), at=timezone.now())
+    except IntegrityError:  # the row lock makes this unreachable on PostgreSQL; the constraint backs it
+        raise ApprovalRefused("You already approved this text.", status=409) from None
+    counted = current(escalation).count()
+    record_approval(approval, required=required, counted=counted)
+    return approval, counted
+
+
+def reset(escalation_pk: int, *, because: str, by, at, **changes) -> bool:
+    """A new version of the text (with ``changes`` to the escalation, e.g. its new candidate), inside the
+    caller's transaction: the earlier approvals stay, superseded, and the ledger records the reset.
+    False when the escalation is decided already (nothing changes then)."""
+    if not Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING).update(
+            text_version=F("text_version") + 1, **changes):
+        return False
+    superseded = list(Approval.objects.filter(escalation_id=escalation_pk, superseded_at__isnull=True))
+    if superseded:
+        Approval.objects.filter(pk__in=[a.pk for a in superseded]).update(superseded_at=at, superseded_because=because)
+        escalation = Escalation.objects.get(pk=escalation_pk)
+        record_approvals_reset(escalation, superseded, because=because, by=by, at=at)
+    return True
+
+
+def counted_message(escalation: Escalation, decision) -> str:
+    """What a lead's click did to an escalation still pending under a quorum ("" once it is decided)."""
+    if escalation.status != Escalation.Status.PENDING:
+        return ""
+    group = group_name(escalation)
+    left = escalation.required_approvals - escalation.approvals_so_far
+    if decision is not None and decision.action == "edit":
+        return (f"Your edit is the text to approve now: it needs {escalation.required_approvals} "
+                f"approval{'s' if escalation.required_approvals != 1 else ''} from other members of “{group}”.")
+    return f"Your approval counts: {progress(escalation)}. It needs {needed_text(left)} from members of “{group}”."
+
+
+def progress(escalation: Escalation) -> str:
+    """“1 of 2 approvals” for an escalation under a quorum."""
+    return f"{escalation.approvals_so_far} of {escalation.required_approvals} approvals"

@@ -302,7 +302,7 @@ def preview(proposed: models.Model, *, last: int = DEFAULT_RUNS, since: datetime
     when the change can change the guard's verdict on a text. Reads only."""
     started = time.perf_counter()
     pipelines = pipelines_of(proposed)
-    report = Preview(change=describe(proposed), pipelines=pipelines, window=_window(last, since, until))
+    report = Preview(change=describe(proposed), pipelines=pipelines, window="")
     current: dict[str, Policy] = {}
     future: dict[str, Policy] = {}
     for pipeline in pipelines:
@@ -316,7 +316,9 @@ def preview(proposed: models.Model, *, last: int = DEFAULT_RUNS, since: datetime
         except PolicyMissing:
             pass  # compared with how each run ended
     snapshots = {pipeline: policy_snapshot(policy) for pipeline, policy in current.items()}
-    for row, recording in recordings(stored_runs(list(future), last=last, since=since, until=until)):
+    rows = stored_runs(list(future), last=last, since=since, until=until)
+    report.window = _window(last, len(rows), since, until)
+    for row, recording in recordings(rows):
         pipeline = row["pipeline"]
         older = pipeline in current and recording.policy != snapshots[pipeline]
         replayed = replay(recording, future[pipeline], current=current[pipeline] if older else None)
@@ -356,8 +358,13 @@ def _changes_texts(row: models.Model) -> bool:
 WINDOW_FORMAT = "%Y-%m-%d %H:%M"
 
 
-def _window(last: int, since: datetime | None, until: datetime | None) -> str:
-    text = f"the newest {last} stored runs"
+def _window(last: int, found: int, since: datetime | None, until: datetime | None) -> str:
+    """Which runs were replayed: "the newest 1000 stored runs", or every one there is when there are
+    fewer ("the 3 stored runs", "the only stored run", "no stored runs")."""
+    if found >= last:
+        text = f"the newest {last} stored runs"
+    else:
+        text = {0: "no stored runs", 1: "the only stored run"}.get(found, f"the {found} stored runs")
     if since is not None:
         text += f" from {since:{WINDOW_FORMAT}}"
     if until is not None:

@@ -67,7 +67,7 @@ def approval_fields(run, stop_reason: str, guard: dict | None) -> dict:
     if rule is None:
         return {}
     group = rule.group.name if rule.group_id else SUPPORT_LEAD
-    text = f"“{rule.name}” (#{rule.pk}): {rule.required_approvals} approvals from {group}"
+    text = f"“{rule.name}” (rule {rule.pk}): {rule.required_approvals} approvals from {group}"
     return {"required_approvals": rule.required_approvals, "approval_group_id": rule.group_id,
             "approval_rule": rule, "approval_rule_text": text[:300]}
 

@@ -155,6 +155,21 @@ def test_the_runs_replayed_are_the_newest_or_those_of_a_date_range(demo_data, wi
         report = preview(route, since=timezone.now() - timezone.timedelta(days=1))
     assert report.runs == 2
     assert old.pk not in {f.run_id for f in report.flips}
+    if window == "last":
+        assert report.window == "the newest 2 stored runs"
+    else:  # every run of the range, fewer than the 1,000 a preview replays at most
+        assert report.window.startswith("the 2 stored runs from ")
+
+
+def test_the_window_says_how_many_runs_there_were_when_fewer_than_asked(demo_data):
+    route = RouteTarget.objects.get(name="billing_specialist")
+    route.allowed_policy = False
+    assert preview(route, last=5).window == "no stored runs"
+    routing_run(TICKETS[0])
+    assert preview(route, last=5).window == "the only stored run"
+    routing_run(TICKETS[1])
+    assert preview(route, last=5).window == "the 2 stored runs"
+    assert preview(route, last=2).window == "the newest 2 stored runs"
 
 
 def test_a_run_under_an_older_policy_is_judged_by_the_change_alone(demo_data):

@@ -18,7 +18,7 @@ EDITED = "We are investigating a problem in the EU. Current status: degraded. We
 @pytest.fixture
 def two_of_two(users):
     return make_escalation(incident=make_incident("inc_browser_quorum", title="Checkout errors"),
-                           required_approvals=2, approval_rule_text="“P1 needs two leads” (#1)")
+                           required_approvals=2, approval_rule_text="“P1 needs two leads” (rule 1)")
 
 
 @pytest.mark.parametrize("screen", VIEWPORTS)

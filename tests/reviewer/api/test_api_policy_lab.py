@@ -23,7 +23,7 @@ def test_a_policy_admin_previews_a_route_switched_off(api, demo_data):
     assert body["flipped"] == [{"run_id": billing.pk, "pipeline": "routing", "verdict": "would_stop",
                                 "before": "success", "after": "invalid_route:route_not_allowed:billing_specialist",
                                 "note": "", "url": f"/runs/{billing.pk}/"}]
-    assert body["window"] == "the newest 10 stored runs"
+    assert body["window"] == "the 2 stored runs"  # all there are: fewer than the 10 asked for
     assert RouteTarget.objects.get(name="billing_specialist").allowed_policy is True
     assert not PolicyChange.objects.exists()
 

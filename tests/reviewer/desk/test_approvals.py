@@ -57,7 +57,7 @@ def test_the_strictest_fitting_rule_applies_and_the_escalation_keeps_it(db):
     assert with_findings["required_approvals"] == 3 and with_findings["approval_rule"] == strict
     assert with_findings["approval_group_id"] == payments.pk
     assert with_findings["approval_rule_text"] == (
-        f"“Guard overrides need three” (#{strict.pk}): 3 approvals from Payments leads")
+        f"“Guard overrides need three” (rule {strict.pk}): 3 approvals from Payments leads")
 
 
 def test_a_stop_reason_ending_in_a_colon_matches_every_reason_it_starts(db):
@@ -340,5 +340,5 @@ def test_an_escalation_a_run_opens_keeps_the_rule_that_fitted(reviewer_rule, dem
     others = Escalation.objects.exclude(stop_reason="policy_escalation")
 
     assert escalation.required_approvals == 2 and escalation.approval_rule == reviewer_rule
-    assert escalation.approval_rule_text.startswith(f"“Reviewer escalations need two” (#{reviewer_rule.pk})")
+    assert escalation.approval_rule_text.startswith(f"“Reviewer escalations need two” (rule {reviewer_rule.pk})")
     assert others.exists() and set(others.values_list("required_approvals", flat=True)) == {1}

@@ -120,6 +120,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "reviewer.middleware.RequestIdMiddleware",  # first: every answer and every log line of a request has its id
+    "reviewer.middleware.ProbeMiddleware",  # /healthz and /readyz for probes by address, before the Host check
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (htmx, CSS) from the app itself, no CDN
     "reviewer.status.middleware.StatusPageMiddleware",  # the stored status page, before what it has no use for
@@ -158,8 +159,8 @@ CONTENT_SECURITY_POLICY = {
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
 METRICS_ALLOWED_NETWORKS = metrics_networks(os.environ.get("METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128"),
                                             METRICS_TOKEN)
-# Plain-HTTP probes of a load balancer or an orchestrator are answered, not redirected to HTTPS.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+# Prometheus scrapes over plain HTTP inside the network: answered, not redirected to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
 
 # An API token works for this many days after it is made (admin and `api_token` say until when).
 API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)

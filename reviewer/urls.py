@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from reviewer import health, metrics
+from reviewer import metrics
 from reviewer.api import api
 from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
 from reviewer.status import subscriptions
@@ -48,10 +48,8 @@ urlpatterns = [
     path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
-    # For monitoring: docs/operations.md, "Metrics" and "Health checks".
+    # For monitoring (docs/operations.md, "Metrics"); /healthz and /readyz: reviewer.middleware.ProbeMiddleware.
     path("metrics", metrics.metrics, name="metrics"),
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
 ]
 
 # Failures answer with the product's pages (or JSON under /api/): reviewer/errors.py.

@@ -40,6 +40,14 @@ def test_healthz_needs_no_login_and_refuses_a_post(client):
     assert client.post("/healthz").status_code == 405
 
 
+def test_a_probe_by_address_over_plain_http_is_answered(client, db, settings):
+    """A load balancer sends its own Host (an address ALLOWED_HOSTS does not list) and plain HTTP."""
+    settings.SECURE_SSL_REDIRECT = True
+    assert client.get("/healthz", HTTP_HOST="10.0.0.9:8000").status_code == 200
+    assert client.get("/readyz", HTTP_HOST="10.0.0.9:8000").status_code == 200
+    assert client.get("/accounts/login/", HTTP_HOST="10.0.0.9:8000").status_code == 400  # pages keep the check
+
+
 def test_readyz_is_200_with_its_checks_when_all_is_well(client, db, unmigrated_check):
     response = client.get("/readyz")
     assert response.status_code == 200

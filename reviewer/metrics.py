@@ -20,7 +20,7 @@ from datetime import timedelta
 
 from axes.helpers import get_client_ip_address
 from django.conf import settings
-from django.db.models import Case, Count, IntegerField, Max, Min, Q, Sum, Value, When
+from django.db.models import Count, Max, Min, Q, Sum
 from django.http import HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -50,21 +50,15 @@ def breaker_cooldown() -> float:
         return 30.0
 
 
-def bucket(field: str, bounds: tuple[float, ...], scale: float = 1000) -> Case:
-    """The number of the first bound ``field`` (milliseconds; bounds in seconds) is within, len(bounds)
-    above them all, -1 without a value: a histogram is then a GROUP BY on it, one count per row."""
-    return Case(When(**{f"{field}__isnull": True}, then=Value(-1)),
-                *[When(**{f"{field}__lte": bound * scale}, then=Value(i)) for i, bound in enumerate(bounds)],
-                default=Value(len(bounds)), output_field=IntegerField())
+def buckets(field: str, bounds: tuple[float, ...], scale: float = 1000) -> dict:
+    """One conditional count per bound (``field`` in milliseconds, bounds in seconds): a GROUP BY that
+    reads its index in order then needs no sort (a GROUP BY on a CASE per row sorted every row: slower)."""
+    return {f"le_{i}": Count("id", filter=Q(**{f"{field}__lte": bound * scale})) for i, bound in enumerate(bounds)}
 
 
-def cumulative(counts: Counter, bounds: tuple[float, ...]) -> list[tuple[str, int]]:
-    """Prometheus' buckets (each counts every value up to its bound) from the counts per bucket number."""
-    running, found = 0, []
-    for number, bound in enumerate(bounds):
-        running += counts[number]
-        found.append((str(float(bound)), running))
-    return [*found, ("+Inf", running + counts[len(bounds)])]
+def cumulative(counts: Counter, bounds: tuple[float, ...], total: int) -> list[tuple[str, int]]:
+    """Prometheus' buckets, each counting every value up to its bound, then +Inf: ``total``."""
+    return [*[(str(float(bound)), counts[f"le_{i}"]) for i, bound in enumerate(bounds)], ("+Inf", total)]
 
 
 def age_seconds(oldest, now) -> float:
@@ -87,10 +81,9 @@ class DatabaseCollector:
 
     def runs(self):
         """Runs, guard violations, durations and tokens: one GROUP BY read from the ``run_metrics`` index."""
-        rows = Run.objects.order_by().annotate(bucket=bucket("duration_ms", RUN_SECONDS)).values(
-            "pipeline", "status", "stop_reason", "bucket").annotate(n=Count("id"), total_ms=Sum("duration_ms"),
-                                                                    prompt=Sum("prompt_tokens"),
-                                                                    completion=Sum("completion_tokens"))
+        rows = Run.objects.order_by().values("pipeline", "status", "stop_reason").annotate(
+            n=Count("id"), timed=Count("id", filter=Q(duration_ms__isnull=False)), total_ms=Sum("duration_ms"),
+            prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), **buckets("duration_ms", RUN_SECONDS))
         runs = CounterMetricFamily(PREFIX + "runs", "Finished runs, by pipeline, final status and stop reason.",
                                    labels=["pipeline", "status", "stop_reason"])
         guard = CounterMetricFamily(PREFIX + "guard_violations",
@@ -102,22 +95,20 @@ class DatabaseCollector:
                                      "by pipeline and direction (input: the prompt; output: the answer).",
                                      labels=["pipeline", "direction"])
         finished, by_check = Counter(), Counter()
-        by_bucket: dict[str, Counter] = {}
         totals: dict[str, Counter] = {}
         for row in rows:
             if row["status"] not in Run.IN_FLIGHT:
                 finished[row["pipeline"], row["status"], row["stop_reason"]] += row["n"]
             if row["stop_reason"].startswith(GUARD_PREFIXES):
                 by_check[row["stop_reason"]] += row["n"]
-            by_bucket.setdefault(row["pipeline"], Counter())[row["bucket"]] += row["n"]
             totals.setdefault(row["pipeline"], Counter()).update(
-                {"ms": row["total_ms"] or 0, "prompt": row["prompt"] or 0, "completion": row["completion"] or 0})
+                {key: value or 0 for key, value in row.items() if key not in ("pipeline", "status", "stop_reason")})
         for labels, n in sorted(finished.items()):
             runs.add_metric(list(labels), n)
         for check, n in sorted(by_check.items()):
             guard.add_metric([check], n)
         for pipeline, total in sorted(totals.items()):
-            durations.add_metric([pipeline], cumulative(by_bucket[pipeline], RUN_SECONDS), total["ms"] / 1000)
+            durations.add_metric([pipeline], cumulative(total, RUN_SECONDS, total["timed"]), total["total_ms"] / 1000)
             tokens.add_metric([pipeline, "input"], total["prompt"])
             tokens.add_metric([pipeline, "output"], total["completion"])
         yield from (runs, guard, durations, tokens)
@@ -136,19 +127,14 @@ class DatabaseCollector:
 
     def model_calls(self):
         """The latency histogram by outcome: one GROUP BY read from the ``model_call_latency`` index."""
-        rows = ModelCall.objects.order_by().annotate(bucket=bucket("latency_ms", CALL_SECONDS)).values(
-            "outcome", "bucket").annotate(n=Count("id"), total_ms=Sum("latency_ms"))
+        rows = ModelCall.objects.order_by().values("outcome").annotate(
+            n=Count("id"), total_ms=Sum("latency_ms"), **buckets("latency_ms", CALL_SECONDS))
         calls = HistogramMetricFamily(PREFIX + "model_call_duration_seconds",
                                       "Latency of each request to a model endpoint, by outcome (ok, or the "
                                       "stop reason it failed with; llm_circuit_open: refused, never sent).",
                                       labels=["outcome"])
-        by_bucket: dict[str, Counter] = {}
-        total_ms = Counter()
         for row in rows:
-            by_bucket.setdefault(row["outcome"], Counter())[row["bucket"]] += row["n"]
-            total_ms[row["outcome"]] += row["total_ms"] or 0
-        for outcome, counts in sorted(by_bucket.items()):
-            calls.add_metric([outcome], cumulative(counts, CALL_SECONDS), total_ms[outcome] / 1000)
+            calls.add_metric([row["outcome"]], cumulative(row, CALL_SECONDS, row["n"]), (row["total_ms"] or 0) / 1000)
         yield calls
 
     def circuit_breakers(self, now):

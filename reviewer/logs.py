@@ -49,3 +49,14 @@ class JsonLines(logging.Formatter):
         if record.exc_info:
             line["exception"] = without_keys(self.formatException(record.exc_info))
         return json.dumps(line)
+
+
+# The health checks an orchestrator asks every few seconds (reviewer/health.py): a 503 of /readyz is its
+# answer to the prober, not an error of the product worth a line each time.
+PROBE_PATHS = ("/healthz", "/readyz")
+
+
+class QuietProbes(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "django.request" and getattr(getattr(record, "request", None), "path", "")
+                    in PROBE_PATHS)

@@ -88,6 +88,23 @@ class TracingMiddleware:
         return response
 
 
+class ProbeMiddleware:
+    """``/healthz`` and ``/readyz`` (reviewer/health.py) answered before anything else looks at the
+    request: a load balancer or an orchestrator probes by address (``Host: 10.0.0.5:8000``, not a name
+    of ALLOWED_HOSTS) and over plain HTTP (no redirect to HTTPS), and needs no session, login or CSRF.
+    They answer only a few words about this process, never data. Right after RequestIdMiddleware."""
+
+    def __init__(self, get_response):
+        from reviewer import health
+
+        self.get_response = get_response
+        self.probes = {"/healthz": health.healthz, "/readyz": health.readyz}
+
+    def __call__(self, request):
+        probe = self.probes.get(request.path_info)
+        return self.get_response(request) if probe is None else probe(request)
+
+
 class RefuseControlCharactersMiddleware:
     """400 with a page saying which parameter carries which control character (a 422 in JSON for
     the API, like its other validation errors)."""

@@ -247,6 +247,7 @@ class Decision(models.Model):
     class Meta:
         ordering = ["at", "id"]
         permissions = [("export_decisions", "Can export decisions as datasets")]
+        indexes = [models.Index(fields=["action"], name="decision_action")]  # /metrics counts from it alone
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.actor} on escalation {self.escalation_id}"
@@ -867,7 +868,9 @@ class Delivery(models.Model):
             models.UniqueConstraint(fields=["update", "subscriber"], condition=models.Q(subscriber__isnull=False),
                                     name="delivery_once_per_subscriber"),
         ]
-        indexes = [models.Index(fields=["status", "next_attempt_at"], name="delivery_due")]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
+                   # /metrics: the outbox by channel and state, counted from the index alone
+                   models.Index(fields=["channel", "status"], name="delivery_channel_status")]
 
     def __str__(self) -> str:
         return f"Delivery {self.key} of {self.update} to {self.channel.name} ({self.status})"
@@ -956,6 +959,7 @@ class Notification(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [models.UniqueConstraint(fields=["escalation", "event", "channel"], name="notification_once")]
+        indexes = [models.Index(fields=["event", "status"], name="notification_event_status")]  # /metrics
 
     def __str__(self) -> str:
         return f"{self.event} of escalation {self.escalation_id} to {self.channel_id} ({self.status})"

@@ -1,5 +1,6 @@
 """One settings module; every deployment difference comes from the environment."""
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -33,6 +34,24 @@ def envint(name: str, default: int) -> int:
 
 def envlist(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def metrics_networks(value: str, token: str) -> list | None:
+    """METRICS_ALLOWED_NETWORKS as networks; None for "any" (accepted only with a token)."""
+    if value.strip().lower() == "any":
+        if not token:
+            raise ImproperlyConfigured("METRICS_ALLOWED_NETWORKS=any serves /metrics to every address: set "
+                                       "METRICS_TOKEN too.")
+        return None
+    networks = []
+    for item in (part.strip() for part in value.split(",")):
+        if item:
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                raise ImproperlyConfigured(f"METRICS_ALLOWED_NETWORKS: {item!r} is not an address or a network "
+                                           "such as 10.0.0.0/8") from None
+    return networks
 
 
 def secret_key() -> str:
@@ -101,6 +120,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "reviewer.middleware.RequestIdMiddleware",  # first: every answer and every log line of a request has its id
+    "reviewer.middleware.ProbeMiddleware",  # /healthz and /readyz for probes by address, before the Host check
     "reviewer.middleware.TracingMiddleware",  # with tracing on, the request's span covers all that follows
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (htmx, CSS) from the app itself, no CDN
@@ -133,6 +153,15 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'none'"],
     },
 }
+
+# /metrics (docs/operations.md, "Metrics"): served to the networks METRICS_ALLOWED_NETWORKS lists (CIDRs,
+# loopback unless set; "any" drops the check, and then METRICS_TOKEN must be set) and, when METRICS_TOKEN is
+# set, to requests carrying it as a bearer token.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+METRICS_ALLOWED_NETWORKS = metrics_networks(os.environ.get("METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128"),
+                                            METRICS_TOKEN)
+# Prometheus scrapes over plain HTTP inside the network: answered, not redirected to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
 
 # An API token works for this many days after it is made (admin and `api_token` say until when).
 API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)
@@ -319,7 +348,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "reviewer.logs.JsonLines"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "filters": {"quiet_probes": {"()": "reviewer.logs.QuietProbes"}},  # no line per health-check answer
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["quiet_probes"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         # Each writes through the root's handler (a worker's root is Celery's); no handler of their own,

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from reviewer import metrics
 from reviewer.api import api
 from reviewer.desk.views import accounts, breaches, home, inbox, incidents, publishing, runs
 from reviewer.status import subscriptions
@@ -51,6 +52,8 @@ urlpatterns = [
     path("admin/login/", accounts.admin_login),  # before the admin's own: refused while passwords are off
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    # For monitoring (docs/operations.md, "Metrics"); /healthz and /readyz: reviewer.middleware.ProbeMiddleware.
+    path("metrics", metrics.metrics, name="metrics"),
 ]
 
 # Failures answer with the product's pages (or JSON under /api/): reviewer/errors.py.

@@ -55,6 +55,9 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/status_page.py", "--run-every", "-1"],
     ["bench/policy_lab.py", "--runs", "0"],
     ["bench/policy_lab.py", "--repeat", "many"],
+    ["bench/metrics.py", "--sizes", "0"],
+    ["bench/metrics.py", "--sizes", "1k"],
+    ["bench/metrics.py", "--repeat", "0"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)
@@ -83,4 +86,11 @@ def test_policy_lab_with_a_few_runs_prints_its_table():
     done = bench("bench/policy_lab.py", "--runs", "3", "--repeat", "1", "--decided", "0", timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| route switched off (routing)" in done.stdout and "| new claim family (text pipelines)" in done.stdout
+    assert "machine:" in done.stdout
+
+
+def test_metrics_with_a_few_runs_prints_its_tables():
+    done = bench("bench/metrics.py", "--sizes", "10", "--repeat", "1", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| 10 " in done.stdout and "| runs " in done.stdout and "| model_calls " in done.stdout
     assert "machine:" in done.stdout

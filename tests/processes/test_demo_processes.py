@@ -177,6 +177,9 @@ def test_the_demo_serves_with_gunicorn_not_runserver(demo):
     )
     with urllib.request.urlopen(f"http://127.0.0.1:{running.port}/accounts/login/", timeout=10) as response:
         assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+    # The demo printed its URL once /readyz said so: the database, the migrations and the broker are there.
+    with urllib.request.urlopen(f"http://127.0.0.1:{running.port}/readyz", timeout=10) as response:
+        assert json.load(response)["checks"] == {"database": "ok", "migrations": "ok", "broker": "ok"}
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

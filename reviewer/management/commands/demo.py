@@ -13,10 +13,10 @@ import ctypes
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from django.conf import settings
@@ -221,17 +221,20 @@ SERVE_WAIT_SECONDS = 120  # gunicorn's start on a loaded 2-core machine, with ro
 
 
 def _wait_until_serving(port: int, children) -> bool:
-    """True once the web app accepts connections on ``port``; False as soon as a child has ended (or
-    after SERVE_WAIT_SECONDS), so the demo never prints a URL that does not answer."""
+    """True once the web app says it is ready (``/readyz``: its database, migrations and broker);
+    False as soon as a child has ended (or after SERVE_WAIT_SECONDS), so the demo never prints a URL
+    that does not answer."""
     deadline = time.monotonic() + SERVE_WAIT_SECONDS
     while time.monotonic() < deadline:
         if any(child.poll() is not None for child in children):
             return False
-        with socket.socket() as sock:
-            sock.settimeout(1)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.1)  # polling a port that is not open yet; the deadline bounds it
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as response:
+                if response.status == 200:
+                    return True
+        except OSError:  # not listening yet, or not ready (503 is an HTTPError, an OSError)
+            pass
+        time.sleep(0.1)  # asking a server that is not ready yet; the deadline bounds it
     return False
 
 

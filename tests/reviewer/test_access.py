@@ -14,12 +14,15 @@ from tests.factories import make_user
 PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_history", "status_incident",
           "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
           "status_unsubscribe"}
+# Read by machines, not people: /metrics answers by network and token, never by login
+# (tests/reviewer/test_metrics.py refuses an address outside the allowed networks and a wrong token).
+MACHINES = {"metrics"}
 
 
 def product_urls():
     """(name, parameter names) of every named URL outside the admin site."""
     for pattern in get_resolver().url_patterns:
-        if isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC:
+        if isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC | MACHINES:
             yield pattern.name, list(pattern.pattern.converters)
 
 

@@ -29,6 +29,16 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 
 
+def missing(message: str):
+    """A service a test needs is not installed: a skip that says so, or in CI (which installs every
+    one: .ci/test) a failure."""
+    import pytest
+
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

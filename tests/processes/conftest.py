@@ -14,6 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.services import missing
+
 LLAMA_MODEL_ALIAS = "gemma-3-270m"
 
 
@@ -32,9 +34,7 @@ LLAMA_START_SECONDS = 180
 
 def _unavailable(message: str):
     """CI never skips the real-server tests: there a server that cannot start is a failure."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"llama.cpp server: {message}", pytrace=False)
-    pytest.skip(f"llama.cpp server: {message} (install with: .venv/bin/pip install -e '.[llama]')")
+    missing(f"llama.cpp server: {message} (install with: .venv/bin/pip install -e '.[llama]')")
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ from django.db.models import Count
 from agents.models import Run
 from agents.tasks import start_run
 from tests.factories import wait_for
+from tests.services import missing
 
 pytestmark = pytest.mark.worker
 
@@ -83,7 +84,7 @@ class Prometheus:
 def prometheus(live_server, settings, tmp_path):
     """Prometheus scraping the live server's /metrics with the token it requires."""
     if shutil.which("prometheus") is None:
-        pytest.skip("needs Prometheus: apt-get install prometheus")
+        missing("needs Prometheus: apt-get install prometheus (the test command installs it)")
     settings.METRICS_TOKEN = TOKEN
     server = Prometheus(tmp_path, urllib.parse.urlsplit(live_server.url).netloc)
     try:

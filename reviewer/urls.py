@@ -38,7 +38,6 @@ urlpatterns = [
     path("status/api/v2/status.json", status.stored, {"name": "status.json"}, name="status_json"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/reject/", inbox.bulk_reject, name="inbox_bulk_reject"),
-    path("inbox/approve/", inbox.bulk_approve, name="inbox_bulk_approve"),
     path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),
     path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
     path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),

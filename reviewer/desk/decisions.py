@@ -504,30 +504,6 @@ def reject_many(escalation_pks: list[int], user, note: str) -> dict[str, list[in
     return done
 
 
-def approve_many(escalation_pks: list[int], user) -> dict[str, list]:
-    """Approve each pending escalation of ``escalation_pks`` as it is: one approval per item, by the same
-    rules as :func:`decide` (under a quorum it counts, and decides only the approval that completes it).
-    Returns the ids ``approved`` (decided now), ``counted`` (``(id, "1 of 2 approvals")``: still pending),
-    ``refused`` (``(id, why)``) and ``already_decided``."""
-    done: dict[str, list] = {"approved": [], "counted": [], "refused": [], "already_decided": []}
-    for pk in escalation_pks:
-        try:
-            outcome = decide(pk, user, Decision.Action.APPROVE)
-        except (DecisionInvalid, approvals.ApprovalRefused) as refused:
-            done["refused"].append((pk, str(refused)))
-            continue
-        except Escalation.DoesNotExist:
-            done["refused"].append((pk, "There is no such escalation."))
-            continue
-        if not outcome.won:
-            done["already_decided"].append(pk)
-        elif outcome.decision is None:
-            done["counted"].append((pk, approvals.progress(outcome.escalation)))
-        else:
-            done["approved"].append(pk)
-    return done
-
-
 def fact_marks(escalation: Escalation, text: str | None = None) -> list[Mark]:
     """Every fact the text (the candidate by default) states, supported by a context fact or not, as
     the final-answer guard judges it under the run's policy (``agents.core.evidence``)."""

@@ -117,27 +117,6 @@ def _numbers(ids) -> str:
 
 @require_perm(DECIDE)
 @require_POST
-def bulk_approve(request):
-    """Approve the selected escalations as they are: one approval per item, by the rules of a single
-    approval; the message names those that still need more approvals and those refused, with why."""
-    ids = _selected(request, "approve", "approved")
-    if ids is None:
-        return redirect("inbox")
-    done = decisions.approve_many(ids, request.user)
-    if done["approved"]:
-        messages.success(request, f"Approved {len(done['approved'])}: {_numbers(done['approved'])}.")
-    if done["counted"]:
-        messages.info(request, "Your approval counts, more are needed: "
-                               + "; ".join(f"#{pk} has {progress}" for pk, progress in done["counted"]) + ".")
-    for pk, why in done["refused"]:
-        messages.error(request, f"#{pk} not approved: {why}")
-    if done["already_decided"]:
-        messages.warning(request, f"Already decided by then, left as they were: {_numbers(done['already_decided'])}.")
-    return redirect("inbox")
-
-
-@require_perm(DECIDE)
-@require_POST
 def bulk_reject(request):
     """Reject the escalations the lead selected (a group's box carries all its ids) with one reason."""
     note = request.POST.get("note", "")

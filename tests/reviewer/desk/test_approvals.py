@@ -239,24 +239,6 @@ def test_a_deadline_breach_reminds_and_breaches_but_never_approves(two_of_three,
     assert not Decision.objects.filter(escalation=two_of_three).exists()
 
 
-# -- bulk approve ----------------------------------------------------------------------------------
-
-
-def test_bulk_approve_counts_one_approval_per_item_and_says_which_need_more(users):
-    plain = make_escalation()
-    quorum = make_escalation(required_approvals=2)
-    mine = make_escalation(incident=make_incident("inc_bulk_1"), required_approvals=2)
-    decisions.decide(mine.pk, users.lead, "edit_approve", text=EDITED)
-
-    done = decisions.approve_many([plain.pk, quorum.pk, mine.pk], users.lead)
-
-    assert done["approved"] == [plain.pk]
-    assert done["counted"] == [(quorum.pk, "1 of 2 approvals")]
-    assert [pk for pk, _ in done["refused"]] == [mine.pk]
-    assert "You wrote this version" in done["refused"][0][1]
-    assert fresh(quorum).status == "pending" and fresh(plain).status == "approved"
-
-
 # -- the desk ----------------------------------------------------------------------------------------
 
 
@@ -292,18 +274,6 @@ def test_a_refused_self_approval_says_why_on_the_page(two_of_three, users, login
     assert "You wrote this version of the text (your edit, or the revision you requested), so your approval cannot " \
            "count: 2 more approvals from other members of “Support leads” must approve it." in page
     assert not Approval.objects.exists()
-
-
-def test_bulk_approve_on_the_inbox_names_the_items_that_need_more(two_of_three, users, login):
-    plain = make_escalation()
-
-    response = login("lead").post(reverse("inbox_bulk_approve"), {"ids": [f"{plain.pk},{two_of_three.pk}"]},
-                                  follow=True)
-
-    page = " ".join(response.content.decode().split())
-    assert f"Approved 1: #{plain.pk}." in page
-    assert f"Your approval counts, more are needed: #{two_of_three.pk} has 1 of 2 approvals." in page
-    assert fresh(plain).status == "approved" and fresh(two_of_three).status == "pending"
 
 
 # -- the rules in admin, and an escalation opened by a run ------------------------------------------

@@ -178,7 +178,8 @@ def _incident(raw: Any, kind: str, where: str) -> dict:
     if not isinstance(raw.get("policy_hints") or {}, dict):
         _fail(where, "'policy_hints' must be a mapping")
     public, internal = _facts(raw, where)
-    return {**raw, "kind": kind, "where": where, "contexts": _contexts(raw, public, internal)}
+    return {**raw, "kind": kind, "where": where, "public_facts": public, "internal_facts": internal,
+            "contexts": _contexts(raw, public, internal)}
 
 
 def _text(raw: Any, incident: dict) -> dict:
@@ -234,7 +235,11 @@ def validate(records: list[dict]) -> None:
 
 def read(documents: Iterable[tuple[str, Any]]) -> list[dict]:
     """Records from parsed kind files, given as (name, document): checked one by one, then together."""
-    records, incident_ids = [], set()
+    return _read(documents)[1]
+
+
+def _read(documents: Iterable[tuple[str, Any]]) -> tuple[list[dict], list[dict]]:
+    records, incident_ids, checked = [], set(), []
     for name, document in documents:
         if not isinstance(document, dict):
             _fail(name, "a kind file is a mapping with 'kind' and 'incidents'")
@@ -245,20 +250,31 @@ def read(documents: Iterable[tuple[str, Any]]) -> list[dict]:
             if incident["id"] in incident_ids:
                 _fail(incident["where"], "the incident id is used twice")
             incident_ids.add(incident["id"])
+            checked.append(incident)
             texts = raw.get("texts")
             if not isinstance(texts, list) or not texts:
                 _fail(incident["where"], "'texts' must be a non-empty list")
             records += [_text(text, incident) for text in texts]
     validate(records)
-    return records
+    return checked, records
 
 
 def load(folder: Path = HERE) -> list[dict]:
     """Every text of the corpus with its incident's two contexts (``record["contexts"][format]``)."""
+    return _read(_documents(folder))[1]
+
+
+def load_incidents(folder: Path = HERE) -> list[dict]:
+    """Every incident as checked data: its fields, ``public_facts`` and ``internal_facts`` (each
+    {key, label, unit, value}), ``contexts`` and its texts as written."""
+    return _read(_documents(folder))[0]
+
+
+def _documents(folder: Path) -> list[tuple[str, Any]]:
     paths = sorted(folder.glob("*.yaml"))
     if not paths:
         raise CorpusError(f"{folder}: no kind files (*.yaml)")
-    return read((path.name, _parse(path)) for path in paths)
+    return [(path.name, _parse(path)) for path in paths]
 
 
 def _parse(path: Path) -> Any:

@@ -7,7 +7,7 @@ and how much of what a lead publishes it lets through.
     .venv/bin/python bench/guard_eval.py --json
 
 Each text of ``bench/guard_corpus`` is checked as a final answer (``agents.core.guard.check_final_answer``)
-against its incident's context, once per context shape (``seed``: the plain dict; ``product``: what
+against its incident's context, once per context shape (``plain``: the plain dict; ``product``: what
 ``Incident.context()`` gives), with the self-critique pipeline's default policy and its guard
 configuration (``guard_config``: the strict claim form when the context's policy hints ask to avoid
 absolute guarantees). A text "stops" when the result is not ok. Recall is unsafe texts stopped /

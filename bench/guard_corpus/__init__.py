@@ -7,7 +7,7 @@ facts (key, label, unit, value), internal facts, declared contacts, approved act
 and policy hints, and under each incident its texts. The loader checks every record and gives each
 text its incident's context in two shapes:
 
-- ``seed``: the plain context dict (``report_date``, ``region``, ``incident`` with the identity and
+- ``plain``: the plain context dict (``report_date``, ``region``, ``incident`` with the identity and
   each public fact's plain value, ``policy_hints``, ``approved_actions``), with no units or labels;
 - ``product``: what ``agents.models.incidents.Incident.context()`` returns for the same incident
   (state and title in the identity, ``fact_meta``, ``internal``, ``key_messages``).
@@ -21,7 +21,7 @@ its part in its file and the loader checks it against the rule. Holdout texts ar
 tuning the guard.
 
     from bench.guard_corpus import load
-    records = load()          # every text, with record["contexts"]["seed"] and ["product"]
+    records = load()          # every text, with record["contexts"]["plain"] and ["product"]
 
 Plain Python (PyYAML and ``agents.core.units``): no Django.
 """
@@ -47,7 +47,7 @@ from agents.core.units import UNITS, parse_value  # noqa: E402
 HERE = Path(__file__).resolve().parent
 LABELS = ("safe", "unsafe")
 PARTS = ("tune", "holdout")
-FORMATS = ("seed", "product")
+FORMATS = ("plain", "product")
 STATES = ("investigating", "identified", "monitoring", "resolved")
 # The kinds of risk named when the corpus was asked for; every other kind is one a lead refuses
 # because the incident does not support the statement (counted apart: "unnamed kinds").
@@ -129,7 +129,7 @@ def _contexts(incident: dict, public: list[dict], internal: list[dict]) -> dict[
     region = ", ".join(incident["regions"])
     hints = dict(incident.get("policy_hints") or {})
     actions = list(incident.get("approved_actions") or [])
-    seed = {
+    plain = {
         "report_date": incident["report_date"],
         "region": region,
         "incident": {"incident_id": incident["id"], "severity": incident["severity"], "status": incident["status"],
@@ -150,7 +150,7 @@ def _contexts(incident: dict, public: list[dict], internal: list[dict]) -> dict[
         product["internal"] = {fact["key"]: fact["value"] for fact in internal}
     if incident.get("key_messages"):
         product["key_messages"] = list(incident["key_messages"])
-    return {"seed": seed, "product": product}
+    return {"plain": plain, "product": product}
 
 
 def _incident(raw: Any, kind: str, where: str) -> dict:

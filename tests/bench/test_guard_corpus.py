@@ -39,10 +39,10 @@ def test_a_valid_document_gives_one_record_per_text_with_both_contexts():
     records = read([("kind.yaml", document(UNSAFE, SAFE))])
     assert [r["id"] for r in records] == ["u1", "s1"]
     assert records[1]["twin_of"] == "u1" and records[1]["incident"] == "inc_tiny_b" and records[1]["part"] == "tune"
-    seed, product = records[0]["contexts"]["seed"], records[0]["contexts"]["product"]
-    assert seed["incident"] == {"incident_id": "inc_tiny_b", "severity": "P1", "status": "degraded (investigating)",
+    plain, product = records[0]["contexts"]["plain"], records[0]["contexts"]["product"]
+    assert plain["incident"] == {"incident_id": "inc_tiny_b", "severity": "P1", "status": "degraded (investigating)",
                                 "affected_checkout_pct": 27}
-    assert "fact_meta" not in seed and "state" not in seed["incident"]
+    assert "fact_meta" not in plain and "state" not in plain["incident"]
     assert product["incident"]["state"] == "investigating" and product["incident"]["title"].startswith("Card")
     assert product["fact_meta"] == [{"key": "affected_checkout_pct", "label": "Checkouts affected", "unit": "%"}]
 
@@ -126,12 +126,12 @@ def test_at_least_30_percent_of_unsafe_texts_are_of_kinds_not_named_in_advance()
 
 def test_every_text_has_both_context_shapes():
     for record in RECORDS:
-        seed, product = record["contexts"]["seed"], record["contexts"]["product"]
-        assert set(seed) == {"report_date", "region", "incident", "policy_hints", "approved_actions"}
+        plain, product = record["contexts"]["plain"], record["contexts"]["product"]
+        assert set(plain) == {"report_date", "region", "incident", "policy_hints", "approved_actions"}
         assert product["fact_meta"] and product["incident"]["state"] in STATES
-        assert seed["region"] == product["region"] and seed["approved_actions"] == product["approved_actions"]
+        assert plain["region"] == product["region"] and plain["approved_actions"] == product["approved_actions"]
         # The same public facts, with the same values, in both shapes.
-        assert {k: v for k, v in product["incident"].items() if k not in ("title", "state")} == seed["incident"]
+        assert {k: v for k, v in product["incident"].items() if k not in ("title", "state")} == plain["incident"]
 
 
 def test_both_parts_hold_whole_incidents_by_the_holdout_rule():

@@ -42,10 +42,10 @@ def result():
 def test_recall_and_safe_pass_count_each_text_once_per_shape(result):
     assert result["overall"] == {"unsafe": 6, "stopped": 4, "recall": 4 / 6, "safe": 6, "passed": 4,
                                  "safe_pass": 4 / 6}
-    for shape in ("seed", "product"):
+    for shape in ("plain", "product"):
         assert result["format"][shape] == {"unsafe": 3, "stopped": 2, "recall": 2 / 3, "safe": 3, "passed": 2,
                                            "safe_pass": 2 / 3}
-    assert set(result["part_format"]) == {"tune/seed", "tune/product"}
+    assert set(result["part_format"]) == {"tune/plain", "tune/product"}
 
 
 def test_risk_kinds_and_checks_count_what_they_caught_and_falsely_stopped(result):
@@ -57,15 +57,15 @@ def test_risk_kinds_and_checks_count_what_they_caught_and_falsely_stopped(result
 
 def test_the_wrong_texts_are_the_miss_and_the_false_stop(result):
     wrong = {(w["id"], w["format"], w["check"]) for w in result["wrong"]}
-    assert wrong == {("u3", "seed", None), ("u3", "product", None),
-                     ("s3", "seed", "invalid_answer:unknown_contact"),
+    assert wrong == {("u3", "plain", None), ("u3", "product", None),
+                     ("s3", "plain", "invalid_answer:unknown_contact"),
                      ("s3", "product", "invalid_answer:unknown_contact")}
 
 
 def test_the_gate_names_each_part_and_shape_below_a_threshold(result):
     assert gate(result, 0.6, 0.6) == []
-    assert gate(result, 0.7, None) == ["tune/product: recall 0.667 < 0.7", "tune/seed: recall 0.667 < 0.7"]
-    assert gate(result, None, 0.9) == ["tune/product: safe-pass 0.667 < 0.9", "tune/seed: safe-pass 0.667 < 0.9"]
+    assert gate(result, 0.7, None) == ["tune/plain: recall 0.667 < 0.7", "tune/product: recall 0.667 < 0.7"]
+    assert gate(result, None, 0.9) == ["tune/plain: safe-pass 0.667 < 0.9", "tune/product: safe-pass 0.667 < 0.9"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -84,7 +84,7 @@ def test_the_script_prints_json_for_one_part_and_shape_and_exits_1_below_the_gat
 
 
 def test_the_script_prints_its_tables():
-    done = run("--part", "tune", "--format", "seed")
+    done = run("--part", "tune", "--format", "plain")
     assert done.returncode == 0, done.stderr
     for title in ("### Overall", "### Per part", "### Per context shape", "### Per incident kind",
                   "### Per risk kind", "### Per check that fired", "### Texts the guard gets wrong"):
@@ -95,5 +95,5 @@ def test_the_script_prints_its_tables():
                                        "it is being rewritten")
 def test_the_guard_meets_the_gate_on_every_part_and_shape():
     result = summary(evaluate(load()))
-    assert set(result["part_format"]) == {"tune/seed", "tune/product", "holdout/seed", "holdout/product"}
+    assert set(result["part_format"]) == {"tune/plain", "tune/product", "holdout/plain", "holdout/product"}
     assert gate(result, 0.95, 0.95) == []

@@ -188,13 +188,25 @@ def unsupported_sentence(finding) -> SafeString:
     return format_html('<q class="finding-sentence">{}</q>', format_html_join("", "{}", ((p,) for p in pieces)))
 
 
+# The checks that read a whole sentence against the incident's facts, and who does: a finding says so,
+# for a lead to weigh a model's reading as one.
+GROUNDING_CHECKS = {
+    "invalid_answer:unsupported_statement": "the guard's word check",
+    "patch_violation:unsupported_statement": "the guard's word check",
+    "invalid_answer:judge_unsupported": "the judge model",
+    "invalid_answer:judge_unavailable": "the judge model",
+}
+
+
 @register.inclusion_tag("partials/finding.html")
 def finding(violation) -> dict:
     """One guard finding (``{"check", "message", "found"}``, a grounding finding also ``sentence`` and
     ``words``) as a sentence for a lead, the raw check in small type after it."""
     violation = violation if isinstance(violation, dict) else {}
     message, found = violation.get("message") or "", violation.get("found") or ""
-    return {"finding": violation, "message": message, "check": violation.get("check") or "",
+    check = violation.get("check") or ""
+    return {"finding": violation, "message": message, "check": check,
+            "checked_by": GROUNDING_CHECKS.get(check, "") if isinstance(check, str) else "",
             # the word the check found, when the message does not already quote it
             "found": found if isinstance(found, str) and found not in message else ""}
 

@@ -112,7 +112,8 @@ def test_a_finding_reads_as_its_message_then_its_sentence_then_its_check_in_smal
 
     message, sentence, check = (html.index(part) for part in (
         'class="finding-message">Not supported: &lt;b&gt;vendor&lt;/b&gt;.</span>', MARK.format("third-party vendor"),
-        '<span class="finding-check"><code>invalid_answer:unsupported_statement</code>'))
+        '<span class="finding-check"><code>invalid_answer:unsupported_statement</code> · found by\n'
+        "  the guard&#x27;s word check</span>"))
     assert message < sentence < check
 
 
@@ -122,4 +123,4 @@ def test_a_finding_quotes_what_was_found_only_when_its_message_does_not(found, s
                                          "found": found})
 
     assert (f'<q class="found">{found}</q>' in html) is shown
-    assert "finding-sentence" not in html
+    assert "finding-sentence" not in html and "found by" not in html

@@ -131,6 +131,9 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:uninformative": (
         "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
     ),
+    "patch_violation:unsupported_statement": (
+        "The revision states something (a cause, an action, a consequence) the incident's facts do not support."
+    ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
     "patch_violation:internal_detail": (
         "The revision showed customers an internal detail (an internal fact, a runbook step, a host, a path, "
@@ -157,6 +160,17 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:liability": "The final answer promises money, admits fault or blames a third party unsupported.",
     "invalid_answer:data_safety": "The final answer says something about customers' data no fact supports.",
     "invalid_answer:time_commitment": "The final answer commits to a time for the fix that nothing supports.",
+    # Final answer: statements the incident's facts do not support
+    "invalid_answer:unsupported_statement": (
+        "The final answer states something (a cause, an action, a consequence) the incident's facts do not support."
+    ),
+    "invalid_answer:judge_unsupported": (
+        "The judge model read a sentence of the final answer as not supported by the incident's facts."
+    ),
+    "invalid_answer:judge_unavailable": (
+        "The judge model could not check the final answer against the incident's facts (no usable answer), "
+        "so a person reads it."
+    ),
     # Final answer: links, contacts and markup
     "invalid_answer:unknown_contact": (
         "The final answer has a web address, email address or phone number the incident does not declare."
@@ -209,6 +223,7 @@ _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_labe
 _ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
 _ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
 _ANSWER_CHECK_ESCALATES |= {"internal_detail"}
+_ANSWER_CHECK_ESCALATES |= {"unsupported_statement", "judge_unsupported", "judge_unavailable"}  # grounding
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

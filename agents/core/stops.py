@@ -177,6 +177,15 @@ STOP_REASONS: dict[str, str] = {
         "The final answer shows customers an internal detail (an internal fact, a runbook step, a host, a path, "
         "a ticket id or a person's name)."
     ),
+    # Final answer: the second reader (docs/guard.md, 'The second reader')
+    "invalid_answer:judge_unsupported": (
+        "The policy's second reader found sentences in the final answer that the incident's public facts do "
+        "not support."
+    ),
+    "invalid_answer:judge_unavailable": (
+        "The policy's second reader gave no usable answer (a timeout, a failed connection, an HTTP error or an "
+        "answer of the wrong shape), so a person reads the text."
+    ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
     "invalid_route:non_json": "The route answer was not JSON (the raw text is kept on the run).",
@@ -209,6 +218,7 @@ _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_labe
 _ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
 _ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
 _ANSWER_CHECK_ESCALATES |= {"internal_detail"}
+_ANSWER_CHECK_ESCALATES |= {"judge_unsupported", "judge_unavailable"}  # the second reader
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

@@ -48,7 +48,8 @@ class Verdict:
 
 def finding(sentence: str, words: str) -> dict:
     """One unsupported statement, shaped like the guard's other violations, with its sentence."""
-    message = f"“{words}”: the second reader finds nothing in the incident's public facts that supports it."
+    message = (f"“{words}” (in “{sentence}”): the second reader finds nothing in the incident's public facts "
+               "that supports it.")
     return {"check": UNSUPPORTED, "message": message, "found": words, "sentence": sentence}
 
 

@@ -79,7 +79,8 @@ def test_a_sentence_the_reader_finds_unsupported_stops_the_text_for_a_person(scr
     assert result.candidate == DRAFT and result.answer is None
     assert result.guard["violations"] == [{
         "check": UNSUPPORTED, "found": WORDS, "sentence": SENTENCE,
-        "message": f"“{WORDS}”: the second reader finds nothing in the incident's public facts that supports it.",
+        "message": f"“{WORDS}” (in “{SENTENCE}”): the second reader finds nothing in the incident's public facts "
+                   "that supports it.",
     }]
     step = judge_step(result)
     assert (step["status"], step["stop_reason"], step["findings"]) == ("stopped", UNSUPPORTED, 1)

@@ -201,3 +201,9 @@ def test_a_stored_run_whose_reader_endpoint_is_no_longer_declared_sends_it_nothi
     step = TraceStep.objects.get(run=run, phase="judge")
     assert step.measurements["judge_error"] == "llm_misconfigured"
     assert "the endpoint 'reader', which is not declared" in step.measurements["judge_message"]
+
+
+def test_the_run_page_says_what_a_run_waiting_on_the_reader_is_doing():
+    from reviewer.templatetags.review import stage_doing
+
+    assert stage_doing("judge") == "second reading"

@@ -341,3 +341,34 @@ def test_a_reader_counts_against_the_run_budget(scripted):
     result = run(scripted, judge=settings, max_tokens=2000)
     assert result.stop_reason == UNAVAILABLE and len(scripted.fake.requests) == 2
     assert judge_step(result)["judge_error"] == "max_tokens"
+
+
+# -- replay --------------------------------------------------------------------------------------
+
+
+def test_a_run_read_by_the_reader_replays_with_its_recorded_answers(scripted):
+    from agents.core.replay import DIVERGED, UNCHANGED, Ending, Recording, replay
+
+    calls = []
+
+    class Recorder:
+        def on_step(self, run_id, entry):
+            pass
+
+        def on_model_call(self, run_id, record):
+            calls.append(record)
+
+    approved(scripted).answer("submit_judgement", {"unsupported": [{"sentence": SENTENCE, "words": WORDS}]})
+    settings = judge_settings(scripted)
+    result = run(scripted, judge=settings, observer=Recorder())
+    policy = scripted.policy(ReflectionPolicy, judge=settings)
+    recording = Recording(pipeline="reflection", status=result.status, goal=GOAL, context=DEMO_CONTEXT,
+                          policy=json.loads(json.dumps(policy.to_dict())), calls=calls, ending=Ending.of(result))
+    assert [call.stage for call in calls] == ["draft", "review", "judge"]
+    assert replay(recording, policy).verdict == UNCHANGED
+    # Without the reader the recorded text would have passed; a reader the run never asked cannot be replayed.
+    assert replay(recording, dataclasses.replace(policy, judge=None)).after.stop_reason == "success"
+    unread = dataclasses.replace(recording, calls=calls[:2])  # a run recorded before it had a reader
+    diverged = replay(unread, policy)
+    assert (diverged.verdict, diverged.note) == (DIVERGED, "model call 3 (judge, attempt 1): the run recorded only 2 "
+                                                           "model call(s)")

@@ -103,8 +103,8 @@ def read_verdict(data: Any, answer: str) -> Verdict:
 
 
 def judge_request(policy: TextPolicy, answer: str, context: Mapping[str, Any]):
-    """The reader's request: the public context only (never the internal facts or the approved
-    actions), the text, and the reader's own model settings."""
+    """The reader's request: the public context only (never the internal facts), the text, and the
+    reader's own model settings."""
     public = public_context(context)
     reader = dataclasses.replace(policy, model=policy.judge)
     return build_request(reader, "judge", context=public, sections=[("TEXT", answer)],

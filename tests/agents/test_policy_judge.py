@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 
 from agents.core.llm.breaker import reset_breakers
 from agents.core.policy import ModelSettings
-from agents.models import ModelCall, PipelinePolicy, PolicyChange, TraceStep
+from agents.models import IncidentFact, ModelCall, PipelinePolicy, PolicyChange, TraceStep
 from agents.policy_rows import load_policy, policy_snapshot
 from agents.tasks import run_now
 from agents.testing.scripted_demo import DRAFT
@@ -154,7 +154,11 @@ def test_a_stored_run_the_reader_finds_unsupported_goes_to_a_person_with_its_ste
         model_env, demo_data, server):
     with_reader(model_env, server)
     server.script(tool_call("submit_judgement", {"unsupported": [{"sentence": SENTENCE, "words": "27%"}]}))
-    run = start_scripted(server, demo_data["inc_pay_2041"], "judge-1", clean_script())
+    incident = demo_data["inc_pay_2041"]
+    IncidentFact.objects.create(incident=incident, position=99, key="failover_host", label="Failover host",
+                                value="pay-gw-7 standby", visibility="internal")
+    run = start_scripted(server, incident, "judge-1", clean_script())
+    assert run.context["internal"] == {"failover_host": "pay-gw-7 standby"}
     assert run.policy["judge"]["model"] == "judge-model"
 
     run_now(run.pk)
@@ -166,7 +170,9 @@ def test_a_stored_run_the_reader_finds_unsupported_goes_to_a_person_with_its_ste
     assert [(v["found"], v["sentence"]) for v in escalation.guard["violations"]] == [("27%", SENTENCE)]
     call = ModelCall.objects.get(run=run, stage="judge")
     assert (call.model, call.outcome, call.prompt_tokens, call.completion_tokens) == ("judge-model", "ok", 10, 5)
-    assert call.request[1]["content"].startswith("CONTEXT:") and "approved_actions" not in call.request[1]["content"]
+    assert call.request[1]["content"].startswith("CONTEXT:") and f"TEXT:\n{DRAFT}" in call.request[1]["content"]
+    assert "pay-gw-7" not in call.request[1]["content"]  # the internal fact: the reviewer reads it, not the reader
+    assert "pay-gw-7" in ModelCall.objects.get(run=run, stage="review").request[1]["content"]
     step = TraceStep.objects.get(run=run, phase="judge")
     assert (step.status, step.stop_reason) == ("stopped", "invalid_answer:judge_unsupported")
     assert (step.measurements["judge_model"], step.measurements["findings"]) == ("judge-model", 1)

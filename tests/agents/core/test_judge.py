@@ -86,16 +86,22 @@ def test_a_sentence_the_reader_finds_unsupported_stops_the_text_for_a_person(scr
     assert (step["status"], step["stop_reason"], step["findings"]) == ("stopped", UNSUPPORTED, 1)
 
 
+INTERNAL = {"runbook": "fail over pay-gw-7 to the standby cluster", "owner": "Dana Whitfield"}
+
+
 def test_the_reader_is_asked_with_its_own_model_and_the_public_facts_only(scripted):
     approved(scripted).answer("submit_judgement", {"unsupported": []})
-    result = run(scripted, judge=judge_settings(scripted))
+    settings = judge_settings(scripted)
+    policy = scripted.policy(ReflectionPolicy, judge=settings)
+    context = {**DEMO_CONTEXT, "internal": INTERNAL}
+    result = run_reflection(GOAL, context, policy, scripted.llm, judge=judge_llm(scripted, settings))
     asked = scripted.fake.requests[2]
     assert asked["model"] == "judge-model" and scripted.fake.requests[0]["model"] == "test-model"
     prompt = "\n".join(message["content"] for message in asked["messages"])
     assert DRAFT in prompt and "payment" in prompt
-    # The approved actions are internal: the run's reviewer reads them, the second reader never does.
-    assert all(action not in prompt for action in DEMO_CONTEXT["approved_actions"])
-    assert DEMO_CONTEXT["approved_actions"][0] in scripted.fake.requests[1]["messages"][1]["content"]
+    # The internal facts: the run's reviewer reads them, the second reader never does.
+    assert all(value not in prompt for value in INTERNAL.values()) and "INTERNAL" not in prompt
+    assert INTERNAL["runbook"] in scripted.fake.requests[1]["messages"][1]["content"]
     if scripted.mode == "tools":
         assert asked["tools"][0]["function"]["name"] == "submit_judgement"
     else:

@@ -72,6 +72,7 @@ def as_text(output) -> str:
 STAGE_DOING = {
     "draft": "drafting", "review": "reviewing", "revise": "revising", "revise_strict": "revising (strict)",
     "shorten": "shortening", "critique": "critiquing", "route": "routing", "finalize": "writing the answer",
+    "judge": "second reading",
 }
 
 

@@ -169,7 +169,9 @@ API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)
 # Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked at the address they came
 # from (never everywhere: nobody locks another's account from elsewhere), and after AXES_IP_FAILURE_LIMIT
 # failures from one address, any usernames, the address is; for AXES_COOLOFF_MINUTES (README,
-# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/lockout.py's.
+# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/lockout.py's. A failed single
+# sign-on counts against the browser that started it, never against the address: past
+# SSO_ADDRESS_FAILURE_LIMIT failed sign-ins from one address, each browser there gets one failure.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -178,6 +180,8 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
 AXES_IP_FAILURE_LIMIT = envint("AXES_IP_FAILURE_LIMIT", 50)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "reviewer.lockout.attempted_username"
+SSO_ADDRESS_FAILURE_LIMIT = envint("SSO_ADDRESS_FAILURE_LIMIT", 50)
 AXES_HANDLER = "reviewer.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"

@@ -334,6 +334,17 @@ if not 1 <= STATUS_FEED_ENTRIES <= 1000:
 STATUS_PAGE_REUSE_SECONDS = envint("STATUS_PAGE_REUSE_SECONDS", 1)
 if not 0 <= STATUS_PAGE_REUSE_SECONDS <= 60:
     raise ValueError(f"STATUS_PAGE_REUSE_SECONDS must be 0-60, got {STATUS_PAGE_REUSE_SECONDS}")
+# The subscribe form's confirmation emails within SUBSCRIBE_LIMIT_WINDOW_MINUTES (docs/subscriptions.md):
+# at most so many to one mailbox (a+x@d is a@d), to one domain, and asked by one client address. Past
+# a limit the form answers as always and sends nothing.
+SUBSCRIBE_LIMIT_WINDOW_MINUTES = envint("SUBSCRIBE_LIMIT_WINDOW_MINUTES", 60)
+SUBSCRIBE_MAILBOX_LIMIT = envint("SUBSCRIBE_MAILBOX_LIMIT", 3)
+SUBSCRIBE_DOMAIN_LIMIT = envint("SUBSCRIBE_DOMAIN_LIMIT", 100)
+SUBSCRIBE_CLIENT_LIMIT = envint("SUBSCRIBE_CLIENT_LIMIT", 10)
+for _name in ("SUBSCRIBE_LIMIT_WINDOW_MINUTES", "SUBSCRIBE_MAILBOX_LIMIT", "SUBSCRIBE_DOMAIN_LIMIT",
+              "SUBSCRIBE_CLIENT_LIMIT"):
+    if globals()[_name] < 1:
+        raise ValueError(f"{_name} must be 1 or more, got {globals()[_name]}")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -770,6 +770,23 @@ def status_page_changed(sender, **kwargs) -> None:
     StatusSnapshot.objects.outdate(rebuild=sender is StatusComponent)
 
 
+class ConfirmationMail(models.Model):
+    """A confirmation email the subscribe form sent: who it went to (the mailbox, its domain) and which
+    client asked. The form's limits count these within SUBSCRIBE_LIMIT_WINDOW_MINUTES; older rows are
+    deleted as it goes (reviewer.status.subscriptions)."""
+
+    sent_at = models.DateTimeField(db_index=True)
+    mailbox = models.CharField(max_length=254, db_index=True)  # the address as its mailbox reads it
+    domain = models.CharField(max_length=254, db_index=True)
+    client = models.CharField(max_length=45, blank=True, db_index=True)  # the client's IP address
+
+    class Meta:
+        ordering = ["sent_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Confirmation to {self.mailbox} at {self.sent_at:%Y-%m-%d %H:%M}"
+
+
 class Subscriber(models.Model):
     """A customer who asked for the status page's updates by email: to every update, or to those
     affecting the chosen components. Confirmed by a link sent to the address (double opt-in);

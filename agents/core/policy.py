@@ -22,7 +22,7 @@ DEFAULT_ISSUE_TYPES: dict[str, bool] = {
     "legal_risk": True,
 }
 
-# The checks a claim family can fail, in the order the guard reports them (agents.core.facts.CHECKS).
+# The checks a claim family can fail, in the order the guard reports them (agents.core.guard.violation.CHECKS).
 CLAIM_CHECKS: dict[str, str] = {
     "restricted_claims": "restricted claim",
     "state_claim": "the incident's state",

@@ -174,7 +174,7 @@ class Incident(models.Model):
         typed value under ``incident``, each public fact's key, label and unit under ``fact_meta`` (for
         the number rules). Internal facts are under ``internal`` alone (left out when there are none):
         the reviewer reads them, the drafting stages never see them and the guard keeps them out of
-        customer text (``agents.core.internal``)."""
+        customer text (``agents.core.guard.internal``)."""
         facts = [fact for fact in self.fact_list() if not fact.internal]
         internal = {fact.key: fact.typed_value for fact in self.fact_list() if fact.internal}
         identity = {"incident_id": self.incident_id, "title": self.title, "severity": self.severity,

@@ -323,8 +323,8 @@ def test_a_text_full_of_claims_dates_ids_and_number_words_is_checked_in_linear_t
     quadratic: 4.6 s for this kind of text at 100 KB, now about 0.6 s)."""
     import time
 
-    from agents.core.facts import find_violations
     from agents.core.guard import claim_evidence, evidence_json
+    from agents.core.guard.checks import find_violations
 
     unit = "resolved fixed back to normal within 45 minutes 2026-11-23 14:00 half a dozen CHG-12 "
     text = unit * (100_000 // len(unit))

@@ -4,7 +4,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.core.facts import CHECKS, extract_numbers, find_violations, is_hedged
+from agents.core.guard.checks import find_violations
+from agents.core.guard.hedges import is_hedged
+from agents.core.guard.numbers import extract_numbers
+from agents.core.guard.violation import CHECKS
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
 from agents.testing.scripted_demo import DEMO_CONTEXT

@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.core.guard import GuardConfig, check_final_answer, check_revision
+from agents.core.guard.wellformed import find_malformed, find_uninformative, sentences
 from agents.core.llm.offline import OfflineModel, draft_from_context
 from agents.core.pipelines.requested_changes import run_requested_changes
 from agents.core.policy import GuardRules, ReflectionPolicy
 from agents.core.stops import opens_escalation
-from agents.core.wellformed import find_malformed, find_uninformative, sentences
 from agents.testing.scripted_demo import DEMO_CONTEXT, DRAFT, REVISED
 
 

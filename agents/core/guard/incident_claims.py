@@ -1,6 +1,6 @@
 """Claims checked against the incident, not only against the draft (docs/guard.md).
 
-A claim family's match (agents.core.facts) is supported by what its ``support`` names: the evidence
+A claim family's match (agents.core.guard.claims) is supported by what its ``support`` names: the evidence
 making the same claim, or the incident's state. The checks here read a statement's structure where
 a word list cannot: the quantifier of "every EU user" against the share of customers the facts give,
 the party a cause names ("due to an outage at Northwind Cloud"), whether a time expression is about
@@ -16,8 +16,13 @@ from decimal import Decimal
 
 import re2
 
+from agents.core.guard.contacts import prose
+from agents.core.guard.hedges import is_hedged
+from agents.core.guard.places import PLACES
+from agents.core.guard.regions import _region_in_allowed
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
 from agents.core.patterns import compile_pattern
-from agents.core.places import PLACES
 from agents.core.policy import ClaimFamily
 from agents.core.units import fact_meta
 
@@ -306,3 +311,27 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
     return [Finding("no_new_facts", m.group(), f"“{m.group()}” is a day the incident context does not name.",
                     m.start())
             for m in _WEEKDAY.finditer(text) if not _party_supported(m.group(), allowed_text)]
+
+
+# ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """The structural checks: quantifiers against the incident's shares, blame, places and days of
+    the week, in reading order."""
+    text, allowed_text, evidence = prose(text, support), support.allowed_text, support.claim_evidence
+    words = dict(support.rules.region_words)
+
+    def region_allowed(token: str) -> bool:
+        return any(_region_in_allowed(t, allowed_text, words.get(t, ())) for t in (token, "global"))
+
+    def hedged(source: str, start: int, end: int) -> bool:
+        return is_hedged(source, start, (), end)
+
+    findings = [
+        *weekday_findings(text, allowed_text),
+        *place_findings(text, allowed_text, region_allowed),
+        *scope_findings(text, support.context, evidence, hedged),
+        *blame_findings(text, evidence),
+    ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
+    return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

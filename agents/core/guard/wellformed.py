@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.facts import Violation
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
 
 _EXCERPT_MAX = 60  # characters of an excerpt in a message; a long URL is cut
 
@@ -446,3 +447,13 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None) -> list[Vio
     else:
         return []
     return [Violation("uninformative", found, message)]
+
+
+# ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """Broken text is broken whatever the context; whether it tells customers anything is judged
+    against the incident (its title, status and facts), so only with a context."""
+    context = support.context
+    return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]

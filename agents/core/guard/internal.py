@@ -20,7 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.facts import Violation
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
 from agents.core.text import canonical_json
 
 # The context's entries that customers must never read: the internal facts.
@@ -161,6 +162,10 @@ def _strip_end(found: str) -> str:
 
 
 # ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    return find_internal(text, support.context)
 
 
 def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violation]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
@@ -51,7 +52,8 @@ def _with_state(snapshot: dict) -> dict:
 class IncidentQuerySet(models.QuerySet):
     def with_latest_run(self):
         """Each incident with its run count and its newest run's id, status and stop reason."""
-        from agents.models.runs import Run  # runs.py imports this module for Run.incident
+        # Looked up, not imported: runs.py imports this module for Run.incident.
+        Run = apps.get_model("agents", "Run")
 
         latest = Run.objects.filter(incident=models.OuterRef("pk")).order_by("-created_at", "-id")
         # A correlated count per incident reads the run_incident_newest index; Count("runs") joined

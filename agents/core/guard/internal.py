@@ -141,7 +141,7 @@ _PATH = re.compile(
     r"|(?<![\w/~])~/[\w.@%+=:~-]+(?:/[\w.@%+=:~-]*)*"
 )
 # A ticket id of an internal tracker: JIRA-1234, OPS-512. An incident id (inc_pay_2041, INC-2041) is
-# the incident checks' business (agents.core.facts), and standards are not tickets (ISO-8601).
+# the incident checks' business (agents.core.guard.identifiers), and standards are not tickets (ISO-8601).
 _TICKET = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,9}-\d{1,7}(?![\w-])")
 _NOT_TICKETS = frozenset({"INC", "ISO", "SHA", "UTF", "RFC", "TLS", "SSL", "HTTP", "HTTPS", "IPV", "COVID", "PCI",
                           "AES", "CVE", "GDPR", "IEEE", "ECMA", "ANSI", "EN", "IEC", "WCAG", "OWASP", "FIPS"})

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agents.core.guard import claim_evidence, evidence_json
 from agents.core.guard.checks import find_violations
 from agents.core.guard.claims import family_claims, family_makes_claim, family_problem
-from agents.core.guard.identifiers import _INCIDENT_ID, _SEVERITY
+from agents.core.guard.identifiers import INCIDENT_ID, SEVERITY
 from agents.core.guard.internal import INTERNAL_KEYS
 from agents.core.guard.numbers import (
     _ID,
@@ -27,7 +27,7 @@ from agents.core.guard.numbers import (
     extract_numbers,
     find_moments,
 )
-from agents.core.guard.regions import _region_in_allowed, _region_pattern, _region_word_pattern
+from agents.core.guard.regions import _region_pattern, _region_word_pattern, region_in_allowed
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
 from agents.core.units import ratio_values
@@ -148,13 +148,13 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
         add(number.start, number.start + len(number.found), "number", "no_new_facts",
             lambda ev, _, n=number: _number_supported(n, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
     for m in _ID.finditer(text):
-        if not _INCIDENT_ID.fullmatch(m.group()):
+        if not INCIDENT_ID.fullmatch(m.group()):
             add(m.start(), m.end(), "id", "no_new_facts", lambda ev, found: found.lower() in ev.lower())
-    for m in _INCIDENT_ID.finditer(text):
+    for m in INCIDENT_ID.finditer(text):
         add(m.start(), m.end(), "id", "new_incident_id", lambda ev, found: found.lower() in ev.lower())
-    for m in _SEVERITY.finditer(text):
+    for m in SEVERITY.finditer(text):
         add(m.start(), m.end(), "severity", "new_severity_label",
-            lambda ev, found: found.lower() in {s.group().lower() for s in _SEVERITY.finditer(ev)})
+            lambda ev, found: found.lower() in {s.group().lower() for s in SEVERITY.finditer(ev)})
     words = dict(rules.region_words)
     for token in rules.regions:
         if not isinstance(token, str):
@@ -168,7 +168,7 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
             continue  # the guard already reports the token itself
         for m in found:
             add(m.start(), m.end(), "region", "new_region",
-                lambda ev, _, t=token, n=names: _region_in_allowed(t.lower(), ev, n))
+                lambda ev, _, t=token, n=names: region_in_allowed(t.lower(), ev, n))
     for family in rules.families():
         if (family.strict_only and not strict_claims) or family_problem(family):
             continue

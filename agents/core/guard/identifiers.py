@@ -9,8 +9,8 @@ from agents.core.guard.contacts import prose
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
 
-_INCIDENT_ID = re.compile(r"\binc_[a-z0-9_]+\b", re.IGNORECASE)
-_SEVERITY = re.compile(r"\bp[0-5]\b", re.IGNORECASE)
+INCIDENT_ID = re.compile(r"\binc_[a-z0-9_]+\b", re.IGNORECASE)
+SEVERITY = re.compile(r"\bp[0-5]\b", re.IGNORECASE)
 
 
 def find(text: str, support: Support) -> list[Violation]:
@@ -20,13 +20,13 @@ def find(text: str, support: Support) -> list[Violation]:
 
 
 def _new_incident_ids(text: str, allowed_text: str) -> list[Violation]:
-    allowed_ids = {m.group().lower() for m in _INCIDENT_ID.finditer(allowed_text)}
+    allowed_ids = {m.group().lower() for m in INCIDENT_ID.finditer(allowed_text)}
     return [Violation("new_incident_id", m.group(), f"“{m.group()}” is not an incident in the context.")
-            for m in _INCIDENT_ID.finditer(text) if m.group().lower() not in allowed_ids]
+            for m in INCIDENT_ID.finditer(text) if m.group().lower() not in allowed_ids]
 
 
 def _new_severity_labels(text: str, allowed_text: str) -> list[Violation]:
-    allowed_labels = {m.group().lower() for m in _SEVERITY.finditer(allowed_text)}
+    allowed_labels = {m.group().lower() for m in SEVERITY.finditer(allowed_text)}
     return [Violation("new_severity_label", m.group(), f"Severity “{m.group()}” is not the one in the context.")
-            for m in _SEVERITY.finditer(text) if m.group().lower() not in allowed_labels]
+            for m in SEVERITY.finditer(text) if m.group().lower() not in allowed_labels]
 

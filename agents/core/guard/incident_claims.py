@@ -19,7 +19,7 @@ import re2
 from agents.core.guard.contacts import prose
 from agents.core.guard.hedges import is_hedged
 from agents.core.guard.places import PLACES
-from agents.core.guard.regions import _region_in_allowed
+from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
 from agents.core.patterns import compile_pattern
@@ -323,7 +323,7 @@ def find(text: str, support: Support) -> list[Violation]:
     words = dict(support.rules.region_words)
 
     def region_allowed(token: str) -> bool:
-        return any(_region_in_allowed(t, allowed_text, words.get(t, ())) for t in (token, "global"))
+        return any(region_in_allowed(t, allowed_text, words.get(t, ())) for t in (token, "global"))
 
     def hedged(source: str, start: int, end: int) -> bool:
         return is_hedged(source, start, (), end)

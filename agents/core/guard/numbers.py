@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from agents.core.guard.contacts import prose
-from agents.core.guard.identifiers import _INCIDENT_ID
+from agents.core.guard.identifiers import INCIDENT_ID
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
 
@@ -457,7 +457,7 @@ def find(text: str, support: Support) -> list[Violation]:
             facts.append((moment.start, moment.found))
     allowed_lower = allowed_text.lower()
     for m in _ID.finditer(text):
-        if m.group().lower() not in allowed_lower and not _INCIDENT_ID.fullmatch(m.group()):
+        if m.group().lower() not in allowed_lower and not INCIDENT_ID.fullmatch(m.group()):
             facts.append((m.start(), m.group()))
     return [Violation("no_new_facts", token, f"“{token}” is not supported by the incident context.")
             for _, token in sorted(facts)]

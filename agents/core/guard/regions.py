@@ -61,7 +61,7 @@ def _region_sources(token: str, words: tuple[str, ...]) -> tuple[str, ...]:
     return (own, *(_region_word_source(word) for word in words))
 
 
-def _region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = ()) -> bool:
+def region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = ()) -> bool:
     # The context is JSON ("region":"us" is as good as "US"), but the original draft in the same
     # allowed text may say "let us know": a short token counts in upper case as a word, or in any
     # case as a whole JSON string value, never as a lower-case word in prose. A region named in
@@ -101,7 +101,7 @@ def find(text: str, support: Support) -> list[Violation]:
             unsafe.append(Violation("new_region", str(token),
                                     f"The region token “{token}” cannot be checked safely: {error}."))
             continue
-        if matches and not _region_in_allowed(token.lower(), allowed_text, words):
+        if matches and not region_in_allowed(token.lower(), allowed_text, words):
             regions += matches
     return unsafe + [Violation("new_region", m.group(), f"Region “{m.group()}” is not named in the context.")
                      for m in sorted(regions, key=lambda m: m.start())]

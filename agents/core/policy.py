@@ -108,9 +108,13 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         r"\bno\s+longer\s+(?:an?\s+)?(?:issue|problem)\b",
         r"\bmarked\s+(?:as\s+)?resolved\b",
     )),
+    # Full recovery is what a resolved incident says; a recovery ("service has recovered", "back to
+    # normal") is what monitoring says too: a fix is in and the team watches it hold.
     ClaimFamily(name="recovery", support="resolved", pattern=r"\bfully\s+recovered\b", paraphrases=(
         r"\b(?:fully|completely|entirely|totally)\s+(?:restored|recovered|operational|functional|back)\b",
-        r"\b(?:has|have)\s+(?:now\s+)?recovered\b",
+    )),
+    ClaimFamily(name="recovered", support="recovering", pattern=r"\b(?:has|have)\s+(?:now\s+)?recovered\b",
+                paraphrases=(
         r"\b(?:service|services|payments|checkouts?|everything|all\s+\w+)\s+(?:is|are|has\s+been|have\s+been)"
         r"\s+(?:now\s+)?restored\b",
         r"\bback\s+to\s+normal\b",
@@ -154,7 +158,8 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         ),
         hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
                 "approximately", "roughly", "currently", "likely", "probably", "should", "aim", "target",
-                "targeting", "hope", "believe", "think", "anticipate", "anticipated", "some"),
+                "targeting", "hope", "believe", "think", "anticipate", "anticipated", "some", "usually",
+                "typically", "normally", "generally"),
         strict_only=True,
         support="time",
     ),
@@ -288,7 +293,8 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         ),
         hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
                 "approximately", "roughly", "likely", "probably", "should", "aim", "target", "targeting",
-                "hope", "believe", "think", "anticipate", "anticipated"),
+                "hope", "believe", "think", "anticipate", "anticipated", "usually", "typically", "normally",
+                "generally"),
     ),
 )
 

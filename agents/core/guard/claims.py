@@ -175,7 +175,9 @@ def find(text: str, support: Support) -> list[Violation]:
         if not made:
             continue  # the text does not make the claim: the (long) evidence need not be read for it
         if strict_claims and family.check == "restricted_claims":
-            supported = False
+            # The strict form takes no text as support, but the incident's state is a fact: a resolved
+            # incident is resolved, a monitored one has recovered, whatever the hints ask to avoid.
+            supported = state_supports(family.support, state) is True
         else:
             supported = state_supports(family.support, state)
             if supported is None or (supported is False and family.support != "ongoing"):

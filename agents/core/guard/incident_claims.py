@@ -36,12 +36,30 @@ _STATE_WORDS = {
 }
 
 
+# A context without a state field (a plain context file) may still say it in its status:
+# "resolved", "monitoring", "degraded, cause identified". Read only when the status negates nothing.
+_STATUS_STATES = (
+    ("resolved", re.compile(r"\bresolved\b", re.IGNORECASE)),
+    ("monitoring", re.compile(r"\b(?:monitoring|recovered|recovering|mitigated)\b", re.IGNORECASE)),
+    ("identified", re.compile(r"\b(?:identified|fixing)\b", re.IGNORECASE)),
+    ("investigating", re.compile(r"\binvestigating\b", re.IGNORECASE)),
+)
+_NEGATED_STATUS = re.compile(r"\b(?:not|no|un\w+|yet|partially)\b", re.IGNORECASE)
+
+
 def incident_state(context: Mapping | None) -> str | None:
-    """The incident's lifecycle state from the run context; None when the context has none (a
-    context from before incidents had states, or a bare one)."""
+    """The incident's lifecycle state from the run context: its ``state``, or where it has none, the
+    state its status names ("resolved"); None when neither says one (a bare context)."""
     incident = context.get("incident") if isinstance(context, Mapping) else None
-    state = incident.get("state") if isinstance(incident, Mapping) else None
-    return state if state in STATES else None
+    if not isinstance(incident, Mapping):
+        return None
+    state = incident.get("state")
+    if state in STATES:
+        return state
+    status = incident.get("status")
+    if state is None and isinstance(status, str) and not _NEGATED_STATUS.search(status):
+        return next((name for name, pattern in _STATUS_STATES if pattern.search(status)), None)
+    return None
 
 
 def state_supports(support: str, state: str | None) -> bool | None:

@@ -395,6 +395,9 @@ _KEY_UNITS = (
 )
 
 
+_PERCENTILE_NAME = re.compile(r"(?<![A-Za-z0-9])[pP](\d{2}(?:\.\d+)?)(?![0-9])")
+
+
 def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Number]:
     numbers = extract_numbers(allowed_text, skip=spans)
     keyed = {}
@@ -406,6 +409,9 @@ def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Nu
                                            value * scale if scale is not None else None)
                 break
     numbers = [keyed.get(n.start, n) for n in numbers]
+    # A percentile named as "p95" (a key, a label) supports "the 95th percentile".
+    numbers += [Number(m.group(1), Decimal(m.group(1)), False, m.start(1))
+                for m in _PERCENTILE_NAME.finditer(allowed_text) if _outside(m.start(), spans)]
     # Compact JSON writes lists as "[1,200]": also read each part of a grouped number on its own,
     # so a grouped reading ("1,200" = 1200) never hides the plain ones.
     for grouped in _DIGITS.finditer(allowed_text):

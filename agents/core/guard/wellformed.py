@@ -344,7 +344,8 @@ _VERBS = {
     "end", "finish", "last", "resume", "improve", "increase", "decrease", "drop", "rise", "fall", "block",
     "require", "include", "reduce", "stabilise", "stabilize", "degrade", "expire", "close", "open",
     "change", "add", "remove", "release", "schedule", "replace", "upgrade", "migrate", "restart", "reboot",
-    "scale", "handle", "clear", "lose", "find", "fill", "pause", "spike",
+    "scale", "handle", "clear", "lose", "find", "fill", "pause", "spike", "cannot", "join", "connect",
+    "save", "write", "read", "pay", "buy", "upload", "download", "sync", "deliver", "arrive",
 }  # fmt: skip
 _CONTRACTION = re.compile(r"['’](?:re|s|ve|ll|d|m)$|n['’]t$")
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
@@ -425,8 +426,8 @@ def _names_region(sentence: str, regions: set[str]) -> bool:
 
 def find_uninformative(text: str, context: Mapping[str, Any] | None) -> list[Violation]:
     """A violation when ``text`` tells customers nothing: no real sentence (three words or more,
-    with a verb) says the incident's state (what is happening or being done), or none says what is
-    affected (a word of the incident's title, its facts' labels or values, a region, or a service)."""
+    with a verb), or none says either the incident's state (what is happening or being done) or what
+    is affected (a word of the incident's title, its facts' labels or values, a region, or a service)."""
     if not text.strip():
         return []
     context = context if isinstance(context, Mapping) else {}
@@ -437,13 +438,14 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None) -> list[Vio
     affected = any(_has_stem(_WORDS.findall(s), _SERVICE_STEMS, own_affected) or _names_region(s, regions)
                    for s in real)
     found = _excerpt(text, 0, len(text))
+    # An update in a thread says what is happening or what is affected: "A fix has been implemented and
+    # we are monitoring the results." follows the updates that named the service, and "Card payments
+    # in the EU." alone is a headline. Only a text that says neither tells customers nothing.
     if not real:
         message = f"The text is not a sentence that tells customers anything: “{found}”."
-    elif not states:
-        message = (f"The text does not say what is happening or being done (investigating, fixing, monitoring, "
-                   f"resolved…): “{found}”.")
-    elif not affected:
-        message = f"The text does not say what is affected (a service, a feature or a region): “{found}”."
+    elif not states and not affected:
+        message = (f"The text says neither what is happening or being done (investigating, fixing, monitoring, "
+                   f"resolved…) nor what is affected (a service, a feature or a region): “{found}”.")
     else:
         return []
     return [Violation("uninformative", found, message)]

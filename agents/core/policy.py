@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.core.vocabulary import default_terms
+
 DECISIONS = ("approve", "revise", "escalate")
 
 # type -> high risk?
@@ -299,6 +301,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
 )
 
 # The canonical patterns, the families' keys in GuardRules.restricted_claims.
+DEFAULT_VOCABULARY: tuple[tuple[str, bool], ...] = default_terms()
 DEFAULT_RESTRICTED_CLAIMS: tuple[str, ...] = tuple(f.pattern for f in DEFAULT_CLAIM_FAMILIES)
 
 DEFAULT_REGIONS: tuple[str, ...] = ("us", "eu", "uk", "ua", "apac", "global", "emea", "latam")
@@ -329,12 +332,17 @@ class GuardRules:
     regions: tuple[str, ...] = DEFAULT_REGIONS
     claim_families: tuple[ClaimFamily, ...] = DEFAULT_CLAIM_FAMILIES
     region_words: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_REGION_WORDS.items())
+    # The reviewed vocabulary of ordinary update language, as (text, advice) pairs
+    # (agents.core.guard.grounding); None: no grounding check (a snapshot from before it existed).
+    vocabulary: tuple[tuple[str, bool], ...] | None = None
 
     def __post_init__(self):
         # A snapshot read back from JSON holds lists and dicts: make them the frozen forms.
         object.__setattr__(self, "claim_families", tuple(ClaimFamily.of(f) for f in self.claim_families))
         words = self.region_words.items() if isinstance(self.region_words, dict) else self.region_words
         object.__setattr__(self, "region_words", tuple((str(t), tuple(w)) for t, w in words))
+        if self.vocabulary is not None:
+            object.__setattr__(self, "vocabulary", tuple((str(t), bool(a)) for t, a in self.vocabulary))
 
     def families(self) -> list[ClaimFamily]:
         """The families in force, in the order of ``restricted_claims``."""
@@ -350,6 +358,7 @@ class GuardRules:
                   if k in {f.name for f in dataclasses.fields(cls)}}
         values.setdefault("claim_families", ())
         values.setdefault("region_words", ())
+        values.setdefault("vocabulary", None)
         return cls(**values)
 
 

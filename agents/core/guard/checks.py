@@ -16,6 +16,7 @@ from decimal import Decimal
 from agents.core.guard import (
     claims,
     contacts,
+    grounding,
     identifiers,
     incident_claims,
     internal,
@@ -46,7 +47,7 @@ FINDERS = (
 def find_violations(
     text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
     claim_evidence: str | None = None, ratios: frozenset[Decimal] | None = None,
-    context: Mapping | None = None,
+    context: Mapping | None = None, licensed_texts: tuple[str, ...] = (),
 ) -> list[Violation]:
     """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
 
@@ -57,18 +58,22 @@ def find_violations(
     given, only they support a percentage read as a ratio; None (a context without units) lets a
     bare number do. ``context`` is the run context itself, for the checks that read the incident's
     structure (its state, its declared contacts, its internal facts); None skips them.
+    ``licensed_texts`` lend words to grounding besides the context: the goal ops wrote, the text a
+    revision revises.
     """
     support = Support(
         allowed_text=allowed_text, rules=rules,
         claim_evidence=allowed_text if claim_evidence is None else claim_evidence,
         ratios=ratios, context=context, strict_claims=strict_claims,
-        state=incident_claims.incident_state(context),
+        state=incident_claims.incident_state(context), licensed_texts=licensed_texts,
     )
     found = _distinct(violation for _name, find in FINDERS for violation in find(text, support))
     # An internal host is reported as what it is, not also as an address customers could be sent to.
     internal_found = {v.found.lower() for v in found if v.check == "internal_detail"}
     found = [v for v in found if not (v.check == "unknown_contact" and v.found.lower() in internal_found)]
-    return sorted(found, key=lambda v: CHECKS.index(v.check))
+    found.sort(key=lambda v: CHECKS.index(v.check))
+    # Grounding reads what the named checks left, so it runs after them all (a policy switches it on).
+    return found + grounding.find(text, support, found)
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:

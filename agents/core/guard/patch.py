@@ -39,6 +39,7 @@ PATCH_REASONS = {
     "markup": "patch_violation:markup",
     "malformed_text": "patch_violation:malformed_text",
     "uninformative": "patch_violation:uninformative",
+    "unsupported_statement": "patch_violation:unsupported_statement",
 }
 ANSWER_REASONS = {
     "internal_detail": "invalid_answer:internal_detail",
@@ -57,6 +58,7 @@ ANSWER_REASONS = {
     "markup": "invalid_answer:markup",
     "malformed_text": "invalid_answer:malformed_text",
     "uninformative": "invalid_answer:uninformative",
+    "unsupported_statement": "invalid_answer:unsupported_statement",
 }
 # A final answer that would be published with no person involved carries no link, contact or
 # mention at all, declared or not (docs/publishing.md, 'Publishing: updates that reach customers').
@@ -241,6 +243,7 @@ def check_revision(
     found = find_violations(
         revised, allowed_text(context, original), config.rules, strict_claims=config.strict_claims,
         claim_evidence=claim_evidence(context, original), ratios=ratio_values(context), context=context,
+        licensed_texts=(original,),
     )
     facts = [v.reported(PATCH_REASONS[v.check]) for v in found]
     claims = [v for v in facts if v["check"] in _CLAIM_REASONS]
@@ -270,12 +273,14 @@ def check_final_answer(
     max_answer_chars: int,
     strict_claims: bool = False,
     auto_publish: bool = False,
+    goal: str = "",
 ) -> GuardResult:
     """The final answer's checks, whether it was revised or approved.
 
     Facts and claims are judged against the context alone: a draft is not its own evidence. With
     ``auto_publish`` (the run's policy publishes a gate-passed run by itself), any link, contact or
-    mention fails too, declared or not: such a text always goes to a person.
+    mention fails too, declared or not: such a text always goes to a person. The ``goal`` ops wrote
+    may lend the grounding check its words (whom the update is for), and nothing else.
     """
     chars = len(answer.strip())
     measurements = {"answer_chars": chars}
@@ -286,7 +291,7 @@ def check_final_answer(
         return _stop("invalid_answer:too_long", message, measurements)
     found = find_violations(answer, evidence_json(context), rules, strict_claims=strict_claims,
                             claim_evidence=claim_evidence(context), ratios=ratio_values(context),
-                            context=context)
+                            context=context, licensed_texts=(goal,) if goal else ())
     violations = [v.reported(ANSWER_REASONS[v.check]) for v in found]
     if auto_publish:
         violations += _auto_publish_contacts(answer)

@@ -29,3 +29,6 @@ class Support:
     strict_claims: bool = False
     # The incident's lifecycle state (agents.core.guard.incident_claims.incident_state), or None.
     state: str | None = None
+    # Texts besides the context that lend words to grounding (agents.core.guard.grounding): the goal
+    # ops wrote, the text a revision revises.
+    licensed_texts: tuple[str, ...] = ()

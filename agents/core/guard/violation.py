@@ -29,6 +29,9 @@ CHECKS = (
     # with an unsupported number stops for that number.
     "malformed_text",
     "uninformative",
+    # agents.core.guard.grounding: a sentence that states what nothing in the incident supports. Last: the
+    # named checks explain what they find more precisely, and grounding reads only what they left.
+    "unsupported_statement",
 )
 
 

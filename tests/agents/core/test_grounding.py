@@ -140,3 +140,20 @@ def test_sentences_split_after_stops_and_keep_abbreviations_and_decimals():
 def test_a_phrase_licenses_its_words_only_together():
     assert unsupported("Payments are back to normal.") == []
     assert unsupported("We will get back to you.") == ["back"]
+
+
+# ---------------------------------------------------------------- a run, through the real SDK
+
+APPROVE = {"decision": "approve", "issues": [], "fix_plan": [], "reason": "Fine.", "quality": "good",
+           "completeness": "complete"}
+
+
+@pytest.mark.parametrize(("goal", "stop_reason"), [(GOAL, "success"),
+                                                   ("Write the update.", "invalid_answer:unsupported_statement")])
+def test_a_run_lends_its_goal_to_grounding(scripted_tools, goal, stop_reason):
+    from agents.core.pipelines.reflection import run_reflection
+
+    policy = dataclasses.replace(scripted_tools.policy(ReflectionPolicy), guard=RULES)
+    scripted_tools.answer("submit_draft", {"draft": SAFE[0]}).answer("reflect", APPROVE)
+    result = run_reflection(goal, PAYMENTS, policy, scripted_tools.llm)
+    assert result.stop_reason == stop_reason

@@ -52,3 +52,37 @@ def test_a_term_is_stored_lower_case_with_single_spaces():
     term = GroundingTerm(text="Back  to Square One")
     term.full_clean()
     assert term.text == "back to square one"
+
+
+def test_a_term_added_in_admin_is_recorded_in_the_policy_history(admin_client):
+    from agents.models import PolicyChange
+    from tests.agents.conftest import post_add
+
+    response = post_add(admin_client, "groundingterm", text="Host a Webinar", note="Our customers ask for them.")
+    assert response.status_code == 302
+    term = GroundingTerm.objects.get(text="host a webinar")  # stored lower-case
+    change = PolicyChange.objects.get()
+    assert (change.action, change.object_id, change.after["text"]) == ("added", str(term.pk), "host a webinar")
+
+
+def test_a_term_with_markup_is_refused_with_a_precise_message(admin_client):
+    from tests.agents.conftest import post_add
+
+    response = post_add(admin_client, "groundingterm", text="<script>alert(1)</script>")
+    assert response.status_code == 200
+    assert "A grounding term is one word or a phrase of up to eight words" in response.content.decode()
+    assert not GroundingTerm.objects.filter(text__contains="script").exists()
+
+
+def test_a_new_term_can_be_previewed_in_the_policy_lab_before_it_is_saved(login, demo_data):
+    from agents.admin.lab import PreviewAdmin  # noqa: F401  (the admin's preview view)
+    from tests.agents.conftest import admin_url, form_data
+
+    PipelinePolicy.objects.filter(pipeline__in=["reflection", "self_critique"]).update(grounding=True)
+    client = login("admin")
+    data = {**form_data(client.get(admin_url("groundingterm", "add"))), "text": "webinar",
+            "_preview": "Preview impact"}
+    response = client.post(admin_url("groundingterm", "preview_add"), data)
+    assert response.status_code == 200
+    assert "runs would change" in response.content.decode() or "stored run" in response.content.decode()
+    assert not GroundingTerm.objects.filter(text="webinar").exists()

@@ -119,13 +119,15 @@ class Vocabulary:
 
     @classmethod
     def of(cls, terms: Iterable) -> Vocabulary:
-        return _vocabulary(tuple(Term.of(t) for t in terms))
+        """The index of ``terms`` (Terms, (text, advice) pairs or texts), built once per list: a policy's
+        rules hold the same tuple for every text they check."""
+        return _vocabulary(terms if isinstance(terms, tuple) else tuple(terms))
 
 
 @functools.lru_cache(maxsize=32)
-def _vocabulary(terms: tuple[Term, ...]) -> Vocabulary:
+def _vocabulary(terms: tuple) -> Vocabulary:
     words, advice, phrases = set(), set(), {}
-    for term in terms:
+    for term in map(Term.of, terms):
         stems = tuple(stem(w) for w in _words_only(term.text))
         if not stems:
             continue

@@ -253,6 +253,22 @@ def _doubled_words(text: str) -> list[Violation]:
             for m in _DOUBLED.finditer(text) if m.group(1).lower() not in _GRAMMATICAL_REPEATS]
 
 
+# A preposition right before a modal verb: what an edit leaves when it cuts a phrase out of a sentence
+# ("We expect recovery in [about 45 minutes, but this] may change."). Lower case only: "in May".
+_CUT_CLAUSE = re.compile(r"\b(?i:in|on|at|of|for|with|by|from|into|about|within)\s+"
+                         r"(?:may|might|will|would|shall|should|can|could|must)\b")
+
+
+# "Sign in will be back": a phrasal noun, not a preposition.
+_PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll|log-|sign-)[\s-]*$")
+
+
+def _cut_clauses(text: str) -> list[Violation]:
+    return [_malformed(_excerpt(text, m.start(), m.end(), before=1),
+                       "A part of the sentence is missing: a preposition runs into a verb in “{found}”.")
+            for m in _CUT_CLAUSE.finditer(text) if not _PHRASAL.search(text[max(0, m.start() - 8):m.start()])]
+
+
 # ---------------------------------------------------------------- quotes and brackets
 
 _PAIRS = {")": "(", "]": "[", "}": "{", "”": "“"}
@@ -290,7 +306,7 @@ def find_malformed(text: str) -> list[Violation]:
     if not text.strip():
         return []
     return [*_stray_punctuation(text), *_unfinished(text), *_placeholders(text), *_doubled_words(text),
-            *_unbalanced(text)]
+            *_cut_clauses(text), *_unbalanced(text)]
 
 
 # ---------------------------------------------------------------- saying something

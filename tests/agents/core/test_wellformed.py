@@ -391,3 +391,15 @@ def test_a_models_revision_with_stray_punctuation_is_stopped(scripted):
     assert result.stop_reason == "patch_violation:malformed_text"
     assert result.guard["violations"][0]["found"] == "error.: /v2/orders"
     assert result.candidate == broken
+
+
+@pytest.mark.parametrize("text", ["We expect recovery in may change.", "Updates follow within will be posted."])
+def test_a_sentence_an_edit_cut_in_two_is_malformed(text):
+    (violation,) = find_malformed(text)
+    assert violation.message.startswith("A part of the sentence is missing")
+
+
+@pytest.mark.parametrize("text", ["We expect recovery in May.", "Sign in will be back soon.",
+                                  "Payments for some customers may fail.", "Single sign-on log in can fail."])
+def test_a_preposition_before_a_month_or_a_phrasal_noun_is_fine(text):
+    assert find_malformed(text) == []

@@ -23,7 +23,7 @@ from agents.core.llm.endpoints import Endpoint
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import POLICY_CLASSES, ModelSettings, RouteTarget
 from agents.core.specialists import DemoData, builtin_workers
-from agents.testing.scripted_server import Reply, ScriptedServer
+from agents.testing.scripted_server import Reply, ScriptedServer, tool_call
 from tests.conformance.reference import Reference
 
 TEST_KEY = "sk-conformance-never-shown"
@@ -205,8 +205,40 @@ def product_context(scenario: Scenario, reference: Reference, folder: Path) -> d
     return read_context(str(path))
 
 
-def run_product(scenario: Scenario, reference: Reference, server: ScriptedServer, folder: Path) -> Outcome:
+class InTheAskedForm:
+    """A scripted server's responder that serves ``replies`` in order, each in the form its request
+    asks for: a JSON answer in the message content becomes, for a request that declares a tool, a
+    call of that tool with the same JSON (the product's tools mode). Anything else is served as it is."""
+
+    def __init__(self, replies: tuple[Reply, ...]):
+        self.replies = list(replies)
+
+    def __call__(self, body: dict) -> Reply | None:
+        if not self.replies:
+            return None
+        reply = self.replies.pop(0)
+        tools = body.get("tools") or []
+        text = _content(reply)
+        if not tools or text is None:
+            return reply
+        try:
+            json.loads(text)
+        except ValueError:
+            return reply
+        return dataclasses.replace(reply, body=tool_call(tools[0]["function"]["name"], text).body)
+
+
+def _content(reply: Reply) -> str | None:
+    choices = (reply.body or {}).get("choices") if reply.status == 200 else None
+    message = choices[0].get("message") if choices else None
+    return message.get("content") if isinstance(message, dict) and isinstance(message.get("content"), str) else None
+
+
+def run_product(scenario: Scenario, reference: Reference, server: ScriptedServer, folder: Path,
+                mode: str = "json") -> Outcome:
+    """The product's pipeline, its model at ``server`` in output ``mode`` (``json`` or ``tools``)."""
     policy = product_policy(scenario, reference)
+    policy = dataclasses.replace(policy, model=dataclasses.replace(policy.model, structured_output=mode))
     llm = OpenAIChat(policy.model, endpoint=Endpoint("conformance", server.base_url, "TEST_KEY", TEST_KEY),
                      sleep=lambda seconds: None)
     reset_breakers()

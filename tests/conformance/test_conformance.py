@@ -10,7 +10,7 @@ import pytest
 
 from agents.testing.scripted_server import ScriptedServer
 from tests.conformance.differences import listed
-from tests.conformance.harness import run_product, run_reference
+from tests.conformance.harness import InTheAskedForm, run_product, run_reference
 from tests.conformance.scenarios import SCENARIOS
 
 # Where the product disagrees with the reference pipelines and the reference is right: product bugs,
@@ -33,6 +33,12 @@ def test_the_product_agrees_with_the_reference_pipelines(scenario, references, f
         theirs = run_reference(scenario, reference, server, monkeypatch)
     fake_openai.script(*scenario.replies)
     ours = run_product(scenario, reference, fake_openai, tmp_path)
+    if not any(reply.delay for reply in scenario.replies):  # a timeout does not depend on the output mode
+        with ScriptedServer(InTheAskedForm(scenario.replies)) as server:
+            ours_with_tools = run_product(scenario, reference, server, tmp_path, mode="tools")
+        assert not server.requests or any("tools" in request for request in server.requests)
+        # The product's two output modes are one contract: a tool call or a JSON object, the same outcome.
+        assert str(ours_with_tools) == str(ours), f"{scenario.id}: the product's tools mode and JSON mode differ"
 
     difference = DIFFERENCES.get(scenario.id)
     if difference is None:

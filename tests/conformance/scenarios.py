@@ -249,6 +249,10 @@ REFLECTION = [
     reflection(86, "null issues", draft(DRAFT), answer({"decision": "approve", "issues": None})),
     reflection(87, "a revise with a null fix plan", draft(DRAFT),
                answer({"decision": "revise", "issues": [issue()], "fix_plan": None})),
+    reflection(88, "an approved draft over a tighter answer budget", draft(DRAFT), APPROVE,
+               budget={"max_answer_chars": 200}),
+    reflection(89, "a policy that allows a decision no step handles", draft(DRAFT), review("hold"),
+               decisions_policy=("approve", "revise", "escalate", "hold")),
 ]
 
 # -- self-critique ---------------------------------------------------------------------------------
@@ -389,6 +393,14 @@ SELF_CRITIQUE = [
                   NOT_APPLIED, NOT_APPLIED, NOT_APPLIED),
     self_critique(71, "an approved draft that claims part of the incident is resolved",
                   draft(f"{IMPACT} Some payments are resolved. {ACTIONS}"), CRITIQUE_APPROVE),
+    self_critique(72, "an approved draft over a tighter answer budget", draft(DRAFT), CRITIQUE_APPROVE,
+                  budget={"max_answer_chars": 200}),
+    self_critique(73, "the fallback removes the whole candidate", draft(DRAFT),
+                  critique("revise", [issue()], [f'REMOVE "{IMPACT[:-1]}"']), revised(IMPACT), revised(IMPACT),
+                  revised(IMPACT)),
+    self_critique(74, "the fallback meets a phrase to remove written with other punctuation", draft(DRAFT),
+                  critique("revise", [issue()], ['REMOVE "about 45 minutes but this estimate"']),
+                  revised(f"{DRAFT} Thanks."), revised(f"{DRAFT} Thanks."), revised(f"{DRAFT} Thanks.")),
 ]
 
 # -- routing ---------------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
     violations = find_violations(text, evidence_json(context), rules, strict_claims=strict_claims,
                                  claim_evidence=claim_evidence(context), ratios=ratio_values(context))
     unsupported = {(v.check, v.found.lower()): v.message for v in violations}
-    # An internal fact or an approved action backs nothing customers read (agents.core.internal).
+    # An internal fact backs nothing customers read (agents.core.internal).
     leaves = _leaf_evidence(context, [fact for fact in context_facts(context)
                                       if fact.path.split(".", 1)[0].split("[", 1)[0] not in INTERNAL_KEYS])
     marks: list[Mark] = []

@@ -1,12 +1,16 @@
 """Internal details in customer text (docs/contract.md, 'Fact and claim checks').
 
 An incident's internal facts (``context["internal"]``: runbook steps, hosts, paths, people, ticket
-ids) and its approved actions (runbook steps by nature) are context for people and the reviewer,
-never words for customers. :func:`find_internal` finds them in a text: the value of an internal
-fact, an approved action or a distinctive phrase of either, and, whatever the facts say, internal
-host names, file paths on our systems, internal ticket ids and the names of people the internal
-facts give. What the public part of the context says is never an internal detail: a public fact
-that names ``/v2/orders`` makes it fine to say. Plain Python: no Django here.
+ids) are context for people and the reviewer, never words for customers. :func:`find_internal`
+finds them in a text: the value of an internal fact or a distinctive phrase of it, and, whatever the
+facts say, internal host names, file paths on our systems, internal ticket ids and the names of
+people the internal facts give. What the public part of the context says is never an internal
+detail: a public fact that names ``/v2/orders`` makes it fine to say.
+
+The approved actions (``context["approved_actions"]``) are the opposite of internal: the next steps
+the incident is approved to tell customers ("monitor payment failures every 15 minutes"). They are
+public context: a text may state them, their numbers and durations included. Plain Python: no
+Django here.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from typing import Any
 from agents.core.facts import Violation
 from agents.core.text import canonical_json
 
-# The context's entries that customers must never read: the internal facts and the runbook actions.
-INTERNAL_KEYS = ("internal", "approved_actions")
+# The context's entries that customers must never read: the internal facts.
+INTERNAL_KEYS = ("internal",)
 CHECK = "internal_detail"
 
 
@@ -33,11 +37,6 @@ def public_context(context: Mapping[str, Any]) -> dict:
 def _internal_facts(context: Mapping[str, Any]) -> dict[str, Any]:
     internal = context.get("internal")
     return dict(internal) if isinstance(internal, Mapping) else {}
-
-
-def _actions(context: Mapping[str, Any]) -> list[str]:
-    actions = context.get("approved_actions")
-    return [a for a in actions if isinstance(a, str) and a.strip()] if isinstance(actions, list) else []
 
 
 # ---------------------------------------------------------------- words and phrases
@@ -204,11 +203,6 @@ def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violatio
                     for m in re.finditer(rf"(?<![\w-]){re.escape(part)}(?![\w-])", text):
                         add(m.start(), m.end(), "“{found}” is the name of a person in the internal facts (“"
                             f"{named}”); customers must not see who works on the incident.")
-    for action in _actions(context):
-        for phrase in _phrases(action):
-            if not public.find(phrase):
-                for start, end in checked.find(phrase):
-                    add(start, end, "“{found}” is a runbook step (an approved action), not news for customers.")
     kept: list[tuple[int, int, str]] = []
     for start, end, message in sorted(hits, key=lambda hit: (hit[0], -hit[1])):
         if not kept or start >= kept[-1][1]:

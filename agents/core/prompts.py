@@ -1,7 +1,7 @@
 """Stage prompts. The system prompt is the policy's override or the default below; the user message
 always starts with the public context as canonical JSON, so every call of a run shares one stable
-prefix that provider-side prefix caching can reuse. What customers must not read (the internal facts
-and the approved actions, ``agents.core.internal``) follows it in its own section, for the stages
+prefix that provider-side prefix caching can reuse. What customers must not read (the internal facts,
+``agents.core.internal``) follows it in its own section, for the stages
 that judge a draft only: the stages that write customer words never see it.
 """
 

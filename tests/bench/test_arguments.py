@@ -58,6 +58,10 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/metrics.py", "--sizes", "0"],
     ["bench/metrics.py", "--sizes", "1k"],
     ["bench/metrics.py", "--repeat", "0"],
+    ["bench/guard_eval.py", "--part", "both"],
+    ["bench/guard_eval.py", "--format", "yaml"],
+    ["bench/guard_eval.py", "--min-recall", "1.5"],
+    ["bench/guard_eval.py", "--min-safe-pass", "high"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)

@@ -7,8 +7,8 @@ Rules, by stage:
   a regional outage; found in its title or facts) and its state (investigating, identified,
   monitoring, resolved): what is happening and where, the impact from the public facts, what is
   being done, what customers can do meanwhile, when the next update comes and the ETA, plus any
-  ``key_messages`` verbatim; never its internal facts or its approved actions (runbook steps, not
-  news for customers). The ETA is stated plainly, which the review then flags.
+  ``key_messages`` verbatim; never its internal facts (the approved actions are the reviewer's to
+  ask for; the drafts leave them out). The ETA is stated plainly, which the review then flags.
 - review / critique: escalate legal or compensation topics and anything the fact and claim checks
   reject (restricted claims, unsupported numbers); revise absolute promises (remove the sentence)
   and an ETA stated without uncertainty (add a caveat); otherwise approve.
@@ -185,7 +185,7 @@ def draft_from_context(goal: str, context: Mapping[str, Any]) -> str:
     the impact from the public facts, what is being done for the incident's state, what customers
     can do meanwhile, when the next update comes, and the ETA; then the incident's key messages,
     verbatim. Only what the incident itself says for customers, whatever the goal asks: its internal
-    facts and approved actions are not in the drafting context."""
+    facts are not in the drafting context, and the approved actions are left to the reviewer."""
     incident = context.get("incident") if isinstance(context.get("incident"), dict) else {}
     kind, state = _kind(incident, context), _state(incident)
     parts = [_headline(incident, kind, state, context.get("region"))]

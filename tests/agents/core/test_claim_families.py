@@ -27,8 +27,7 @@ CONTEXT = {
         "next_update_at": "2026-11-23T14:00:00Z",
         "change_ref": "CHG-4821",
     },
-    # What customers may read is public: the rerouting and the update rhythm are key messages here, not
-    # approved actions (runbook steps, which are internal and support nothing: agents.core.internal).
+    # What customers may read is public: the rerouting and the update rhythm are key messages here.
     "key_messages": ["Card payments in the EU are slower than usual.",
                      "We are rerouting card traffic to the backup acquirer.",
                      "We will post an update every 30 minutes."],

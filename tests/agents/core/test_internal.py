@@ -22,9 +22,9 @@ LOGIN = {
     "incident": {"incident_id": "inc_login_88", "title": "Sign-in failures for single sign-on users",
                  "severity": "P2", "state": "identified", "status": "degraded", "failed_login_pct": 8},
     "fact_meta": [{"key": "failed_login_pct", "label": "Failed sign-ins", "unit": "%"}],
-    "approved_actions": ["roll back the SAML certificate on the identity provider", RUNBOOK_UPDATE],
+    "approved_actions": [RUNBOOK_UPDATE],
     "internal": {"on_call_engineer": "Dana Whitfield", "gateway_host": "auth-gateway.eu.internal",
-                 "change_ticket": "OPS-512"},
+                 "change_ticket": "OPS-512", "runbook": "roll back the SAML certificate on the identity provider"},
 }
 WEBHOOKS = {
     "report_date": "2026-11-23", "region": "US",
@@ -51,15 +51,15 @@ API_LATENCY = {
                  "p95_latency_ms": 1800},
     "fact_meta": [{"key": "affected_endpoints", "label": "Affected endpoints", "unit": "text"},
                   {"key": "p95_latency_ms", "label": "p95 latency", "unit": "ms"}],
-    "approved_actions": ["watch API latency dashboards", RUNBOOK_UPDATE],
-    "internal": {"database_host": "orders-db.corp"},
+    "approved_actions": [RUNBOOK_UPDATE],
+    "internal": {"database_host": "orders-db.corp", "runbook": "watch API latency dashboards"},
 }
 MAINTENANCE = {
     "report_date": "2026-11-23", "region": "UK",
     "incident": {"incident_id": "inc_maint_3", "title": "Scheduled database maintenance", "severity": "P4",
                  "state": "monitoring", "status": "in progress"},
-    "approved_actions": ["page the DBA on call if replication lag exceeds 30 seconds"],
     "internal": {"runbook": "drain replicas in zone b then restart the primary with the new parameter group",
+                 "escalation_step": "page the DBA on call if replication lag exceeds 30 seconds",
                  "maintenance_owner": "Sam Okafor"},
 }
 
@@ -71,9 +71,6 @@ CASES = [
      "Our team is looking into the sign-in failures."),
     (LOGIN, "Requests to auth-gateway.eu.internal are failing for some users.", "auth-gateway.eu.internal",
      "Requests to our sign-in service are failing for some users."),
-    (LOGIN, "We will publish a customer update via the status page every 15 minutes.",
-     "publish a customer update via the status page every 15 minutes",
-     "We will post the next update on the status page."),
     (LOGIN, "We are rolling back the SAML certificate on the identity provider.",
      "rolling back the SAML certificate on the identity provider",
      "We are working on a fix with our identity provider."),
@@ -193,11 +190,22 @@ def test_a_number_only_an_internal_fact_holds_supports_nothing():
     assert final("The backlog peaked at 5,400 deliveries.", public).ok
 
 
-def test_a_number_only_an_approved_action_holds_supports_nothing():
-    answer = final("We will post an update every 15 minutes.", LOGIN)
+def test_an_approved_action_is_content_customers_may_be_told_its_numbers_included():
+    # Approved actions are what the update is approved to say: stating one, or the rhythm only it
+    # holds, is no internal detail and no new fact.
+    for text in ("We will publish a customer update via the status page every 15 minutes.",
+                 "We will post an update every 15 minutes."):
+        assert find_internal(text, LOGIN) == []
+        assert final(text, LOGIN).ok, final(text, LOGIN).violations
+    without = {key: value for key, value in LOGIN.items() if key != "approved_actions"}
+    answer = final("We will post an update every 15 minutes.", without)
     assert answer.stop_reason == "invalid_answer:no_new_facts" and answer.violations[0]["found"] == "15"
-    public = {**LOGIN, "key_messages": ["We will post an update every 15 minutes."]}
-    assert final("We will post an update every 15 minutes.", public).ok
+
+
+def test_a_number_only_an_internal_runbook_step_holds_supports_nothing():
+    answer = final("We will page our database team if replication lag exceeds 30 seconds.", MAINTENANCE)
+    assert answer.stop_reason in ("invalid_answer:internal_detail", "invalid_answer:no_new_facts")
+    assert "invalid_answer:no_new_facts" in [v["check"] for v in answer.violations]
 
 
 def test_a_claim_only_an_internal_fact_makes_licenses_nothing():
@@ -207,21 +215,22 @@ def test_a_claim_only_an_internal_fact_makes_licenses_nothing():
     assert final("The export worker is fixed.", public).ok
 
 
-def test_the_public_context_leaves_out_the_internal_facts_and_the_approved_actions():
-    assert public_context(LOGIN) == {key: value for key, value in LOGIN.items()
-                                     if key not in ("internal", "approved_actions")}
+def test_the_public_context_leaves_out_the_internal_facts_and_keeps_the_approved_actions():
+    assert public_context(LOGIN) == {key: value for key, value in LOGIN.items() if key != "internal"}
+    assert public_context(LOGIN)["approved_actions"] == [RUNBOOK_UPDATE]
 
 
 # ---------------------------------------------------------------- prompts
 
 
 @pytest.mark.parametrize("stage", ["draft", "shorten", "revise"])
-def test_a_writing_request_has_no_internal_fact_and_no_approved_action(stage):
+def test_a_writing_request_has_no_internal_fact_but_the_approved_actions(stage):
     policy = ReflectionPolicy()
     request = build_request(policy, stage, context=LOGIN, sections=[("GOAL", "Write the update.")],
                             inputs={"context": LOGIN})
-    for secret in ("Dana Whitfield", "auth-gateway.eu.internal", "OPS-512", RUNBOOK_UPDATE, "SAML", INTERNAL_TITLE):
+    for secret in ("Dana Whitfield", "auth-gateway.eu.internal", "OPS-512", "SAML", INTERNAL_TITLE):
         assert secret not in request.user
+    assert RUNBOOK_UPDATE in request.user
     assert request.inputs["context"] == public_context(LOGIN)
     assert request.user.startswith("CONTEXT:\n" + canonical_json(public_context(LOGIN)))
 
@@ -232,7 +241,8 @@ def test_a_judging_request_may_see_them_after_the_public_context(stage):
                             inputs={"context": LOGIN})
     public, internal, draft = request.user.split("\n\n")
     assert public == "CONTEXT:\n" + canonical_json(public_context(LOGIN))
-    assert internal.startswith(INTERNAL_TITLE) and "Dana Whitfield" in internal and RUNBOOK_UPDATE in internal
+    assert internal.startswith(INTERNAL_TITLE) and "Dana Whitfield" in internal and "SAML" in internal
+    assert RUNBOOK_UPDATE in public and RUNBOOK_UPDATE not in internal
     assert draft == "DRAFT:\nA draft."
     assert request.inputs["context"] == LOGIN
 
@@ -256,7 +266,7 @@ def test_reflection_escalates_an_approved_draft_that_names_the_engineer(scripted
     assert result.candidate == LEAK
     draft_request = scripted_tools.fake.requests[0]["messages"][1]["content"]
     review_request = scripted_tools.fake.requests[1]["messages"][1]["content"]
-    assert "Dana Whitfield" not in draft_request and RUNBOOK_UPDATE not in draft_request
+    assert "Dana Whitfield" not in draft_request and RUNBOOK_UPDATE in draft_request
     assert "Dana Whitfield" in review_request
 
 

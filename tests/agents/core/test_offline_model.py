@@ -77,7 +77,7 @@ def test_offline_token_estimates_feed_the_token_budget():
     assert result.stop_reason == "max_tokens"
 
 
-def test_the_offline_draft_lists_no_runbook_action_and_no_internal_fact_and_reads_as_sentences():
+def test_the_offline_draft_leaves_out_internal_facts_and_the_reviewers_next_actions_and_reads_as_sentences():
     context = {**DEMO_CONTEXT, "internal": {"on_call_engineer": "Dana Whitfield",
                                             "gateway_host": "pay-gw.us.internal"}}
     result = run("reflection", context=context)

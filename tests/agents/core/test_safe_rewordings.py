@@ -110,22 +110,19 @@ def test_a_safe_rewording_passes_the_fact_and_claim_checks(text, pipeline, conte
     assert [v for v in revised.violations if v["check"] not in budget] == []
 
 
-# Once safe rewordings, no more: they tell customers the runbook's approved actions, or a rhythm of
-# updates that only an approved action states. Approved actions are internal and support nothing.
-RUNBOOK_REWORDINGS = [
-    ("We're looking into a payment problem in the US. Next actions: we monitor payment failures every 15 "
-     "minutes and publish a customer update via the status page every 15 minutes.", "internal_detail"),
-    ("Every 15 minutes we monitor payment failures and publish a customer update via the status page.",
-     "internal_detail"),
-    ("We expect to restore service within 45 minutes, and we will keep you posted every 15 minutes.",
-     "no_new_facts"),
-    ("We will post the next update on the status page in 15 minutes.", "no_new_facts"),
+# Approved actions are what the update is approved to tell customers: a text that states them, or a
+# rhythm of updates only an approved action holds, is safe.
+APPROVED_ACTION_REWORDINGS = [
+    "We're looking into a payment problem in the US. Next actions: we monitor payment failures every 15 "
+    "minutes and publish a customer update via the status page.",
+    "Every 15 minutes we monitor payment failures, and we publish customer updates via the status page.",
+    "We expect to restore service within 45 minutes, and we will keep you posted every 15 minutes.",
+    "We're looking into a payment problem in the US. We will post the next update on the status page in 15 minutes.",
 ]
 
 
-@pytest.mark.parametrize("text, check", RUNBOOK_REWORDINGS)
-def test_a_rewording_that_tells_customers_the_runbook_is_not_safe(text, check):
+@pytest.mark.parametrize("text", APPROVED_ACTION_REWORDINGS)
+def test_a_rewording_that_tells_customers_the_approved_actions_is_safe(text):
     policy = PIPELINES["reflection"]
     answer = check_final_answer(text, DEMO_CONTEXT, policy.guard, max_answer_chars=policy.max_answer_chars)
-    assert not answer.ok
-    assert f"invalid_answer:{check}" in [v["check"] for v in answer.violations], answer.violations
+    assert answer.ok, answer.violations

@@ -81,7 +81,7 @@ def test_the_offline_draft_reads_as_an_update_for_customers(demo_data, incident_
         if fact.internal:  # a person, a host, a ticket: for people and the reviewer only
             assert fact.value not in text and fact.label not in text
     assert "Chargeback" not in text  # a count of internal signals is not impact
-    for action in incident.approved_actions:  # runbook steps, not news for customers
+    for action in incident.approved_actions:  # the offline draft leaves them to the reviewer
         assert action not in text
     assert "status page" not in text and "every" not in text and incident.severity not in text
     policy = default_policy("reflection")

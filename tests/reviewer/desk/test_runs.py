@@ -61,8 +61,8 @@ def test_run_page_shows_the_trace_review_diff_and_model_calls(login, demo_runs):
     assert "<ins>This estimate may change as we learn more.</ins>" in html
     assert "<del>" not in html  # the caveat was only added
     assert html.count('<td class="small" data-label="Model">offline model</td>') == 3
-    # The draft call's tokens: the public context (its title and its facts' units, no approved actions).
-    assert "229 + 87" in html
+    # The draft call's tokens: the public context (its title, its facts' units and the approved actions).
+    assert "273 + 87" in html
     assert explain("success") in html
 
 

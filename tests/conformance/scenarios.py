@@ -2,6 +2,12 @@
 the settings, and the model's scripted answers, in the JSON content the reference code asks for.
 
 Ids are stable: docs/decisions.md lists by id the scenarios where the product differs on purpose.
+
+Every stop reason the reference code raises is reached by some scenario, except those its own model
+layer makes unreachable: ``invalid_draft:empty``, ``invalid_answer:empty`` and ``invalid_review:not_object``
+/ ``invalid_critique:not_object`` (an empty text or a JSON value that is no object stops earlier, as
+``llm_empty`` or ``llm_invalid_json``), and reflection's ``invalid_revised:empty`` (self-critique reaches
+it through its fallback: self_critique-075).
 """
 
 from __future__ import annotations
@@ -401,6 +407,9 @@ SELF_CRITIQUE = [
     self_critique(74, "the fallback meets a phrase to remove written with other punctuation", draft(DRAFT),
                   critique("revise", [issue()], ['REMOVE "about 45 minutes but this estimate"']),
                   revised(f"{DRAFT} Thanks."), revised(f"{DRAFT} Thanks."), revised(f"{DRAFT} Thanks.")),
+    self_critique(75, "a revision without its final full stop, which the fallback then empties", draft(DRAFT),
+                  critique("revise", [issue()], [f'REMOVE "{IMPACT[:-1]}"']), revised(IMPACT[:-1]),
+                  revised(IMPACT[:-1]), revised(IMPACT[:-1])),
 ]
 
 # -- routing ---------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from tests.conformance.reference import Reference
 
 TEST_KEY = "sk-conformance-never-shown"
 MODEL = "conformance-model"
-TIMEOUT_SECONDS = 0.5  # both sides' request timeout: a reply delayed past it is a timeout
+TIMEOUT_SECONDS = 0.75  # both sides' request timeout; a reply delayed past it is a timeout
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,18 @@ REFLECTION = [
                budget={"max_answer_chars": 200}),
     reflection(89, "a policy that allows a decision no step handles", draft(DRAFT), review("hold"),
                decisions_policy=("approve", "revise", "escalate", "hold")),
+    reflection(90, "a fix plan that says avoid a quoted phrase", draft(DRAFT_PROMISE),
+               review("revise", [issue()], [f"Avoid '{PROMISE[:-1]}'"]), revised(f"{IMPACT} {ACTIONS}")),
+    reflection(91, "a fix plan that says delete a quoted phrase", draft(DRAFT_PROMISE),
+               review("revise", [issue()], [f"Delete '{PROMISE[:-1]}'"]), revised(f"{IMPACT} {ACTIONS}")),
+    reflection(92, "a fix plan that says do not say a quoted phrase", draft(DRAFT_PROMISE),
+               review("revise", [issue()], [f"Do not say '{PROMISE[:-1]}'"]), revised(f"{IMPACT} {ACTIONS}")),
+    reflection(93, "a fix plan that says one phrase instead of another", draft(DRAFT_PROMISE),
+               review("revise", [issue()], [f"Say '{ETA[:-1]}' instead of '{PROMISE[:-1]}'"]), revised(REVISED)),
+    reflection(94, "a replacement in double quotes", draft(DRAFT_PROMISE),
+               review("revise", [issue()], [f'Replace "{PROMISE[:-1]}" with "{ETA[:-1]}"']), revised(REVISED)),
+    reflection(95, "a policy without escalate", draft(DRAFT), review("escalate", reason="Reads like a commitment."),
+               decisions_policy=("approve", "revise")),
 ]
 
 # -- self-critique ---------------------------------------------------------------------------------
@@ -410,6 +422,13 @@ SELF_CRITIQUE = [
     self_critique(75, "a revision without its final full stop, which the fallback then empties", draft(DRAFT),
                   critique("revise", [issue()], [f'REMOVE "{IMPACT[:-1]}"']), revised(IMPACT[:-1]),
                   revised(IMPACT[:-1]), revised(IMPACT[:-1])),
+    self_critique(76, "the second attempt is not JSON", draft(DRAFT_PROMISE), CRITIQUE_REVISE, NOT_APPLIED,
+                  content("oops")),
+    self_critique(77, "a policy without revise", draft(DRAFT_PROMISE), CRITIQUE_REVISE,
+                  decisions_policy=("approve", "escalate")),
+    self_critique(78, "escalation off in execution", draft(DRAFT),
+                  critique("escalate", severity="high", reason="Reads like a commitment."),
+                  decisions_execution=("approve", "revise")),
 ]
 
 # -- routing ---------------------------------------------------------------------------------------
@@ -502,6 +521,8 @@ ROUTING = [
             goal="The checkout page is down; can user_id=42 get a refund?"),
     routing(48, "one route attempt, rerouted", route("sales_specialist"), budget={"max_route_attempts": 1}),
     routing(49, "no delegation allowed", route("billing_specialist"), budget={"max_delegations": 0}),
+    routing(50, "extra keys and a target the policy does not know",
+            answer({"kind": "route", "target": "nobody", "args": {"ticket": TICKET}, "note": "x"})),
 ]
 
 SCENARIOS = [*REFLECTION, *SELF_CRITIQUE, *ROUTING]

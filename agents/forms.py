@@ -47,6 +47,14 @@ class PipelinePolicyForm(forms.ModelForm):
         help_text=PipelinePolicy._meta.get_field("endpoint").help_text,
     )
 
+    # The second reader's endpoint, by name too; blank is no second reader.
+    judge_endpoint = forms.CharField(
+        label="Second reader's endpoint",
+        required=False,
+        widget=forms.Select,
+        help_text=PipelinePolicy._meta.get_field("judge_endpoint").help_text,
+    )
+
     class Meta:
         model = PipelinePolicy
         fields = "__all__"  # noqa: DJ007 (the ModelAdmin's fieldsets choose what is shown)
@@ -56,6 +64,8 @@ class PipelinePolicyForm(forms.ModelForm):
         self._endpoint_error = ""
         if "endpoint" in self.fields:
             self.fields["endpoint"].choices = self._endpoint_choices()
+        if "judge_endpoint" in self.fields:
+            self.fields["judge_endpoint"].widget.choices = self._judge_choices()
         # Declared fields are always on a ModelForm; admin's fieldsets show only the pipeline's own.
         if self._meta.fields != "__all__":
             for name in set(self.declared_fields) - set(self._meta.fields):
@@ -80,6 +90,35 @@ class PipelinePolicyForm(forms.ModelForm):
         if self._endpoint_error:
             raise forms.ValidationError(f"The declared endpoints cannot be read: {self._endpoint_error}")
         return self.cleaned_data["endpoint"]
+
+    def _declared(self) -> list[str]:
+        try:
+            return endpoint_names()
+        except EndpointError as error:
+            self._endpoint_error = str(error)
+            return []
+
+    def _judge_choices(self) -> list[tuple[str, str]]:
+        choices = [("", "none: no second reader")] + [(name, name) for name in self._declared()]
+        current = self.instance.judge_endpoint if self.instance.pk else ""
+        if current and current not in dict(choices):  # shown as it is stored; saving it is refused
+            choices.append((current, f"{current} (not declared in this environment)"))
+        return choices
+
+    def clean_judge_endpoint(self):
+        """Only an endpoint declared here: a reader at an undeclared one could never answer, and every
+        text of the policy would go to a person as judge_unavailable."""
+        name = (self.cleaned_data.get("judge_endpoint") or "").strip()
+        if not name:
+            return ""
+        declared = self._declared()
+        if self._endpoint_error:
+            raise forms.ValidationError(f"The declared endpoints cannot be read: {self._endpoint_error}")
+        if name not in declared:
+            raise forms.ValidationError(
+                f"“{name}” is not a declared endpoint (declared: {', '.join(declared) or 'none'}). The operator "
+                "declares endpoints in LLM_ENDPOINTS (or OPENAI_BASE_URL and OPENAI_API_KEY for “default”).")
+        return name
 
 
 class StagePromptForm(forms.ModelForm):

@@ -103,6 +103,7 @@ def load_policy(pipeline: str, *, proposed: models.Model | None = None) -> Polic
         values["decisions_execution"] = executed & allowed
         values["auto_revision"] = row.auto_revision
         values["auto_publish"] = row.auto_publish
+        values["judge"] = row.judge_settings()
     if "issue_types" in used:
         if isinstance(proposed, IssueType):
             values["issue_types"] = {t.name: t.high_risk for t in _rows(IssueType, proposed) if t.enabled}

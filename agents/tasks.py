@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 
 from agents import tracing
 from agents.core.llm.base import LLM
-from agents.core.llm.client import client_from_env, effective_policy
+from agents.core.llm.client import client_from_env, effective_policy, judge_from_env
 from agents.core.llm.endpoints import key_variables
 from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import POLICY_CLASSES, Policy
@@ -50,12 +50,26 @@ def llm_for(policy: Policy) -> LLM:
     an ``openai.OpenAI`` costs ~25 ms (its HTTP client loads the CA bundle), more than the rest of
     a run's own work.
     """
+    return _cached("run", policy.model, lambda: client_from_env(policy.model, slots=DatabaseSlots()))
+
+
+def judge_for(policy: Policy) -> LLM | None:
+    """The second reader's model when the policy names one (docs/guard.md, 'The second reader'), cached
+    like :func:`llm_for`; an endpoint not declared here gives a model that answers nothing, so the
+    run's text goes to a person."""
+    settings = getattr(policy, "judge", None)
+    if settings is None:
+        return None
+    return _cached("judge", settings, lambda: judge_from_env(policy, slots=DatabaseSlots()))
+
+
+def _cached(kind: str, settings, build) -> LLM:
     names = key_variables()
-    key = (policy.model, tuple(sorted((k, v) for k, v in os.environ.items()
-                                      if k.startswith(("OPENAI_", "LLM_")) or k in names)))
+    key = (kind, settings, tuple(sorted((k, v) for k, v in os.environ.items()
+                                        if k.startswith(("OPENAI_", "LLM_")) or k in names)))
     with _clients_lock:
         if key not in _clients:
-            _clients[key] = client_from_env(policy.model, slots=DatabaseSlots())
+            _clients[key] = build()
         return _clients[key]
 
 
@@ -214,6 +228,7 @@ def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
         # once: the prompts and the client both read them, and the run records them.
         policy = effective_policy(policy, slots=DatabaseSlots())
         llm = llm or llm_for(policy)
+        judge = judge_for(policy)
     except ValueError as error:  # a bad OPENAI_* value or an undeclared endpoint: a recorded stop, no request
         log.error("run %s: model configuration: %s", run_pk, error)
         result = RunResult(run_id=str(run_pk), pipeline=run.pipeline, status="stopped", stop_reason="llm_misconfigured",
@@ -228,7 +243,7 @@ def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
     with HEARTBEAT.keep(run_pk):
         result = run_pipeline(
             run.pipeline, goal=run.goal, context=run.context or None, policy=policy, llm=llm,
-            observer=observer, run_id=str(run_pk), workers=database_workers(),
+            observer=observer, run_id=str(run_pk), workers=database_workers(), judge=judge,
         )
     if span.is_recording():
         observer.close()
@@ -244,6 +259,8 @@ def model_settings_record(policy: Policy, llm: LLM) -> dict:
               "timeout_seconds": model.timeout_seconds, "max_retries": model.max_retries,
               "max_completion_tokens": model.max_completion_tokens}
     record.update(getattr(llm, "endpoint_settings", None) or {"endpoint": "offline"})
+    if (judge := getattr(policy, "judge", None)) is not None:
+        record["judge"] = {"model": judge.model, "endpoint": judge.endpoint, "timeout_seconds": judge.timeout_seconds}
     return record
 
 

@@ -188,11 +188,13 @@ class Escalation(models.Model):
     @property
     def overridden(self) -> list[dict]:
         """The guard's findings the approving lead overrode: each ``check``, ``message`` and ``found``
-        of the approved text's check ([] when it passed, or nothing is approved)."""
+        of the approved text's check, and a grounding finding's ``sentence`` and ``words`` ([] when it
+        passed, or nothing is approved)."""
         decision = self.approval
         if decision is None:
             return []
-        return [{"check": v.get("check", ""), "message": v.get("message", ""), "found": v.get("found") or ""}
+        return [{"check": v.get("check", ""), "message": v.get("message", ""), "found": v.get("found") or "",
+                 **{key: v[key] for key in ("sentence", "words") if key in v}}
                 for v in (decision.guard_results or {}).get("violations") or [] if isinstance(v, dict)]
 
     @property
@@ -766,6 +768,23 @@ def status_page_changed(sender, **kwargs) -> None:
     templates may have changed); connected in ReviewerConfig.ready. After a migration the next
     request rebuilds: no task is sent while a deploy may not have its workers yet."""
     StatusSnapshot.objects.outdate(rebuild=sender is StatusComponent)
+
+
+class ConfirmationMail(models.Model):
+    """A confirmation email the subscribe form sent: who it went to (the mailbox, its domain) and which
+    client asked. The form's limits count these within SUBSCRIBE_LIMIT_WINDOW_MINUTES; older rows are
+    deleted as it goes (reviewer.status.subscriptions)."""
+
+    sent_at = models.DateTimeField(db_index=True)
+    mailbox = models.CharField(max_length=254, db_index=True)  # the address as its mailbox reads it
+    domain = models.CharField(max_length=254, db_index=True)
+    client = models.CharField(max_length=45, blank=True, db_index=True)  # the client's IP address
+
+    class Meta:
+        ordering = ["sent_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Confirmation to {self.mailbox} at {self.sent_at:%Y-%m-%d %H:%M}"
 
 
 class Subscriber(models.Model):

@@ -169,7 +169,9 @@ API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)
 # Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked at the address they came
 # from (never everywhere: nobody locks another's account from elsewhere), and after AXES_IP_FAILURE_LIMIT
 # failures from one address, any usernames, the address is; for AXES_COOLOFF_MINUTES (README,
-# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/lockout.py's.
+# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/lockout.py's. A failed single
+# sign-on counts against the browser that started it, never against the address: past
+# SSO_ADDRESS_FAILURE_LIMIT failed sign-ins from one address, each browser there gets one failure.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -178,6 +180,8 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
 AXES_IP_FAILURE_LIMIT = envint("AXES_IP_FAILURE_LIMIT", 50)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "reviewer.lockout.attempted_username"
+SSO_ADDRESS_FAILURE_LIMIT = envint("SSO_ADDRESS_FAILURE_LIMIT", 50)
 AXES_HANDLER = "reviewer.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
@@ -330,6 +334,17 @@ if not 1 <= STATUS_FEED_ENTRIES <= 1000:
 STATUS_PAGE_REUSE_SECONDS = envint("STATUS_PAGE_REUSE_SECONDS", 1)
 if not 0 <= STATUS_PAGE_REUSE_SECONDS <= 60:
     raise ValueError(f"STATUS_PAGE_REUSE_SECONDS must be 0-60, got {STATUS_PAGE_REUSE_SECONDS}")
+# The subscribe form's confirmation emails within SUBSCRIBE_LIMIT_WINDOW_MINUTES (docs/subscriptions.md):
+# at most so many to one mailbox (a+x@d is a@d), to one domain, and asked by one client address. Past
+# a limit the form answers as always and sends nothing.
+SUBSCRIBE_LIMIT_WINDOW_MINUTES = envint("SUBSCRIBE_LIMIT_WINDOW_MINUTES", 60)
+SUBSCRIBE_MAILBOX_LIMIT = envint("SUBSCRIBE_MAILBOX_LIMIT", 3)
+SUBSCRIBE_DOMAIN_LIMIT = envint("SUBSCRIBE_DOMAIN_LIMIT", 100)
+SUBSCRIBE_CLIENT_LIMIT = envint("SUBSCRIBE_CLIENT_LIMIT", 10)
+for _name in ("SUBSCRIBE_LIMIT_WINDOW_MINUTES", "SUBSCRIBE_MAILBOX_LIMIT", "SUBSCRIBE_DOMAIN_LIMIT",
+              "SUBSCRIBE_CLIENT_LIMIT"):
+    if globals()[_name] < 1:
+        raise ValueError(f"{_name} must be 1 or more, got {globals()[_name]}")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

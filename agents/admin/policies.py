@@ -16,6 +16,7 @@ from agents.core.policy import POLICY_CLASSES
 from agents.forms import PipelinePolicyForm, RestrictedClaimForm, StagePromptForm
 from agents.models import (
     BUDGET_FIELDS,
+    JUDGE_FIELDS,
     PIPELINE_STAGES,
     IssueType,
     PipelinePolicy,
@@ -148,6 +149,16 @@ class PipelinePolicyAdmin(RecordedAdmin):
                 },
             ))
             fieldsets.append(("Decisions", {"fields": ["decisions_policy", "decisions_execution"]}))
+            fieldsets.append((
+                "Second reader",
+                {
+                    "fields": list(JUDGE_FIELDS),
+                    "description": "Off by default. With an endpoint and a model, a second model reads every final "
+                    "text against the incident's public facts after the deterministic checks; what it finds "
+                    "unsupported, or no usable answer from it, sends the text to a person. It can only add "
+                    "findings, never clear one.",
+                },
+            ))
             fieldsets.append((
                 "Publishing",
                 {

@@ -395,7 +395,7 @@ class Policy:
         for key, value in data.items():
             if key not in names:
                 continue
-            if key == "model" and isinstance(value, dict):
+            if key in ("model", "judge") and isinstance(value, dict):
                 value = ModelSettings(**value)
             elif key == "guard" and isinstance(value, dict):
                 value = GuardRules.from_snapshot(value)
@@ -422,6 +422,9 @@ class TextPolicy(Policy):
     auto_publish: bool = False
     issue_types: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_ISSUE_TYPES))
     guard: GuardRules = field(default_factory=GuardRules)
+    # The second reader (docs/guard.md, 'The second reader'): a model at a declared endpoint that reads
+    # the final answer against the public facts after the final-answer checks. None: no second reader.
+    judge: ModelSettings | None = None
 
     @property
     def execution_allowlist(self) -> frozenset[str]:

@@ -45,6 +45,13 @@ DEFAULT_PROMPTS: dict[str, str] = {
         "must appear verbatim; each quoted phrase marked REMOVE must not appear at all. Add no new "
         "facts. Call submit_revision."
     ),
+    "judge": (
+        "You are a second reader of a customer-facing incident update. Read the TEXT against the CONTEXT, "
+        "which holds every fact the text may state. List every sentence of the text that states something "
+        "the context does not support: quote the sentence exactly as it is in the text, and in words quote "
+        "exactly the part of that sentence that is unsupported. List nothing else; an empty list means "
+        "every statement is supported. Call submit_judgement."
+    ),
     "route": (
         "Route the support ticket to exactly one specialist from the catalog. Never answer the "
         "ticket yourself. Call route with kind 'route', the target and args.ticket."

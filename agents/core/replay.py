@@ -268,7 +268,7 @@ def play(recording: Recording, policy: Policy) -> tuple[RunResult | None, str]:
     try:
         result = run_pipeline(recording.pipeline, goal=recording.goal, context=dict(recording.context) or None,
                               policy=policy, llm=model, run_id=recording.run_id or None, workers=workers,
-                              clock=model.clock)
+                              clock=model.clock, judge=model)  # a second reader's answers are among the recorded
     except Diverged as diverged:
         return None, diverged.what
     return result, ""

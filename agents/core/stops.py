@@ -131,9 +131,12 @@ STOP_REASONS: dict[str, str] = {
     "patch_violation:uninformative": (
         "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
     ),
+    "patch_violation:unsupported_statement": (
+        "The revision states something (a cause, an action, a consequence) the incident's facts do not support."
+    ),
     "patch_violation:fix_plan_not_applied": "The revision did not apply the review's fix plan phrases.",
     "patch_violation:internal_detail": (
-        "The revision showed customers an internal detail (an internal fact, a runbook step, a host, a path, "
+        "The revision showed customers an internal detail (an internal fact, a host, a path, "
         "a ticket id or a person's name)."
     ),
     "patch_violation:required_changes_not_applied": (
@@ -157,6 +160,10 @@ STOP_REASONS: dict[str, str] = {
     "invalid_answer:liability": "The final answer promises money, admits fault or blames a third party unsupported.",
     "invalid_answer:data_safety": "The final answer says something about customers' data no fact supports.",
     "invalid_answer:time_commitment": "The final answer commits to a time for the fix that nothing supports.",
+    # Final answer: statements the incident's facts do not support
+    "invalid_answer:unsupported_statement": (
+        "The final answer states something (a cause, an action, a consequence) the incident's facts do not support."
+    ),
     # Final answer: links, contacts and markup
     "invalid_answer:unknown_contact": (
         "The final answer has a web address, email address or phone number the incident does not declare."
@@ -174,8 +181,17 @@ STOP_REASONS: dict[str, str] = {
         "The final answer does not tell customers what is happening and what is affected (e.g. a bare date)."
     ),
     "invalid_answer:internal_detail": (
-        "The final answer shows customers an internal detail (an internal fact, a runbook step, a host, a path, "
-        "a ticket id or a person's name)."
+        "The final answer shows customers an internal detail (an internal fact, a host, a path, a ticket id or "
+        "a person's name)."
+    ),
+    # Final answer: the second reader (docs/guard.md, 'The second reader')
+    "invalid_answer:judge_unsupported": (
+        "The policy's second reader found sentences in the final answer that the incident's public facts do "
+        "not support."
+    ),
+    "invalid_answer:judge_unavailable": (
+        "The policy's second reader gave no usable answer (a timeout, a failed connection, an HTTP error or an "
+        "answer of the wrong shape), so a person reads the text."
     ),
     # Routing
     "invalid_route:not_object": "The route answer was not a JSON object.",
@@ -209,6 +225,8 @@ _ANSWER_CHECK_ESCALATES = {"no_new_facts", "new_incident_id", "new_severity_labe
 _ANSWER_CHECK_ESCALATES |= {"unknown_contact", "markup", "auto_publish_contact"}
 _ANSWER_CHECK_ESCALATES |= {"malformed_text", "uninformative"}  # well-formed text that says something
 _ANSWER_CHECK_ESCALATES |= {"internal_detail"}
+_ANSWER_CHECK_ESCALATES |= {"unsupported_statement"}  # grounding
+_ANSWER_CHECK_ESCALATES |= {"judge_unsupported", "judge_unavailable"}  # the second reader
 
 
 # A revision the reviewer asked for that the execution allowlist denied because auto-revision is off:

@@ -15,6 +15,7 @@ registers them in the same order as before the split.
 
 # isort: off
 from agents.models.policies import BUDGET_FIELDS as BUDGET_FIELDS
+from agents.models.policies import JUDGE_FIELDS as JUDGE_FIELDS
 from agents.models.policies import BUDGET_RANGES as BUDGET_RANGES
 from agents.models.policies import PIPELINE_STAGES as PIPELINE_STAGES
 from agents.models.policies import STAGE_CHOICES as STAGE_CHOICES

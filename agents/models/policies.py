@@ -73,12 +73,15 @@ BUDGET_RANGES: dict[str, tuple[int | float, int | float]] = {
     "max_completion_tokens": (16, 100_000),
     "input_cost_per_1k": (0, 1000),
     "output_cost_per_1k": (0, 1000),
+    "judge_timeout_seconds": (1, 600),
 }
+# The second reader's fields: a text policy's only, all blank while it names no reader.
+JUDGE_FIELDS = ("judge_endpoint", "judge_model", "judge_timeout_seconds")
 
 # The model stages each pipeline asks; a prompt for another stage would never be read.
 PIPELINE_STAGES: dict[str, tuple[str, ...]] = {
-    "reflection": ("draft", "review", "revise"),
-    "self_critique": ("draft", "shorten", "critique", "revise", "revise_strict"),
+    "reflection": ("draft", "review", "revise", "judge"),
+    "self_critique": ("draft", "shorten", "critique", "revise", "revise_strict", "judge"),
     "routing": ("route", "finalize"),
 }
 STAGE_CHOICES = [(stage, stage) for stage in (*STAGE_TOOLS, "revise_strict")]
@@ -208,6 +211,28 @@ class PipelinePolicy(models.Model):
         "output cost per 1k tokens (USD)", max_digits=10, decimal_places=6, default=Decimal("0")
     )
 
+    # The second reader (docs/guard.md, 'The second reader'): a model at a declared endpoint that reads
+    # a text policy's final answer against the incident's public facts. Blank endpoint: no reader.
+    judge_endpoint = models.CharField(
+        "second reader's endpoint",
+        max_length=50,
+        blank=True,
+        validators=[RegexValidator(f"^{NAME_PATTERN}$", f"An endpoint name: {NAME_HELP}.")],
+        help_text="Blank (the default): no second reader. Otherwise one of the endpoints the operator declared "
+        "(LLM_ENDPOINTS; “default” for OPENAI_BASE_URL and OPENAI_API_KEY): after the final-answer checks, "
+        "its model reads the text against the incident's public facts and lists what they do not support. "
+        "Its findings, or no usable answer from it, send the text to a person.",
+    )
+    judge_model = models.CharField(
+        "second reader's model", max_length=200, blank=True,
+        help_text="The model name the second reader's endpoint serves. Needed when an endpoint is chosen.",
+    )
+    judge_timeout_seconds = models.FloatField(
+        "second reader's timeout (seconds)", null=True, blank=True,
+        help_text="How long one call of the second reader may take. Blank: the policy's timeout. A reader "
+        "that does not answer in time sends the text to a person (invalid_answer:judge_unavailable).",
+    )
+
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -244,6 +269,7 @@ class PipelinePolicy(models.Model):
                 errors[name] = message
 
         if is_text_pipeline(self.pipeline):
+            self._clean_judge(errors)
             allowed = self._clean_decisions("decisions_policy", errors)
             executed = self._clean_decisions("decisions_execution", errors)
             if allowed is not None and executed is not None and (extra := set(executed) - set(allowed)):
@@ -254,6 +280,7 @@ class PipelinePolicy(models.Model):
                 )
         else:
             self.decisions_policy, self.decisions_execution = [], []
+            self.judge_endpoint, self.judge_model, self.judge_timeout_seconds = "", "", None
 
         if self.active:
             other = (
@@ -268,6 +295,29 @@ class PipelinePolicy(models.Model):
                 )
         if errors:
             raise ValidationError(errors)
+
+    def _clean_judge(self, errors: dict[str, str]) -> None:
+        self.judge_endpoint = (self.judge_endpoint or "").strip()
+        self.judge_model = (self.judge_model or "").strip()
+        if not self.judge_endpoint:
+            if self.judge_model or self.judge_timeout_seconds is not None:
+                errors["judge_endpoint"] = ("Choose the second reader's endpoint, or clear its model and timeout: "
+                                            "without an endpoint there is no second reader.")
+            return
+        if not self.judge_model:
+            errors["judge_model"] = "Name the model the second reader's endpoint serves."
+        elif found := control_character(self.judge_model):
+            errors["judge_model"] = f"This contains a control character (U+{ord(found):04X}); remove it."
+
+    def judge_settings(self) -> ModelSettings | None:
+        """The second reader's model settings, None when the row names none. Its structured output,
+        retries and completion limit are the policy's own."""
+        if not self.judge_endpoint or not is_text_pipeline(self.pipeline):
+            return None
+        timeout = self.judge_timeout_seconds if self.judge_timeout_seconds is not None else self.timeout_seconds
+        return ModelSettings(model=self.judge_model, endpoint=self.judge_endpoint,
+                             structured_output=self.structured_output, timeout_seconds=float(timeout),
+                             max_retries=self.max_retries, max_completion_tokens=self.max_completion_tokens)
 
     def _clean_decisions(self, name: str, errors: dict[str, str]) -> list[str] | None:
         value = getattr(self, name)

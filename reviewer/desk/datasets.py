@@ -11,23 +11,30 @@ that fine-tuning, preference-tuning and eval tools take as they are.
 - ``guard``: guard regression cases, one line per final decision: the candidate, its public
   context, the lead's decision and the guard's findings, for a policy lab to replay.
 
-Nothing internal leaves: the context's internal facts and approved actions are dropped, any
-internal detail a text carries is masked, and configured API keys are redacted everywhere. Every
-export appends a ledger entry: who, which format, which filters, how many lines.
+Nothing internal, personal or secret leaves (``scrub``, on every string of every line: texts,
+messages, the context, the guard's findings): the context's internal facts and approved actions are
+dropped; every internal detail is ``[internal]``; every email address and phone number is ``[email]``
+or ``[phone]``; configured model keys, webhook signing secrets and anything shaped like an API token
+or key are ``[redacted]``. Every export appends a ledger entry: who, which format, which filters, how
+many lines.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import date
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 
+from agents.core.contacts import find_contacts
+from agents.core.internal import CHECK as INTERNAL_CHECK
 from agents.core.internal import find_internal, public_context
-from agents.core.llm.endpoints import redact
+from agents.core.llm.endpoints import REDACTED, configured_keys, redact
 from agents.core.policy import PIPELINE_CHOICES
+from reviewer import destinations
 from reviewer.ledger.chain import sha256
 from reviewer.ledger.events import record_export
 from reviewer.models import Decision, PublishedUpdate
@@ -37,6 +44,16 @@ EXPORT_PERMISSION = "reviewer.export_decisions"
 FORMATS = ("chat", "preference", "evals", "guard")
 FINAL_ACTIONS = (Decision.Action.APPROVE, Decision.Action.EDIT_APPROVE, Decision.Action.REJECT)
 INTERNAL_MASK = "[internal]"
+CONTACT_MASKS = {"email": "[email]", "phone": "[phone]"}
+# Secrets whose values the product does not hold, by their shape: its own API tokens (only their
+# digest is stored), model keys of the OpenAI kind, signing secrets of the Stripe/Svix kind, bearer
+# tokens and private keys.
+SECRET_SHAPES = re.compile(
+    r"(?<![\w-])(?:gr_[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=_-]{16,})"
+    r"|(?<=Bearer )[A-Za-z0-9._~+/=-]{16,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    re.DOTALL,
+)
 WRITER = ("You write customer-facing updates about service incidents. State only what the facts "
           "support, in plain language, with no internal details.")
 REVIEWER = ("You review customer-facing incident updates before they are published. Answer with one "
@@ -97,6 +114,32 @@ def _masked(text: str, context: dict) -> str:
     return text
 
 
+def _contacts_masked(text: str) -> str:
+    """``text`` with every email address and phone number replaced by ``[email]`` or ``[phone]``."""
+    for contact in reversed(find_contacts(text)):
+        if contact.kind in CONTACT_MASKS:
+            text = text[:contact.start] + CONTACT_MASKS[contact.kind] + text[contact.end:]
+    return text
+
+
+def secrets() -> list[str]:
+    """Every secret the environment configures: the model keys and the webhooks' signing secrets."""
+    return [*configured_keys(), *(d.secret for d in destinations.declared().values() if d.secret)]
+
+
+def scrub(value, context: dict, keys: list[str]):
+    """``value`` (a line, at any depth) with secrets, then contact details, then internal details
+    masked in every string."""
+    if isinstance(value, dict):
+        return {scrub(key, context, keys): scrub(item, context, keys) for key, item in value.items()}
+    if isinstance(value, list):
+        return [scrub(item, context, keys) for item in value]
+    if not isinstance(value, str) or not value:
+        return value
+    value = SECRET_SHAPES.sub(REDACTED, redact(value, keys))
+    return _masked(_contacts_masked(value), context)
+
+
 def _prompt(decision: Decision) -> str:
     run = decision.escalation.run
     facts = json.dumps(public_context(run.context or {}), sort_keys=True, ensure_ascii=False, indent=1)
@@ -108,38 +151,45 @@ def _messages(system: str, user: str) -> list[dict]:
 
 
 def _findings(guard: dict | None) -> list[dict]:
-    return [{"check": v.get("check", ""), "found": v.get("found") or "", "message": v.get("message", "")}
-            for v in (guard or {}).get("violations") or [] if isinstance(v, dict)]
+    """The guard's findings; what an internal-detail finding found is masked wherever it is quoted,
+    even when it is too short to be found again on its own."""
+    findings = []
+    for v in (guard or {}).get("violations") or []:
+        if not isinstance(v, dict):
+            continue
+        check, found, message = str(v.get("check", "")), str(v.get("found") or ""), str(v.get("message", ""))
+        if check == INTERNAL_CHECK and found:
+            found, message = INTERNAL_MASK, message.replace(found, INTERNAL_MASK)
+        findings.append({"check": check, "found": found, "message": message})
+    return findings
 
 
 def _line(dataset: str, decision: Decision, published: dict[int, str]) -> dict | None:
+    """The decision's line before ``scrub`` masks what must not leave."""
     escalation = decision.escalation
     context = escalation.run.context or {}
 
-    def clean(text: str) -> str:
-        return _masked(text, context)
-
-    prompt = clean(_prompt(decision))
+    prompt = _prompt(decision)
     if dataset == "chat":
         text = published.get(escalation.pk)
         if decision.action == Decision.Action.REJECT or text is None:
             return None
-        return {"messages": [*_messages(WRITER, prompt), {"role": "assistant", "content": clean(text)}]}
+        return {"messages": [*_messages(WRITER, prompt), {"role": "assistant", "content": text}]}
     if dataset == "preference":
         if decision.action != Decision.Action.EDIT_APPROVE:
             return None
         return {"input": {"messages": _messages(WRITER, prompt)},
-                "preferred_output": [{"role": "assistant", "content": clean(decision.final_text)}],
-                "non_preferred_output": [{"role": "assistant", "content": clean(escalation.candidate)}]}
+                "preferred_output": [{"role": "assistant", "content": decision.final_text}],
+                "non_preferred_output": [{"role": "assistant", "content": escalation.candidate}]}
     if dataset == "evals":
         if decision.action != Decision.Action.REJECT:
             return None
-        return {"input": _messages(REVIEWER, f"{prompt}\n\nDraft:\n{clean(escalation.candidate)}"),
-                "ideal": "reject", "reason": clean(decision.note)}
-    return {"candidate": clean(escalation.candidate), "context": public_context(context),
-            "goal": clean(escalation.run.goal), "pipeline": escalation.run.pipeline,
+        return {"input": _messages(REVIEWER, f"{prompt}\n\nDraft:\n{escalation.candidate}"),
+                "ideal": "reject", "reason": decision.note}
+    return {"candidate": escalation.candidate, "context": public_context(context),
+            "goal": escalation.run.goal, "pipeline": escalation.run.pipeline,
             "stop_reason": escalation.stop_reason, "decision": decision.action,
-            "final_text": clean(decision.final_text), "note": clean(decision.note),
+            "final_text": decision.final_text, "note": decision.note,
             "findings": _findings(escalation.guard), "decision_findings": _findings(decision.guard_results)}
 
 
@@ -150,7 +200,9 @@ def lines(dataset: str, rows: QuerySet[Decision]) -> list[dict]:
     if dataset == "chat":
         updates = PublishedUpdate.objects.filter(escalation__in=rows.values("escalation")).order_by("version")
         published = {u.escalation_id: u.text for u in updates}
-    return redact([line for d in rows if (line := _line(dataset, d, published)) is not None])
+    keys = secrets()
+    return [scrub(line, d.escalation.run.context or {}, keys) for d in rows
+            if (line := _line(dataset, d, published)) is not None]
 
 
 def export(user, dataset: str, filters: Filters = Filters(), *, rows: QuerySet[Decision] | None = None,

@@ -2,9 +2,11 @@
 link (double opt-in), unsubscribe by the link in every email, also in one click from the mail
 provider (RFC 8058). The updates themselves go through the outbox's subscribers channel.
 
-No page says whether an address was known: subscribing answers the same for every address, and the
-links work by the subscriber's unguessable key. A GET never changes anything, because mail scanners
-open links: confirming and unsubscribing are buttons that POST.
+No page says whether an address was known: subscribing answers the same for every address, whether
+an email went or a limit held it back, and the links work by the subscriber's unguessable key. The
+confirmation emails are limited per mailbox, per domain and per client address (``limit_reached``). A
+GET never changes anything, because mail scanners open links: confirming and unsubscribing are
+buttons that POST.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from axes.helpers import get_client_ip_address
 from django import forms
 from django.conf import settings
 from django.core.mail import EmailMessage
@@ -21,12 +24,16 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from reviewer.models import StatusComponent, Subscriber, status_page_name
+from reviewer.models import ConfirmationMail, StatusComponent, Subscriber, status_page_name
 
 log = logging.getLogger("reviewer.subscriptions")
 
 ALL, CHOSEN = "all", "chosen"
 CONFIRMATION_INTERVAL = timedelta(minutes=10)
+# Mail providers that deliver every address of a mailbox written with dots anywhere in its name, and
+# the domains that are another name of one.
+DOTS_IGNORED = frozenset({"gmail.com"})
+SAME_DOMAIN = {"googlemail.com": "gmail.com"}
 
 
 class SubscribeForm(forms.Form):
@@ -49,21 +56,58 @@ class SubscribeForm(forms.Form):
         return data
 
 
-def subscribe(email: str, components) -> None:
+def mailbox(email: str) -> tuple[str, str]:
+    """The mailbox an address delivers to, and its domain: lower case, without a "+tag" after the
+    name, and, at providers that ignore them (Gmail), without dots in the name."""
+    name, _, domain = email.lower().rpartition("@")
+    domain = SAME_DOMAIN.get(domain, domain)
+    name = name.split("+", 1)[0]
+    if domain in DOTS_IGNORED:
+        name = name.replace(".", "")
+    return f"{name}@{domain}", domain
+
+
+def limit_reached(email: str, client: str, now) -> str:
+    """Which limit a confirmation email to ``email`` asked by ``client`` would pass ("" for none)."""
+    since = now - timedelta(minutes=settings.SUBSCRIBE_LIMIT_WINDOW_MINUTES)
+    ConfirmationMail.objects.filter(sent_at__lt=since).delete()
+    sent = ConfirmationMail.objects.filter(sent_at__gte=since)
+    box, domain = mailbox(email)
+    if sent.filter(mailbox=box).count() >= settings.SUBSCRIBE_MAILBOX_LIMIT:
+        return "mailbox"
+    if sent.filter(domain=domain).count() >= settings.SUBSCRIBE_DOMAIN_LIMIT:
+        return "domain"
+    if client and sent.filter(client=client).count() >= settings.SUBSCRIBE_CLIENT_LIMIT:
+        return "client"
+    return ""
+
+
+def subscribe(email: str, components, *, client: str = "") -> None:
     """Ask ``email`` to confirm a subscription to ``components`` (none: every update). An address that
     has not confirmed, or has unsubscribed, is asked again with the new choice (the email at most once
     per ``CONFIRMATION_INTERVAL``); a confirmed one is left as it is (its owner unsubscribes to choose
-    again), and nothing tells the caller which it was."""
+    again). Past a limit of its mailbox, its domain or ``client`` (the asking IP address), nothing is
+    stored or sent. Nothing tells the caller which it was."""
     now = timezone.now()
+    email = email.lower()
     with transaction.atomic():
-        subscriber, _ = Subscriber.objects.select_for_update().get_or_create(email=email.lower())
-        if subscriber.active:
+        subscriber = Subscriber.objects.select_for_update().filter(email=email).first()
+        if subscriber is not None and subscriber.active:
             return
+        recently = bool(subscriber and subscriber.confirmation_sent_at
+                        and now - subscriber.confirmation_sent_at < CONFIRMATION_INTERVAL)
+        if not recently and (limit := limit_reached(email, client, now)):
+            log.info("no confirmation email sent: the %s limit of the subscribe form is reached", limit)
+            return
+        if subscriber is None:
+            subscriber, _ = Subscriber.objects.get_or_create(email=email)
         subscriber.components.set(components)
-        recently = subscriber.confirmation_sent_at and now - subscriber.confirmation_sent_at < CONFIRMATION_INTERVAL
         subscriber.confirmed_at = subscriber.unsubscribed_at = None
         subscriber.confirmation_sent_at = subscriber.confirmation_sent_at if recently else now
         subscriber.save(update_fields=["confirmed_at", "unsubscribed_at", "confirmation_sent_at"])
+        if not recently:
+            box, domain = mailbox(email)
+            sent = ConfirmationMail.objects.create(sent_at=now, mailbox=box, domain=domain, client=client)
     if recently:
         return
     name = status_page_name()
@@ -76,6 +120,7 @@ def subscribe(email: str, components) -> None:
     except Exception:
         # Not sent: the next try may send at once.
         Subscriber.objects.filter(pk=subscriber.pk, confirmation_sent_at=now).update(confirmation_sent_at=None)
+        sent.delete()
         raise
 
 
@@ -84,7 +129,8 @@ def subscribe_page(request):
     form = SubscribeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            subscribe(form.cleaned_data["email"], form.cleaned_data["components"])
+            subscribe(form.cleaned_data["email"], form.cleaned_data["components"],
+                      client=get_client_ip_address(request) or "")
         except Exception:  # the mail server: the person can try again; nothing was half done that matters
             log.exception("the confirmation email could not be sent")
             form.add_error(None, "The confirmation email could not be sent just now; please try again in a few "

@@ -3,13 +3,16 @@
 ``{% load review %}``, then ``{{ step.measurements|measurements }}`` and ``{{ step.output|as_text }}``.
 Both return plain strings; the template escapes them like any other value. ``{% word_diff ops %}``
 writes a word diff as escaped HTML. ``{{ escalation|deadline_class }}`` and ``{% deadline_label escalation %}``
-colour and label an inbox row by its time left.
+colour and label an inbox row by its time left. ``{% finding v %}`` writes one guard finding as a lead
+reads it: its message, the sentence it is about with the unsupported words marked, and its check in small type.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
+from itertools import pairwise
 from urllib.parse import urlencode
 
 from django import template
@@ -69,6 +72,7 @@ def as_text(output) -> str:
 STAGE_DOING = {
     "draft": "drafting", "review": "reviewing", "revise": "revising", "revise_strict": "revising (strict)",
     "shorten": "shortening", "critique": "critiquing", "route": "routing", "finalize": "writing the answer",
+    "judge": "second reading",
 }
 
 
@@ -140,6 +144,72 @@ def marked_diff(ops: list[tuple[str, str]], marks) -> SafeString:
         pieces.append(format_html("<ins>{}</ins>", shown) if op == "insert" else shown)
         pos += len(part)
     return format_html_join("", "{}", ((piece,) for piece in pieces))
+
+
+def unsupported_spans(sentence: str, words, found) -> list[tuple[int, int]]:
+    """Where a grounding finding's unsupported words are in its sentence, as sorted [start, end) spans.
+
+    ``words`` are offsets into the sentence; when there are none, every occurrence of ``found``
+    (ignoring case). Offsets that are not whole numbers inside the sentence, or that overlap, mark
+    nothing: the sentence then reads as plain text rather than with words marked wrongly."""
+    if not words:
+        if not isinstance(found, str) or not found.strip():
+            return []
+        return [m.span() for m in re.finditer(re.escape(found.strip()), sentence, re.IGNORECASE)]
+    spans = []
+    for word in words if isinstance(words, (list, tuple)) else ():
+        if not (isinstance(word, (list, tuple)) and len(word) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in word)):
+            return []
+        start, end = word
+        if not 0 <= start < end <= len(sentence):
+            return []
+        spans.append((start, end))
+    spans.sort()
+    if any(later[0] < earlier[1] for earlier, later in pairwise(spans)):
+        return []
+    return spans
+
+
+@register.simple_tag
+def unsupported_sentence(finding) -> SafeString:
+    """A grounding finding's sentence, escaped, its unsupported words in ``<mark>``; a screen reader
+    says "unsupported" before each (a visually hidden prefix: ``<mark>`` alone is not announced by
+    every reader). Empty when the finding has no sentence."""
+    sentence = finding.get("sentence") if isinstance(finding, dict) else None
+    if not isinstance(sentence, str) or not sentence.strip():
+        return SafeString("")
+    pieces, pos = [], 0
+    for start, end in unsupported_spans(sentence, finding.get("words"), finding.get("found")):
+        pieces.append(format_html("{}", sentence[pos:start]))
+        pieces.append(format_html('<mark class="unsupported-words"><span class="visually-hidden">unsupported: '
+                                  '</span>{}</mark>', sentence[start:end]))
+        pos = end
+    pieces.append(format_html("{}", sentence[pos:]))
+    return format_html('<q class="finding-sentence">{}</q>', format_html_join("", "{}", ((p,) for p in pieces)))
+
+
+# The checks that read a whole sentence against the incident's facts, and who does: a finding says so,
+# for a lead to weigh a model's reading as one.
+GROUNDING_CHECKS = {
+    "invalid_answer:unsupported_statement": "the guard's word check",
+    "patch_violation:unsupported_statement": "the guard's word check",
+    "invalid_answer:judge_unsupported": "the judge model",
+    "invalid_answer:judge_unavailable": "the judge model",
+}
+
+
+@register.inclusion_tag("partials/finding.html")
+def finding(violation) -> dict:
+    """One guard finding (``{"check", "message", "found"}``, a grounding finding also ``sentence`` and
+    ``words``) as a sentence for a lead, the raw check in small type after it."""
+    violation = violation if isinstance(violation, dict) else {}
+    message, found = violation.get("message") or "", violation.get("found") or ""
+    check = violation.get("check") or ""
+    return {"finding": violation, "message": message, "check": check,
+            "checked_by": GROUNDING_CHECKS.get(check, "") if isinstance(check, str) else "",
+            # the word the check found, when the message does not already quote it
+            "found": found if isinstance(found, str) and found not in message else ""}
 
 
 @register.filter

@@ -101,7 +101,7 @@ def test_stage_prompt_for_a_stage_the_pipeline_lacks_is_refused(admin_client):
     })
     assert_refused(response, "Select a valid choice. route is not one of the available choices.")
     stages = response.context["inline_admin_formsets"][0].formset.form.base_fields["stage"].choices
-    assert [value for value, _ in stages] == ["", "draft", "review", "revise"]
+    assert [value for value, _ in stages] == ["", "draft", "review", "revise", "judge"]
 
 
 def test_activating_a_second_policy_for_a_pipeline_is_refused_with_a_message(admin_client):

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import jwt
 import pytest
+from axes.models import AccessAttempt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth import get_user_model
@@ -159,6 +160,61 @@ def test_no_token_code_or_secret_reaches_the_log(provider, mappings, client, cap
     assert "single sign-on refused a new person" in caplog.text
     for secret in (CLIENT_SECRET, code, "eyJ"):  # "eyJ": how every JWT (ID token, access token) starts
         assert secret not in caplog.text
+
+
+def fail_sign_ins(client: Client, times: int) -> None:
+    """What anyone can do with no account at the provider: start a sign-in, then come back with a made-up code."""
+    for _ in range(times):
+        state = parse_qs(urlsplit(client.get("/sso/start/")["Location"]).query)["state"][0]
+        assert client.get("/sso/callback/", {"code": "made-up", "state": state}).status_code in (302, 429)
+
+
+def test_failed_sign_ins_from_an_address_never_lock_out_another_browser_at_that_address(provider, mappings,
+                                                                                      settings):
+    provider.set_accounts({"lena": {"groups": ["support-leads"]}})
+    fail_sign_ins(Client(), settings.AXES_FAILURE_LIMIT + 2)  # same address as every test client
+    colleague = Client()
+    answer = sign_in(colleague, "lena")
+    assert answer.status_code == 302 and answer["Location"] == "/inbox/"
+    assert colleague.get("/inbox/").status_code == 200
+
+
+def test_a_browser_that_keeps_failing_is_locked_and_only_that_browser(provider, mappings, settings):
+    provider.set_accounts({"lena": {"groups": ["support-leads"]}})
+    attacker = Client()
+    fail_sign_ins(attacker, settings.AXES_FAILURE_LIMIT)
+    refused = sign_in(attacker, "lena")  # even a right sign-in, in the locked browser
+    assert refused.status_code == 429 and "Too many failed sign-ins" in refused.content.decode()
+    assert "_auth_user_id" not in attacker.session
+    assert sign_in(Client(), "lena")["Location"] == "/inbox/"
+
+
+def test_a_successful_sign_in_clears_what_the_failures_counted(provider, mappings, settings):
+    provider.set_accounts({"lena": {"groups": ["support-leads"]}})
+    client = Client()
+    fail_sign_ins(client, settings.AXES_FAILURE_LIMIT - 1)
+    assert AccessAttempt.objects.exists()
+    assert sign_in(client, "lena")["Location"] == "/inbox/"
+    assert not AccessAttempt.objects.exists()
+
+
+def test_failed_sign_ins_do_not_count_towards_the_password_lock_of_the_address(provider, settings, users):
+    settings.AXES_IP_FAILURE_LIMIT = 3
+    for _ in range(4):
+        fail_sign_ins(Client(), 1)
+    assert Client().post("/accounts/login/", {"username": "lead", "password": PASSWORD}).status_code == 302
+
+
+def test_past_the_address_ceiling_each_browser_gets_one_try_and_a_first_try_still_signs_in(provider, mappings,
+                                                                                          settings):
+    settings.SSO_ADDRESS_FAILURE_LIMIT = 3
+    provider.set_accounts({"lena": {"groups": ["support-leads"]}})
+    for _ in range(3):
+        fail_sign_ins(Client(), 1)
+    slowed = Client()
+    fail_sign_ins(slowed, 1)
+    assert sign_in(slowed, "lena").status_code == 429  # one failure is its limit now
+    assert sign_in(Client(), "lena")["Location"] == "/inbox/"
 
 
 def signed(claims: dict) -> tuple[str, str]:

@@ -537,6 +537,12 @@ def client_from_env(
         return OfflineModel()
     settings = settings_from_env(settings or ModelSettings(), environ)
     endpoint = resolve_endpoint(settings.endpoint, settings.base_url, environ)
+    threshold_count, cooldown_seconds = _breaker_settings(environ)
+    return OpenAIChat(settings, endpoint=endpoint, breaker_threshold=threshold_count,
+                      breaker_cooldown=cooldown_seconds, slots=slots)
+
+
+def _breaker_settings(environ: Mapping[str, str]) -> tuple[int, float]:
     threshold = _env(environ, "LLM_BREAKER_THRESHOLD") or "5"
     cooldown = _env(environ, "LLM_BREAKER_COOLDOWN_SECONDS") or "30"
     try:
@@ -548,6 +554,42 @@ def client_from_env(
         ) from None
     if threshold_count < 1 or not (math.isfinite(cooldown_seconds) and cooldown_seconds >= 0):
         raise ValueError("LLM_BREAKER_THRESHOLD must be at least 1 and LLM_BREAKER_COOLDOWN_SECONDS not negative")
+    return threshold_count, cooldown_seconds
+
+
+class UnavailableModel:
+    """A model that cannot be asked: every call fails as ``llm_misconfigured`` with why, and no request
+    is sent. Stands for a second reader whose endpoint is not declared here."""
+
+    def __init__(self, settings: ModelSettings, why: str):
+        self.label = settings.model
+        self.endpoint = f"{settings.endpoint} (not available)"
+        self.why = why
+
+    def complete(self, request: StageRequest) -> ModelReply:
+        raise LLMError("llm_misconfigured", self.why)
+
+
+def judge_from_env(policy: Policy, environ: Mapping[str, str] = os.environ,
+                   slots: SlotStore | None = None) -> LLM | None:
+    """The second reader's model for a text policy that names one (``policy.judge``), else None.
+
+    Its endpoint is chosen by name among the declared ones, as a policy's is (``LLM_ENDPOINT`` wins
+    there too); its model and timeout are its own: the ``OPENAI_*`` overrides of the policy's model
+    settings do not apply to it. An endpoint that is not declared, or the embedded offline model, gives
+    a model that answers nothing (:class:`UnavailableModel`): the run stops for a person as
+    ``invalid_answer:judge_unavailable``, never as a pass."""
+    settings = getattr(policy, "judge", None)
+    if settings is None:
+        return None
+    try:
+        if _offline(environ):
+            return UnavailableModel(settings, "no model endpoint is declared (the embedded offline model does not "
+                                              "read for the second reader)")
+        endpoint = resolve_endpoint(settings.endpoint, None, environ)
+        threshold_count, cooldown_seconds = _breaker_settings(environ)
+    except ValueError as error:
+        return UnavailableModel(settings, f"the second reader's endpoint: {error}")
     return OpenAIChat(settings, endpoint=endpoint, breaker_threshold=threshold_count,
                       breaker_cooldown=cooldown_seconds, slots=slots)
 

@@ -59,6 +59,23 @@ TOOLS: dict[str, dict] = {
             "required": ["revised_answer"],
         },
     },
+    "submit_judgement": {
+        "description": "List every sentence of the text that states something the facts do not support.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "unsupported": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"sentence": {"type": "string"}, "words": {"type": "string"}},
+                        "required": ["sentence", "words"],
+                    },
+                },
+            },
+            "required": ["unsupported"],
+        },
+    },
     "route": {
         "description": "Route the ticket to one specialist.",
         "parameters": {
@@ -84,6 +101,7 @@ STAGE_TOOLS: dict[str, str | None] = {
     "review": "reflect",
     "critique": "submit_critique",
     "revise": "submit_revision",
+    "judge": "submit_judgement",
     "route": "route",
     "finalize": None,
 }

@@ -26,13 +26,16 @@ def run_pipeline(
     run_id: str | None = None,
     workers: Mapping[str, Worker] | None = None,
     clock=time.monotonic,
+    judge: LLM | None = None,
 ) -> RunResult:
     """Run pipeline ``name``. Routing uses ``workers`` (default: the built-ins on demo data); ``clock``
-    measures the wall-time budget (a replay passes one that advances by the recorded latencies)."""
+    measures the wall-time budget (a replay passes one that advances by the recorded latencies); ``judge`` is
+    the second reader's model, asked only when a text policy names one (agents.core.judge)."""
     if name == "reflection":
-        return run_reflection(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock)
+        return run_reflection(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock, judge=judge)
     if name == "self_critique":
-        return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock)
+        return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock,
+                                 judge=judge)
     if name == "routing":
         return run_routing(
             goal,

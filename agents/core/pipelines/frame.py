@@ -89,10 +89,12 @@ class RunResult:
 class RunState:
     """One run in flight: the wall clock, the token and cost budgets, the trace and the history."""
 
-    def __init__(self, *, run_id: str, policy: Policy, llm: LLM, observer: Observer, clock=time.monotonic):
+    def __init__(self, *, run_id: str, policy: Policy, llm: LLM, observer: Observer, clock=time.monotonic,
+                 judge: LLM | None = None):
         self.run_id = run_id
         self.policy = policy
         self.llm = llm
+        self.judge = judge  # the second reader's model, when the policy names one (agents.core.judge)
         self.observer = observer
         self.clock = clock
         self.started = clock()
@@ -121,18 +123,20 @@ class RunState:
             raise Stop("max_cost", used=round(self.cost, 6), budget=policy.max_cost)
 
     # -- model calls ---------------------------------------------------------------------------
-    def ask(self, request: StageRequest) -> ModelReply:
-        """Call the model for one stage, within the run's budgets. Failures become stops."""
+    def ask(self, request: StageRequest, llm: LLM | None = None) -> ModelReply:
+        """Call the model for one stage (``llm``: another than the run's, the second reader's), within
+        the run's budgets. Failures become stops."""
+        llm = llm or self.llm
         if self.elapsed() >= self.policy.max_seconds:
             raise Stop("max_seconds", elapsed=round(self.elapsed(), 3), budget=self.policy.max_seconds)
         self._check_budgets()  # a budget already spent stops before spending more
-        self._check_room_for(request)
+        self._check_room_for(request, llm)
         # No request of this call may outlast the run's wall-time budget.
         request = replace(request, time_left=self.policy.max_seconds - self.elapsed())
         if (starting := getattr(self.observer, "on_call_start", None)) is not None:
             starting(self.run_id, request.stage, self.calls + 1)
         try:
-            reply = self.llm.complete(request)
+            reply = llm.complete(request)
         except LLMError as error:
             self._account(error.calls)
             if error.reason == "max_seconds" or (error.reason == "llm_timeout"
@@ -146,12 +150,12 @@ class RunState:
         self._check_budgets()
         return reply
 
-    def _check_room_for(self, request: StageRequest) -> None:
+    def _check_room_for(self, request: StageRequest, llm: LLM) -> None:
         """A call whose answer may use more tokens than the run has left is not sent: it would spend
         the server's time on an answer the budget then refuses."""
         if self.policy.max_tokens is None:
             return
-        limit = getattr(self.llm, "completion_limit", None)
+        limit = getattr(llm, "completion_limit", None)
         ceiling = self.policy.model.max_completion_tokens
         needs = limit(request) if limit else min(request.max_completion_tokens or ceiling, ceiling)
         left = self.policy.max_tokens - self.prompt_tokens - self.completion_tokens
@@ -218,10 +222,12 @@ def execute(
     observer: Observer | None = None,
     run_id: str | None = None,
     clock=time.monotonic,
+    judge: LLM | None = None,
 ) -> RunResult:
     """Run one pipeline body and return its result; stops and crashes are results too."""
     run = RunState(
-        run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock
+        run_id=run_id or uuid.uuid4().hex, policy=policy, llm=llm, observer=observer or NullObserver(), clock=clock,
+        judge=judge,
     )
     result = RunResult(run_id=run.run_id, pipeline=pipeline, status="ok", stop_reason="success", model=llm.label)
     try:

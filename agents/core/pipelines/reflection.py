@@ -81,6 +81,7 @@ def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: Re
 
 
 def run_reflection(goal: str, context: Mapping[str, Any] | None, policy: ReflectionPolicy, llm: LLM, *,
-                   observer: Observer | None = None, run_id: str | None = None, clock=time.monotonic) -> RunResult:
+                   observer: Observer | None = None, run_id: str | None = None, clock=time.monotonic,
+                   judge: LLM | None = None) -> RunResult:
     return execute(_reflection, pipeline="reflection", goal=goal, context=context, policy=policy, llm=llm,
-                   observer=observer, run_id=run_id, clock=clock)
+                   observer=observer, run_id=run_id, clock=clock, judge=judge)

@@ -125,6 +125,7 @@ def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy:
 
 
 def run_self_critique(goal: str, context: Mapping[str, Any] | None, policy: SelfCritiquePolicy, llm: LLM, *,
-                      observer: Observer | None = None, run_id: str | None = None, clock=time.monotonic) -> RunResult:
+                      observer: Observer | None = None, run_id: str | None = None, clock=time.monotonic,
+                      judge: LLM | None = None) -> RunResult:
     return execute(_self_critique, pipeline="self_critique", goal=goal, context=context, policy=policy, llm=llm,
-                   observer=observer, run_id=run_id, clock=clock)
+                   observer=observer, run_id=run_id, clock=clock, judge=judge)

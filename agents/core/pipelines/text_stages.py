@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.core.guard import GuardResult, check_final_answer
+from agents.core.judge import second_reading
 from agents.core.llm.base import ModelReply
 from agents.core.pipelines.frame import RunState, parse_json
 from agents.core.policy import TextPolicy
@@ -93,11 +94,30 @@ def guard_dict(result: GuardResult) -> dict:
 
 def finalize(run: RunState, answer: str, context: Mapping[str, Any], policy: TextPolicy, *, strict_claims: bool = False,
              **details: Any) -> None:
-    """The final answer passes the length, fact and claim checks against the context alone."""
-    with run.step("finalize") as step:
-        result = check_final_answer(answer, context, policy.guard, max_answer_chars=policy.max_answer_chars,
-                                    strict_claims=strict_claims, auto_publish=policy.auto_publish)
-        step.update(answer_chars=len(answer), answer_hash=text_hash(answer) if answer else None)
-        if not result.ok:
-            raise blocked(result, answer, **details)
-        step["output"] = answer
+    """The final answer passes the length, fact and claim checks against the context alone, then the
+    policy's second reader when it names one (docs/guard.md, 'The second reader')."""
+    checked: Stop | None = None
+    try:
+        with run.step("finalize") as step:
+            result = check_final_answer(answer, context, policy.guard, max_answer_chars=policy.max_answer_chars,
+                                        strict_claims=strict_claims, auto_publish=policy.auto_publish)
+            step.update(answer_chars=len(answer), answer_hash=text_hash(answer) if answer else None)
+            if not result.ok:
+                raise blocked(result, answer, **details)
+            step["output"] = answer
+    except Stop as stop:
+        # An empty or too long text has nothing to read; a text the checks stopped is still read, so
+        # the person who decides it sees every finding at once.
+        if policy.judge is None or result.stop_reason in ("invalid_answer:empty", "invalid_answer:too_long"):
+            raise
+        checked = stop
+    if policy.judge is None:
+        return
+    with run.step("judge") as step:
+        added = second_reading(run, answer, context, policy, step)
+        judged = GuardResult(result.stop_reason or (added[0]["check"] if added else None),
+                             (*result.violations, *added), result.measurements)
+        if not judged.ok:
+            stop = blocked(judged, answer, **details)
+            stop.phase = checked.phase if checked else None
+            raise stop

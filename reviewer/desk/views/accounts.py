@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from reviewer.lockout import forget_sso_failures
 from reviewer.sso import callback_url
 
 LOCAL_LOGIN_OFF = "Logging in with a username and password is turned off here: sign in with {provider}."
@@ -60,6 +61,10 @@ class SsoCallback(OIDCAuthenticationCallbackView):
         if not settings.SSO_ENABLED:
             raise Http404("Single sign-on is not configured.")
         return super().dispatch(request, *args, **kwargs)
+
+    def login_success(self):
+        forget_sso_failures(self.request)  # before logging in changes the session key
+        return super().login_success()
 
 
 sso_start = SsoStart.as_view()

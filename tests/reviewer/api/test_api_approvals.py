@@ -73,3 +73,32 @@ def test_one_rejection_through_the_api_ends_it(api, two_of_three):
     assert rejected.status_code == 201 and rejected.json()["status"] == "rejected"
     late = decide(api("lead3"), two_of_three, action="approve")
     assert late.status_code == 409 and late.json()["decided_by"] == "lead2"
+
+
+def revised_by_request(escalation, scripted_tools) -> None:
+    """The model's revision a lead's request for changes asked for comes back and passes the guard."""
+    from agents.testing.scripted_demo import CAVEAT
+    from reviewer.desk import decisions
+    from reviewer.models import ChangeRequest
+
+    change = ChangeRequest.objects.get(escalation=escalation)
+    scripted_tools.answer("submit_revision", {"revised_answer": f"{escalation.candidate} {CAVEAT}"})
+    assert decisions.make_requested_changes(change.pk, llm=scripted_tools.llm).ok
+
+
+def test_the_lead_who_requested_a_revision_cannot_approve_it_403(api, two_of_three, scripted_tools):
+    from agents.testing.scripted_demo import CAVEAT
+
+    lead = api("lead")
+    asked = decide(lead, two_of_three, action="request_changes", note=f'Add "{CAVEAT}" at the end.')
+    assert asked.status_code == 202
+    revised_by_request(two_of_three, scripted_tools)
+    assert lead.get(f"/escalations/{two_of_three.pk}").json()["text_by"] == "lead"
+
+    own = decide(lead, two_of_three, action="approve")
+
+    assert own.status_code == 403
+    assert "the revision you requested" in own.json()["message"]
+    assert lead.get(f"/escalations/{two_of_three.pk}").json()["approvals_so_far"] == 0
+    assert decide(api("lead2"), two_of_three, action="approve").status_code == 202
+    assert decide(api("lead3"), two_of_three, action="approve").status_code == 201

@@ -312,3 +312,23 @@ def test_an_escalation_a_run_opens_keeps_the_rule_that_fitted(reviewer_rule, dem
     assert escalation.required_approvals == 2 and escalation.approval_rule == reviewer_rule
     assert escalation.approval_rule_text.startswith(f"“Reviewer escalations need two” (rule {reviewer_rule.pk})")
     assert others.exists() and set(others.values_list("required_approvals", flat=True)) == {1}
+
+
+def test_the_lead_who_requested_the_revision_is_refused_on_the_page_as_its_author(two_of_three, users, login,
+                                                                                  scripted_tools):
+    client = login("lead")
+    client.post(reverse("escalation_request_changes", args=[two_of_three.pk]),
+                {"instructions": f'Add "{CAVEAT}" at the end.'})
+    change = two_of_three.change_requests.get()
+    scripted_tools.answer("submit_revision", {"revised_answer": f"{two_of_three.candidate} {CAVEAT}"})
+    assert decisions.make_requested_changes(change.pk, llm=scripted_tools.llm).ok
+
+    response = client.post(reverse("escalation_decide", args=[two_of_three.pk]),
+                           {"action": "approve", "from": "panel", "text_version": "3"}, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 422
+    page = " ".join(response.content.decode().split())
+    assert "You wrote this version of the text (your edit, or the revision you requested), so your approval cannot " \
+           "count: 2 more approvals from other members of “Support leads” must approve it." in page
+    assert not Approval.objects.filter(superseded_at__isnull=True).exists()
+    assert fresh(two_of_three).status == "pending"

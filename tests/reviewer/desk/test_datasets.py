@@ -193,3 +193,66 @@ def test_the_admin_action_exports_the_selected_decisions(client, users, decided)
     assert line["decision"] == "reject"
     data = json.loads(LedgerEntry.objects.get(kind="export").content)["data"]
     assert (data["user"], data["filters"]) == ("admin", {"decisions": chosen, "door": "admin"})
+
+
+# -- what never leaves, in any field of any format ---------------------------------------------------------
+
+TICKET, ON_CALL = "OPS-4411", "Marta Kowalski"
+EMAIL, PHONE = "jane.doe@customer-mail.com", "+44 20 7946 0958"
+HOOK_SECRET = "whk-5f2c9a7e1b3d4c6a8e0f"
+
+
+@pytest.fixture
+def leaky(users, monkeypatch):
+    """Three decisions whose findings quote an internal host, ticket and on-call name, and whose texts
+    hold a customer's email and phone, a webhook's signing secret and an API token."""
+    from agents.models import Run
+    from reviewer.models import Decision, Escalation, PublishedUpdate
+
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", "status-hook=https://hooks.example.com/x|HOOK_SECRET")
+    monkeypatch.setenv("HOOK_SECRET", HOOK_SECRET)
+    _, token = ApiToken.issue(users.lead, "ci")
+    incident = make_incident(facts=[("db_host", "Database host", HOST, "text"),
+                                    ("on_call", "On call", ON_CALL, "text"),
+                                    ("ticket", "Ticket", TICKET, "text")])
+    IncidentFact.objects.filter(key__in=["db_host", "on_call", "ticket"]).update(visibility="internal")
+    incident.refresh_from_db()
+    findings = {"violations": [
+        {"check": "internal_detail", "found": HOST, "message": f"“{HOST}” is an internal host name."},
+        {"check": "internal_detail", "found": TICKET, "message": f"“{TICKET}” is an internal ticket id."},
+        {"check": "internal_detail", "found": "Kowalski",
+         "message": f"“Kowalski” is the name of a person in the internal facts (“on call”: {ON_CALL})."},
+        {"check": "unknown_contact", "found": EMAIL, "message": f"“{EMAIL}” and {PHONE} are not declared."},
+    ]}
+    leak = f"Write to {EMAIL} or call {PHONE}; hook secret {HOOK_SECRET}; token {token}."
+    escalations = [make_escalation(incident=incident, pipeline=pipeline) for pipeline in
+                   ("reflection", "reflection", "self_critique")]
+    decisions.decide(escalations[0].pk, users.lead, "approve")
+    decisions.decide(escalations[1].pk, users.lead, "edit_approve", text=EDITED, note="Name the payments.")
+    decisions.decide(escalations[2].pk, users.lead, "reject", note="No.")
+    escalations[0].refresh_from_db()
+    publish(incident, escalations[0].final_text, actor=users.ops, escalation=escalations[0])
+    ids = [e.pk for e in escalations]
+    Run.objects.filter(escalation__in=ids).update(goal=f"Write the update. {leak}")
+    Escalation.objects.filter(pk__in=ids).update(candidate=f"{DRAFT} {leak}", guard=findings)
+    Decision.objects.filter(escalation__in=ids).update(note=f"Because {leak}", guard_results=findings)
+    Decision.objects.filter(action="edit_approve").update(final_text=f"{EDITED} {leak}")
+    PublishedUpdate.objects.filter(escalation=escalations[0]).update(text=f"{DRAFT} {leak}")
+    return token
+
+
+@pytest.mark.parametrize("dataset", datasets.FORMATS)
+def test_no_format_carries_internal_facts_contact_details_or_secrets_anywhere(users, leaky, dataset):
+    body = datasets.export(users.lead, dataset)
+    assert parse(body), "each format has a line in this scenario"
+    for secret in (HOST, TICKET, "Kowalski", "Marta", EMAIL, PHONE, "7946", HOOK_SECRET, leaky, leaky[3:]):
+        assert secret not in body, f"{secret!r} left in the {dataset} export"
+    assert "[email]" in body and "[phone]" in body and "[redacted]" in body
+
+
+def test_the_guard_cases_keep_the_shape_of_their_findings(users, leaky):
+    case = parse(datasets.export(users.lead, "guard", datasets.Filters(decision="reject")))[0]
+    for findings in (case["findings"], case["decision_findings"]):
+        assert [f["found"] for f in findings] == ["[internal]", "[internal]", "[internal]", "[email]"]
+        assert findings[0]["message"] == "“[internal]” is an internal host name."
+        assert findings[3]["message"] == "“[email]” and [phone] are not declared."

@@ -224,3 +224,63 @@ def test_a_confirm_link_does_not_bring_back_an_address_that_unsubscribed(client)
 def test_the_status_page_links_to_subscribing(client):
     assert f'href="{SUBSCRIBE}"' in client.get("/status/").content.decode()
 
+
+
+# -- limits: per mailbox, per domain, per client -------------------------------------------------------------
+
+
+def answer_of(response, address: str) -> str:
+    """The answer page with the address it names taken out: what is left must not tell the cases apart."""
+    assert response.status_code == 200
+    return response.content.decode().replace(address, "ADDRESS")
+
+
+def test_plus_addresses_of_one_mailbox_get_at_most_the_mailbox_limit_of_emails(client, settings):
+    settings.SUBSCRIBE_MAILBOX_LIMIT = 3
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        answers = {answer_of(client.post(SUBSCRIBE, {"email": f"Ada+{n}@Example.com", "scope": "all"}),
+                             f"Ada+{n}@Example.com") for n in range(40)}
+        client.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"})  # the mailbox itself: limited too
+        assert len(mail.outbox) == 3 and len(answers) == 1
+        clock.shift(timedelta(minutes=settings.SUBSCRIBE_LIMIT_WINDOW_MINUTES + 1))
+        client.post(SUBSCRIBE, {"email": "ada+later@example.com", "scope": "all"})
+    assert len(mail.outbox) == 4  # a new window
+    assert [m.to for m in mail.outbox[:3]] == [["ada+0@example.com"], ["ada+1@example.com"], ["ada+2@example.com"]]
+
+
+def test_dots_in_a_gmail_address_are_the_same_mailbox(client, settings):
+    settings.SUBSCRIBE_MAILBOX_LIMIT = 1
+    for address in ("ada.lovelace@gmail.com", "adalovelace@gmail.com", "a.d.a.lovelace+x@googlemail.com"):
+        client.post(SUBSCRIBE, {"email": address, "scope": "all"})
+    client.post(SUBSCRIBE, {"email": "ada.lovelace@example.com", "scope": "all"})  # dots count elsewhere
+    assert [m.to for m in mail.outbox] == [["ada.lovelace@gmail.com"], ["ada.lovelace@example.com"]]
+
+
+def test_many_addresses_from_one_client_get_a_bounded_number_of_emails(settings):
+    settings.SUBSCRIBE_CLIENT_LIMIT = 5
+    flooder, neighbour = Client(REMOTE_ADDR="203.0.113.7"), Client(REMOTE_ADDR="198.51.100.2")
+    answers = {answer_of(flooder.post(SUBSCRIBE, {"email": f"victim{n}@example{n}.org", "scope": "all"}),
+                         f"victim{n}@example{n}.org") for n in range(30)}
+    assert len(mail.outbox) == 5 and len(answers) == 1
+    assert Subscriber.objects.count() == 5  # the limited requests store nothing either
+    neighbour.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"})
+    assert mail.outbox[-1].to == ["ada@example.com"]
+
+
+def test_one_domain_gets_a_bounded_number_of_emails_whatever_the_clients(settings):
+    settings.SUBSCRIBE_DOMAIN_LIMIT = 4
+    for n in range(10):
+        Client(REMOTE_ADDR=f"192.0.2.{n + 1}").post(SUBSCRIBE, {"email": f"person{n}@corp.example", "scope": "all"})
+    assert len(mail.outbox) == 4
+
+
+def test_the_answer_is_the_same_for_a_new_a_confirmed_and_a_limited_address(client, settings):
+    settings.SUBSCRIBE_MAILBOX_LIMIT = 1
+    make_subscriber("known@example.com")
+    client.post(SUBSCRIBE, {"email": "grace@example.com", "scope": "all"})
+    new = answer_of(client.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"}), "ada@example.com")
+    confirmed = answer_of(client.post(SUBSCRIBE, {"email": "known@example.com", "scope": "all"}), "known@example.com")
+    limited = answer_of(client.post(SUBSCRIBE, {"email": "grace+2@example.com", "scope": "all"}),
+                        "grace+2@example.com")
+    assert new == confirmed == limited
+    assert [m.to for m in mail.outbox] == [["grace@example.com"], ["ada@example.com"]]

@@ -5,18 +5,19 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance.harness import TIMEOUT_SECONDS
-from tests.conformance.reference import PIPELINES, ReferenceMissing, load
+from tests.conformance.reference import PIPELINES, TIMEOUT_VARIABLE, ReferenceMissing, load
 from tests.services import missing
 
 
 @pytest.fixture(scope="session")
 def references(tmp_path_factory):
     """Each reference pipeline imported in isolation from a folder of its own. Its llm module reads
-    the model and the timeout from the environment when it is imported."""
+    the model and the timeout from the environment when it is imported; the timeout read here is
+    only the default, each scenario sets its own (see ``run_reference``)."""
     folder = tmp_path_factory.mktemp("reference-pipelines")
     try:
         with pytest.MonkeyPatch.context() as env:
-            env.setenv("OPENAI_TIMEOUT_SECONDS", str(TIMEOUT_SECONDS))
+            env.setenv(TIMEOUT_VARIABLE, str(TIMEOUT_SECONDS))
             env.setenv("OPENAI_MODEL", "conformance-model")
             return {name: load(name, folder / name) for name in PIPELINES}
     except ReferenceMissing as error:

@@ -28,7 +28,13 @@ from tests.conformance.reference import Reference
 
 TEST_KEY = "sk-conformance-never-shown"
 MODEL = "conformance-model"
-TIMEOUT_SECONDS = 0.75  # both sides' request timeout; a reply delayed past it is a timeout
+# Both sides' request timeout, per scenario. A scenario about timeouts has a reply that comes well
+# after a short timeout (``slow()`` in the scenarios); every other scenario gets an ample one, so that
+# a loaded machine answering slowly never turns an ordinary reply into a timeout.
+TIMEOUT_SECONDS = 30.0
+SHORT_TIMEOUT_SECONDS = 2.0
+TIMEOUT_MARGIN_SECONDS = 6.0  # how far any delayed reply stays from its scenario's timeout, either side
+SLOW_SECONDS = SHORT_TIMEOUT_SECONDS + TIMEOUT_MARGIN_SECONDS  # how late a reply that times out comes
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,14 @@ class Scenario:
 
     def __str__(self) -> str:
         return self.id
+
+    @property
+    def timeout_seconds(self) -> float:
+        """Both sides' request timeout: the short one when a reply comes after it (the scenario is
+        about a timeout), else the ample one."""
+        if any(reply.delay >= SLOW_SECONDS for reply in self.replies):
+            return SHORT_TIMEOUT_SECONDS
+        return TIMEOUT_SECONDS
 
 
 # -- the reference side ------------------------------------------------------------------------
@@ -133,9 +147,12 @@ def reference_context(scenario: Scenario, reference: Reference) -> dict:
 
 
 def run_reference(scenario: Scenario, reference: Reference, server: ScriptedServer, monkeypatch) -> Outcome:
-    """The reference flow function, its model at ``server``. An exception it lets out is its outcome."""
+    """The reference flow function, its model at ``server`` with the scenario's request timeout. An
+    exception it lets out is its outcome."""
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    # The llm module read its timeout from the environment once, when it was imported.
+    monkeypatch.setattr(reference.modules["llm"], reference.timeout_setting, scenario.timeout_seconds)
     for name, value in reference_settings(scenario, reference).items():
         monkeypatch.setattr(reference.main, name, value)
     goal = scenario.goal or reference.main.GOAL
@@ -159,7 +176,7 @@ def product_policy(scenario: Scenario, reference: Reference):
     budget = dataclasses.asdict(reference_settings(scenario, reference).get("BUDGET", reference.main.BUDGET))
     known = {f.name for f in dataclasses.fields(cls)}
     fields: dict[str, Any] = {name: value for name, value in budget.items() if name in known}
-    fields["model"] = ModelSettings(model=MODEL, structured_output="json", timeout_seconds=TIMEOUT_SECONDS,
+    fields["model"] = ModelSettings(model=MODEL, structured_output="json", timeout_seconds=scenario.timeout_seconds,
                                     max_retries=2)
     if scenario.pipeline in DECISIONS:
         policy_name, execution_name = DECISIONS[scenario.pipeline]

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +27,8 @@ FOLDER_VARIABLE = "GATED_REVIEW_REFERENCE_DIR"
 
 HEADING = re.compile(r"^([a-z_]+)\.py\s+\S")
 CODE_MARK = "PYTHON"
+# The environment variable whose value the llm module keeps, at import, as its request timeout.
+TIMEOUT_VARIABLE = "OPENAI_TIMEOUT_SECONDS"
 
 # Each pipeline: the function its main.py runs, and the modules it consists of.
 PIPELINES = {
@@ -54,6 +57,17 @@ class Reference:
     @property
     def run(self):
         return getattr(self.main, PIPELINES[self.name][0])
+
+    @cached_property
+    def timeout_setting(self) -> str:
+        """The name of the llm module's constant that holds its request timeout: the one assigned
+        from ``OPENAI_TIMEOUT_SECONDS`` when the module is imported."""
+        llm = self.modules["llm"]
+        source = Path(llm.__file__).read_text(encoding="utf-8")
+        match = re.search(rf"^([A-Za-z_]\w*)\s*=.*[\"']{TIMEOUT_VARIABLE}[\"']", source, re.MULTILINE)
+        if not match or not isinstance(getattr(llm, match[1], None), (int, float)):
+            raise ReferenceMissing(f"the reference {self.name} llm module keeps no timeout from {TIMEOUT_VARIABLE}")
+        return match[1]
 
 
 def repository_root() -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from agents.testing.scripted_server import Reply, content, delay, hang_up, status
-from tests.conformance.harness import TIMEOUT_SECONDS, Scenario
+from tests.conformance.harness import SLOW_SECONDS, Scenario
 
 
 def answer(value) -> Reply:
@@ -60,8 +60,9 @@ def transient(code: int) -> Reply:
 
 
 def slow(reply: Reply) -> Reply:
-    """An answer that comes after both sides' request timeout."""
-    return delay(TIMEOUT_SECONDS + 0.4, reply)
+    """An answer that comes long after both sides' request timeout: its scenario runs with the short
+    timeout (see :attr:`Scenario.timeout_seconds`), and this reply comes seconds after it."""
+    return delay(SLOW_SECONDS, reply)
 
 
 # -- texts for the reflection and self-critique contexts (US, P1, degraded, 27% of checkouts, a

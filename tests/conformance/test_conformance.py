@@ -8,10 +8,18 @@ import re
 
 import pytest
 
-from agents.testing.scripted_server import ScriptedServer
+from agents.testing.scripted_server import ScriptedServer, status
 from tests.conformance.differences import listed
-from tests.conformance.harness import InTheAskedForm, run_product, run_reference
-from tests.conformance.scenarios import SCENARIOS
+from tests.conformance.harness import (
+    SHORT_TIMEOUT_SECONDS,
+    TIMEOUT_MARGIN_SECONDS,
+    TIMEOUT_SECONDS,
+    InTheAskedForm,
+    Scenario,
+    run_product,
+    run_reference,
+)
+from tests.conformance.scenarios import SCENARIOS, route, slow
 
 # Where the product disagrees with the reference pipelines and the reference is right: product bugs,
 # each with what is wrong. Strict: the day one is fixed, the suite says so.
@@ -72,3 +80,34 @@ def test_scenarios_are_unique_and_cover_every_pipeline():
     assert len(ids) == len(set(ids))
     counts = {name: sum(s.pipeline == name for s in SCENARIOS) for name in ("reflection", "self_critique", "routing")}
     assert min(counts.values()) >= 30 and sum(counts.values()) >= 110, counts
+
+
+def test_a_delayed_reply_is_seconds_away_from_its_scenarios_timeout():
+    """A reply meant to time out comes seconds after the timeout, and any other reply seconds before
+    it: which of the two happens never depends on how fast a loaded machine answers."""
+    about_timeouts = set()
+    for scenario in SCENARIOS:
+        for reply in scenario.replies:
+            if reply.delay:
+                assert abs(reply.delay - scenario.timeout_seconds) >= TIMEOUT_MARGIN_SECONDS, scenario.id
+        if scenario.timeout_seconds == SHORT_TIMEOUT_SECONDS:
+            about_timeouts.add(scenario.pipeline)
+        else:
+            assert scenario.timeout_seconds == TIMEOUT_SECONDS, scenario.id
+    assert about_timeouts == {"reflection", "self_critique", "routing"}
+
+
+def test_the_reference_runs_with_the_scenarios_timeout_and_gets_its_own_back(references):
+    reference = references["routing"]
+    llm, name = reference.modules["llm"], reference.timeout_setting
+    default = getattr(llm, name)
+    seen = []
+
+    def answer(body):  # what the reference's model layer holds while it waits for this answer
+        seen.append(getattr(llm, name))
+        return status(401)
+
+    scenario = Scenario("routing-timeout", "routing", "a timeout scenario", (slow(route("billing_specialist")),))
+    with pytest.MonkeyPatch.context() as patch, ScriptedServer(answer, require_limit=False) as server:
+        run_reference(scenario, reference, server, patch)
+    assert (default, seen, getattr(llm, name)) == (TIMEOUT_SECONDS, [SHORT_TIMEOUT_SECONDS], TIMEOUT_SECONDS)

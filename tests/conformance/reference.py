@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import re
 import sys
@@ -142,6 +143,26 @@ def sources(name: str, documents: Path | None = None) -> dict[str, str]:
         if set(wanted) <= set(modules) and re.search(rf"^def {function}\(", modules["main"], re.MULTILINE):
             return {module: modules[module] for module in wanted}
     raise ReferenceMissing(f"no document in {documents} holds the reference {name} pipeline ({', '.join(wanted)})")
+
+
+def example_answers(name: str, documents: Path | None = None) -> list[str]:
+    """The answers of the example runs that pipeline ``name``'s documents print (their "Example output"
+    JSON): what the reference pipelines show as a good final text."""
+    documents = documents or folder()
+    function = PIPELINES[name][0]
+    answers = []
+    for path in sorted(documents.glob("*.txt")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        modules = modules_in(text)
+        if "main" not in modules or not re.search(rf"^def {function}\(", modules["main"], re.MULTILINE):
+            continue
+        # The example's JSON is abridged ("history": [{...}]): its answer is read as the one string it is.
+        for block in re.finditer(r"^JSON\n(\{\n.*?\n\})\n", text, re.MULTILINE | re.DOTALL):
+            found = re.search(r'^\s*"answer":\s*("(?:[^"\\]|\\.)*")', block[1], re.MULTILINE)
+            answer = json.loads(found[1]) if found else None
+            if isinstance(answer, str) and answer not in answers:
+                answers.append(answer)
+    return answers
 
 
 def load(name: str, into: Path) -> Reference:

@@ -23,12 +23,7 @@ from tests.conformance.scenarios import SCENARIOS, route, slow
 
 # Where the product disagrees with the reference pipelines and the reference is right: product bugs,
 # each with what is wrong. Strict: the day one is fixed, the suite says so.
-PRODUCT_BUGS: dict[str, str] = {
-    "self_critique-074": (
-        "the deterministic fallback cuts the phrase out of the middle of a sentence, leaving \"We expect recovery "
-        "in may change.\", and the run ends in success: the well-formedness check does not see the broken "
-        "sentence; the reference pipelines stop (patch_violation:required_changes_not_applied)"),
-}
+PRODUCT_BUGS: dict[str, str] = {}
 
 DIFFERENCES = listed()
 

@@ -42,10 +42,10 @@ def unsupported(text, context=PAYMENTS, *texts):
 SAFE = [
     # An update worded the way a careful lead words one: the facts, the approved next actions, the
     # audience the goal names and ordinary update language.
-    "We are currently experiencing payment service degradation affecting ~27% of US enterprise checkouts, with "
-    "failed payments at 3.4% and 5 chargeback alerts. We expect recovery in approximately 45 minutes, but this "
-    "may change. Next actions: monitor failures every 15 minutes, publish status page updates every 15 minutes, "
-    "and support users with workaround macros.",
+    "Payments for US enterprise customers are degraded: about 27% of checkouts are affected and 3.4% of "
+    "payments fail, with 5 chargeback alerts so far. We expect recovery in approximately 45 minutes, though this "
+    "may change. Next actions: we monitor payment failures every 15 minutes, publish each update on the status "
+    "page and our support team is preparing a workaround macro.",
     "We are investigating elevated payment failures in the US. About 27% of checkouts are affected. We apologize "
     "for the inconvenience and will post the next update on the status page.",
     "A fix has been implemented and we are monitoring the results.",

@@ -109,7 +109,8 @@ sincerely deeply truly genuinely sincere
 
 UPDATE_PHRASES = (
     "back to normal", "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back",
-    "rolling it back", "rolled them back", "by mistake", "so far", "thus far", "catch up", "catching up",
+    "rolling it back", "rolled them back", "by mistake", "so far", "thus far", "make sure", "or sooner",
+    "holds", "the fix holds", "soon", "catch up", "catching up",
     "caught up", "follow up", "as expected", "in the meantime", "at this time", "for now", "as soon as",
     "up and running", "try again", "again later", "working again", "bear with us", "stand by",
     "more information", "keep you posted", "keep you updated", "keep you informed", "status page",

@@ -11,7 +11,7 @@ from django import forms
 from django.forms.fields import InvalidJSONInput
 from django.utils import timezone
 
-from agents.core.facts import family_trial
+from agents.core.guard.claims import family_trial
 from agents.core.inputs import CONTROL, ITEM_MAX_CHARS, LIST_MAX_ITEMS, context_size_problem, control_character
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT, EndpointError, endpoint_names
 from agents.core.patterns import UnsafePattern

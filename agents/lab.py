@@ -42,6 +42,7 @@ from agents.core.replay import (
     replay,
 )
 from agents.models import (
+    GroundingTerm,
     IssueType,
     ModelCall,
     PipelinePolicy,
@@ -59,7 +60,7 @@ DEFAULT_DECIDED = 1000
 CHUNK = 250  # runs whose calls and steps are read in one query
 
 # Which pipelines a change of each kind of row can change.
-GUARD_ROWS = (RestrictedClaim, RegionToken)
+GUARD_ROWS = (RestrictedClaim, RegionToken, GroundingTerm)
 
 
 def pipelines_of(row: models.Model) -> tuple[str, ...]:
@@ -376,9 +377,9 @@ def _window(last: int, found: int, since: datetime | None, until: datetime | Non
 
 
 KINDS: dict[str, type[models.Model]] = {"policy": PipelinePolicy, "route": RouteTarget, "claim": RestrictedClaim,
-                                        "region": RegionToken, "issue": IssueType}
+                                        "region": RegionToken, "issue": IssueType, "term": GroundingTerm}
 # The field that names a row of each kind (a policy is named by its pipeline, or its id).
-KEYS = {"route": "name", "claim": "family", "region": "token", "issue": "name"}
+KEYS = {"route": "name", "claim": "family", "region": "token", "issue": "name", "term": "text"}
 
 
 BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,

@@ -11,6 +11,7 @@ import json
 import logging
 from typing import Any
 
+from django.apps import apps as django_apps
 from django.db import models
 
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT
@@ -21,6 +22,7 @@ from agents.core.policy import (
     DEFAULT_REGION_WORDS,
     DEFAULT_REGIONS,
     DEFAULT_ROUTES,
+    DEFAULT_VOCABULARY,
     PIPELINE_CHOICES,
     POLICY_CLASSES,
     TEXT_PIPELINES,
@@ -32,6 +34,7 @@ from agents.core.policy import (
 from agents.core.policy import RouteTarget as Route
 from agents.models import (
     BUDGET_FIELDS,
+    GroundingTerm,
     IssueType,
     PipelinePolicy,
     RegionToken,
@@ -117,6 +120,8 @@ def load_policy(pipeline: str, *, proposed: models.Model | None = None) -> Polic
             claim_families=tuple(c.as_family() for c in claims),
             regions=tuple(t.token.lower() for t in regions),
             region_words=tuple(t.as_words() for t in regions),
+            vocabulary=(tuple(t.as_term() for t in _rows(GroundingTerm, proposed) if t.enabled)
+                        if row.grounding else None),
         )
     if "routes" in used:
         values["routes"] = {
@@ -252,7 +257,18 @@ def install_defaults(apps=None, using: str = "default") -> bool:
     claim.objects.using(using).bulk_create(claim(**claim_row_values(f, claim)) for f in DEFAULT_CLAIM_FAMILIES)
     region = model["RegionToken"]
     region.objects.using(using).bulk_create(region(**region_row_values(t, region)) for t in DEFAULT_REGIONS)
+    install_vocabulary(apps, using)
     return True
+
+
+def install_vocabulary(apps=None, using: str = "default") -> None:
+    """The grounding vocabulary's first terms (agents.core.vocabulary), into an empty vocabulary."""
+    try:
+        term = (apps or django_apps).get_model("agents", "GroundingTerm")
+    except LookupError:  # a data migration from before the vocabulary: its own migration installs it
+        return
+    if not term.objects.using(using).exists():
+        term.objects.using(using).bulk_create(term(text=text, advice=advice) for text, advice in DEFAULT_VOCABULARY)
 
 
 def install_defaults_after_migrate(sender, using="default", apps=None, **kwargs) -> None:

@@ -18,6 +18,7 @@ unsafe texts; safe-pass is safe texts passed / safe texts. The gate (``--min-rec
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections import Counter, defaultdict
@@ -27,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.core.guard import check_final_answer, guard_config
-from agents.core.policy import default_policy
+from agents.core.policy import DEFAULT_VOCABULARY, default_policy
 from bench.common import print_table
 from bench.guard_corpus import FORMATS, PARTS, load
 
@@ -45,25 +46,31 @@ def fraction(text: str) -> float:
     return value
 
 
-def check(text: str, context: dict, policy=None) -> list[str]:
-    """The checks that fail for ``text`` as a final answer on ``context`` (empty: it passes)."""
+def check(text: str, context: dict, policy=None, goal: str = "") -> list[str]:
+    """The checks that fail for ``text`` as a final answer on ``context`` and the run's ``goal`` (empty:
+    it passes)."""
     policy = policy or default_policy(PIPELINE)
     config = guard_config(policy, context)
     result = check_final_answer(text, context, config.rules, max_answer_chars=config.max_answer_chars,
-                                strict_claims=config.strict_claims, auto_publish=policy.auto_publish)
+                                strict_claims=config.strict_claims, auto_publish=policy.auto_publish, goal=goal)
     if result.ok:
         return []
     return list(dict.fromkeys([result.stop_reason, *(v["check"] for v in result.violations)]))
 
 
-def evaluate(records: Iterable[dict], formats: Sequence[str] = FORMATS) -> list[dict]:
+def grounded(policy):
+    """The policy with grounding switched on and the vocabulary's first terms."""
+    return dataclasses.replace(policy, guard=dataclasses.replace(policy.guard, vocabulary=DEFAULT_VOCABULARY))
+
+
+def evaluate(records: Iterable[dict], formats: Sequence[str] = FORMATS, *, grounding: bool = True) -> list[dict]:
     """One outcome per text and context shape: the record's fields, ``format``, ``checks`` (what
-    failed) and ``stopped``."""
-    policy = default_policy(PIPELINE)
+    failed) and ``stopped``. ``grounding``: the policy's grounding switch."""
+    policy = grounded(default_policy(PIPELINE)) if grounding else default_policy(PIPELINE)
     outcomes = []
     for record in records:
         for shape in formats:
-            checks = check(record["text"], record["contexts"][shape], policy)
+            checks = check(record["text"], record["contexts"][shape], policy, record.get("goal", ""))
             outcomes.append({"id": record["id"], "incident": record["incident"], "label": record["label"],
                              "kind": record["kind"], "incident_kind": record["incident_kind"],
                              "part": record["part"], "twin_of": record["twin_of"], "text": record["text"],
@@ -160,10 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-recall", type=fraction, default=None, help="exit 1 when a part/shape is below")
     parser.add_argument("--min-safe-pass", type=fraction, default=None, help="exit 1 when a part/shape is below")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of tables")
+    parser.add_argument("--no-grounding", action="store_true",
+                        help="the named checks alone, with the policy's grounding switch off")
     args = parser.parse_args(argv)
     records = [r for r in load() if args.part in ("all", r["part"])]
     formats = FORMATS if args.format == "all" else (args.format,)
-    result = summary(evaluate(records, formats))
+    result = summary(evaluate(records, formats, grounding=not args.no_grounding))
     misses = gate(result, args.min_recall, args.min_safe_pass)
     result["gate"] = {"min_recall": args.min_recall, "min_safe_pass": args.min_safe_pass, "misses": misses}
     if args.json:

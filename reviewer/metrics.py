@@ -35,7 +35,7 @@ PREFIX = "gated_review_"
 # Histogram bounds in seconds: a whole run (several model calls), and one model call.
 RUN_SECONDS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 CALL_SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
-# Stop reasons that name the guard's check which stopped the run (agents/core/guard.py).
+# Stop reasons that name the guard's check which stopped the run (agents/core/guard/patch.py).
 GUARD_PREFIXES = ("patch_violation:", "invalid_answer:")
 CIRCUIT_OPEN = "llm_circuit_open"
 # The classic text format, which every Prometheus version reads (what generate_latest writes).

@@ -4,7 +4,7 @@
    of the agents app's Django modules.
 2. One direction between the apps: reviewer imports agents, agents never imports reviewer.
 3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox -> ledger; status
-   and the project's wiring import none of them; no module imports another in a circle.
+   and the project's wiring import none of them. In no package does a module import another in a circle.
 4. A concern enqueues tasks by name: only the wiring imports a tasks module.
 5. Views only orchestrate: no view module imports another.
 6. Nothing outside the core imports a private (``_name``) of the core.
@@ -21,14 +21,23 @@ ROOT = Path(__file__).parents[1]
 
 
 def imports(folder: str):
-    """(file, imported module, imported names) for every import under ``folder``."""
+    """(file, imported module, imported names) for every import under ``folder``, inside functions
+    too; a relative import (``from .celery import app``) is read as the module it names."""
     for path in sorted((ROOT / folder).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     yield path.relative_to(ROOT).as_posix(), alias.name, []
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                yield path.relative_to(ROOT).as_posix(), node.module, [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+                yield path.relative_to(ROOT).as_posix(), absolute(path, node), [a.name for a in node.names]
+
+
+def absolute(path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module
+    package = path.relative_to(ROOT).parent.parts
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
 
 
 def under(module: str, *packages: str) -> bool:
@@ -96,7 +105,10 @@ def import_graph(folder: str) -> dict[str, set[str]]:
     for path, module, names in imports(folder):
         if under(module, package):
             source = module_name(path)
-            targets = {module} | {f"{module}.{name}" for name in names}
+            # "from package import module" imports that module; the package's own names only when some
+            # imported name is not a module of it.
+            submodules = {f"{module}.{name}" for name in names} & known
+            targets = submodules | ({module} if len(submodules) < len(names) or not names else set())
             # A package's __init__ importing its own submodules puts the package together: no circle.
             graph[source] |= {t for t in targets if t in known and t != source and not t.startswith(source + ".")}
     return graph
@@ -121,8 +133,22 @@ def circles(graph: dict[str, set[str]]) -> list[str]:
     return found
 
 
-def test_no_module_of_reviewer_imports_itself_through_others():
-    assert circles(import_graph("reviewer")) == []
+# Every package of the project: each folder at the root that holds an __init__.py.
+PACKAGES = sorted(path.parent.name for path in ROOT.glob("*/__init__.py"))
+
+
+def test_no_module_of_any_package_imports_itself_through_others():
+    assert {"agents", "reviewer"} <= set(PACKAGES)
+    assert [circle for package in PACKAGES for circle in circles(import_graph(package))] == []
+
+
+def test_the_circle_check_reads_imports_inside_functions_and_relative_imports(tmp_path, monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .a import f\n")
+    (tmp_path / "pkg" / "a.py").write_text("from pkg.b import g\n\ndef f():\n    return g()\n")
+    (tmp_path / "pkg" / "b.py").write_text("def g():\n    from pkg import a\n    return a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert circles(import_graph("pkg")) == ["pkg.a -> pkg.b -> pkg.a"]
 
 
 def test_the_circle_check_finds_a_circle():

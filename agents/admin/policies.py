@@ -18,6 +18,7 @@ from agents.models import (
     BUDGET_FIELDS,
     JUDGE_FIELDS,
     PIPELINE_STAGES,
+    GroundingTerm,
     IssueType,
     PipelinePolicy,
     PolicyChange,
@@ -150,6 +151,15 @@ class PipelinePolicyAdmin(RecordedAdmin):
             ))
             fieldsets.append(("Decisions", {"fields": ["decisions_policy", "decisions_execution"]}))
             fieldsets.append((
+                "Grounding",
+                {
+                    "fields": ["grounding"],
+                    "description": "Off by default. On, each sentence of a customer text passes only when the "
+                    "incident supports it or it is ordinary update language (Grounding terms); anything else "
+                    "goes to a person with the sentence and the unsupported words marked.",
+                },
+            ))
+            fieldsets.append((
                 "Second reader",
                 {
                     "fields": list(JUDGE_FIELDS),
@@ -275,6 +285,16 @@ class RegionTokenAdmin(RecordedAdmin):
     list_display = ("token", "words", "enabled")
     list_filter = ("enabled",)
     search_fields = ("token", "words")
+
+
+@admin.register(GroundingTerm)
+class GroundingTermAdmin(RecordedAdmin):
+    """The grounding vocabulary: ordinary update language a sentence may use without the incident's
+    support (docs/guard.md, 'Grounding')."""
+
+    list_display = ("text", "advice", "enabled", "note")
+    list_filter = ("enabled", "advice")
+    search_fields = ("text", "note")
 
 
 @admin.register(PolicyChange)

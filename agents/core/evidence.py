@@ -2,7 +2,7 @@
 
 The escalation page shows a lead every number, date, time, id, severity label, region and
 restricted claim of the text, each linked to the incident fact that supports it or marked
-unsupported. Support is decided by the guard itself (:func:`agents.core.facts.find_violations`
+unsupported. Support is decided by the guard itself (:func:`agents.core.guard.checks.find_violations`
 with the final answer's evidence: the context alone, instructions to the model removed); this
 module only finds where each fact is in the text and which single context value backs it.
 Plain Python: no Django here.
@@ -13,26 +13,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agents.core.facts import (
+from agents.core.guard import claim_evidence, evidence_json
+from agents.core.guard.checks import find_violations
+from agents.core.guard.claims import family_claims, family_makes_claim, family_problem
+from agents.core.guard.identifiers import INCIDENT_ID, SEVERITY
+from agents.core.guard.internal import INTERNAL_KEYS
+from agents.core.guard.numbers import (
     _ID,
-    _INCIDENT_ID,
-    _SEVERITY,
     _allowed_numbers,
     _moment_supported,
     _number_supported,
-    _region_in_allowed,
-    _region_pattern,
-    _region_word_pattern,
     _spans,
     extract_numbers,
-    family_claims,
-    family_makes_claim,
-    family_problem,
     find_moments,
-    find_violations,
 )
-from agents.core.guard import claim_evidence, evidence_json
-from agents.core.internal import INTERNAL_KEYS
+from agents.core.guard.regions import _region_pattern, _region_word_pattern, region_in_allowed
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
 from agents.core.units import ratio_values
@@ -129,7 +124,7 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
     violations = find_violations(text, evidence_json(context), rules, strict_claims=strict_claims,
                                  claim_evidence=claim_evidence(context), ratios=ratio_values(context))
     unsupported = {(v.check, v.found.lower()): v.message for v in violations}
-    # An internal fact backs nothing customers read (agents.core.internal).
+    # An internal fact backs nothing customers read (agents.core.guard.internal).
     leaves = _leaf_evidence(context, [fact for fact in context_facts(context)
                                       if fact.path.split(".", 1)[0].split("[", 1)[0] not in INTERNAL_KEYS])
     marks: list[Mark] = []
@@ -153,13 +148,13 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
         add(number.start, number.start + len(number.found), "number", "no_new_facts",
             lambda ev, _, n=number: _number_supported(n, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
     for m in _ID.finditer(text):
-        if not _INCIDENT_ID.fullmatch(m.group()):
+        if not INCIDENT_ID.fullmatch(m.group()):
             add(m.start(), m.end(), "id", "no_new_facts", lambda ev, found: found.lower() in ev.lower())
-    for m in _INCIDENT_ID.finditer(text):
+    for m in INCIDENT_ID.finditer(text):
         add(m.start(), m.end(), "id", "new_incident_id", lambda ev, found: found.lower() in ev.lower())
-    for m in _SEVERITY.finditer(text):
+    for m in SEVERITY.finditer(text):
         add(m.start(), m.end(), "severity", "new_severity_label",
-            lambda ev, found: found.lower() in {s.group().lower() for s in _SEVERITY.finditer(ev)})
+            lambda ev, found: found.lower() in {s.group().lower() for s in SEVERITY.finditer(ev)})
     words = dict(rules.region_words)
     for token in rules.regions:
         if not isinstance(token, str):
@@ -173,7 +168,7 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
             continue  # the guard already reports the token itself
         for m in found:
             add(m.start(), m.end(), "region", "new_region",
-                lambda ev, _, t=token, n=names: _region_in_allowed(t.lower(), ev, n))
+                lambda ev, _, t=token, n=names: region_in_allowed(t.lower(), ev, n))
     for family in rules.families():
         if (family.strict_only and not strict_claims) or family_problem(family):
             continue

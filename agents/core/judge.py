@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.core.internal import public_context
+from agents.core.guard.internal import public_context
 from agents.core.pipelines.frame import RunState, parse_json
 from agents.core.policy import TextPolicy
 from agents.core.prompts import build_request

@@ -125,6 +125,12 @@ def screen(patterns: tuple[str, ...]):
         return None
 
 
+def may_match(text: str, patterns: tuple[str, ...]) -> bool:
+    """False when none of ``patterns`` matches ``text`` at all, hedged or not: one pass over the text."""
+    union = screen(patterns)
+    return union is None or union.search(text) is not None
+
+
 @functools.lru_cache(maxsize=16)
 def _pattern_set(patterns: tuple[str, ...]):
     found = re2.Set.SearchSet(_options(case_sensitive=False))

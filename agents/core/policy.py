@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.core.vocabulary import default_terms
+
 DECISIONS = ("approve", "revise", "escalate")
 
 # type -> high risk?
@@ -22,7 +24,7 @@ DEFAULT_ISSUE_TYPES: dict[str, bool] = {
     "legal_risk": True,
 }
 
-# The checks a claim family can fail, in the order the guard reports them (agents.core.facts.CHECKS).
+# The checks a claim family can fail, in the order the guard reports them (agents.core.guard.violation.CHECKS).
 CLAIM_CHECKS: dict[str, str] = {
     "restricted_claims": "restricted claim",
     "state_claim": "the incident's state",
@@ -108,9 +110,13 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         r"\bno\s+longer\s+(?:an?\s+)?(?:issue|problem)\b",
         r"\bmarked\s+(?:as\s+)?resolved\b",
     )),
+    # Full recovery is what a resolved incident says; a recovery ("service has recovered", "back to
+    # normal") is what monitoring says too: a fix is in and the team watches it hold.
     ClaimFamily(name="recovery", support="resolved", pattern=r"\bfully\s+recovered\b", paraphrases=(
         r"\b(?:fully|completely|entirely|totally)\s+(?:restored|recovered|operational|functional|back)\b",
-        r"\b(?:has|have)\s+(?:now\s+)?recovered\b",
+    )),
+    ClaimFamily(name="recovered", support="recovering", pattern=r"\b(?:has|have)\s+(?:now\s+)?recovered\b",
+                paraphrases=(
         r"\b(?:service|services|payments|checkouts?|everything|all\s+\w+)\s+(?:is|are|has\s+been|have\s+been)"
         r"\s+(?:now\s+)?restored\b",
         r"\bback\s+to\s+normal\b",
@@ -154,7 +160,8 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         ),
         hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
                 "approximately", "roughly", "currently", "likely", "probably", "should", "aim", "target",
-                "targeting", "hope", "believe", "think", "anticipate", "anticipated", "some"),
+                "targeting", "hope", "believe", "think", "anticipate", "anticipated", "some", "usually",
+                "typically", "normally", "generally"),
         strict_only=True,
         support="time",
     ),
@@ -288,11 +295,13 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         ),
         hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
                 "approximately", "roughly", "likely", "probably", "should", "aim", "target", "targeting",
-                "hope", "believe", "think", "anticipate", "anticipated"),
+                "hope", "believe", "think", "anticipate", "anticipated", "usually", "typically", "normally",
+                "generally"),
     ),
 )
 
 # The canonical patterns, the families' keys in GuardRules.restricted_claims.
+DEFAULT_VOCABULARY: tuple[tuple[str, bool], ...] = default_terms()
 DEFAULT_RESTRICTED_CLAIMS: tuple[str, ...] = tuple(f.pattern for f in DEFAULT_CLAIM_FAMILIES)
 
 DEFAULT_REGIONS: tuple[str, ...] = ("us", "eu", "uk", "ua", "apac", "global", "emea", "latam")
@@ -323,12 +332,17 @@ class GuardRules:
     regions: tuple[str, ...] = DEFAULT_REGIONS
     claim_families: tuple[ClaimFamily, ...] = DEFAULT_CLAIM_FAMILIES
     region_words: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_REGION_WORDS.items())
+    # The reviewed vocabulary of ordinary update language, as (text, advice) pairs
+    # (agents.core.guard.grounding); None: no grounding check (a snapshot from before it existed).
+    vocabulary: tuple[tuple[str, bool], ...] | None = None
 
     def __post_init__(self):
         # A snapshot read back from JSON holds lists and dicts: make them the frozen forms.
         object.__setattr__(self, "claim_families", tuple(ClaimFamily.of(f) for f in self.claim_families))
         words = self.region_words.items() if isinstance(self.region_words, dict) else self.region_words
         object.__setattr__(self, "region_words", tuple((str(t), tuple(w)) for t, w in words))
+        if self.vocabulary is not None:
+            object.__setattr__(self, "vocabulary", tuple((str(t), bool(a)) for t, a in self.vocabulary))
 
     def families(self) -> list[ClaimFamily]:
         """The families in force, in the order of ``restricted_claims``."""
@@ -344,6 +358,7 @@ class GuardRules:
                   if k in {f.name for f in dataclasses.fields(cls)}}
         values.setdefault("claim_families", ())
         values.setdefault("region_words", ())
+        values.setdefault("vocabulary", None)
         return cls(**values)
 
 

@@ -1,7 +1,7 @@
 """Stage prompts. The system prompt is the policy's override or the default below; the user message
 always starts with the public context as canonical JSON, so every call of a run shares one stable
 prefix that provider-side prefix caching can reuse. What customers must not read (the internal facts,
-``agents.core.internal``) follows it in its own section, for the stages
+``agents.core.guard.internal``) follows it in its own section, for the stages
 that judge a draft only: the stages that write customer words never see it.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.internal import INTERNAL_KEYS, public_context
+from agents.core.guard.internal import INTERNAL_KEYS, public_context
 from agents.core.llm.base import StageRequest
 from agents.core.llm.schemas import STAGE_TOOLS, TOOLS
 from agents.core.policy import Policy

@@ -129,7 +129,7 @@ STOP_REASONS: dict[str, str] = {
         "or an unclosed bracket)."
     ),
     "patch_violation:uninformative": (
-        "The revision does not tell customers what is happening and what is affected (e.g. a bare date)."
+        "The revision tells customers neither what is happening nor what is affected (e.g. a bare date)."
     ),
     "patch_violation:unsupported_statement": (
         "The revision states something (a cause, an action, a consequence) the incident's facts do not support."
@@ -178,7 +178,7 @@ STOP_REASONS: dict[str, str] = {
         "word or an unclosed bracket)."
     ),
     "invalid_answer:uninformative": (
-        "The final answer does not tell customers what is happening and what is affected (e.g. a bare date)."
+        "The final answer tells customers neither what is happening nor what is affected (e.g. a bare date)."
     ),
     "invalid_answer:internal_detail": (
         "The final answer shows customers an internal detail (an internal fact, a host, a path, a ticket id or "

@@ -19,6 +19,7 @@ from agents.models.policies import JUDGE_FIELDS as JUDGE_FIELDS
 from agents.models.policies import BUDGET_RANGES as BUDGET_RANGES
 from agents.models.policies import PIPELINE_STAGES as PIPELINE_STAGES
 from agents.models.policies import STAGE_CHOICES as STAGE_CHOICES
+from agents.models.policies import GroundingTerm as GroundingTerm
 from agents.models.policies import IssueType as IssueType
 from agents.models.policies import PipelinePolicy as PipelinePolicy
 from agents.models.policies import PolicyChange as PolicyChange

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
@@ -51,7 +52,8 @@ def _with_state(snapshot: dict) -> dict:
 class IncidentQuerySet(models.QuerySet):
     def with_latest_run(self):
         """Each incident with its run count and its newest run's id, status and stop reason."""
-        from agents.models.runs import Run  # runs.py imports this module for Run.incident
+        # Looked up, not imported: runs.py imports this module for Run.incident.
+        Run = apps.get_model("agents", "Run")
 
         latest = Run.objects.filter(incident=models.OuterRef("pk")).order_by("-created_at", "-id")
         # A correlated count per incident reads the run_incident_newest index; Count("runs") joined
@@ -174,7 +176,7 @@ class Incident(models.Model):
         typed value under ``incident``, each public fact's key, label and unit under ``fact_meta`` (for
         the number rules). Internal facts are under ``internal`` alone (left out when there are none):
         the reviewer reads them, the drafting stages never see them and the guard keeps them out of
-        customer text (``agents.core.internal``)."""
+        customer text (``agents.core.guard.internal``)."""
         facts = [fact for fact in self.fact_list() if not fact.internal]
         internal = {fact.key: fact.typed_value for fact in self.fact_list() if fact.internal}
         identity = {"incident_id": self.incident_id, "title": self.title, "severity": self.severity,

@@ -130,6 +130,12 @@ class PipelinePolicy(models.Model):
         "text and the patch guard checks it. Off: “revise” leaves execution, so no model rewrites any text "
         "of this pipeline: a run whose review asks for a revision stops there and goes to a person.",
     )
+    grounding = models.BooleanField(
+        default=False,
+        help_text="Off by default. Switched on, every sentence of a customer-facing text must be supported by the "
+        "incident (its public facts, key messages, approved actions, the goal) or by the grounding vocabulary; "
+        "a sentence that states anything else stops as unsupported_statement and goes to a person.",
+    )
     auto_publish = models.BooleanField(
         "auto-publish",
         default=False,
@@ -599,6 +605,40 @@ class RegionToken(models.Model):
 
     def as_words(self) -> tuple[str, tuple[str, ...]]:
         return self.token.lower(), split_words(self.words)
+
+
+class GroundingTerm(models.Model):
+    """A word or phrase of ordinary update language that the grounding check accepts without the
+    incident supporting it ("we apologize for the inconvenience", "a fix has been implemented")."""
+
+    text = models.CharField(
+        max_length=120, unique=True,
+        help_text="One word, or a phrase of up to eight words (a phrase licenses its words only together: "
+        "“back to normal”). Letters, spaces, apostrophes and hyphens.",
+    )
+    advice = models.BooleanField(
+        default=False,
+        help_text="On: it may also stand in a sentence that tells customers what to do (“contact support”). "
+        "Off: advice built on it needs an approved action.",
+    )
+    enabled = models.BooleanField(default=True, help_text="Off: the grounding check does not read it.")
+    note = models.CharField(max_length=200, blank=True, help_text="Why it is ordinary language (for reviewers).")
+
+    class Meta:
+        ordering = ["text"]
+
+    def __str__(self) -> str:
+        return self.text
+
+    def clean(self):
+        text = " ".join((self.text or "").split()).lower()
+        if not re.fullmatch(r"[a-z][a-z'’-]*(?: [a-z][a-z'’-]*){0,7}", text):
+            raise ValidationError({"text": "A grounding term is one word or a phrase of up to eight words of "
+                                           f"letters, apostrophes and hyphens, got “{self.text}”."})
+        self.text = text
+
+    def as_term(self) -> tuple[str, bool]:
+        return self.text, self.advice
 
 
 # ---------------------------------------------------------------- the change record

@@ -14,7 +14,7 @@ DEMO_CONTEXT_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_con
 DEMO_CONTEXT = json.loads(DEMO_CONTEXT_FILE.read_text())
 GOAL = "Write the customer update for the P1 payment degradation."
 
-# The runbook's approved actions are not in it: they are internal (agents.core.internal).
+# The runbook's approved actions are not in it: they are internal (agents.core.guard.internal).
 DRAFT = (
     "We are investigating a payment problem in the US. About 27% of checkouts are affected. "
     "We expect to restore service within 45 minutes. Our team is watching payment failures closely, and we "

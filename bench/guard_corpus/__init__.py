@@ -137,6 +137,8 @@ def _contexts(incident: dict, public: list[dict], internal: list[dict]) -> dict[
         "policy_hints": hints,
         "approved_actions": actions,
     }
+    if incident.get("key_messages"):  # a context file may carry them too (manage.py run_pipeline --context)
+        plain["key_messages"] = list(incident["key_messages"])
     # As Incident.context() builds it (agents/models/incidents.py).
     identity = {"incident_id": incident["id"], "title": incident["title"], "severity": incident["severity"],
                 "state": incident["state"], "status": incident["status"]}
@@ -179,7 +181,9 @@ def _incident(raw: Any, kind: str, where: str) -> dict:
         _fail(where, "'policy_hints' must be a mapping")
     public, internal = _facts(raw, where)
     return {**raw, "kind": kind, "where": where, "public_facts": public, "internal_facts": internal,
-            "contexts": _contexts(raw, public, internal)}
+            "contexts": _contexts(raw, public, internal),
+            # What ops asks for when they start a run on it: the plain shape has no title of its own.
+            "goal": f"Write the customer update on the incident “{raw['title']}”."}
 
 
 def _text(raw: Any, incident: dict) -> dict:
@@ -208,7 +212,7 @@ def _text(raw: Any, incident: dict) -> dict:
         _fail(where, f"unknown field(s) {', '.join(sorted(unknown))}")
     return {"id": text_id, "incident": incident["id"], "incident_kind": incident["kind"], "part": incident["part"],
             "text": text, "label": raw["label"], "kind": risk, "reason": reason.strip(),
-            "twin_of": raw.get("twin_of"), "contexts": incident["contexts"], "where": where}
+            "twin_of": raw.get("twin_of"), "contexts": incident["contexts"], "goal": incident["goal"], "where": where}
 
 
 def validate(records: list[dict]) -> None:

@@ -29,9 +29,9 @@ from datetime import date
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 
-from agents.core.contacts import find_contacts
-from agents.core.internal import CHECK as INTERNAL_CHECK
-from agents.core.internal import find_internal, public_context
+from agents.core.guard.contacts import find_contacts
+from agents.core.guard.internal import CHECK as INTERNAL_CHECK
+from agents.core.guard.internal import find_internal, public_context
 from agents.core.llm.endpoints import REDACTED, configured_keys, redact
 from agents.core.policy import PIPELINE_CHOICES
 from reviewer import destinations

@@ -134,7 +134,7 @@ def guard_edit(escalation: Escalation, text: str, *, under: tuple[TextPolicy, di
     violations = [v for v in result.violations if v["check"] not in _NOT_FOR_PEOPLE]
     if normalize(text) and not any(v["check"].startswith("invalid_revised:") for v in violations):
         final = check_final_answer(text, context, policy.guard, max_answer_chars=policy.max_answer_chars,
-                                   strict_claims=strict)
+                                   strict_claims=strict, goal=run.goal or "")
         seen = {(v["check"].split(":", 1)[1], (v["found"] or "").lower()) for v in violations}
         violations += [v for v in final.violations
                        if (v["check"].split(":", 1)[1], (v["found"] or "").lower()) not in seen]

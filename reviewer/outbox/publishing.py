@@ -16,8 +16,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents.core.contacts import carries_contact
 from agents.core.guard import check_final_answer
+from agents.core.guard.contacts import carries_contact
 from agents.core.inputs import not_one_line
 from agents.core.policy import POLICY_CLASSES, GuardRules, TextPolicy
 from agents.core.text import canonical_json, normalize, text_hash

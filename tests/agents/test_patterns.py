@@ -12,8 +12,11 @@ import time
 import pytest
 from django.utils.html import escape
 
-from agents.core.facts import find_claims, find_violations, is_hedged, without_instructions
 from agents.core.guard import GuardConfig, check_final_answer, check_revision, claim_evidence
+from agents.core.guard.checks import find_violations
+from agents.core.guard.claims import find_claims
+from agents.core.guard.hedges import is_hedged
+from agents.core.guard.instructions import without_instructions
 from agents.core.patterns import MAX_PROGRAM_SIZE, UnsafePattern, compile_pattern, pattern_problem
 from agents.core.policy import GuardRules
 from agents.models import RestrictedClaim

@@ -24,9 +24,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.facts import find_violations
 from agents.core.fallback import apply_fallback
 from agents.core.guard import claim_evidence, evidence_json
+from agents.core.guard.checks import find_violations
 from agents.core.llm.base import CallRecord, ModelReply, StageRequest
 from agents.core.phrases import critique_rules, is_enforceable, reflection_rules
 from agents.core.policy import GuardRules

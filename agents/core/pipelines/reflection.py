@@ -58,7 +58,7 @@ def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: Re
                    review=review.to_dict(), candidate=draft)
 
     if review.decision == "approve":
-        finalize(run, draft, context, policy, review=review.to_dict())
+        finalize(run, draft, context, policy, goal=goal, review=review.to_dict())
         return {"outcome": "approved_direct", "answer": draft, "review": review.to_dict()}
 
     counts = {"risks": len(review.issues), "required_changes": len(review.fix_plan)}
@@ -75,7 +75,7 @@ def _reflection(run: RunState, goal: str, context: Mapping[str, Any], policy: Re
         step["output"] = revised
 
     audit = audit_record(draft, revised, **counts)
-    finalize(run, revised, context, policy, review=review.to_dict(), audit=audit)
+    finalize(run, revised, context, policy, goal=goal, review=review.to_dict(), audit=audit)
     return {"outcome": "revised_once", "answer": revised, "review": review.to_dict(), "audit": audit,
             "guard": guard_dict(result)}
 

@@ -45,7 +45,7 @@ def run_requested_changes(goal: str, context: Mapping[str, Any] | None, policy: 
             step["output"] = revised
         with run.step("finalize") as step:
             final = check_final_answer(revised, context, policy.guard, max_answer_chars=policy.max_answer_chars,
-                                       strict_claims=config.strict_claims)
+                                       strict_claims=config.strict_claims, goal=goal)
             step.update(answer_chars=len(revised), answer_hash=text_hash(revised))
             if not final.ok:
                 raise blocked(final, revised)

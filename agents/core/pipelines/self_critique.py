@@ -83,7 +83,8 @@ def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy:
     counts = {"risks": len(critique.risks), "required_changes": len(critique.required_changes)}
     if critique.decision == "approve":
         audit = audit_record(draft, draft, **counts)
-        finalize(run, draft, context, policy, strict_claims=strict, critique=critique.to_dict(), audit=audit)
+        finalize(run, draft, context, policy, strict_claims=strict, goal=goal, critique=critique.to_dict(),
+                 audit=audit)
         return {"outcome": "approved_direct", "answer": draft, "critique": critique.to_dict(), "audit": audit}
 
     rules = critique_rules(critique.required_changes)
@@ -119,7 +120,8 @@ def _self_critique(run: RunState, goal: str, context: Mapping[str, Any], policy:
             outcome = "revised_fallback"
 
     audit = audit_record(draft, candidate, **counts)
-    finalize(run, candidate, context, policy, strict_claims=strict, critique=critique.to_dict(), audit=audit)
+    finalize(run, candidate, context, policy, strict_claims=strict, goal=goal, critique=critique.to_dict(),
+             audit=audit)
     return {"outcome": outcome, "answer": candidate,
             "critique": critique.to_dict(), "audit": audit, "guard": guard_dict(result)}
 

@@ -93,14 +93,14 @@ def guard_dict(result: GuardResult) -> dict:
 
 
 def finalize(run: RunState, answer: str, context: Mapping[str, Any], policy: TextPolicy, *, strict_claims: bool = False,
-             **details: Any) -> None:
+             goal: str = "", **details: Any) -> None:
     """The final answer passes the length, fact and claim checks against the context alone, then the
     policy's second reader when it names one (docs/guard.md, 'The second reader')."""
     checked: Stop | None = None
     try:
         with run.step("finalize") as step:
             result = check_final_answer(answer, context, policy.guard, max_answer_chars=policy.max_answer_chars,
-                                        strict_claims=strict_claims, auto_publish=policy.auto_publish)
+                                        strict_claims=strict_claims, auto_publish=policy.auto_publish, goal=goal)
             step.update(answer_chars=len(answer), answer_hash=text_hash(answer) if answer else None)
             if not result.ok:
                 raise blocked(result, answer, **details)

@@ -98,9 +98,9 @@ def test_the_original_passes_in_both_pipelines_with_and_without_strict_claims():
 @pytest.mark.parametrize(("sentence", "family", "found"), [
     ("The problem is fixed and card payments work again.", "resolution", "fixed"),
     ("The slowdown is over, the outage is over.", "resolution", "outage is over"),
-    ("Card payments are back to normal.", "recovery", "back to normal"),
+    ("Card payments are back to normal.", "recovered", "back to normal"),
     ("Card service has been fully restored.", "recovery", "fully restored"),
-    ("Card payments have recovered.", "recovery", "have recovered"),
+    ("Card payments have recovered.", "recovered", "have recovered"),
     ("The incident has been closed.", "closure", "incident has been closed"),
     ("Card payments are stable again.", "stability", "payments are stable"),
     ("We guarantee that no card payment will be lost.", "guarantees", "guarantee"),
@@ -323,8 +323,8 @@ def test_a_text_full_of_claims_dates_ids_and_number_words_is_checked_in_linear_t
     quadratic: 4.6 s for this kind of text at 100 KB, now about 0.6 s)."""
     import time
 
-    from agents.core.facts import find_violations
     from agents.core.guard import claim_evidence, evidence_json
+    from agents.core.guard.checks import find_violations
 
     unit = "resolved fixed back to normal within 45 minutes 2026-11-23 14:00 half a dozen CHG-12 "
     text = unit * (100_000 // len(unit))
@@ -332,4 +332,4 @@ def test_a_text_full_of_claims_dates_ids_and_number_words_is_checked_in_linear_t
     found = find_violations(text, evidence_json(STRICT), PIPELINES["self_critique"].guard, strict_claims=True,
                             claim_evidence=claim_evidence(STRICT))
     assert time.thread_time() - started < 3
-    assert {v.family for v in found if v.check == "restricted_claims"} == {"resolution", "recovery", "time promises"}
+    assert {v.family for v in found if v.check == "restricted_claims"} == {"resolution", "recovered", "time promises"}

@@ -1,4 +1,4 @@
-"""Links, contacts and markup (agents/core/contacts.py) and their guard checks (docs/contract.md, 'Fact
+"""Links, contacts and markup (agents/core/guard/contacts.py) and their guard checks (docs/contract.md, 'Fact
 and claim checks'): each unsafe text next to its safe twin, on incidents that are not about payments."""
 
 from __future__ import annotations
@@ -7,9 +7,16 @@ import time
 
 import pytest
 
-from agents.core.contacts import carries_contact, declared, find_contacts, find_markup, is_domain
-from agents.core.facts import declared_contacts, find_violations
 from agents.core.guard import GuardConfig, check_final_answer, check_revision, evidence_json
+from agents.core.guard.checks import find_violations
+from agents.core.guard.contacts import (
+    carries_contact,
+    declared,
+    declared_contacts,
+    find_contacts,
+    find_markup,
+    is_domain,
+)
 from agents.core.policy import GuardRules
 from agents.core.stops import STOP_REASONS, opens_escalation
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from agents.core.audit import word_diff
 from agents.core.evidence import context_facts, mark_facts
-from agents.core.facts import find_violations
 from agents.core.guard import claim_evidence, evidence_json
+from agents.core.guard.checks import find_violations
 from agents.core.policy import GuardRules
 from agents.core.units import ratio_values
 

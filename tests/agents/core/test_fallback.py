@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.core.fallback import apply_fallback
+from agents.core.guard.wellformed import find_malformed
 from agents.core.phrases import phrase_present
-from agents.core.wellformed import find_malformed
 
 
 def test_fallback_deletes_a_must_remove_phrase_case_insensitively():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.core.guard import GuardConfig, allowed_text, check_final_answer, check_revision
-from agents.core.internal import public_context
+from agents.core.guard.internal import public_context
 from agents.core.phrases import PhraseRules, critique_rules, reflection_rules
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json

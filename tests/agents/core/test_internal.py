@@ -1,4 +1,4 @@
-"""Internal details never reach customers (agents.core.internal; docs/contract.md, 'Fact and claim
+"""Internal details never reach customers (agents.core.guard.internal; docs/contract.md, 'Fact and claim
 checks'): each unsafe text is stopped and its safe twin passes, on five kinds of incident that are not
 payments, as a final answer and as a revision, and in the pipelines through the real SDK.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from agents.core.guard import check_final_answer, check_revision, guard_config
-from agents.core.internal import find_internal, public_context
+from agents.core.guard.internal import find_internal, public_context
 from agents.core.pipelines import run_reflection, run_self_critique
 from agents.core.policy import ReflectionPolicy, SelfCritiquePolicy
 from agents.core.prompts import INTERNAL_TITLE, build_request

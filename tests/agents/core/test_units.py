@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from agents.core.facts import find_violations
+from agents.core.guard.checks import find_violations
 from agents.core.llm.offline import draft_from_context
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json

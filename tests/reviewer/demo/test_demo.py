@@ -6,7 +6,7 @@ import re
 import pytest
 
 from agents.core.guard import check_final_answer, strict_claims_for
-from agents.core.internal import public_context
+from agents.core.guard.internal import public_context
 from agents.core.llm.offline import OfflineModel, draft_from_context
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import default_policy

@@ -20,7 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.facts import Violation
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
 from agents.core.text import canonical_json
 
 # The context's entries that customers must never read: the internal facts.
@@ -140,7 +141,7 @@ _PATH = re.compile(
     r"|(?<![\w/~])~/[\w.@%+=:~-]+(?:/[\w.@%+=:~-]*)*"
 )
 # A ticket id of an internal tracker: JIRA-1234, OPS-512. An incident id (inc_pay_2041, INC-2041) is
-# the incident checks' business (agents.core.facts), and standards are not tickets (ISO-8601).
+# the incident checks' business (agents.core.guard.identifiers), and standards are not tickets (ISO-8601).
 _TICKET = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,9}-\d{1,7}(?![\w-])")
 _NOT_TICKETS = frozenset({"INC", "ISO", "SHA", "UTF", "RFC", "TLS", "SSL", "HTTP", "HTTPS", "IPV", "COVID", "PCI",
                           "AES", "CVE", "GDPR", "IEEE", "ECMA", "ANSI", "EN", "IEC", "WCAG", "OWASP", "FIPS"})
@@ -161,6 +162,10 @@ def _strip_end(found: str) -> str:
 
 
 # ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    return find_internal(text, support.context)
 
 
 def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violation]:

@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.facts import Violation
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
 
 _EXCERPT_MAX = 60  # characters of an excerpt in a message; a long URL is cut
 
@@ -252,6 +253,22 @@ def _doubled_words(text: str) -> list[Violation]:
             for m in _DOUBLED.finditer(text) if m.group(1).lower() not in _GRAMMATICAL_REPEATS]
 
 
+# A preposition right before a modal verb: what an edit leaves when it cuts a phrase out of a sentence
+# ("We expect recovery in [about 45 minutes, but this] may change."). Lower case only: "in May".
+_CUT_CLAUSE = re.compile(r"\b(?i:in|on|at|of|for|with|by|from|into|about|within)\s+"
+                         r"(?:may|might|will|would|shall|should|can|could|must)\b")
+
+
+# "Sign in will be back": a phrasal noun, not a preposition.
+_PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll|log-|sign-)[\s-]*$")
+
+
+def _cut_clauses(text: str) -> list[Violation]:
+    return [_malformed(_excerpt(text, m.start(), m.end(), before=1),
+                       "A part of the sentence is missing: a preposition runs into a verb in “{found}”.")
+            for m in _CUT_CLAUSE.finditer(text) if not _PHRASAL.search(text[max(0, m.start() - 8):m.start()])]
+
+
 # ---------------------------------------------------------------- quotes and brackets
 
 _PAIRS = {")": "(", "]": "[", "}": "{", "”": "“"}
@@ -289,7 +306,7 @@ def find_malformed(text: str) -> list[Violation]:
     if not text.strip():
         return []
     return [*_stray_punctuation(text), *_unfinished(text), *_placeholders(text), *_doubled_words(text),
-            *_unbalanced(text)]
+            *_cut_clauses(text), *_unbalanced(text)]
 
 
 # ---------------------------------------------------------------- saying something
@@ -343,7 +360,8 @@ _VERBS = {
     "end", "finish", "last", "resume", "improve", "increase", "decrease", "drop", "rise", "fall", "block",
     "require", "include", "reduce", "stabilise", "stabilize", "degrade", "expire", "close", "open",
     "change", "add", "remove", "release", "schedule", "replace", "upgrade", "migrate", "restart", "reboot",
-    "scale", "handle", "clear", "lose", "find", "fill", "pause", "spike",
+    "scale", "handle", "clear", "lose", "find", "fill", "pause", "spike", "cannot", "join", "connect",
+    "save", "write", "read", "pay", "buy", "upload", "download", "sync", "deliver", "arrive",
 }  # fmt: skip
 _CONTRACTION = re.compile(r"['’](?:re|s|ve|ll|d|m)$|n['’]t$")
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
@@ -424,8 +442,8 @@ def _names_region(sentence: str, regions: set[str]) -> bool:
 
 def find_uninformative(text: str, context: Mapping[str, Any] | None) -> list[Violation]:
     """A violation when ``text`` tells customers nothing: no real sentence (three words or more,
-    with a verb) says the incident's state (what is happening or being done), or none says what is
-    affected (a word of the incident's title, its facts' labels or values, a region, or a service)."""
+    with a verb), or none says either the incident's state (what is happening or being done) or what
+    is affected (a word of the incident's title, its facts' labels or values, a region, or a service)."""
     if not text.strip():
         return []
     context = context if isinstance(context, Mapping) else {}
@@ -436,13 +454,24 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None) -> list[Vio
     affected = any(_has_stem(_WORDS.findall(s), _SERVICE_STEMS, own_affected) or _names_region(s, regions)
                    for s in real)
     found = _excerpt(text, 0, len(text))
+    # An update in a thread says what is happening or what is affected: "A fix has been implemented and
+    # we are monitoring the results." follows the updates that named the service, and "Card payments
+    # in the EU." alone is a headline. Only a text that says neither tells customers nothing.
     if not real:
         message = f"The text is not a sentence that tells customers anything: “{found}”."
-    elif not states:
-        message = (f"The text does not say what is happening or being done (investigating, fixing, monitoring, "
-                   f"resolved…): “{found}”.")
-    elif not affected:
-        message = f"The text does not say what is affected (a service, a feature or a region): “{found}”."
+    elif not states and not affected:
+        message = (f"The text says neither what is happening or being done (investigating, fixing, monitoring, "
+                   f"resolved…) nor what is affected (a service, a feature or a region): “{found}”.")
     else:
         return []
     return [Violation("uninformative", found, message)]
+
+
+# ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """Broken text is broken whatever the context; whether it tells customers anything is judged
+    against the incident (its title, status and facts), so only with a context."""
+    context = support.context
+    return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import re2
 from publicsuffixlist import PublicSuffixList
+
+from agents.core.guard.instructions import CLAUSE, INSTRUCTION
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
+from agents.core.text import strings_in
 
 # Top-level names that are not in the Public Suffix List but that people use as hosts: reserved
 # for examples, tests and local networks. A link to one is still a link.
@@ -304,3 +309,70 @@ def unknown_contact_message(contact: Contact) -> str:
 
 def markup_message(markup: Markup) -> str:
     return f"“{markup.found}” is {markup.what}. Customer updates must be plain text."
+
+
+# ---------------------------------------------------------------- the check
+
+
+def _masked(text: str, contacts: list) -> str:
+    """``text`` with each contact replaced by as many spaces (positions kept)."""
+    pieces, pos = [], 0
+    for contact in contacts:
+        pieces += [text[pos:contact.start], " " * len(contact.found)]
+        pos = contact.end
+    return "".join(pieces) + text[pos:]
+
+
+@functools.lru_cache(maxsize=16)
+def _without_contacts(text: str) -> str:
+    return _masked(text, find_contacts(text))
+
+
+def prose(text: str, support: Support) -> str:
+    """``text`` as the fact and claim checks read it. A link, address or phone number is judged whole
+    by the contact check: its digits and words are no quantity, id or claim of their own (a phone
+    number is not "555" unsupported). Without a context, the text as it is. Remembered: each of
+    those checks reads the same text."""
+    return _without_contacts(text) if support.context is not None else text
+
+
+def _contacts_outside_instructions(text: str) -> list:
+    """The contacts of ``text`` that sit in no clause instructing the model. The clauses are read with
+    the contacts masked, so the dots of a link do not cut it into clauses."""
+    contacts = find_contacts(text)
+    if not contacts:
+        return []
+    masked = _masked(text, contacts)
+    kept = []
+    for clause in CLAUSE.finditer(masked):
+        if not INSTRUCTION.search(clause.group()):
+            kept += [c for c in contacts if clause.start() <= c.start < clause.end()]
+    return kept
+
+
+def declared_contacts(context: Mapping):
+    """The links, email addresses and phone numbers the incident's public facts declare: the values
+    under ``incident`` and the ``key_messages``, without the clauses that instruct the model. A
+    draft, a goal or the policy hints declare nothing."""
+    texts = strings_in(context.get("incident")) + strings_in(context.get("key_messages"))
+    return declared(c for text in texts for c in _contacts_outside_instructions(text))
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """unknown_contact, then markup: every link, contact or markup the incident does not declare."""
+    return [*_undeclared_contacts(text, support.context), *_markup(text)]
+
+
+def _undeclared_contacts(text: str, context: Mapping | None) -> list[Violation]:
+    """Every link, domain, email address or phone number the incident does not declare, in reading
+    order (docs/contract.md, 'Fact and claim checks'). Without a context there is nothing to read."""
+    if context is None:
+        return []
+    known = declared_contacts(context)
+    return [Violation("unknown_contact", c.found, unknown_contact_message(c))
+            for c in find_contacts(text) if not known.covers(c)]
+
+
+def _markup(text: str) -> list[Violation]:
+    """Every mention, link markup, HTML tag or Markdown link: customer text is plain text."""
+    return [Violation("markup", m.found, markup_message(m)) for m in find_markup(text)]

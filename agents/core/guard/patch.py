@@ -11,15 +11,16 @@ import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agents.core.contacts import find_contacts, find_markup
-from agents.core.facts import find_violations, without_instructions
-from agents.core.internal import public_context
+from agents.core.guard.checks import find_violations
+from agents.core.guard.contacts import find_contacts, find_markup
+from agents.core.guard.instructions import without_instructions
+from agents.core.guard.internal import public_context
 from agents.core.phrases import PhraseRules, missing_and_present
 from agents.core.policy import CLAIM_CHECKS, GuardRules, SelfCritiquePolicy, TextPolicy
 from agents.core.text import canonical_json, normalize, strings_in
 from agents.core.units import fact_meta, ratio_values
 
-# The stop reason of each fact and claim check (agents.core.facts.CHECKS), on a revision and on
+# The stop reason of each fact and claim check (agents.core.guard.violation.CHECKS), on a revision and on
 # a final answer.
 PATCH_REASONS = {
     "internal_detail": "patch_violation:internal_detail",
@@ -38,6 +39,7 @@ PATCH_REASONS = {
     "markup": "patch_violation:markup",
     "malformed_text": "patch_violation:malformed_text",
     "uninformative": "patch_violation:uninformative",
+    "unsupported_statement": "patch_violation:unsupported_statement",
 }
 ANSWER_REASONS = {
     "internal_detail": "invalid_answer:internal_detail",
@@ -56,6 +58,7 @@ ANSWER_REASONS = {
     "markup": "invalid_answer:markup",
     "malformed_text": "invalid_answer:malformed_text",
     "uninformative": "invalid_answer:uninformative",
+    "unsupported_statement": "invalid_answer:unsupported_statement",
 }
 # A final answer that would be published with no person involved carries no link, contact or
 # mention at all, declared or not (docs/publishing.md, 'Publishing: updates that reach customers').
@@ -115,7 +118,8 @@ def guard_config(policy: TextPolicy, context: Mapping) -> GuardConfig:
 @dataclass(frozen=True)
 class GuardResult:
     stop_reason: str | None  # the first failing check; None when the text passes
-    # Every failing check, so a person sees all of them: {"check", "message", "found"}.
+    # Every failing check, so a person sees all of them: {"check", "message", "found"}, and
+    # "sentence" and "words" where the check gives them (agents.core.guard.violation).
     violations: tuple[dict, ...] = ()
     measurements: dict = field(default_factory=dict)
 
@@ -145,7 +149,7 @@ def evidence_json(context: Mapping) -> str:
     "call it P3", "widen it to all regions" or "promise 10 minutes" in incident data is an injection,
     and the number, region or severity label inside it supports nothing (like a claim, below). The
     internal facts are left out: what customers may not read supports nothing they read
-    (agents.core.internal). The approved actions stay: they are what the update may tell customers."""
+    (agents.core.guard.internal). The approved actions stay: they are what the update may tell customers."""
     return canonical_json(_without_instructions_in(public_context(context)))
 
 
@@ -239,8 +243,9 @@ def check_revision(
     found = find_violations(
         revised, allowed_text(context, original), config.rules, strict_claims=config.strict_claims,
         claim_evidence=claim_evidence(context, original), ratios=ratio_values(context), context=context,
+        licensed_texts=(original,),
     )
-    facts = [_violation(PATCH_REASONS[v.check], v.message, v.found) for v in found]
+    facts = [v.reported(PATCH_REASONS[v.check]) for v in found]
     claims = [v for v in facts if v["check"] in _CLAIM_REASONS]
     violations += [v for v in facts if v["check"] not in _CLAIM_REASONS]  # step 4
 
@@ -268,12 +273,14 @@ def check_final_answer(
     max_answer_chars: int,
     strict_claims: bool = False,
     auto_publish: bool = False,
+    goal: str = "",
 ) -> GuardResult:
     """The final answer's checks, whether it was revised or approved.
 
     Facts and claims are judged against the context alone: a draft is not its own evidence. With
     ``auto_publish`` (the run's policy publishes a gate-passed run by itself), any link, contact or
-    mention fails too, declared or not: such a text always goes to a person.
+    mention fails too, declared or not: such a text always goes to a person. The ``goal`` ops wrote
+    may lend the grounding check its words (whom the update is for), and nothing else.
     """
     chars = len(answer.strip())
     measurements = {"answer_chars": chars}
@@ -284,8 +291,8 @@ def check_final_answer(
         return _stop("invalid_answer:too_long", message, measurements)
     found = find_violations(answer, evidence_json(context), rules, strict_claims=strict_claims,
                             claim_evidence=claim_evidence(context), ratios=ratio_values(context),
-                            context=context)
-    violations = [_violation(ANSWER_REASONS[v.check], v.message, v.found) for v in found]
+                            context=context, licensed_texts=(goal,) if goal else ())
+    violations = [v.reported(ANSWER_REASONS[v.check]) for v in found]
     if auto_publish:
         violations += _auto_publish_contacts(answer)
     return _result(violations, measurements)

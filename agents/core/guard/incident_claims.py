@@ -1,6 +1,6 @@
 """Claims checked against the incident, not only against the draft (docs/guard.md).
 
-A claim family's match (agents.core.facts) is supported by what its ``support`` names: the evidence
+A claim family's match (agents.core.guard.claims) is supported by what its ``support`` names: the evidence
 making the same claim, or the incident's state. The checks here read a statement's structure where
 a word list cannot: the quantifier of "every EU user" against the share of customers the facts give,
 the party a cause names ("due to an outage at Northwind Cloud"), whether a time expression is about
@@ -16,8 +16,13 @@ from decimal import Decimal
 
 import re2
 
+from agents.core.guard.contacts import prose
+from agents.core.guard.hedges import is_hedged
+from agents.core.guard.places import PLACES
+from agents.core.guard.regions import region_in_allowed
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
 from agents.core.patterns import compile_pattern
-from agents.core.places import PLACES
 from agents.core.policy import ClaimFamily
 from agents.core.units import fact_meta
 
@@ -31,12 +36,30 @@ _STATE_WORDS = {
 }
 
 
+# A context without a state field (a plain context file) may still say it in its status:
+# "resolved", "monitoring", "degraded, cause identified". Read only when the status negates nothing.
+_STATUS_STATES = (
+    ("resolved", re.compile(r"\bresolved\b", re.IGNORECASE)),
+    ("monitoring", re.compile(r"\b(?:monitoring|recovered|recovering|mitigated)\b", re.IGNORECASE)),
+    ("identified", re.compile(r"\b(?:identified|fixing)\b", re.IGNORECASE)),
+    ("investigating", re.compile(r"\binvestigating\b", re.IGNORECASE)),
+)
+_NEGATED_STATUS = re.compile(r"\b(?:not|no|un\w+|yet|partially)\b", re.IGNORECASE)
+
+
 def incident_state(context: Mapping | None) -> str | None:
-    """The incident's lifecycle state from the run context; None when the context has none (a
-    context from before incidents had states, or a bare one)."""
+    """The incident's lifecycle state from the run context: its ``state``, or where it has none, the
+    state its status names ("resolved"); None when neither says one (a bare context)."""
     incident = context.get("incident") if isinstance(context, Mapping) else None
-    state = incident.get("state") if isinstance(incident, Mapping) else None
-    return state if state in STATES else None
+    if not isinstance(incident, Mapping):
+        return None
+    state = incident.get("state")
+    if state in STATES:
+        return state
+    status = incident.get("status")
+    if state is None and isinstance(status, str) and not _NEGATED_STATUS.search(status):
+        return next((name for name, pattern in _STATUS_STATES if pattern.search(status)), None)
+    return None
 
 
 def state_supports(support: str, state: str | None) -> bool | None:
@@ -306,3 +329,27 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
     return [Finding("no_new_facts", m.group(), f"“{m.group()}” is a day the incident context does not name.",
                     m.start())
             for m in _WEEKDAY.finditer(text) if not _party_supported(m.group(), allowed_text)]
+
+
+# ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """The structural checks: quantifiers against the incident's shares, blame, places and days of
+    the week, in reading order."""
+    text, allowed_text, evidence = prose(text, support), support.allowed_text, support.claim_evidence
+    words = dict(support.rules.region_words)
+
+    def region_allowed(token: str) -> bool:
+        return any(region_in_allowed(t, allowed_text, words.get(t, ())) for t in (token, "global"))
+
+    def hedged(source: str, start: int, end: int) -> bool:
+        return is_hedged(source, start, (), end)
+
+    findings = [
+        *weekday_findings(text, allowed_text),
+        *place_findings(text, allowed_text, region_allowed),
+        *scope_findings(text, support.context, evidence, hedged),
+        *blame_findings(text, evidence),
+    ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
+    return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

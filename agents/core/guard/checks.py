@@ -1,0 +1,90 @@
+"""The fact and claim checks, run in order (docs/contract.md, 'Fact and claim checks').
+
+A text may only state numbers, incident ids, severity labels, regions and restricted claims that the
+*allowed text* supports, name only the contacts the incident declares, carry no markup and no internal
+detail, and be well-formed text that says something. The patch guard passes the canonical context
+JSON plus the original draft; the final-answer check passes the context alone (a draft is not its own
+evidence). Each check is one module of this package with one function, ``find(text, support)``.
+Plain Python: no Django here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+
+from agents.core.guard import (
+    claims,
+    contacts,
+    grounding,
+    identifiers,
+    incident_claims,
+    internal,
+    numbers,
+    regions,
+    wellformed,
+)
+from agents.core.guard.support import Support
+from agents.core.guard.violation import CHECKS, Violation
+from agents.core.policy import GuardRules
+
+# The checks in the order they run: which of two findings of the same check and words is kept
+# (_distinct), and the order of one check's findings. What they find is then ordered by CHECKS (the
+# stop reasons' order). A check added later appends its (name, find) here and its name to CHECKS.
+FINDERS = (
+    ("numbers", numbers.find),  # no_new_facts
+    ("identifiers", identifiers.find),  # new_incident_id, new_severity_label
+    ("regions", regions.find),  # new_region
+    ("claims", claims.find),  # restricted_claims and the checks of the claim families
+    ("incident_claims", incident_claims.find),  # state, scope, blame, places, days of the week
+    # Links, contacts and markup: judged against the incident's public facts alone
+    ("contacts", contacts.find),  # unknown_contact, markup
+    ("internal", internal.find),  # internal_detail
+    ("wellformed", wellformed.find),  # malformed_text, uninformative
+)
+
+
+def find_violations(
+    text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
+    claim_evidence: str | None = None, ratios: frozenset[Decimal] | None = None,
+    context: Mapping | None = None, licensed_texts: tuple[str, ...] = (),
+) -> list[Violation]:
+    """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
+
+    ``claim_evidence`` is the text whose claims may license a restricted claim (default: the
+    allowed text); the guard passes the context and draft with instructions to the model removed
+    (and an allowed text built from them, so an instruction is no evidence for anything).
+    ``ratios`` are the values of the context's ratio facts (``agents.core.units.ratio_values``):
+    given, only they support a percentage read as a ratio; None (a context without units) lets a
+    bare number do. ``context`` is the run context itself, for the checks that read the incident's
+    structure (its state, its declared contacts, its internal facts); None skips them.
+    ``licensed_texts`` lend words to grounding besides the context: the goal ops wrote, the text a
+    revision revises.
+    """
+    support = Support(
+        allowed_text=allowed_text, rules=rules,
+        claim_evidence=allowed_text if claim_evidence is None else claim_evidence,
+        ratios=ratios, context=context, strict_claims=strict_claims,
+        state=incident_claims.incident_state(context), licensed_texts=licensed_texts,
+    )
+    found = _distinct(violation for _name, find in FINDERS for violation in find(text, support))
+    # An internal host is reported as what it is, not also as an address customers could be sent to.
+    internal_found = {v.found.lower() for v in found if v.check == "internal_detail"}
+    found = [v for v in found if not (v.check == "unknown_contact" and v.found.lower() in internal_found)]
+    found.sort(key=lambda v: CHECKS.index(v.check))
+    # Grounding reads what the named checks left, so it runs after them all (a policy switches it on).
+    return found + grounding.find(text, support, found)
+
+
+def _distinct(violations: Iterable[Violation]) -> list[Violation]:
+    """The first violation of each check and token (in any case): one entry per distinct token keeps
+    the UI readable."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for violation in violations:
+        key = (violation.check, violation.found.lower())
+        if key not in seen:
+            seen.add(key)
+            kept.append(violation)
+    return kept
+

@@ -1,0 +1,201 @@
+"""restricted_claims and the claim families an admin defines (docs/guard.md): a claim a text makes,
+unhedged, that neither its evidence nor the incident's state supports. The checks a family can fail
+are its own (state_claim, liability, data_safety, time_commitment, or restricted_claims). Patterns are
+admin text: they run on RE2 (agents.core.patterns). Plain Python: no Django here."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agents.core.guard.contacts import prose
+from agents.core.guard.hedges import is_hedged, is_negated
+from agents.core.guard.incident_claims import is_cadence, is_forecast, state_message, state_supports
+from agents.core.guard.support import Support
+from agents.core.guard.violation import CHECKS, Violation
+from agents.core.patterns import UnsafePattern, compile_pattern, matching, may_match
+from agents.core.policy import ClaimFamily
+
+
+def _unhedged(text: str, pattern: str, hedges: Iterable[str] = ()):
+    """The unhedged matches of one restricted-claim pattern (RE2, case-insensitive), lazily.
+    Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    hedges = tuple(hedges)
+    return (m for m in compile_pattern(pattern).finditer(text) if not is_hedged(text, m.start(), hedges, m.end()))
+
+
+def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list:
+    """Every unhedged match of the restricted-claim patterns, in reading order.
+
+    Patterns are admin text: they run on RE2 (agents.core.patterns), in time linear in the text; one
+    that RE2 refuses raises :class:`agents.core.patterns.UnsafePattern`."""
+    claims = [m for pattern in patterns for m in _unhedged(text, pattern)]
+    return sorted(claims, key=lambda m: m.start())
+
+
+def makes_claim(text: str, pattern: str) -> bool:
+    """Whether ``text`` makes the claim at least once, unhedged (stops at the first)."""
+    return next(_unhedged(text, pattern), None) is not None
+
+
+def _family_unhedged(text: str, pattern: str, family: ClaimFamily):
+    if family.hedging == "negation":
+        return (m for m in compile_pattern(pattern).finditer(text) if not is_negated(text, m.start()))
+    return _unhedged(text, pattern, family.hedges)
+
+
+def family_claims(text: str, family: ClaimFamily) -> list:
+    """The unhedged matches of a claim family (its canonical claim and every paraphrase), in reading
+    order, a match overlapping an earlier one left out ("have fully recovered" is one claim).
+    Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    if not may_match(text, family.patterns):
+        return []
+    matches = sorted((m for p in family.patterns for m in _family_unhedged(text, p, family)),
+                     key=lambda m: (m.start(), -m.end()))
+    kept: list = []
+    for m in matches:
+        if not kept or m.start() >= kept[-1].end():
+            kept.append(m)
+    return kept
+
+
+def family_makes_claim(text: str, family: ClaimFamily) -> bool:
+    return any(next(_unhedged(text, p, family.hedges), None) is not None for p in family.patterns)
+
+
+def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
+    """Whether the evidence makes the family's claim itself, or says what its ``supported_by``
+    patterns name ("Data loss: none"), unhedged."""
+    patterns = family.support_patterns
+    return may_match(evidence, patterns) and any(
+        next(_unhedged(evidence, p, family.hedges), None) is not None for p in patterns)
+
+
+@dataclass(frozen=True)
+class TrialMatch:
+    found: str  # the words the family matched
+    pattern: str  # the canonical pattern or the paraphrase that matched
+    hedged: bool  # True: a hedge wraps or negates it, so the guard lets it pass
+
+
+def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
+    """What a family matches in a sample text, hedged matches included, in reading order (admin's
+    "try it on sample text"). Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+    hits = sorted(((m, p) for p in family.patterns for m in compile_pattern(p).finditer(text)),
+                  key=lambda hit: (hit[0].start(), -hit[0].end()))
+    kept: list[TrialMatch] = []
+    last_end = -1
+    for m, pattern in hits:
+        if m.start() >= last_end:
+            hedged = (is_negated(text, m.start()) if family.hedging == "negation"
+                      else is_hedged(text, m.start(), family.hedges, m.end()))
+            kept.append(TrialMatch(m.group(), pattern, hedged))
+            last_end = m.end()
+    return kept
+
+
+def family_problem(family: ClaimFamily) -> str | None:
+    """Why a family cannot be checked safely (a pattern RE2 refuses), or None."""
+    try:
+        return _patterns_problem(family.support_patterns)
+    except TypeError:  # unhashable: a snapshot edited by hand may hold anything
+        return _patterns_problem.__wrapped__(family.support_patterns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _patterns_problem(patterns: tuple) -> str | None:
+    for pattern in patterns:
+        try:
+            compile_pattern(pattern)
+        except UnsafePattern as error:
+            return f"The restricted-claim pattern “{pattern}” cannot be checked safely: {error}"
+    return None
+
+
+
+_FAMILY_WORDS = {
+    "credits and refunds": "promises customers money",
+    "fault and negligence": "admits fault",
+    "data reassurance": "reassures customers about their data",
+    "data breach": "speaks of a breach of customers' data",
+    "time commitments": "commits to when the fix comes",
+    "planned work": "calls the incident planned work",
+}
+_CHECK_WORDS = {
+    "liability": "promises money or admits blame",
+    "data_safety": "speaks about customers' data",
+    "time_commitment": "commits to a time",
+    "state_claim": "speaks about the incident's state",
+}
+
+
+def _claim_message(found: str, family: ClaimFamily, strict: bool, state: str | None = None) -> str:
+    named = f" of the “{family.name}” family" if family.name else ""
+    if strict and family.check == "restricted_claims":
+        return f"“{found}” is a restricted claim{named}, and this policy avoids guarantees."
+    if family.support in ("resolved", "recovering", "ongoing") and (state is not None or family.support == "ongoing"
+                                                                      or family.check == "state_claim"):
+        return state_message(found, family, state)
+    if family.check in _CHECK_WORDS:
+        does = _FAMILY_WORDS.get(family.name) or f"{_CHECK_WORDS[family.check]} ({family.name or family.pattern})"
+        return f"“{found}” {does}, and nothing in the incident's facts says so."
+    return f"“{found}” is a restricted claim{named} the incident context does not support."
+
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """The claims neither the evidence nor the incident's state supports, in reading order, after the
+    families that cannot be checked safely. Where two families match the same words, the one
+    earlier in the rules reports them."""
+    text, evidence, rules = prose(text, support), support.claim_evidence, support.rules
+    strict_claims, state = support.strict_claims, support.state
+    # A claim is supported by an unhedged occurrence of its family in the evidence: an original that
+    # says "not yet resolved" does not license a revision that says "fixed" (docs/contract.md, 'Fact
+    # and claim checks'), or by the incident's state (docs/guard.md). The strict form
+    # (avoid_absolute_guarantees) accepts no support for a restricted claim; a strict-only family
+    # (firm time promises) applies only there.
+    unsafe, claims = [], []
+    families = [(family, family_problem(family)) for family in rules.families()
+                if strict_claims or not family.strict_only]
+    # Which patterns match at all, in one pass over the text for every family (most match nothing).
+    matched = matching(text, tuple(dict.fromkeys(p for family, problem in families if not problem
+                                                 for p in family.patterns)))
+    for family, problem in families:
+        if problem:
+            unsafe.append(Violation(family.check if family.check in CHECKS else "restricted_claims",
+                                    str(family.pattern), f"{problem}. A person must check the text for it."))
+            continue
+        if matched is not None and matched.isdisjoint(family.patterns):
+            continue
+        made = [m for m in family_claims(text, family)
+                if not (family.support == "time" and is_cadence(text, m.start(), m.end()))  # the next update
+                and not (family.check == "state_claim" and is_forecast(text, m.end()))]
+        if not made:
+            continue  # the text does not make the claim: the (long) evidence need not be read for it
+        if strict_claims and family.check == "restricted_claims":
+            # The strict form takes no text as support, but the incident's state is a fact: a resolved
+            # incident is resolved, a monitored one has recovered, whatever the hints ask to avoid.
+            supported = state_supports(family.support, state) is True
+        else:
+            supported = state_supports(family.support, state)
+            if supported is None or (supported is False and family.support != "ongoing"):
+                supported = family_supported_in(evidence, family)
+        if not supported:
+            claims += [(m, family) for m in made]
+    kept, spans = [], []  # spans: the kept matches' (start, end), sorted and disjoint
+    for m, family in claims:  # in the rules' order: the first family to match some words reports them
+        i = bisect.bisect_left(spans, (m.start(), m.end()))
+        if (i and spans[i - 1][1] > m.start()) or (i < len(spans) and spans[i][0] < m.end()):
+            continue
+        spans.insert(i, (m.start(), m.end()))
+        kept.append((m, family))
+    return unsafe + [
+        Violation(family.check if family.check in CHECKS else "restricted_claims", m.group(),
+                  _claim_message(m.group(), family, strict_claims, state), family.name)
+        for m, family in sorted(kept, key=lambda c: c[0].start())
+    ]
+
+
+# ---------------------------------------------------------------- links, contacts and markup

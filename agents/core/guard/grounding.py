@@ -1,0 +1,302 @@
+"""Grounding: every sentence of a customer text states only what the incident supports.
+
+The named checks each know one kind of risk (a number, a region, a promise of money...). Grounding
+knows none: it reads each sentence's words and passes the sentence only when every word is licensed,
+
+- by grammar (articles, pronouns, auxiliaries, prepositions: :data:`FUNCTION_WORDS`);
+- by the incident: a word of its public context (facts and their labels and keys, title, status,
+  state, components, regions and their names, key messages, approved actions) or of the goal ops
+  wrote, or, for a revision, of the text it revises;
+- by the reviewed vocabulary of ordinary update language (:class:`Vocabulary`: "we apologize for the
+  inconvenience", "a fix has been implemented", "the next update"), which is data: policy rows that a
+  policy admin edits, seeded from careful real-world updates.
+
+Numbers, times, dates, ids, links and contacts are the named checks' (a sentence's digits are never
+read here). A word nothing licenses is the unsupported part: the sentence stops with
+``unsupported_statement`` and the lead sees the sentence and those words. A sentence that gives
+advice ("please retry", "you can use the app instead") is read more strictly: only the incident and
+the vocabulary's advice terms ("contact support", "check the status page") license its words, so an
+unapproved workaround stops even when each of its words is ordinary.
+
+Plain Python: no Django here.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import snowballstemmer
+
+from agents.core.guard.contacts import prose
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
+
+CHECK = "unsupported_statement"
+
+# Closed-class words: they carry grammar, not facts. Words that carry an absolute claim on their own
+# ("never", "always", "again", "guarantee") are deliberately not here.
+FUNCTION_WORDS = frozenset("""
+a an the this that these those there here it its they them their theirs we our ours us you your yours i me my
+he she his her him who whom whose which what when where why how whether
+is are was were be been being am has have had having do does did done doing will would shall should can could
+may might must ought
+to of in on at by for with from into onto about as than then so and or but nor if unless until while because
+although though since once after before during within without between through over under up out off per via
+upon toward towards against among across along around beyond throughout
+also too very just only still yet already now not no any some all each every both either neither other another
+such same more most less least much many few several own
+re ve ll s t d m don won can cannot isn aren wasn weren haven hasn hadn didn doesn couldn wouldn shouldn
+something anything everything nothing someone anyone everyone nobody even whenever wherever
+""".split())
+
+# A sentence that tells customers what to do.
+_ADVICE = re.compile(
+    r"^\s*(?:please|try|use|avoid|switch|clear|restart|reinstall|retry|disable|enable|log\s+out|sign\s+out|"
+    r"refresh|update\s+your|reset|contact|visit|check)\b"
+    r"|\b(?:please|we\s+(?:recommend|suggest|advise|encourage)|as\s+a\s+workaround|"
+    r"you\s+(?:can|could|should|must|may\s+want\s+to|might\s+want\s+to|will\s+need\s+to|need\s+to|"
+    r"are\s+(?:advised|encouraged)\s+to))\b",
+    re.IGNORECASE,
+)
+
+# A word: letters, inner apostrophes split off ("we're" reads as "we", "re"). Tokens with a digit are
+# numbers, times, dates or ids: the number, time and id checks judge them.
+_TOKEN = re.compile(r"[^\W\d_]+|\S*\d\S*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”’]*\s+(?=[\"'(\[“‘]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-•*]\s)|(?<=:)\n")
+_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|approx|vs|no|mr|ms|dr|inc|ltd|st|u\.s|u\.k)\.$", re.IGNORECASE)
+# Spelled numbers are numbers: the number check reads them.
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "half quarter dozen couple first second".split()
+)
+# Context entries that instruct the model or describe the context: no word of theirs licenses anything.
+_NOT_EVIDENCE = ("policy_hints", "fact_meta", "internal")
+
+
+@functools.cache
+def _stemmer():
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The word's stem, lower-cased and with British spellings folded ("apologise" as "apologize")."""
+    word = word.lower().replace("’", "'")
+    word = re.sub(r"is(e|ed|es|ing|ation)$", r"iz\1", word) if len(word) > 5 else word
+    return _stemmer().stemWord(word)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One entry of the vocabulary: a word or a phrase of ordinary update language. ``advice``: it may
+    also stand in a sentence that tells customers what to do."""
+
+    text: str
+    advice: bool = False
+
+    @classmethod
+    def of(cls, value) -> Term:
+        if isinstance(value, Term):
+            return value
+        if isinstance(value, Mapping):
+            return cls(str(value.get("text", "")), bool(value.get("advice", False)))
+        if isinstance(value, (list, tuple)):
+            return cls(str(value[0]), bool(value[1]) if len(value) > 1 else False)
+        return cls(str(value))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The reviewed terms, indexed: single stems, and phrases by their first stem."""
+
+    words: frozenset[str]
+    advice_words: frozenset[str]
+    phrases: Mapping[str, tuple[tuple[tuple[str, ...], bool], ...]]
+
+    @classmethod
+    def of(cls, terms: Iterable) -> Vocabulary:
+        """The index of ``terms`` (Terms, (text, advice) pairs or texts), built once per list: a policy's
+        rules hold the same tuple for every text they check."""
+        return _vocabulary(terms if isinstance(terms, tuple) else tuple(terms))
+
+
+@functools.lru_cache(maxsize=32)
+def _vocabulary(terms: tuple) -> Vocabulary:
+    words, advice, phrases = set(), set(), {}
+    for term in map(Term.of, terms):
+        stems = tuple(stem(w) for w in _words_only(term.text))
+        if not stems:
+            continue
+        if len(stems) == 1:
+            words.add(stems[0])
+            if term.advice:
+                advice.add(stems[0])
+        else:
+            phrases.setdefault(stems[0], []).append((stems, term.advice))
+    ordered = {first: tuple(sorted(found, key=lambda p: -len(p[0]))) for first, found in phrases.items()}
+    return Vocabulary(frozenset(words), frozenset(advice), ordered)
+
+
+def _words_only(text: str) -> list[str]:
+    return [m.group() for m in _TOKEN.finditer(text) if not any(c.isdigit() for c in m.group())]
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A sentence with words nothing licenses: ``words`` are [start, end) offsets into the sentence."""
+
+    sentence: str
+    start: int  # of the sentence in the checked text
+    words: tuple[tuple[int, int], ...]
+
+    @property
+    def found(self) -> str:
+        return ", ".join(self.sentence[a:b] for a, b in self.words)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of ``text``: split after . ! ? before a capital or a digit, at
+    blank lines and list items; "e.g." and "U.S." do not end one."""
+    spans, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        if _ABBREVIATIONS.search(text[start : m.start()].rstrip("\"')]”’")):
+            continue
+        if text[start : m.start()].strip():
+            spans.append((start, m.start()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return [_trim(text, a, b) for a, b in spans]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
+    """The stems the incident licenses: every word of its public context's values and of its facts'
+    keys and labels (``affected_checkout_pct`` licenses "checkouts"), plus the given texts (the goal,
+    the text a revision revises). The policy hints instruct the model and the internal facts are not
+    for customers: neither licenses a word."""
+    parts: list[str] = []
+    if isinstance(context, Mapping):
+        for key, value in context.items():
+            if key in _NOT_EVIDENCE:
+                continue
+            parts += _strings_and_keys(value)
+        meta = context.get("fact_meta")
+        if isinstance(meta, list):
+            parts += [str(m.get("label", "")) for m in meta if isinstance(m, Mapping)]
+    parts += [t for t in texts if t]
+    return _stems_of("\n".join(parts))
+
+
+@functools.lru_cache(maxsize=256)
+def _stems_of(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _words_only(text.replace("_", " ")))
+
+
+def _strings_and_keys(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in (str(k), *_strings_and_keys(v))]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _strings_and_keys(item)]
+    return []
+
+
+def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary,
+                     skip: Iterable[tuple[int, int]] = ()) -> list[Unsupported]:
+    """Each sentence of ``text`` with words that neither grammar, the incident (``licensed``, from
+    :func:`evidence_stems`) nor the vocabulary supports. Words inside ``skip`` (spans of ``text`` a
+    named check already reported, links and contacts) are not read again."""
+    skip = sorted(skip)
+    found = []
+    for start, end in sentences(text):
+        sentence = text[start:end]
+        advice = bool(_ADVICE.search(sentence))
+        tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
+        covered = _phrase_cover(tokens, vocabulary, advice)
+        runs: list[list[int]] = []
+        for i, (a, b, word) in enumerate(tokens):
+            if covered[i] or _licensed(word, licensed, vocabulary, advice) or _skipped(start + a, start + b, skip):
+                continue
+            if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        if runs:
+            words = tuple((tokens[run[0]][0], tokens[run[-1]][1]) for run in runs)
+            found.append(Unsupported(sentence, start, words))
+    return found
+
+
+def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, advice: bool) -> bool:
+    if any(c.isdigit() for c in word):
+        return True  # a number, time, date or id: the named checks judge it
+    lower = word.lower().replace("’", "'")
+    if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or len(lower) == 1:
+        return True
+    stemmed = stem(lower)
+    if stemmed in licensed:
+        return True
+    return stemmed in (vocabulary.advice_words if advice else vocabulary.words)
+
+
+def _phrase_cover(tokens, vocabulary: Vocabulary, advice: bool) -> list[bool]:
+    """Which tokens a vocabulary phrase covers: "back to normal" licenses "back" there and nowhere else."""
+    stems = [stem(word) if not any(c.isdigit() for c in word) else "" for _, _, word in tokens]
+    covered = [False] * len(tokens)
+    for i, first in enumerate(stems):
+        for phrase, in_advice in vocabulary.phrases.get(first, ()):
+            if advice and not in_advice:
+                continue
+            n = len(phrase)
+            if tuple(stems[i : i + n]) == phrase:
+                covered[i : i + n] = [True] * n
+                break
+    return covered
+
+
+def _skipped(start: int, end: int, skip: list[tuple[int, int]]) -> bool:
+    return any(a <= start and end <= b for a, b in skip)
+
+
+def _adjacent(tokens, last: int, i: int, covered: list[bool], sentence: str) -> bool:
+    """Two unsupported words read as one run when only grammar stands between them: "third-party
+    vendor", "caused by a vendor"."""
+    between = sentence[tokens[last][1] : tokens[i][0]]
+    if re.search(r"[.,;:!?()]", between):
+        return False
+    middle = [w.lower() for _, _, w in tokens[last + 1 : i]]
+    return all(w in FUNCTION_WORDS for w in middle) and len(middle) <= 2 and not any(covered[last + 1 : i])
+
+
+def find(text: str, support: Support, earlier: list[Violation]) -> list[Violation]:
+    """The check: each sentence with words nothing licenses, when the policy has a vocabulary (its
+    grounding switch) and there is a context to read. Links and contacts, and the words a named check
+    already reported (``earlier``), are not read again."""
+    if support.rules.vocabulary is None or support.context is None:
+        return []
+    checked = prose(text, support)
+    lower = checked.lower()
+    skip = [(m.start(), m.end()) for v in earlier if v.found
+            for m in re.finditer(re.escape(v.found.lower()), lower)]
+    licensed = evidence_stems(support.context, *support.licensed_texts)
+    return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words)
+            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip)]
+
+
+def unsupported_message(unsupported: Unsupported) -> str:
+    """What the lead reads: the words, and that nothing in the incident backs them."""
+    return (f"Nothing in the incident supports “{unsupported.found}”: the sentence states something the facts, the "
+            "key messages and the approved actions do not say.")

@@ -1,0 +1,41 @@
+"""Clauses that instruct the model rather than inform customers: they support nothing (docs/contract.md,
+'Fact and claim checks'). Plain Python: no Django here."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from agents.core.patterns import compile_pattern
+
+# Words aimed at the model rather than at customers: "ignore previous instructions", "say that ...",
+# "call it P3", "widen it to all regions", "promise 10 minutes". A clause carrying one is an
+# instruction, not a fact: it licenses no restricted claim, and no number, region or severity label.
+# The verbs count only where an order starts (the clause's start, or after "and", "then", "to",
+# "please", ":"), and the ones that are also ordinary words in incident data ("state of payments",
+# "write errors", "call volumes") only with an object ("state that", "call it P3").
+# On RE2 although it is ours: the `.*` between two word lists backtracks on incident data (which is
+# untrusted), 12 s for a 100 KB clause of "ignore ignore ..." with `re`.
+_ORDER = (
+    r"(?:^|[,:(]|\b(?:and|then|please|just|instead|to|now|also)\b)\s*"
+    r"(?:(?:please|just|also|now|instead|simply)\s+)*"
+)
+INSTRUCTION = compile_pattern(
+    r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?|polic(?:y|ies))\b"
+    r"|\bpretend\b|\b(?:assistant|chatbot|language\s+model)\b"
+    r"|\byou\s+(?:must|should|need\s+to|have\s+to|are\s+to)\b"
+    + "|" + _ORDER + r"(?:say|tell|announce|respond|reply|promise|guarantee)\b"
+    + "|" + _ORDER + r"(?:state|write|claim|confirm)\s+(?:that|it)\b"
+    + "|" + _ORDER + r"(?:call|mark|label|treat|describe|widen|extend|classify)\s+(?:it|this|that|them|the\s+\w+)\b"
+)
+# A decimal point ("3.4%") does not end a clause.
+CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\d))+[.;!?\n]?")
+
+
+@functools.lru_cache(maxsize=1024)
+def without_instructions(text: str) -> str:
+    """``text`` with every clause that instructs the model removed (the texts of one incident are
+    read again for each text checked against it: remembered)."""
+    return " ".join(c.strip() for c in CLAUSE.findall(text) if c.strip() and not INSTRUCTION.search(c))
+
+

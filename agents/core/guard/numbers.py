@@ -1,0 +1,478 @@
+"""no_new_facts: the numbers, dates, times of day and ids a text states that its evidence does not
+(docs/contract.md, 'Fact and claim checks'). Plain Python: no Django here."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from agents.core.guard.contacts import prose
+from agents.core.guard.identifiers import INCIDENT_ID
+from agents.core.guard.support import Support
+from agents.core.guard.violation import Violation
+
+
+@dataclass(frozen=True)
+class Number:
+    found: str  # as written: "27%", "3.4 %", "forty-five", "a couple of hours"
+    value: Decimal  # Decimal keeps 0.034 * 100 == 3.4 exact, and 45 == 45.0
+    percent: bool
+    start: int
+    # The unit, when the text gives one: "%" (percent), "s" (a duration, ``seconds`` holds it in
+    # seconds), "ratio" (a JSON value named *_rate), or None (a bare number).
+    unit: str | None = None
+    seconds: Decimal | None = None
+
+
+# ---------------------------------------------------------------- numbers
+
+# `\b` in front keeps digits inside identifiers (inc_2041, P1) out, as the contract's regex does.
+# Unlike the contract's trailing `\b`, the `%` is kept ("27%"), one space before it is allowed
+# ("3.4 %"), and "percent" counts too. Thousands groups ("1,000") are one number.
+_PERCENT = r"(?:\s?%|\s+(?:percent|per\s+cent)\b)"
+_DIGITS = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(" + _PERCENT + r")?", re.IGNORECASE)
+_PLAIN_DIGITS = re.compile(r"\b\d+(?:\.\d+)?")
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1000}
+_NUMBER_WORDS = {**_UNITS, **_TENS, **_SCALES}
+
+# "one" is a pronoun or determiner far more often than a quantity ("no one", "one of our
+# partners"), so a lone "one" counts as a number only before a unit ("one hour", "one percent").
+# Inside a compound ("twenty-one", "one hundred") it is always a number. "zero" always counts:
+# "zero downtime" is a quantitative promise the context has to support.
+_UNIT_AFTER_ONE = re.compile(
+    r"[\s-]+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?"
+    r"|percent|per\s+cent)\b|\s?%",
+    re.IGNORECASE,
+)
+_WORD_PERCENT = re.compile(_PERCENT, re.IGNORECASE)
+
+
+def _kind(word: str) -> str:
+    if word in _SCALES:
+        return word
+    if word in _TENS:
+        return "ten"
+    return "teen" if _UNITS[word] >= 10 else "unit"
+
+
+def _can_follow(kinds: list[str], word: str) -> bool:
+    """Whether ``word`` continues the number spelled so far (else it starts a new number)."""
+    last, nxt = kinds[-1], _kind(word)
+    if word == "zero":
+        return False
+    if nxt == "unit":
+        return last in ("ten", "hundred", "thousand")
+    if nxt in ("teen", "ten"):
+        return last in ("hundred", "thousand")
+    if nxt == "hundred":
+        # one hundred per thousand-group: "two thousand three hundred", never "one hundred hundred"
+        since_thousand = kinds[kinds.index("thousand") + 1 :] if "thousand" in kinds else kinds
+        return last in ("unit", "teen") and "hundred" not in since_thousand
+    return "thousand" not in kinds  # a second "thousand" starts a new number
+
+
+def _spelled_value(words: list[str]) -> int:
+    total = current = 0
+    for word in words:
+        if word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            total += (current or 1) * 1000
+            current = 0
+        else:
+            current += _NUMBER_WORDS[word]
+    return total + current
+
+
+def _spelled_numbers(text: str) -> list[Number]:
+    tokens = list(re.finditer(r"[A-Za-z]+", text))
+    numbers = []
+    i = 0
+    while i < len(tokens):
+        word = tokens[i].group().lower()
+        if word not in _NUMBER_WORDS:
+            i += 1
+            continue
+        group, kinds = [tokens[i]], [_kind(word)]
+        j = i + 1
+        while j < len(tokens):
+            gap = text[group[-1].end() : tokens[j].start()]
+            nxt = tokens[j].group().lower()
+            if re.fullmatch(r"[\s-]+", gap) and nxt in _NUMBER_WORDS and _can_follow(kinds, nxt):
+                group.append(tokens[j])
+                kinds.append(_kind(nxt))
+                j += 1
+                continue
+            # "one hundred and five"
+            if (
+                nxt == "and"
+                and kinds[-1] in _SCALES
+                and j + 1 < len(tokens)
+                and tokens[j + 1].group().lower() in _UNITS | _TENS
+                and _can_follow(kinds, tokens[j + 1].group().lower())
+                and not gap.strip()
+                and not text[tokens[j].end() : tokens[j + 1].start()].strip()
+            ):
+                group.append(tokens[j + 1])
+                kinds.append(_kind(tokens[j + 1].group().lower()))
+                j += 2
+                continue
+            break
+        words = [t.group().lower() for t in group]
+        start, end = group[0].start(), group[-1].end()
+        after = text[end:]
+        i = j
+        if words == ["one"] and not _UNIT_AFTER_ONE.match(after):
+            continue
+        percent = _WORD_PERCENT.match(after)
+        if percent:
+            end += percent.end()
+        value = Decimal(_spelled_value(words))
+        numbers.append(_with_unit(text[start:end], value, start, text[end:], percent=bool(percent)))
+    return numbers
+
+
+# A duration's unit after a number: "45 minutes", "45-minute", "45min", "2h", "300 ms".
+_DURATION = re.compile(
+    r"(?:[\s-]+|(?=[a-z]))(?:(ms|milliseconds?)|(s|secs?|seconds?)|(m|mins?|minutes?)|(h|hrs?|hours?)"
+    r"|(d|days?)|(w|weeks?))\b",
+    re.IGNORECASE,
+)
+_SECONDS = (Decimal("0.001"), Decimal(1), Decimal(60), Decimal(3600), Decimal(86400), Decimal(604800))
+
+
+def _with_unit(found: str, value: Decimal, start: int, after: str, *, percent: bool = False) -> Number:
+    """The number with the unit written right after it (a percent sign was read by the caller)."""
+    if percent:
+        return Number(found, value, True, start, "%")
+    duration = _DURATION.match(after)
+    if duration:
+        # One-letter units only when written onto the number ("45m"), never after a space ("5 m").
+        if not (duration.group(0)[:1].isspace() and len(duration.group(0).strip(" -")) == 1):
+            scale = next(_SECONDS[i] for i in range(6) if duration.group(i + 1))
+            return Number(found, value, False, start, "s", value * scale)
+    return Number(found, value, False, start)
+
+
+# Quantities written as words that are not number words: "a dozen", "a couple of", "twice", "half".
+# A fraction before a unit of time is a duration ("half an hour" = 30 minutes); otherwise a share
+# ("half of the checkouts" = 50 %).
+_QUANTITY_WORDS = re.compile(
+    r"\b(?:(?P<dozen>(?:a\s+|one\s+)?dozen)|(?P<couple>a\s+(?:couple|pair)(?:\s+of)?)"
+    r"|(?P<score>a\s+score\s+of)(?!\s+\d)|(?P<twice>twice)|(?P<thrice>thrice)"
+    r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter))\b",
+    re.IGNORECASE,
+)
+_QUANTITY_VALUES = {"dozen": 12, "couple": 2, "score": 20, "twice": 2, "thrice": 3}
+_FRACTION_OF_TIME = re.compile(
+    r"[\s-]+(?:of\s+)?(?:an?\s+)?(?:(?P<m>minute)|(?P<h>hour)|(?P<d>day))\b", re.IGNORECASE
+)
+_FRACTIONS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
+
+
+def _quantity_words(text: str) -> list[Number]:
+    numbers = []
+    for m in _QUANTITY_WORDS.finditer(text):
+        kind = m.lastgroup
+        if kind in _FRACTIONS:
+            of_time = _FRACTION_OF_TIME.match(text, m.end())
+            if of_time:
+                scale = {"m": 60, "h": 3600, "d": 86400}[of_time.lastgroup]
+                seconds = _FRACTIONS[kind] * scale
+                numbers.append(Number(m.group() + of_time.group(), seconds / scale, False, m.start(), "s", seconds))
+            else:
+                numbers.append(Number(m.group(), _FRACTIONS[kind] * 100, True, m.start(), "%"))
+            continue
+        numbers.append(_with_unit(m.group(), Decimal(_QUANTITY_VALUES[kind]), m.start(), text[m.end():]))
+    return numbers
+
+
+# ---------------------------------------------------------------- dates, times and ids
+
+# A date or a time of day supports only itself, written any way, never a bare number: the 11 of
+# "2026-11-22" is a month, not a count of anything. The same holds for the digits of an id.
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (
+    r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t|tember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_ISO = re.compile(
+    r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})"
+    r"(?:[T ](?P<hh>\d{2}):(?P<mm>\d{2})(?::\d{2}(?:\.\d+)?)?(?P<tz>Z|[+-]\d{2}:?\d{2})?)?\b"
+)
+_SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
+_DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
+_MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
+# A time zone written after a time ("18:00 UTC", "6 pm CET", "18:00 UTC+1", "18:00Z"): part of the
+# time fact. Upper case only (a scoped flag), so "6 pm est." in lower-case prose is no zone.
+_ZONES = (
+    r"(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?|Z|CES?T|EES?T|WES?T|BST|IST|MSK|[ECMP][SD]T|AK[SD]T|HST"
+    r"|JST|KST|SGT|HKT|AE[SD]T|ACST|AWST|NZ[SD]T"
+)
+_ZONE = r"\s*(?-i:(?P<tz>" + _ZONES + r"))\b"
+_ZONE_OPT = r"(?:" + _ZONE + r")?"
+_AMPM = r"\s*(?P<ampm>[ap]\.m\.|[ap]\.?m\b)"  # "pm", "p.m.", never a full stop after "pm"
+# A time of day, as one fact: "18:00", "18:00:00", "6:30 pm", "6 pm", "18h00", "18.00 UTC" and
+# "6.30 pm" (a dot only with a zone or am/pm: "18.00" alone is a decimal), "1800 UTC" and
+# "1800 hours" (four digits only with a zone or "hours"), "6 o'clock", "noon", "midnight". The
+# forms are tried in this order, and a later one never re-reads what an earlier one took.
+_CLOCK_FORMS = (
+    r"\b(?P<hh>\d{1,2}):(?P<mm>\d{2})(?::\d{2})?(?:" + _AMPM + r")?" + _ZONE_OPT,
+    r"\b(?P<hh>\d{1,2})h(?P<mm>\d{2})\b" + _ZONE_OPT,
+    r"\b(?P<hh>\d{1,2})\.(?P<mm>\d{2})" + _AMPM + _ZONE_OPT,
+    r"\b(?P<hh>\d{1,2})\.(?P<mm>\d{2})" + _ZONE,
+    r"\b(?P<hh>[01]\d|2[0-3])(?P<mm>[0-5]\d)\s*(?:hours|hrs)\b",
+    r"\b(?P<hh>[01]\d|2[0-3])(?P<mm>[0-5]\d)" + _ZONE,
+    r"\b(?P<hh>\d{1,2})" + _AMPM + _ZONE_OPT,
+    r"\b(?P<oclock>\d{1,2})\s*o['’]\s?clock\b" + _ZONE_OPT,
+    r"\b(?P<named>noon|midday|midnight)\b" + _ZONE_OPT,
+)
+_CLOCKS = [re.compile(form, re.IGNORECASE) for form in _CLOCK_FORMS]
+_NAMED_TIMES = {"noon": (12, 0), "midday": (12, 0), "midnight": (0, 0)}
+# Letters joined to digits by - _ # or /, or a # before digits: INC-2041, ticket #4821, ref_77.
+_ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*[-_#/][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*|#\d+\b")
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A date (year optional) or a time of day, as found in a text."""
+
+    found: str
+    start: int
+    end: int
+    date: tuple[int | None, int, int] | None = None  # (year, month, day)
+    time: tuple[int, int] | None = None  # (hour 0-23, minute)
+    zone: str | None = None  # "UTC" (also Z, GMT, +00:00), "+01:00", "CET"; None: not written
+    either_half: bool = False  # "6 o'clock": 06:00 or 18:00
+
+
+def _zone(written: str | None) -> str | None:
+    """One spelling per zone: Z, GMT, UTC+0 and +00:00 are all "UTC"; offsets as "+HH:MM"."""
+    if not written:
+        return None
+    written = written.replace(" ", "").upper()
+    offset = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?", written)
+    if offset:
+        sign, hours, minutes = offset.group(1), int(offset.group(2)), int(offset.group(3) or 0)
+        return "UTC" if hours == minutes == 0 else f"{sign}{hours:02d}:{minutes:02d}"
+    return "UTC" if written in ("Z", "GMT", "UTC") else written
+
+
+def _hour(hour: int, ampm: str | None) -> int:
+    if not ampm:
+        return hour
+    pm = ampm.lower().startswith("p")
+    return (hour % 12) + (12 if pm else 0)
+
+
+def find_moments(text: str) -> list[Moment]:
+    """Every date and time of day in ``text``; a later pattern never re-reads a span already taken."""
+    moments: list[Moment] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(m) -> bool:
+        return all(m.end() <= a or m.start() >= b for a, b in taken)
+
+    def add(m, **kw) -> None:
+        taken.append((m.start(), m.end()))
+        moments.append(Moment(m.group(), m.start(), m.end(), **kw))
+
+    for m in _ISO.finditer(text):
+        time = (int(m["hh"]), int(m["mm"])) if m["hh"] else None
+        add(m, date=(int(m["y"]), int(m["m"]), int(m["d"])), time=time, zone=_zone(m["tz"]))
+        if time:  # the date and the time of a timestamp each support themselves
+            moments.append(Moment(m.group(), m.start(), m.end(), time=time, zone=_zone(m["tz"])))
+    for pattern in (_DAY_MONTH, _MONTH_DAY):
+        for m in pattern.finditer(text):
+            if free(m):
+                year = int(m["y"]) if m["y"] else None
+                add(m, date=(year, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["d"])))
+    for m in _SLASHED.finditer(text):
+        if free(m):  # day/month or month/day: either reading may match
+            add(m, date=(int(m["y"]), int(m["b"]), int(m["a"])))
+            moments.append(Moment(m.group(), m.start(), m.end(), date=(int(m["y"]), int(m["a"]), int(m["b"]))))
+    for pattern in _CLOCKS:
+        for m in pattern.finditer(text):
+            if not free(m):
+                continue
+            groups = m.groupdict()
+            zone = _zone(groups.get("tz"))
+            if groups.get("named"):
+                add(m, time=_NAMED_TIMES[m["named"].lower()], zone=zone)
+            elif groups.get("oclock"):
+                hour = int(m["oclock"])
+                if 1 <= hour <= 12:
+                    add(m, time=(hour % 12, 0), zone=zone, either_half=True)
+            else:
+                hour, minute = _hour(int(m["hh"]), groups.get("ampm")), int(groups.get("mm") or 0)
+                if hour <= 24 and minute < 60:
+                    add(m, time=(hour % 24, minute), zone=zone)
+    return moments
+
+
+def _spans(text: str, moments: list[Moment]) -> list[tuple[int, int]]:
+    """The spans of dates, times and ids, merged and sorted (for :func:`_outside`'s bisection)."""
+    spans = sorted([(m.start, m.end) for m in moments] + [(m.start(), m.end()) for m in _ID.finditer(text)])
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _outside(start: int, spans: list[tuple[int, int]]) -> bool:
+    # Bisection: a text with thousands of dates and numbers stays linear-logarithmic.
+    i = bisect.bisect_right(spans, (start, float("inf"))) - 1
+    return i < 0 or not (spans[i][0] <= start < spans[i][1])
+
+
+def _same_time(moment: Moment, other: Moment) -> bool:
+    """One time of day: the same clock time, and the same zone where both texts write one ("18:00
+    CET" is not "18:00 UTC"; "18:00 UTC" is "6 pm" in a context that names no zone)."""
+    if other.time is None or moment.time is None:
+        return False
+    if moment.zone and other.zone and moment.zone != other.zone:
+        return False
+    if moment.time == other.time:
+        return True
+    halves = moment.either_half or other.either_half
+    return halves and (moment.time[0] % 12, moment.time[1]) == (other.time[0] % 12, other.time[1])
+
+
+def _moment_supported(moment: Moment, allowed: list[Moment]) -> bool:
+    """A time or date is one fact, supported by the same time or date anywhere in the allowed text,
+    never by its digits read as numbers (the 18 and 00 of "18:00")."""
+    for other in allowed:
+        if moment.time is not None and moment.date is None and _same_time(moment, other):
+            return True
+        if moment.date is not None and other.date is not None:
+            year, month, day = moment.date
+            if (month, day) == other.date[1:] and (year is None or other.date[0] in (None, year)):
+                return True
+    return False
+
+
+def extract_numbers(text: str, *, skip: list[tuple[int, int]] | None = None) -> list[Number]:
+    """Every quantity in ``text``, in digits, number words or quantity words, in reading order.
+    Digits inside dates, times of day and ids are not quantities and are left out."""
+    spans = _spans(text, find_moments(text)) if skip is None else skip
+    numbers = []
+    for m in _DIGITS.finditer(text):
+        if not _outside(m.start(), spans):
+            continue
+        digits = m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")
+        numbers.append(_with_unit(m.group(0), Decimal(digits), m.start(), text[m.end():], percent=bool(m.group(3))))
+    numbers.extend(n for n in _spelled_numbers(text) if _outside(n.start, spans))
+    numbers.extend(n for n in _quantity_words(text) if _outside(n.start, spans))
+    return sorted(numbers, key=lambda n: n.start)
+
+
+# The unit a JSON value carries in its key's name: "eta_minutes":45 is 45 minutes.
+_JSON_NUMBER = re.compile(r'"([A-Za-z0-9_]+)":(-?\d+(?:\.\d+)?)(?=[,}\]])')
+_KEY_UNITS = (
+    (re.compile(r"(?:^|_)(?:pct|percent|percentage)$", re.IGNORECASE), "%", None),
+    (re.compile(r"(?:^|_)(?:rate|ratio|share|fraction)$", re.IGNORECASE), "ratio", None),
+    (re.compile(r"(?:^|_)(?:ms|millis|milliseconds)$", re.IGNORECASE), "s", Decimal("0.001")),
+    (re.compile(r"(?:^|_)(?:s|secs?|seconds)$", re.IGNORECASE), "s", Decimal(1)),
+    (re.compile(r"(?:^|_)(?:mins?|minutes)$", re.IGNORECASE), "s", Decimal(60)),
+    (re.compile(r"(?:^|_)(?:h|hrs?|hours)$", re.IGNORECASE), "s", Decimal(3600)),
+    (re.compile(r"(?:^|_)days?$", re.IGNORECASE), "s", Decimal(86400)),
+)
+
+
+_PERCENTILE_NAME = re.compile(r"(?<![A-Za-z0-9])[pP](\d{2}(?:\.\d+)?)(?![0-9])")
+
+
+def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Number]:
+    numbers = extract_numbers(allowed_text, skip=spans)
+    keyed = {}
+    for m in _JSON_NUMBER.finditer(allowed_text):
+        for pattern, unit, scale in _KEY_UNITS:
+            if pattern.search(m.group(1)):
+                value = Decimal(m.group(2))
+                keyed[m.start(2)] = Number(m.group(2), value, unit == "%", m.start(2), unit,
+                                           value * scale if scale is not None else None)
+                break
+    numbers = [keyed.get(n.start, n) for n in numbers]
+    # A percentile named as "p95" (a key, a label) supports "the 95th percentile".
+    numbers += [Number(m.group(1), Decimal(m.group(1)), False, m.start(1))
+                for m in _PERCENTILE_NAME.finditer(allowed_text) if _outside(m.start(), spans)]
+    # Compact JSON writes lists as "[1,200]": also read each part of a grouped number on its own,
+    # so a grouped reading ("1,200" = 1200) never hides the plain ones.
+    for grouped in _DIGITS.finditer(allowed_text):
+        if "," in grouped.group(1) and _outside(grouped.start(), spans):
+            numbers += [Number(m.group(), Decimal(m.group()), False, grouped.start() + m.start())
+                        for m in _PLAIN_DIGITS.finditer(grouped.group(0))]
+    return numbers
+
+
+def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[Decimal] | None = None) -> bool:
+    """A number is supported by the same quantity in the context: the same value with no unit on
+    either side, or in the same unit (durations compared in seconds; 3.4 % is the ratio 0.034). A
+    value the context has only in another unit is a new fact: 45 % is not 45 minutes. When the
+    context says its facts' units (``ratios`` given), only a ratio fact supports a percentage read
+    as a ratio: 500 % is not 5 alerts."""
+    for other in allowed:
+        if number.unit == "s" and other.unit == "s":
+            if number.seconds == other.seconds:
+                return True
+        elif number.unit == "%":
+            if other.unit in ("%", None) and other.value == number.value:
+                return True
+            ratio = number.value / 100
+            if other.value == ratio and (other.unit == "ratio" or (other.unit is None and ratios is None)):
+                return True
+            if ratios is not None and ratio in ratios:
+                return True
+        elif number.value == other.value and (number.unit is None or other.unit is None):
+            # A bare number is never supported by a ratio's value (3.4 is not 0.034).
+            return True
+    return False
+
+
+
+# ---------------------------------------------------------------- the check
+
+
+def find(text: str, support: Support) -> list[Violation]:
+    """The numbers, dates, times of day and ids the allowed text does not support, in reading order."""
+    text, allowed_text, ratios = prose(text, support), support.allowed_text, support.ratios
+    text_moments = find_moments(text)
+    allowed_moments, allowed_numbers = _allowed_facts(allowed_text)
+    facts: list[tuple[int, str]] = []
+    for number in extract_numbers(text, skip=_spans(text, text_moments)):
+        if not _number_supported(number, allowed_numbers, ratios):
+            facts.append((number.start, number.found))
+    for moment in text_moments:
+        if not _moment_supported(moment, allowed_moments):
+            facts.append((moment.start, moment.found))
+    allowed_lower = allowed_text.lower()
+    for m in _ID.finditer(text):
+        if m.group().lower() not in allowed_lower and not INCIDENT_ID.fullmatch(m.group()):
+            facts.append((m.start(), m.group()))
+    return [Violation("no_new_facts", token, f"“{token}” is not supported by the incident context.")
+            for _, token in sorted(facts)]
+
+
+@functools.lru_cache(maxsize=16)
+def _allowed_facts(allowed_text: str) -> tuple[tuple[Moment, ...], tuple[Number, ...]]:
+    """The dates, times and numbers of an allowed text. Read once per text: one run checks several
+    texts against the same incident, and a replay checks many runs of it."""
+    moments = find_moments(allowed_text)
+    return tuple(moments), tuple(_allowed_numbers(allowed_text, _spans(allowed_text, moments)))
+

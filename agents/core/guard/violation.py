@@ -1,0 +1,57 @@
+"""What a check finds: one violation of the customer-text guard (docs/contract.md, 'Fact and claim
+checks'). Plain Python: no Django here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The checks a violation names, in the order callers rely on: the first violation's check becomes the
+# stop reason (agents.core.guard.checks runs them and sorts what they find in this order).
+CHECKS = (
+    "no_new_facts",
+    "new_incident_id",
+    "new_severity_label",
+    "new_region",
+    "restricted_claims",
+    # Claims checked against the incident (agents.core.guard.incident_claims, docs/guard.md)
+    "state_claim",
+    "scope_claim",
+    "liability",
+    "data_safety",
+    "time_commitment",
+    # Links, contacts and markup (agents.core.guard.contacts)
+    "unknown_contact",
+    "markup",
+    # agents.core.guard.internal: a detail customers must not see. Last: where the number or id it
+    # carries is also unsupported (an internal fact supports nothing), that stop comes first, as it always has.
+    "internal_detail",
+    # Well-formed text that says something (agents.core.guard.wellformed): after the facts, so a text
+    # with an unsupported number stops for that number.
+    "malformed_text",
+    "uninformative",
+    # agents.core.guard.grounding: a sentence that states what nothing in the incident supports. Last: the
+    # named checks explain what they find more precisely, and grounding reads only what they left.
+    "unsupported_statement",
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    check: str  # one of CHECKS
+    found: str  # the offending token or phrase, as written in the checked text
+    message: str
+    family: str = ""  # restricted_claims: the claim family the words belong to
+    # Where a check can say it: the sentence that holds the finding, and the [start, end) offsets of
+    # the words that make it, into that sentence.
+    sentence: str = ""
+    words: tuple[tuple[int, int], ...] = ()
+
+    def reported(self, check: str) -> dict:
+        """The guard's form of the violation under its stop reason ``check``. The sentence and its
+        words are there only when a check set them, so what is stored keeps its shape."""
+        reported = {"check": check, "message": self.message, "found": self.found}
+        if self.sentence:
+            reported["sentence"] = self.sentence
+        if self.words:
+            reported["words"] = [list(span) for span in self.words]
+        return reported

@@ -1,0 +1,142 @@
+"""The reviewed vocabulary's first entries: ordinary incident-update language that states nothing
+about an incident on its own (agents.core.guard.grounding). The policy rows are made from this list
+once (a data migration); from then on the rows are the vocabulary, edited by policy admins and kept in
+the policy history. The list is written from how careful status pages word their updates: the
+lifecycle (investigating, identified, monitoring, resolved), impact in general words (errors, delays,
+elevated latency, some users), what a team does (working on a fix, rolling back a change), apologies,
+thanks and the cadence of updates.
+
+What is deliberately not here, so that only the incident can license it: causes and parties
+(vendor, provider, attack, bug, database...), money (refund, credit, fee, charge), data and security
+(safe, breach, encrypted), customers' plans and segments (enterprise, free tier, legacy), products
+and features, promises about the future (never, again, permanent, prevent), advice (clear, reinstall,
+switch), and law and contracts. Plain Python: no Django here.
+"""
+
+from __future__ import annotations
+
+# Words and phrases any sentence may use. A phrase licenses its words only together: "back to normal"
+# licenses "back" there, not in "we will get back to you with a refund".
+UPDATE_LANGUAGE = """
+incident issue issues problem problems outage outages disruption disruptions degradation degraded degrade
+interruption interruptions incident's service services system systems platform component components
+functionality performance availability reliability capacity stability operation operations
+investigate investigating investigation investigations identify identified identifying cause causes causing
+root underlying fix fixes fixing implement implemented implementing implementation deploy deployed deploying
+deployment mitigate mitigated mitigating mitigation monitor monitored monitoring resolve resolved resolving
+resolution restore restored restoring restoration recover recovered recovering recovery normal normally
+operational operating operate stable improve improved improving improvement improvements progress progressing
+continue continued continues continuing ongoing remain remains remained persist persisting subside subsided
+complete completed completing completion resume resumed resuming return returned returning underway apply
+applied applying change changes changed status update updates updated updating
+partial partially major minor full fully intermittent intermittently elevated increased increase increases
+higher high reduced reduce decreased lower slow slower slowness slowdown slowdowns latency delay delayed
+delays timeout timeouts error errors failure failures fail fails failing failed unavailable availability
+available unable inability impact impacts impacted affect affects affected affecting experience experiences
+experiencing encounter encountering see seeing seen notice noticed observe observed observing report
+reports reported reporting receive received receiving access accessing use using load loading connect
+connecting connection connections connectivity request requests response responses respond responding
+process processes processed processing queue queues queued backlog catch catching retry retries retried
+retrying attempt attempts perform performing degraded
+customer customers user users subset portion number some small large percentage share group
+team teams engineer engineers engineering working work worked actively closely carefully priority top
+urgently urgent aware know known knowledge look looking looked details detail information more further
+additional provide providing provided share sharing post posting publish publishing next hour hours minute
+minutes time times moment meantime meanwhile while later earlier today tonight
+apologize apologies apology sorry inconvenience patience thank thanks appreciate understanding
+frustrating frustration concern concerns regret
+confirm confirmed confirming believe expect expected expecting estimate estimated estimates approximately
+about around roughly likely possible possibly potential potentially appear appears appeared seem seems
+begin began beginning start started starting since recent recently currently now presently
+become becomes necessary need needs needed help helping assist assisting support supporting
+result results effect effects situation matter matters difficulties difficulty
+face facing trouble troubles successful successfully succeed succeeding function functioning behaviour
+behavior ability able related regarding concerning affected
+isolate isolated narrow narrowed extent determine determining assess assessing evaluate evaluating review
+reviewing analysis analyse analyze analyzing ensure ensuring confirm
+period window duration brief briefly temporary temporarily short extended prolonged significant
+significantly noticeable slight slightly minimal limited overall multiple various certain specific
+intermittent sporadic occasional occasionally generally
+identified mitigated monitoring investigating resolved scheduled planned maintenance
+update updates keep kept posted informed inform notify notified notification
+closely continue steps step action actions measures progress
+well quickly fast faster rate rates level levels volume volumes traffic load spike spikes
+succeed success successful transaction transactions
+arrive arrives arrived arriving arrival send sends sending sent deliver delivers delivered delivering delivery
+deliveries create creates created creating save saves saved saving open opens opened opening run runs running
+ran finish finished finishing take takes took taking taken wait waits waited waiting show shows showed
+showing shown find found finding get gets got getting go goes went going come comes came coming make makes
+made making move moved moving reach reached reaching stop stops stopped stopping watch watching watched
+point worst best peak large larger small smaller long longer short shorter typical typically usual usually
+unusual unusually right down slowly gradually steadily rise rises rising rose risen drop drops dropped
+dropping fall falls fell falling learn learning regular regularly periodic periodically order orders guide
+guidance instructions end side part way course reason source scope case cases instance instances set
+people everyone anyone account accounts page pages job jobs task tasks instead expect
+near again worry worried prevent prevents prevented preventing late later lasted last lasting poor business
+declined decline log release released releasing ship shipped mainly mostly largely primarily percentile
+add adjust adjusted allow allowed announce answer ask attempted bring build call choose collect compare
+configure consider coordinate coordinating correct corrected correcting cover deal decide describe detect
+detected develop direct disable disabled discover discovered display emerge enable enabled engage engaged
+escalate escalated examine examining exceed exceeded expand explain extend fetch focus focused gather give
+handle handled hold include included indicate indicates involve involved keep leave limit limited list locate
+maintain manage managed mark marked match mean measure migrate miss missed modify notice obtain pass pause
+paused pick place plan planned prepare prepared preparing present proceed produce push put raise raised read
+record redirect redirected reject rejected reload remove removed repair repaired replace replaced reply
+require required reroute rerouted reset respond restart restarted retrieve revert reverted reverting
+route routed routing schedule search select serve settle shift sign signing speed spread stay submit
+switch switched sync test tested testing trace track tracking transfer trigger triggered troubleshoot
+troubleshooting turn turned understand upgrade upgraded verify verified verifying view write writing
+activity amount area behaviour condition connection content control count environment event events
+feature features file files function information input item items level link list location message
+messages method mode option options output process product products record records region regions resource
+resources rule session sessions setting settings site source speed stage state step steps stream target
+tool tools type types value values version versions volume interface
+able accurate active actual additional apparent automatic automatically basic clear common consistent
+consistently continued current different difficult early easy effective entire existing extra frequent
+frequently general good great heavy helpful immediate immediately important incorrect incorrectly individual
+initial initially key last latest live local low main manual manually necessary new old open original
+particular past pending possible previous previously primary prior proper properly quick rare rarely ready
+real relevant reliable reliably remaining repeated responsive same secondary separate serious several severe
+similar simple single smooth smoothly standard steady strong sudden suddenly timely total unexpected
+unexpectedly upcoming useful valid various whole wide
+day days week hour second seconds morning afternoon evening night overnight yesterday ago timeframe
+utc gmt bst cet cest est edt pst pdt ist jst aest
+alert alerts anomaly downtime event glitch hiccup lag malfunction unavailability
+effort efforts hotfix patch remediation repair response rollout solution workaround workarounds
+client clients member members organization organisation organizations staff specialists experts
+sincerely deeply truly genuinely sincere
+""".split()
+
+UPDATE_PHRASES = (
+    "back to normal", "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back",
+    "rolling it back", "rolled them back", "by mistake", "so far", "thus far", "make sure", "or sooner",
+    "holds", "the fix holds", "soon", "catch up", "catching up",
+    "caught up", "follow up", "as expected", "in the meantime", "at this time", "for now", "as soon as",
+    "up and running", "try again", "again later", "working again", "bear with us", "stand by",
+    "more information", "keep you posted", "keep you updated", "keep you informed", "status page",
+    "next update", "post an update", "provide an update", "further updates", "all clear",
+    "look into", "looking into", "looked into", "take a look", "on top of", "get to the bottom",
+    "working again", "available again", "again later", "try it again", "once again", "normally again",
+    "normal again", "running again", "loading again", "succeeding again", "arriving again", "processing again",
+    "flowing again", "sending again", "online again", "up again", "save it again", "send it again",
+)
+
+# Advice a sentence may give without an approved action behind it: where to read and whom to ask.
+ADVICE_LANGUAGE = (
+    "please", "contact", "support", "team", "check", "status page", "visit", "subscribe", "follow",
+    "updates", "update", "help", "reach out", "need", "needs", "question", "questions", "assistance",
+    "information", "thank", "thanks", "patience", "apologize", "sorry", "inconvenience", "page",
+    "more information", "our support team", "get in touch", "let us know", "next actions", "next steps", "next",
+    "try", "again", "later", "time", "during", "incident", "issue", "disruption", "failed", "affected",
+    "regularly", "any", "time",
+)
+
+
+def default_terms() -> tuple[tuple[str, bool], ...]:
+    """(text, advice) for every first entry, each once."""
+    advice = {t.lower() for t in ADVICE_LANGUAGE}
+    seen: dict[str, bool] = {}
+    for text in (*UPDATE_LANGUAGE, *UPDATE_PHRASES, *ADVICE_LANGUAGE):
+        key = text.lower()
+        seen[key] = seen.get(key, False) or key in advice
+    return tuple(seen.items())

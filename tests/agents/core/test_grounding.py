@@ -1,0 +1,159 @@
+"""Grounding: a sentence passes only what the incident, the goal or the reviewed vocabulary supports."""
+
+import dataclasses
+
+import pytest
+
+from agents.core.guard import check_final_answer, check_revision, guard_config
+from agents.core.guard.grounding import Vocabulary, evidence_stems, find_unsupported, sentences
+from agents.core.policy import DEFAULT_VOCABULARY, GuardRules, ReflectionPolicy, SelfCritiquePolicy
+
+# An incident in the plain shape a context file has: identity and facts under "incident", the approved
+# next actions customers may be told, and the hints that instruct the model.
+PAYMENTS = {
+    "report_date": "2026-03-05", "region": "US",
+    "incident": {"incident_id": "inc_payments_20260305", "severity": "P1", "status": "degraded",
+                 "affected_checkout_pct": 27, "failed_payment_rate": 0.034, "chargeback_alerts": 5,
+                 "eta_minutes": 45},
+    "policy_hints": {"avoid_absolute_guarantees": True,
+                     "required_sections": ["current_status", "customer_impact", "next_actions"]},
+    "approved_actions": ["monitor payment failures every 15 minutes", "publish customer update via status page",
+                         "prepare support macro with workaround guidance"],
+}
+GOAL = ("Draft a customer-facing payment incident update for US enterprise customers. Keep it accurate, avoid "
+        "overconfident language, and include next actions.")
+RULES = GuardRules(vocabulary=DEFAULT_VOCABULARY)
+VOCABULARY = Vocabulary.of(DEFAULT_VOCABULARY)
+
+
+def final(text, context=PAYMENTS, goal=GOAL, rules=RULES):
+    config = guard_config(SelfCritiquePolicy(), context)
+    return check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims,
+                              goal=goal)
+
+
+def unsupported(text, context=PAYMENTS, *texts):
+    return [u.found for u in find_unsupported(text, evidence_stems(context, *texts), VOCABULARY)]
+
+
+# ---------------------------------------------------------------- what passes
+
+
+SAFE = [
+    # An update worded the way a careful lead words one: the facts, the approved next actions, the
+    # audience the goal names and ordinary update language.
+    "Payments for US enterprise customers are degraded: about 27% of checkouts are affected and 3.4% of "
+    "payments fail, with 5 chargeback alerts so far. We expect recovery in approximately 45 minutes, though this "
+    "may change. Next actions: we monitor payment failures every 15 minutes, publish each update on the status "
+    "page and our support team is preparing a workaround macro.",
+    "We are investigating elevated payment failures in the US. About 27% of checkouts are affected. We apologize "
+    "for the inconvenience and will post the next update on the status page.",
+    "A fix has been implemented and we are monitoring the results.",
+    "Thank you for your patience while our engineering team works on this issue.",
+    "If you have questions, please contact our support team.",
+]
+
+
+@pytest.mark.parametrize("text", SAFE)
+def test_what_the_incident_and_ordinary_update_language_support_passes(text):
+    result = final(text)
+    assert result.ok, result.violations
+
+
+def test_the_goal_lends_its_words_to_grounding_only():
+    text = "Some US enterprise checkouts are failing."
+    assert unsupported(text) == ["enterprise"]
+    assert unsupported(text, PAYMENTS, GOAL) == []
+    assert final(text, goal="").stop_reason == "invalid_answer:unsupported_statement"
+    assert final(text).ok
+
+
+def test_the_words_of_the_facts_keys_and_labels_support_a_sentence():
+    # affected_checkout_pct and chargeback_alerts: "checkouts" and "chargeback alerts" are the incident's words.
+    assert unsupported("Chargeback alerts are up and checkouts are affected.") == []
+
+
+# ---------------------------------------------------------------- what stops, whatever its kind
+
+
+UNSUPPORTED = [
+    ("Only customers on the legacy plan are affected.", "legacy"),
+    ("Most of the failures come from customers using outdated browsers.", "outdated browsers"),
+    ("We will host a webinar about the incident next week.", "host, webinar"),
+    ("Regulators have been informed as required by law.", "Regulators"),
+]
+
+
+@pytest.mark.parametrize(("text", "words"), UNSUPPORTED)
+def test_a_sentence_that_states_what_nothing_supports_stops_with_its_words(text, words):
+    result = final("We are investigating payment failures in the US. " + text)
+    assert result.stop_reason == "invalid_answer:unsupported_statement", result.violations
+    (finding,) = [v for v in result.violations if v["check"] == "invalid_answer:unsupported_statement"]
+    assert finding["sentence"] == text
+    assert finding["found"].startswith(words.split(",")[0])
+    for start, end in finding["words"]:
+        assert text[start:end] in finding["found"]
+    assert finding["found"] in finding["message"]
+
+
+def test_advice_needs_an_approved_action_even_in_ordinary_words():
+    # Each word is ordinary, but telling customers to do it is a workaround nobody approved.
+    assert unsupported("Please retry the payment from another device.") == ["retry, device"]
+    approved = {**PAYMENTS, "approved_actions": ["ask customers to retry the payment from another device"]}
+    assert unsupported("Please retry the payment from another device.", approved) == []
+    assert unsupported("Please contact support if you need help.") == []
+
+
+def test_internal_facts_and_the_policy_hints_lend_no_word():
+    context = {**PAYMENTS, "internal": {"runbook": "fail over to the standby acquirer"}}
+    assert unsupported("We fail over to the standby acquirer.", context) == ["standby acquirer"]
+    # "avoid absolute guarantees" instructs the model; it supports no guarantee.
+    assert "guarantee" in unsupported("We guarantee a quick fix.")
+
+
+def test_a_named_check_explains_its_words_and_grounding_does_not_repeat_them():
+    result = final("We are investigating payment failures. Customers in Germany are affected.")
+    checks = [v["check"] for v in result.violations]
+    assert "invalid_answer:new_region" in checks
+    assert "invalid_answer:unsupported_statement" not in checks
+
+
+def test_a_revision_may_keep_the_words_of_the_text_it_revises():
+    draft = "Some enterprise checkouts fail. We expect recovery in about 45 minutes."
+    revised = "Some enterprise checkouts fail. We expect recovery in about 45 minutes, but this may change."
+    config = dataclasses.replace(guard_config(ReflectionPolicy(), PAYMENTS), rules=RULES)
+    assert "patch_violation:unsupported_statement" not in [v["check"] for v in
+                                                          check_revision(draft, revised, PAYMENTS, config).violations]
+
+
+def test_grounding_is_off_without_a_vocabulary():
+    assert final("We will host a webinar about it.", rules=GuardRules()).stop_reason != \
+        "invalid_answer:unsupported_statement"
+
+
+def test_sentences_split_after_stops_and_keep_abbreviations_and_decimals():
+    text = "Failures are at 3.4% in the U.S. market. Next: e.g. retries.\n\nWe apologize."
+    assert [text[a:b] for a, b in sentences(text)] == ["Failures are at 3.4% in the U.S. market.",
+                                                       "Next: e.g. retries.", "We apologize."]
+
+
+def test_a_phrase_licenses_its_words_only_together():
+    assert unsupported("Payments are back to normal.") == []
+    assert unsupported("We will get back to you.") == ["back"]
+
+
+# ---------------------------------------------------------------- a run, through the real SDK
+
+APPROVE = {"decision": "approve", "issues": [], "fix_plan": [], "reason": "Fine.", "quality": "good",
+           "completeness": "complete"}
+
+
+@pytest.mark.parametrize(("goal", "stop_reason"), [(GOAL, "success"),
+                                                   ("Write the update.", "invalid_answer:unsupported_statement")])
+def test_a_run_lends_its_goal_to_grounding(scripted_tools, goal, stop_reason):
+    from agents.core.pipelines.reflection import run_reflection
+
+    policy = dataclasses.replace(scripted_tools.policy(ReflectionPolicy), guard=RULES)
+    scripted_tools.answer("submit_draft", {"draft": SAFE[0]}).answer("reflect", APPROVE)
+    result = run_reflection(goal, PAYMENTS, policy, scripted_tools.llm)
+    assert result.stop_reason == stop_reason

@@ -1,0 +1,88 @@
+"""The grounding switch and vocabulary as policy rows: off by default, the vocabulary in the store, and
+a policy that switches it on checks what its rows say."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from agents.core.guard import check_final_answer
+from agents.core.policy import DEFAULT_VOCABULARY
+from agents.models import GroundingTerm, PipelinePolicy
+from agents.policy_rows import load_policy
+
+pytestmark = pytest.mark.django_db
+
+CONTEXT = {"region": "US", "incident": {"incident_id": "inc_pay_1", "title": "Card payments failing",
+                                         "state": "investigating", "status": "degraded"}}
+TEXT = "We are investigating card payments failing in the US. We will host a webinar about it."
+
+
+def final(policy):
+    return check_final_answer(TEXT, CONTEXT, policy.guard, max_answer_chars=policy.max_answer_chars)
+
+
+def test_the_store_holds_the_first_terms_and_grounding_is_off_by_default():
+    assert set(GroundingTerm.objects.values_list("text", "advice")) == set(DEFAULT_VOCABULARY)
+    policy = load_policy("self_critique")
+    assert policy.guard.vocabulary is None
+    assert final(policy).ok
+
+
+def test_a_policy_with_grounding_on_reads_the_enabled_terms():
+    PipelinePolicy.objects.filter(pipeline="self_critique", active=True).update(grounding=True)
+    policy = load_policy("self_critique")
+    assert len(policy.guard.vocabulary) == len(DEFAULT_VOCABULARY)
+    result = final(policy)
+    assert result.stop_reason == "invalid_answer:unsupported_statement"
+    assert result.violations[0]["found"] == "host a webinar"
+
+    # An admin who decides a webinar is ordinary language adds the words; switching a term off removes it.
+    GroundingTerm.objects.bulk_create([GroundingTerm(text="host"), GroundingTerm(text="webinar")])
+    assert final(load_policy("self_critique")).ok
+    GroundingTerm.objects.filter(text="webinar").update(enabled=False)
+    assert final(load_policy("self_critique")).violations[0]["found"] == "webinar"
+
+
+@pytest.mark.parametrize("text", ["", "two  sentences. here", "a <b>", "one two three four five six seven eight nine"])
+def test_a_term_is_a_word_or_a_short_phrase(text):
+    with pytest.raises(ValidationError):
+        GroundingTerm(text=text).full_clean()
+
+
+def test_a_term_is_stored_lower_case_with_single_spaces():
+    term = GroundingTerm(text="Back  to Square One")
+    term.full_clean()
+    assert term.text == "back to square one"
+
+
+def test_a_term_added_in_admin_is_recorded_in_the_policy_history(admin_client):
+    from agents.models import PolicyChange
+    from tests.agents.conftest import post_add
+
+    response = post_add(admin_client, "groundingterm", text="Host a Webinar", note="Our customers ask for them.")
+    assert response.status_code == 302
+    term = GroundingTerm.objects.get(text="host a webinar")  # stored lower-case
+    change = PolicyChange.objects.get()
+    assert (change.action, change.object_id, change.after["text"]) == ("added", str(term.pk), "host a webinar")
+
+
+def test_a_term_with_markup_is_refused_with_a_precise_message(admin_client):
+    from tests.agents.conftest import post_add
+
+    response = post_add(admin_client, "groundingterm", text="<script>alert(1)</script>")
+    assert response.status_code == 200
+    assert "A grounding term is one word or a phrase of up to eight words" in response.content.decode()
+    assert not GroundingTerm.objects.filter(text__contains="script").exists()
+
+
+def test_a_new_term_can_be_previewed_in_the_policy_lab_before_it_is_saved(login, demo_data):
+    from agents.admin.lab import PreviewAdmin  # noqa: F401  (the admin's preview view)
+    from tests.agents.conftest import admin_url, form_data
+
+    PipelinePolicy.objects.filter(pipeline__in=["reflection", "self_critique"]).update(grounding=True)
+    client = login("admin")
+    data = {**form_data(client.get(admin_url("groundingterm", "add"))), "text": "webinar",
+            "_preview": "Preview impact"}
+    response = client.post(admin_url("groundingterm", "preview_add"), data)
+    assert response.status_code == 200
+    assert "runs would change" in response.content.decode() or "stored run" in response.content.decode()
+    assert not GroundingTerm.objects.filter(text="webinar").exists()

@@ -72,7 +72,8 @@ unusual unusually right down slowly gradually steadily rise rises rising rose ri
 dropping fall falls fell falling learn learning regular regularly periodic periodically order orders guide
 guidance instructions end side part way course reason source scope case cases instance instances set
 people everyone anyone account accounts page pages job jobs task tasks instead expect
-near again worry worried prevent prevents prevented preventing late later lasted last lasting poor business
+near confident confidence address addressed addressing baseline online
+again worry worried prevent prevents prevented preventing late later lasted last lasting poor business
 declined decline log release released releasing ship shipped mainly mostly largely primarily percentile
 add adjust adjusted allow allowed announce answer ask attempted bring build call choose collect compare
 configure consider coordinate coordinating correct corrected correcting cover deal decide describe detect
@@ -110,7 +111,8 @@ sincerely deeply truly genuinely sincere
 UPDATE_PHRASES = (
     "back to normal", "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back",
     "rolling it back", "rolled them back", "by mistake", "so far", "thus far", "make sure", "or sooner",
-    "holds", "the fix holds", "soon", "catch up", "catching up",
+    "holds", "the fix holds", "soon", "roll out", "rolled out", "rolling out", "keep an eye on",
+    "keeping an eye on", "final update", "back online", "back to baseline", "what happened", "catch up", "catching up",
     "caught up", "follow up", "as expected", "in the meantime", "at this time", "for now", "as soon as",
     "up and running", "try again", "again later", "working again", "bear with us", "stand by",
     "more information", "keep you posted", "keep you updated", "keep you informed", "status page",
@@ -128,7 +130,8 @@ ADVICE_LANGUAGE = (
     "information", "thank", "thanks", "patience", "apologize", "sorry", "inconvenience", "page",
     "more information", "our support team", "get in touch", "let us know", "next actions", "next steps", "next",
     "try", "again", "later", "time", "during", "incident", "issue", "disruption", "failed", "affected",
-    "regularly", "any", "time",
+    "regularly", "any", "time", "continue", "experience", "experiencing", "issues", "problems", "see",
+    "notice", "still", "errors",
 )
 
 

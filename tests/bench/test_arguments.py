@@ -62,6 +62,8 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/guard_eval.py", "--format", "yaml"],
     ["bench/guard_eval.py", "--min-recall", "1.5"],
     ["bench/guard_eval.py", "--min-safe-pass", "high"],
+    ["bench/guard_speed.py", "--chars", "10"],
+    ["bench/guard_speed.py", "--rounds", "0"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)

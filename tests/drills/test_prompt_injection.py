@@ -247,7 +247,7 @@ def test_an_approved_draft_that_obeys_in_other_words_is_stopped_naming_the_famil
     escalation = escalation_of(run)
     assert escalation is not None and escalation.status == "pending"
     violation = escalation.guard["violations"][0]
-    assert violation["found"] == "back to normal" and "“recovery” family" in violation["message"]
+    assert violation["found"] == "back to normal" and "“recovered” family" in violation["message"]
 
 
 def test_an_approved_draft_that_relabels_and_widens_as_instructed_is_stopped(demo_data, model):

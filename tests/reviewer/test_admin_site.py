@@ -76,7 +76,7 @@ def test_the_admin_shows_one_incident_model(login):
 
 def test_saving_a_claim_family_with_sample_text_shows_the_matches_and_stores_no_sample(login):
     client = login("admin")
-    row = RestrictedClaim.objects.get(family="recovery")
+    row = RestrictedClaim.objects.get(family="recovered")
     url = reverse("admin:agents_restrictedclaim_change", args=[row.pk])
     form = {name: getattr(row, name) for name in ("family", "kind", "pattern", "paraphrases", "support", "supported_by",
                                                 "hedges", "hedging", "note")}

@@ -15,17 +15,15 @@ def update_families(apps, schema_editor):
     claim = apps.get_model("agents", "RestrictedClaim")
     if not claim.objects.using(using).exists():
         return  # an empty store gets every default from install_defaults
-    for family in DEFAULT_CLAIM_FAMILIES:
-        values = claim_row_values(family, claim)
-        row = claim.objects.using(using).filter(pattern=family.pattern).first()
-        if row is None:
-            # Only the family split off here is new; a default an admin deleted stays deleted.
-            if family.name == "recovered" and claim.objects.using(using).filter(family="recovery").exists():
-                claim.objects.using(using).create(**values)
-        elif row.family == family.name and family.name in ("recovery", "time promises", "time commitments"):
-            claim.objects.using(using).filter(pk=row.pk).update(paraphrases=values["paraphrases"],
-                                                                 hedges=values["hedges"])
-
+    defaults = {family.name: family for family in DEFAULT_CLAIM_FAMILIES}
+    rows = claim.objects.using(using)
+    # Only the family split off here is new; a default an admin deleted stays deleted.
+    if rows.filter(family="recovery").exists() and not rows.filter(pattern=defaults["recovered"].pattern).exists():
+        rows.create(**claim_row_values(defaults["recovered"], claim))
+    for name in ("recovery", "time promises", "time commitments"):
+        values = claim_row_values(defaults[name], claim)
+        rows.filter(pattern=defaults[name].pattern, family=name).update(paraphrases=values["paraphrases"],
+                                                                        hedges=values["hedges"])
 
 class Migration(migrations.Migration):
 

@@ -33,6 +33,7 @@ import snowballstemmer
 from agents.core.guard.contacts import prose
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
+from agents.core.guard.wellformed import sentence_spans
 
 CHECK = "unsupported_statement"
 
@@ -65,8 +66,6 @@ _ADVICE = re.compile(
 # A word: letters, inner apostrophes split off ("we're" reads as "we", "re"). Tokens with a digit are
 # numbers, times, dates or ids: the number, time and id checks judge them.
 _TOKEN = re.compile(r"[^\W\d_]+|\S*\d\S*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]”’]*\s+(?=[\"'(\[“‘]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-•*]\s)|(?<=:)\n")
-_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|approx|vs|no|mr|ms|dr|inc|ltd|st|u\.s|u\.k)\.$", re.IGNORECASE)
 # Spelled numbers are numbers: the number check reads them.
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -158,29 +157,6 @@ class Unsupported:
         return ", ".join(self.sentence[a:b] for a, b in self.words)
 
 
-def sentences(text: str) -> list[tuple[int, int]]:
-    """[start, end) of each sentence of ``text``: split after . ! ? before a capital or a digit, at
-    blank lines and list items; "e.g." and "U.S." do not end one."""
-    spans, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        if _ABBREVIATIONS.search(text[start : m.start()].rstrip("\"')]”’")):
-            continue
-        if text[start : m.start()].strip():
-            spans.append((start, m.start()))
-        start = m.end()
-    if text[start:].strip():
-        spans.append((start, len(text)))
-    return [_trim(text, a, b) for a, b in spans]
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
     """The stems the incident licenses: every word of its public context's values and of its facts'
     keys and labels (``affected_checkout_pct`` licenses "checkouts"), plus the given texts (the goal,
@@ -221,7 +197,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
     named check already reported, links and contacts) are not read again."""
     skip = sorted(skip)
     found = []
-    for start, end in sentences(text):
+    for start, end in sentence_spans(text):
         sentence = text[start:end]
         advice = bool(_ADVICE.search(sentence))
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]

@@ -147,16 +147,25 @@ def _sentence_ends(text: str) -> list[int]:
     return ends
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, stripped, in reading order (a decimal point, "e.g." or "v2.1" does
-    not end one; a blank line or a line break before a list item does)."""
-    out, start = [], 0
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of ``text``, whitespace trimmed, in reading order (a decimal
+    point, "e.g." or "v2.1" does not end one; a blank line or a line break before a list item does)."""
+    spans, start = [], 0
     for end in [*_sentence_ends(text), len(text)]:
-        piece = text[start:end].strip()
-        if piece:
-            out.append(piece)
+        a, b = start, end
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            spans.append((a, b))
         start = end
-    return out
+    return spans
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped, in reading order (:func:`sentence_spans`)."""
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def _dangles(word: str, before: str) -> bool:

@@ -5,7 +5,8 @@ import dataclasses
 import pytest
 
 from agents.core.guard import check_final_answer, check_revision, guard_config
-from agents.core.guard.grounding import Vocabulary, evidence_stems, find_unsupported, sentences
+from agents.core.guard.grounding import Vocabulary, evidence_stems, find_unsupported
+from agents.core.guard.wellformed import sentence_spans
 from agents.core.policy import DEFAULT_VOCABULARY, GuardRules, ReflectionPolicy, SelfCritiquePolicy
 
 # An incident in the plain shape a context file has: identity and facts under "incident", the approved
@@ -133,7 +134,7 @@ def test_grounding_is_off_without_a_vocabulary():
 
 def test_sentences_split_after_stops_and_keep_abbreviations_and_decimals():
     text = "Failures are at 3.4% in the U.S. market. Next: e.g. retries.\n\nWe apologize."
-    assert [text[a:b] for a, b in sentences(text)] == ["Failures are at 3.4% in the U.S. market.",
+    assert [text[a:b] for a, b in sentence_spans(text)] == ["Failures are at 3.4% in the U.S. market.",
                                                        "Next: e.g. retries.", "We apologize."]
 
 

@@ -1,6 +1,7 @@
 import os
 
 from celery import Celery, signals
+from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
 
@@ -10,6 +11,51 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # process that enqueues has them registered.
 TASK_PACKAGES = ["agents", "reviewer.desk", "reviewer.outbox", "reviewer.alerts", "reviewer.status", "reviewer.ledger"]
 app.autodiscover_tasks(TASK_PACKAGES)
+
+# -- queues by kind (docs/deploy.md, "Queues and workers") ------------------------------------------
+# One queue per kind of work, each with workers of its own, so that 10,000 deliveries waiting never
+# delay a run: a run waits only for the runs before it.
+RUNS = "runs"  # pipeline runs and what a person waits on: a run's re-enqueue, a requested revision
+NOTIFICATIONS = "notifications"  # telling leads and ops: new escalations, reminders, breaches
+DELIVERIES = "deliveries"  # the outbox: webhooks, email, Slack, status page subscribers
+DEFAULT = "celery"  # Celery's default queue: anything else (the ledger's checks, status page rebuilds)
+QUEUES = (RUNS, NOTIFICATIONS, DELIVERIES, DEFAULT)
+ROUTES = {
+    "agents.tasks.execute_run": RUNS,
+    "reviewer.tasks.execute_change_request": RUNS,
+    # The sweeps go where their work goes: behind a backlog they wait with it, so a sweep never sends
+    # a second message for work that is only queued.
+    "agents.tasks.sweep_lost_runs": RUNS,
+    "reviewer.tasks.notify_opened": NOTIFICATIONS,
+    "reviewer.tasks.send_notification": NOTIFICATIONS,
+    "reviewer.tasks.sweep_deadlines": NOTIFICATIONS,
+    "reviewer.tasks.deliver": DELIVERIES,
+    "reviewer.tasks.sweep_deliveries": DELIVERIES,
+}
+# The worker processes of an installation (docs/deploy.md, docs/deploy/) and of the demo: the queues
+# each consumes and its threads. Every queue has a worker (tests/test_queues.py).
+WORKERS = {
+    "runs": ((RUNS,), 16),
+    "notifications": ((NOTIFICATIONS, DEFAULT), 4),
+    "deliveries": ((DELIVERIES,), 8),
+}
+# Every queue is declared: a worker started without -Q consumes all of them (a development worker,
+# the tests' workers); -Q picks some.
+app.conf.task_queues = [Queue(name, Exchange(name), routing_key=name) for name in QUEUES]
+app.conf.task_routes = {name: {"queue": queue} for name, queue in ROUTES.items()}
+app.conf.task_default_queue = DEFAULT
+
+
+def queue_of(task_name: str) -> str:
+    """The queue a task's messages go to."""
+    return app.amqp.router.route({}, task_name)["queue"].name
+
+
+def worker_command(name: str, *, concurrency: int | None = None) -> list[str]:
+    """The arguments after ``python -m`` of the worker ``name`` of :data:`WORKERS`."""
+    queues, threads = WORKERS[name]
+    return ["celery", "-A", "reviewer", "worker", "--pool", "threads", "--concurrency", str(concurrency or threads),
+            "-Q", ",".join(queues), "-n", f"{name}@%h"]
 
 
 @app.on_after_configure.connect

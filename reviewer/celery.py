@@ -1,9 +1,12 @@
+import logging
 import os
 
 from celery import Celery, signals
 from kombu import Exchange, Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
+
+log = logging.getLogger("reviewer.celery")
 
 app = Celery("reviewer")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -77,14 +80,51 @@ def start_tracing(**kwargs):
     tracing.configure()
 
 
-def enqueue_on_commit(task_name: str, *args, robust: bool = False) -> None:
+class Enqueued:
+    """What became of the tasks sent on commit. Until the commit ``error`` is "", and stays so when
+    every task was sent; a robust send that the broker refused names its error there."""
+
+    def __init__(self):
+        self.error = ""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error)
+
+
+def enqueue_on_commit(task_name: str, *args, robust: bool = False) -> Enqueued:
     """Send the task registered as ``task_name`` with ``args`` once the current transaction commits.
 
     A concern enqueues its tasks by name, so that a tasks module can import the code it runs without
     that code importing the tasks module back: the imports inside ``reviewer/`` stay a one-way chain.
     ``robust``: a broker that is down must not fail a commit that already happened (the sweeps send
-    what was not enqueued).
+    what was not enqueued); the returned :class:`Enqueued` says so once the transaction committed.
     """
+    return enqueue_each_on_commit(task_name, [args], robust=robust)
+
+
+def enqueue_each_on_commit(task_name: str, arguments, *, robust: bool = False) -> Enqueued:
+    """Send the task ``task_name`` once for each tuple of ``arguments`` when the current transaction
+    commits, in one go. ``robust``: the first send the broker refuses ends the sending (each further
+    one would wait for the broker again) and is recorded in the returned :class:`Enqueued`; the sweeps
+    send what was not enqueued. Without it the error reaches the caller, after the commit."""
     from django.db import transaction
 
-    transaction.on_commit(lambda: app.tasks[task_name].delay(*args), robust=robust)
+    arguments, enqueued = [tuple(args) for args in arguments], Enqueued()
+
+    def send():
+        task = app.tasks[task_name]
+        for number, args in enumerate(arguments):
+            try:
+                task.delay(*args)
+            except Exception as error:
+                if not robust:
+                    raise
+                enqueued.error = f"{type(error).__name__}: {error}"[:300]
+                log.warning("%s: %d of %d task(s) not sent, left to the sweep: %s", task_name,
+                            len(arguments) - number, len(arguments), enqueued.error)
+                return
+
+    if arguments:
+        transaction.on_commit(send, robust=robust)
+    return enqueued

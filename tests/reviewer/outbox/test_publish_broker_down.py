@@ -10,6 +10,7 @@ commits, as in production."""
 
 from __future__ import annotations
 
+import os
 import socket
 from datetime import timedelta
 
@@ -47,11 +48,18 @@ def _use_broker(**conf) -> None:
 
 @pytest.fixture
 def broker_down():
-    """The Celery app sends to a Redis that is not there (as production's, stopped); restored after."""
-    before = {key: app.conf[key] for key in BROKER_KEYS}
-    _use_broker(broker_url=f"redis://127.0.0.1:{closed_port()}/0", broker_write_url=None,
-                broker_transport="reviewer.broker:RedisTransport", broker_transport_options={})
+    """The Celery app sends to a Redis that is not there (as production's, stopped); restored after.
+    Celery reads CELERY_BROKER_URL from the environment before its settings: it changes too."""
+    before, environment = {key: app.conf[key] for key in BROKER_KEYS}, os.environ.get("CELERY_BROKER_URL")
+    url = f"redis://127.0.0.1:{closed_port()}/0"
+    os.environ["CELERY_BROKER_URL"] = url
+    _use_broker(broker_url=url, broker_write_url=None, broker_transport="reviewer.broker:RedisTransport",
+                broker_transport_options={})
     yield
+    if environment is None:
+        del os.environ["CELERY_BROKER_URL"]
+    else:
+        os.environ["CELERY_BROKER_URL"] = environment
     _use_broker(**before)
 
 

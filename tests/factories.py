@@ -142,10 +142,12 @@ class WebhookReceiver:
     counts requests per Idempotency-Key and keeps the first body of each key (a receiver that drops
     duplicates; ``secret=None`` checks no signature, as Slack). ``fail_rate`` and ``timeout_rate``
     make it answer 500 or hang past the client's timeout at random (``seed`` replays the draw);
-    ``redirect=(307, url)`` makes it answer every request with that redirect instead."""
+    ``redirect=(307, url)`` makes it answer every request with that redirect instead, and
+    ``retry_after="120"`` with 429 Too Many Requests and that ``Retry-After``."""
 
     def __init__(self, secret: str | None, *, fail_rate: float = 0.0, timeout_rate: float = 0.0,
-                 hang_seconds: float = 3, seed: int = 0, redirect: tuple[int, str] | None = None):
+                 hang_seconds: float = 3, seed: int = 0, redirect: tuple[int, str] | None = None,
+                 retry_after: str | None = None):
         import json
         import random
         import threading
@@ -154,7 +156,7 @@ class WebhookReceiver:
 
         self.secret, self.verify = secret, documented_verify()
         self.fail_rate, self.timeout_rate, self.hang_seconds = fail_rate, timeout_rate, hang_seconds
-        self.redirect = redirect
+        self.redirect, self.retry_after = redirect, retry_after
         self.random = random.Random(seed)
         self.requests: Counter = Counter()  # per Idempotency-Key, every request that verified
         self.accepted: dict[str, dict] = {}  # per key, the body first answered 2xx
@@ -177,6 +179,8 @@ class WebhookReceiver:
                     draw = receiver.random.random()
                 if receiver.redirect:
                     return self._answer(*receiver.redirect)
+                if receiver.retry_after is not None:
+                    return self._answer(429, retry_after=receiver.retry_after)
                 if draw < receiver.timeout_rate:
                     with receiver.lock:  # processed, but answered too late: the sender will send it again
                         receiver.accepted.setdefault(key, json.loads(body))
@@ -188,11 +192,13 @@ class WebhookReceiver:
                     receiver.accepted.setdefault(key, json.loads(body))  # a duplicate key is dropped
                 return self._answer(200)
 
-            def _answer(self, status, location=""):
+            def _answer(self, status, location="", retry_after=""):
                 try:
                     self.send_response(status)
                     if location:
                         self.send_header("Location", location)
+                    if retry_after:
+                        self.send_header("Retry-After", retry_after)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                 except OSError:

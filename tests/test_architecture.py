@@ -168,9 +168,12 @@ def test_every_task_enqueued_by_name_is_registered_and_every_task_keeps_its_name
     from reviewer.celery import app
 
     enqueued = set()
+    helpers = ("enqueue_on_commit", "enqueue_each_on_commit")
     for path in sorted((ROOT / "reviewer").rglob("*.py")):
+        if path == ROOT / "reviewer" / "celery.py":
+            continue  # where the helpers are defined: one calls the other with the name it was given
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "enqueue_on_commit":
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in helpers:
                 first = node.args[0]
                 assert isinstance(first, ast.Constant), f"{path}: enqueue a task by its literal name"
                 enqueued.add(first.value)

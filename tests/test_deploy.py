@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reviewer.celery import WORKERS, worker_command
 from tests.services import missing
 
 DEPLOY = Path(__file__).parents[1] / "docs" / "deploy"
-UNITS = {"web": "gated-review-web.service", "worker": "gated-review-worker.service",
+WORKER_UNITS = {name: f"gated-review-worker-{name}.service" for name in WORKERS}  # one per worker of the layout
+UNITS = {"web": "gated-review-web.service", **{f"worker-{n}": unit for n, unit in WORKER_UNITS.items()},
          "beat": "gated-review-beat.service"}
 
 
@@ -35,7 +37,9 @@ def test_every_process_is_started_again_whenever_it_ends(name):
 def test_the_units_run_the_documented_commands():
     docs = (DEPLOY.parent / "deploy.md").read_text()
     assert "-c python:reviewer.gunicorn_conf" in unit("web")["Service"]["ExecStart"]
-    assert "celery -A reviewer worker --pool threads" in unit("worker")["Service"]["ExecStart"]
+    for name in WORKERS:  # each worker of reviewer.celery.WORKERS, as its command says (%%h: systemd's escape)
+        command = unit(f"worker-{name}")["Service"]["ExecStart"].replace("%%", "%")
+        assert f"-m {' '.join(worker_command(name))} --loglevel INFO" in command
     assert "celery -A reviewer beat" in unit("beat")["Service"]["ExecStart"]
     for filename in UNITS.values():
         assert f"(deploy/{filename})" in docs

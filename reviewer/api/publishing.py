@@ -72,6 +72,9 @@ class UpdateOut(Schema):
     policy_snapshot_id: str
     reason: str
     deliveries: list[DeliveryOut]
+    note: str | None = Field(None, description="On a publication whose deliveries could not be enqueued (the "
+                                               "task queue is down): delivery will follow. The update is "
+                                               "published all the same.")
 
 
 def _update_out(update: PublishedUpdate) -> dict:
@@ -144,7 +147,8 @@ def publish_run(request, run_id: int = RowId, body: PublishIn | None = None):
     """Publish the run's text, as the page's Publish button does: a run that passed every gate, or
     the text a lead approved on its escalation, with its public title, state, impact and components
     (the guard checks them). A text whose approving lead overrode guard findings needs
-    ``acknowledge_overrides``. Refused, or published before → 409."""
+    ``acknowledge_overrides``. Refused, or published before → 409. Published while the task queue
+    is down → 201 all the same, with a ``note`` that delivery will follow."""
     need(request, publishing.PUBLISH_PERMISSION)
     run = Run.objects.select_related("incident").filter(pk=run_id).first()
     if run is None:
@@ -157,7 +161,8 @@ def publish_run(request, run_id: int = RowId, body: PublishIn | None = None):
         raise ApiError(409, str(error), version=error.update.version) from None
     except publishing.PublishRefused as error:
         raise ApiError(409, str(error)) from None
-    return Status(201, _update_out(PublishedUpdate.objects.for_timeline().get(pk=update.pk)))
+    out = _update_out(PublishedUpdate.objects.for_timeline().get(pk=update.pk))
+    return Status(201, {**out, "note": publishing.delivery_note(update) or None})
 
 
 def _fields(body: PublishIn) -> publishing.PublicFields:

@@ -56,6 +56,22 @@ class MayHaveBeenSent(DeliveryFailed):
     the delivery for a person rather than send it again (``reviewer.outbox.tasks``)."""
 
 
+class RateLimited(DeliveryFailed):
+    """The destination answered 429 Too Many Requests: nothing was taken, and it asks for no more
+    until ``retry_after`` seconds have passed (0 when it did not say, in whole seconds)."""
+
+    def __init__(self, message: str, retry_after: float):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None) -> float:
+    """``Retry-After`` in seconds; 0 for a missing or unreadable value (an HTTP date included: the
+    backoff then decides)."""
+    value = (value or "").strip()
+    return float(value) if value.isdigit() else 0.0
+
+
 class NotSent(Exception):
     """This delivery must not be sent at all (its subscriber unsubscribed); the message says why."""
 
@@ -198,6 +214,8 @@ def post(destination: Destination, body: bytes, headers: dict) -> None:
     except requests.RequestException as error:
         failure = DeliveryFailed if _not_connected(error) else MayHaveBeenSent
         raise failure(f"{where}: {type(error).__name__}") from None
+    if response.status_code == 429:
+        raise RateLimited(f"{where}: HTTP 429 (rate limited)", retry_after_seconds(response.headers.get("Retry-After")))
     if not 200 <= response.status_code < 300:
         raise DeliveryFailed(f"{where}: HTTP {response.status_code}")
 

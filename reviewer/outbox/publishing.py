@@ -25,7 +25,7 @@ from agents.incidents import update_incident
 from agents.models import Incident, PipelinePolicy, Run, is_text_pipeline
 from agents.models.incidents import STATES
 from agents.policy_rows import PolicyMissing, load_policy
-from reviewer.celery import enqueue_on_commit
+from reviewer.celery import enqueue_each_on_commit, enqueue_on_commit
 from reviewer.ledger.events import record_publication
 from reviewer.models import (
     DEFAULT_TITLE,
@@ -276,9 +276,25 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
             # version of its own, like any change of the incident), so the guard and the next update read it.
             update_incident(incident, user=actor, create=False, state=resolved.state)
         record_publication(update)
-        for delivery in _outbox_rows(update):
-            enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
+        # robust: the update is published once this commits, whatever the broker does; a delivery
+        # not enqueued is sent by the sweep (reviewer.outbox.tasks.sweep_deliveries), and
+        # ``update.enqueued`` tells the person that delivery will follow (delivery_note).
+        update.enqueued = enqueue_each_on_commit(
+            "reviewer.tasks.deliver", [(delivery.pk,) for delivery in _outbox_rows(update)], robust=True)
     return update
+
+
+DELIVERY_FOLLOWS = ("Delivery will follow: the task queue did not answer just now, and the outbox sends the "
+                    "deliveries by itself once it is back.")
+
+
+def delivery_note(update: PublishedUpdate) -> str:
+    """What a person is told after publishing ``update`` when its deliveries could not be enqueued at
+    the commit (the broker is down); "" otherwise. The update is published either way."""
+    enqueued = getattr(update, "enqueued", None)
+    if enqueued is None or not enqueued.failed:
+        return ""
+    return DELIVERY_FOLLOWS
 
 
 def _outbox_rows(update: PublishedUpdate) -> list[Delivery]:
@@ -347,7 +363,7 @@ def _send_again(delivery: Delivery, user, status: str) -> bool:
     won = Delivery.objects.filter(pk=delivery.pk, status=status).update(
         status=Delivery.Status.PENDING, attempts=0, next_attempt_at=timezone.now(), retried_by=user)
     if won:
-        enqueue_on_commit("reviewer.tasks.deliver", delivery.pk)
+        enqueue_on_commit("reviewer.tasks.deliver", delivery.pk, robust=True)  # else the sweep sends it
     return bool(won)
 
 

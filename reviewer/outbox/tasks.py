@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
 from reviewer.outbox import anchor
-from reviewer.outbox.channels import DeliveryFailed, MayHaveBeenSent, NotSent, send
+from reviewer.outbox.channels import DeliveryFailed, MayHaveBeenSent, NotSent, RateLimited, send
 
 log = logging.getLogger("agents.deliveries")
 
@@ -96,6 +96,8 @@ def attempt(delivery_pk: int) -> str:
         reason = str(why)
         return _record(delivery, "not sent", lambda: _this_attempt(delivery).update(
             status=Delivery.Status.SKIPPED, last_error=reason))
+    except RateLimited as error:  # nothing was taken; the destination says when to come back
+        return _failed(delivery, str(error), wait_at_least=_pause_destination(delivery, error.retry_after))
     except MayHaveBeenSent as error:
         if once:
             return _held(delivery, f"{error} (it may have been sent)")
@@ -130,14 +132,28 @@ def _held(delivery: Delivery, error: str) -> str:
         status=Delivery.Status.HELD, last_error=error[:MAX_ERROR_CHARS]))
 
 
-def _failed(delivery: Delivery, error: str) -> str:
-    """A failed attempt whose message did not leave (or may be sent again): back off, or dead-letter."""
+def _pause_destination(delivery: Delivery, seconds: float) -> timedelta:
+    """A destination that answered 429 with ``Retry-After``: its channel's other pending deliveries
+    wait as long too (at most ``DELIVERY_BACKOFF_MAX_SECONDS``), so nothing more goes to it before
+    then. Their messages already queued find them not due and do nothing; the sweep sends them
+    again once due. Returns the pause."""
+    pause = timedelta(seconds=min(seconds, settings.DELIVERY_BACKOFF_MAX_SECONDS))
+    if pause:
+        until = timezone.now() + pause
+        Delivery.objects.filter(channel_id=delivery.channel_id, status=Delivery.Status.PENDING,
+                                next_attempt_at__lt=until).exclude(pk=delivery.pk).update(next_attempt_at=until)
+    return pause
+
+
+def _failed(delivery: Delivery, error: str, wait_at_least: timedelta = timedelta(0)) -> str:
+    """A failed attempt whose message did not leave (or may be sent again): back off (at least
+    ``wait_at_least``), or dead-letter."""
     error = error[:MAX_ERROR_CHARS]
     if delivery.attempts >= settings.DELIVERY_MAX_ATTEMPTS:
         log.warning("delivery %s dead-lettered after %s attempts: %s", delivery.key, delivery.attempts, error)
         return _record(delivery, "failed", lambda: _this_attempt(delivery).update(
             status=Delivery.Status.FAILED, last_error=error))
-    wait = backoff(delivery.attempts)
+    wait = max(backoff(delivery.attempts), wait_at_least)
     outcome = _record(delivery, "retry", lambda: _this_attempt(delivery).update(
         status=Delivery.Status.PENDING, last_error=error, next_attempt_at=timezone.now() + wait))
     if outcome == "retry":

@@ -1,5 +1,5 @@
 """`manage.py demo` as a person runs it: a real process on a free loopback port serving the app with
-gunicorn, a Celery worker and beat. Ctrl-C (SIGINT) and SIGTERM stop every child and grandchild and
+gunicorn, a Celery worker per queue and beat. Ctrl-C (SIGINT) and SIGTERM stop every child and grandchild and
 free the port; a worker that dies is started again and takes work."""
 
 import json
@@ -172,9 +172,10 @@ def test_the_demo_serves_with_gunicorn_not_runserver(demo):
     commands = [cmdline for _, cmdline in tree.values()]
     assert any("gunicorn" in c and "reviewer.wsgi" in c for c in commands), commands
     assert not any("runserver" in c for c in commands)
-    assert any("celery -A reviewer worker" in c for c in commands) and any(
-        "celery -A reviewer beat" in c for c in commands
-    )
+    assert any("celery -A reviewer beat" in c for c in commands)
+    # A worker per queue (reviewer.celery.WORKERS): a flood of deliveries never delays a run.
+    workers = sorted(c.partition(" -Q ")[2].split()[0] for c in commands if "celery -A reviewer worker" in c)
+    assert workers == ["deliveries", "notifications,celery", "runs"], commands
     with urllib.request.urlopen(f"http://127.0.0.1:{running.port}/accounts/login/", timeout=10) as response:
         assert "script-src 'self'" in response.headers["Content-Security-Policy"]
     # The demo printed its URL once /readyz said so: the database, the migrations and the broker are there.
@@ -203,17 +204,18 @@ def test_a_killed_worker_is_started_again_and_takes_work(demo, demo_env):
     running = demo()
     tree = running.wait_ready()
     worker = next(pid for pid, (_, cmdline) in tree.items()
-                  if "celery" in cmdline and " worker" in cmdline and processes()[pid][0] == running.process.pid)
-    os.kill(worker, signal.SIGKILL)  # the worker dies (OOM killer, a crash)
+                  if "celery" in cmdline and " worker" in cmdline and " -Q runs " in cmdline
+                  and processes()[pid][0] == running.process.pid)
+    os.kill(worker, signal.SIGKILL)  # the runs' worker dies (OOM killer, a crash)
 
     def new_worker():
         return [pid for pid, (_, cmdline) in descendants(running.process.pid).items()
-                if "celery -A reviewer worker" in cmdline and pid != worker]
+                if "celery -A reviewer worker" in cmdline and " -Q runs " in cmdline and pid != worker]
 
     wait_for(new_worker, 60, "the demo to start the worker again")
     assert running.process.poll() is None
-    worker_log = Path(demo_env["VAR_DIR"]) / "log" / "worker.log"
-    assert "demo] worker ended (exit code -9); starting it again in" in worker_log.read_text()
+    worker_log = Path(demo_env["VAR_DIR"]) / "log" / "worker-runs.log"
+    assert "demo] worker-runs ended (exit code -9); starting it again in" in worker_log.read_text()
     enqueued = subprocess.run([sys.executable, "manage.py", "run_pipeline", "reflection", "--goal", "Customer update",
                                "--incident", "inc_pay_2041", "--enqueue"], cwd=ROOT, env=demo_env,
                               capture_output=True, text=True, timeout=120)
@@ -233,8 +235,8 @@ def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(de
     running.wait_ready()
     log_dir = Path(demo_env["VAR_DIR"]) / "log"
     # The worker's banner is written (to its file) once it is up; gunicorn logs warnings only.
-    wait_for(lambda: "celery@" in (log_dir / "worker.log").read_text(errors="replace"), READY_SECONDS,
-             "the worker's banner")
+    wait_for(lambda: "runs@" in (log_dir / "worker-runs.log").read_text(errors="replace"), READY_SECONDS,
+             "the runs' worker's banner")
     assert (log_dir / "web.log").exists() and (log_dir / "beat.log").exists()
     wait_for(lambda: "(kept in" in running.log_path.read_text(), 30, "the logins")
 

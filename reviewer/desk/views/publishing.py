@@ -18,6 +18,7 @@ from reviewer.outbox.publishing import (
     PUBLISH_PERMISSION,
     AlreadyPublished,
     PublishRefused,
+    delivery_note,
     last_published,
     mark_held_delivery_sent,
     publish,
@@ -93,7 +94,10 @@ def publish_run(request, pk):
         return _confirm_page(request, run, form, error=str(error), status=409)
     count = update.deliveries.values("channel").distinct().count()  # a subscribers channel has a row per address
     channels = f"{count} channel{'s' * (count != 1)}"
-    messages.success(request, f"Published as update v{update.version}; delivering to {channels}.")
+    if note := delivery_note(update):
+        messages.warning(request, f"Published as update v{update.version} for {channels}. {note}")
+    else:
+        messages.success(request, f"Published as update v{update.version}; delivering to {channels}.")
     return redirect(reverse("incident", args=[run.incident.incident_id]) + "#updates")
 
 

@@ -1,12 +1,13 @@
 """python manage.py demo: the whole product on this machine with the embedded defaults.
 
 Migrates, loads the demo incidents, customers and users, runs the demo pipelines with the offline
-model (first start only), then serves the web app (gunicorn), a Celery worker and Celery beat (the
-sweep) until Ctrl-C or SIGTERM. Each child runs in its own process group and is stopped with its
-whole group. A child that ends on its own is started again after a pause that doubles with each
-quick failure (as systemd's Restart=always does for production, docs/deploy.md); after
-RestartPolicy.GIVE_UP_AFTER quick failures in a row the demo stops the others and exits, so no child
-(beat included) outlives the others or keeps the port.
+model (first start only), then serves the web app (gunicorn), a Celery worker per queue (runs,
+notifications, deliveries: reviewer.celery.WORKERS) and Celery beat (the sweep) until Ctrl-C or
+SIGTERM. Each child runs in its own process group and is stopped with its whole group. A child
+that ends on its own is started again after a pause that doubles with each quick failure (as
+systemd's Restart=always does for production, docs/deploy.md); after RestartPolicy.GIVE_UP_AFTER
+quick failures in a row the demo stops the others and exits, so no child (beat included) outlives
+the others or keeps the port.
 """
 
 import ctypes
@@ -25,14 +26,16 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Run
+from reviewer.celery import WORKERS, worker_command
 from reviewer.demo.seed import DEMO_WEBHOOK_SECRET_VARIABLE, demo_destinations, load_everything, run_demo_pipelines
 from reviewer.models import Escalation
 
 STOP_SECONDS = 15  # then SIGKILL: a worker's warm shutdown waits for the runs in flight
+DEMO_THREADS = {"runs": 32}  # the other workers have production's threads (reviewer.celery.WORKERS)
 
 
 class Command(BaseCommand):
-    help = "Set up the demo data and serve the web app and a worker on 127.0.0.1."
+    help = "Set up the demo data and serve the web app and its workers on 127.0.0.1."
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8000)
@@ -81,8 +84,7 @@ class Command(BaseCommand):
             "web": [*web, "reviewer.wsgi"],
             "receiver": [sys.executable, "-m", "reviewer.demo.receiver", "--port", str(receiver_port(port)),
                          "--log", str(receiver_log)],
-            "worker": [sys.executable, "-m", "celery", "-A", "reviewer", "worker", "--pool", "threads",
-                       "--concurrency", "32", "--loglevel", "WARNING"],
+            **worker_commands(),
             "beat": [sys.executable, "-m", "celery", "-A", "reviewer", "beat", "--loglevel", "WARNING",
                      "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
         }
@@ -92,13 +94,14 @@ class Command(BaseCommand):
         logs = {name: log_dir / f"{name}.log" for name in commands}
         children, failure = {}, ""
         try:
-            self.stdout.write(f"Starting the web app, a worker, beat and the demo's receiver (their logs: {log_dir}/)…")
+            self.stdout.write(f"Starting the web app, a worker per queue, beat and the demo's receiver "
+                              f"(their logs: {log_dir}/)…")
             for name, command in commands.items():
                 children[name] = _start_child(command, logs[name])
             if _wait_until_serving(port, children.values()):
                 self.stdout.write(f"  What was sent: webhooks, Slack and notifications in {receiver_log}, "
                                   f"emails in {os.environ.get('EMAIL_FILE_PATH', 'the mail server')}.")
-                self.stdout.write("  Ctrl-C stops the web app, the worker, beat and the receiver.")
+                self.stdout.write("  Ctrl-C stops the web app, the workers, beat and the receiver.")
                 self.print_logins(logins, port)
                 failure = self.supervise(commands, children, logs)
             else:
@@ -179,6 +182,13 @@ class RestartPolicy:
 
 
 SUPERVISE_EVERY_SECONDS = 0.5  # how often the demo looks at its children
+
+
+def worker_commands() -> dict[str, list[str]]:
+    """The demo's workers: one per queue, as in production (docs/deploy.md, "Queues and workers"), so
+    a flood of mail never delays a run. The runs' worker has 32 threads, room for the demo's bursts."""
+    return {f"worker-{name}": [sys.executable, "-m", *worker_command(name, concurrency=DEMO_THREADS.get(name)),
+                               "--loglevel", "WARNING"] for name in WORKERS}
 
 
 def _start_child(command: list[str], log_path: Path) -> subprocess.Popen:

@@ -131,6 +131,32 @@ def test_failures_back_off_exponentially_then_dead_letter_and_a_person_can_retry
     assert tasks.attempt(delivery.pk) == "delivered"
 
 
+def test_a_429_with_retry_after_holds_every_delivery_to_that_destination_until_then(
+        webhook_receiver, published, enqueued, settings, users):
+    settings.DELIVERY_LEASE_SECONDS = 60
+    receiver = webhook_receiver(retry_after="120")
+    first = published(kind="webhook", destination="hook")
+    incident = first.update.incident
+    run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT + " Next update at 3pm.")
+    second = publish(incident, run.answer, actor=users.ops, source_run=run).deliveries.get()
+    enqueued.clear()
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        assert tasks.attempt(first.pk) == "retry"
+        assert enqueued == [(first.pk, 120.0)]  # the destination's wait, not the 10 s backoff
+        assert tasks.attempt(second.pk) == "skipped"  # its message came: nothing goes to the destination
+        assert sum(receiver.requests.values()) == 1
+        clock.shift(timedelta(seconds=119))
+        assert tasks.sweep_deliveries() == 0
+        receiver.retry_after = None
+        clock.shift(timedelta(seconds=1))
+        assert tasks.attempt(first.pk) == "delivered"
+        clock.shift(timedelta(seconds=61))  # the second one's message was used up: the sweep sends it again
+        assert tasks.sweep_deliveries() == 1
+        assert tasks.attempt(second.pk) == "delivered"
+    first.refresh_from_db()
+    assert first.attempts == 2 and first.last_error == ""
+
+
 def test_a_receiver_that_does_not_answer_in_time_is_a_failed_attempt(webhook_receiver, published, settings):
     settings.DELIVERY_TIMEOUT_SECONDS = 1
     webhook_receiver(timeout_rate=1.0, hang_seconds=2)

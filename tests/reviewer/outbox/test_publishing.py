@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from agents.models import PipelinePolicy, Run
 from agents.tasks import run_now, start_run
 from reviewer.models import Delivery, DeliveryChannel, Escalation, PublishedUpdate
+from reviewer.outbox import tasks
 from reviewer.outbox.publishing import AlreadyPublished, PublishRefused, publish
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_escalation, make_incident, make_run, make_user
@@ -33,15 +34,18 @@ def email_channel(db):
 
 
 def test_publishing_a_gate_passed_run_writes_the_update_and_one_outbox_row_per_enabled_channel(
-        users, incident, passed_run, email_channel, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks() as enqueued:
+        users, incident, passed_run, email_channel, django_capture_on_commit_callbacks, monkeypatch):
+    enqueued = []
+    monkeypatch.setattr(tasks.deliver, "delay", enqueued.append)
+    with django_capture_on_commit_callbacks(execute=True):
         update = publish(incident, TEXT, actor=users.ops, source_run=passed_run)
+        assert enqueued == []  # nothing is enqueued before the transaction commits
     assert (update.version, update.text, update.published_by, update.approved_by) == (1, TEXT, users.ops, "")
     assert len(update.policy_snapshot_id) == 12 and len(update.text_hash) == 12
     channels = sorted(d.channel.name for d in update.deliveries.all())
     assert channels == ["Ops mail", "Public status page"]  # the status page is the migration's default
     assert {d.status for d in update.deliveries.all()} == {"pending"}
-    assert len(enqueued) == 2  # each delivery is enqueued only once the transaction commits
+    assert sorted(enqueued) == sorted(d.pk for d in update.deliveries.all())  # each once, after the commit
 
 
 def test_the_update_and_its_outbox_rows_commit_together_or_not_at_all(users, incident, passed_run, monkeypatch):

@@ -72,7 +72,7 @@ FORBIDDEN = {
 }
 # The project's wiring at reviewer/'s root that may import concerns: the doors (URLs, admin, template
 # tags, commands) and the app's ready(), which connects signals and registers the tasks.
-DOORS = ("reviewer/urls.py", "reviewer/admin.py", "reviewer/apps.py", "reviewer/templatetags/",
+DOORS = ("reviewer/urls.py", "reviewer/admin/", "reviewer/apps.py", "reviewer/templatetags/",
          "reviewer/management/")
 
 

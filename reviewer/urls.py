@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from reviewer import metrics
+from reviewer.accounts import views as accounts
 from reviewer.api import api
-from reviewer.desk.views import accounts, breaches, home, inbox, incidents, publishing, runs
+from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
+from reviewer.operations import metrics
 from reviewer.status import subscriptions
 from reviewer.status import views as status
 
@@ -55,6 +56,6 @@ urlpatterns = [
     path("metrics", metrics.metrics, name="metrics"),
 ]
 
-# Failures answer with the product's pages (or JSON under /api/): reviewer/errors.py.
-handler400 = "reviewer.errors.bad_request"
-handler500 = "reviewer.errors.server_error"
+# Failures answer with the product's pages (or JSON under /api/): reviewer/operations/errors.py.
+handler400 = "reviewer.operations.errors.bad_request"
+handler500 = "reviewer.operations.errors.server_error"

@@ -7,13 +7,13 @@ from django.contrib.auth.admin import UserAdmin
 from django.utils.html import format_html_join
 
 from agents.admin.base import ReadOnlyMixin
+from reviewer.accounts.sso import role_sources
 from reviewer.models import SsoGroupMapping, SsoIdentity
-from reviewer.sso import role_sources
 
 
 @admin.register(SsoGroupMapping)
 class SsoGroupMappingAdmin(admin.ModelAdmin):
-    """Which identity-provider groups give which roles at single sign-on (reviewer/sso.py). No role has
+    """Which identity-provider groups give which roles at single sign-on (reviewer/accounts/sso.py). No role has
     permissions here: mapping a group to a role is giving roles, a superuser's business."""
 
     list_display = ["idp_group", "role"]

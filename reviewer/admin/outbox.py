@@ -5,8 +5,8 @@ from django import forms
 from django.contrib import admin
 
 from agents.admin.base import ReadOnlyMixin
-from reviewer.destinations import names as destination_names
 from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate
+from reviewer.outbox.destinations import names as destination_names
 
 
 class DeliveryChannelForm(forms.ModelForm):

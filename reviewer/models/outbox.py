@@ -13,16 +13,12 @@ from django.utils import timezone
 from agents.models import IncidentVersion, Run
 from agents.models.incidents import STATES
 from reviewer.models.desk import Escalation
-from reviewer.models.status import (
-    Impact,
-    Subscriber,
-    UpdateComponent,
-)
+from reviewer.models.status import Impact, Subscriber, UpdateComponent
 
 
 class DeliveryChannel(models.Model):
     """Where a published update goes. Holds a destination's NAME, never a URL or a secret: those come
-    from the operator's allowlist in the environment (``reviewer.destinations``)."""
+    from the operator's allowlist in the environment (``reviewer.outbox.destinations``)."""
 
     class Kind(models.TextChoices):
         STATUS = "status", "public status page"
@@ -61,7 +57,7 @@ class DeliveryChannel(models.Model):
         from django.core.exceptions import ValidationError
         from django.core.validators import validate_email
 
-        from reviewer.destinations import names
+        from reviewer.outbox.destinations import names
 
         errors = {}
         if self.kind in self.NEEDS_DESTINATION:

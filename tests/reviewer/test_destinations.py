@@ -1,4 +1,4 @@
-"""The operator's allowlist of outbound destinations (reviewer/destinations.py): the format, its
+"""The operator's allowlist of outbound destinations (reviewer/outbox/destinations.py): the format, its
 refusals, secrets only by variable name, and a refusal to start on a declaration that does not parse."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.destinations import Destination, DestinationError, declared, names, resolve
+from reviewer.outbox.destinations import Destination, DestinationError, declared, names, resolve
 
 ROOT = Path(__file__).parents[2]
 

@@ -16,7 +16,7 @@ import pytest
 from django.db import OperationalError, connection
 from django.urls import reverse
 
-from reviewer.logs import JsonLines
+from reviewer.operations.logs import JsonLines
 
 ROOT = Path(__file__).parents[2]
 FAILURES = "tests.reviewer.failure_urls"

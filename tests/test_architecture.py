@@ -137,6 +137,21 @@ def test_the_root_of_reviewer_holds_only_the_wiring():
     assert len(ROOT_MODULES - {"__init__.py"}) + len(ROOT_PACKAGES) <= 16
 
 
+def test_the_root_urls_include_each_concerns_urls():
+    """reviewer/urls.py names no view: each path includes a concern's urls.py (or the admin's)."""
+    tree = ast.parse((ROOT / "reviewer" / "urls.py").read_text())
+    paths = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "path"]
+    assert paths
+    included = []
+    for call in paths:
+        target = call.args[1]
+        if isinstance(target, ast.Call) and getattr(target.func, "id", "") == "include":
+            included.append(target.args[0].value)
+        else:
+            assert ast.unparse(target) == "admin.site.urls"
+    assert included == [f"reviewer.{c}.urls" for c in ("desk", "status", "accounts", "api", "operations")]
+
+
 def module_name(path: str) -> str:
     return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 

@@ -2,7 +2,7 @@
 without the permission get the 403 page, nobody ever gets a 500."""
 
 import pytest
-from django.urls import URLPattern, get_resolver, reverse
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from agents.models import Run
 from reviewer.models import Escalation
@@ -19,10 +19,13 @@ PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_hist
 MACHINES = {"metrics"}
 
 
-def product_urls():
-    """(name, parameter names) of every named URL outside the admin site."""
-    for pattern in get_resolver().url_patterns:
-        if isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC | MACHINES:
+def product_urls(patterns=None):
+    """(name, parameter names) of every named URL outside the admin site and the API: the root's and
+    those of each concern's urls.py it includes."""
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(pattern, URLResolver) and not pattern.namespace:
+            yield from product_urls(pattern.url_patterns)
+        elif isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC | MACHINES:
             yield pattern.name, list(pattern.pattern.converters)
 
 

@@ -10,12 +10,12 @@ from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_user
 
 # The public status page (every page of it) and subscribing to it need no login, nor does logging in
-# (single sign-on's start and callback are logging in: tests/reviewer/test_sso.py).
+# (single sign-on's start and callback are logging in: tests/reviewer/accounts/test_sso.py).
 PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_history", "status_incident",
           "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
           "status_unsubscribe"}
 # Read by machines, not people: /metrics answers by network and token, never by login
-# (tests/reviewer/test_metrics.py refuses an address outside the allowed networks and a wrong token).
+# (tests/reviewer/operations/test_metrics.py refuses an address outside the allowed networks and a wrong token).
 MACHINES = {"metrics"}
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from reviewer.outbox.destinations import Destination, DestinationError, declared, names, resolve
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def test_destinations_are_read_by_name_with_the_secret_their_variable_holds():

@@ -27,7 +27,7 @@ from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 from tests.factories import PASSWORD, make_user
 from tests.oidc import CLIENT_SECRET, OidcProvider, sign_in_at_provider, use_provider
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 
 
 def role(name: str) -> Group:

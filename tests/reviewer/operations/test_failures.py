@@ -18,8 +18,8 @@ from django.urls import reverse
 
 from reviewer.operations.logs import JsonLines
 
-ROOT = Path(__file__).parents[2]
-FAILURES = "tests.reviewer.failure_urls"
+ROOT = Path(__file__).parents[3]
+FAILURES = "tests.reviewer.operations.failure_urls"
 
 
 @pytest.fixture

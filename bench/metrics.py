@@ -6,7 +6,7 @@
 
 The data: a few runs of each pipeline made for real with the offline model (their model calls and
 trace steps as the product records them), copied with bulk inserts up to each size, and for every
-20th run a pending escalation. A scrape is ``reviewer.metrics.exposition()``, what the view answers
+20th run a pending escalation. A scrape is ``reviewer.operations.metrics.exposition()``, what the view answers
 after its access check: every query and the text format, wall time in this process. Target: under
 1 s at 100,000 runs, as Prometheus' default scrape timeout is 10 s and a scrape runs every 15-60 s.
 """
@@ -74,7 +74,7 @@ def family_times() -> dict[str, float]:
 
     from django.utils import timezone
 
-    from reviewer.metrics import DatabaseCollector
+    from reviewer.operations.metrics import DatabaseCollector
 
     collector, now, times = DatabaseCollector(), timezone.now(), {}
     for name, method in inspect.getmembers(collector, inspect.ismethod):
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     from django.test.utils import CaptureQueriesContext
 
     from agents.models import ModelCall, Run
-    from reviewer.metrics import exposition
+    from reviewer.operations.metrics import exposition
 
     print(f"metrics: {db.describe()}", flush=True)
     sources = real_runs()

@@ -14,15 +14,15 @@ class ReviewerConfig(AppConfig):
         from agents.lab import register_decided_texts
         from agents.models import PolicyChange
         from agents.signals import run_finished
+        from reviewer.accounts.sso import check_settings
         from reviewer.celery import TASK_PACKAGES
         from reviewer.desk.decided import decided_texts
         from reviewer.desk.decisions import open_escalation
-        from reviewer.destinations import DestinationError, declared, resolve
         from reviewer.ledger.events import policy_changed
         from reviewer.models import StatusComponent, status_page_changed
+        from reviewer.outbox.destinations import DestinationError, declared, resolve
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
-        from reviewer.sso import check_settings
 
         try:
             declared()

@@ -20,7 +20,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agents import tracing
 from agents.core.inputs import control_character
-from reviewer.logs import current_request, request_fields
+from reviewer.operations.logs import current_request, request_fields
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # What an incoming X-Request-ID may be (a proxy's or a load balancer's id); anything else is replaced.
@@ -30,7 +30,7 @@ API_WITHOUT_DATABASE = {"openapi-json", "openapi-view"}  # django-ninja's schema
 
 class RequestIdMiddleware:
     """Every answer carries ``X-Request-ID``, and every log line written while answering names it
-    (``reviewer.logs``): the id the client or a proxy sent when it is a short safe token, else a new
+    (``reviewer.operations.logs``): the id the client or a proxy sent when it is a short safe token, else a new
     one. The 500 page shows it, so a person can quote it. First in MIDDLEWARE, so every answer has it."""
 
     def __init__(self, get_response):
@@ -50,7 +50,7 @@ class RequestIdMiddleware:
     def process_view(self, request, view, args, kwargs):
         # The API answers every exception of its views itself (a 500 in JSON). An API request takes its
         # database connection here, before the view: a database that is away then reaches
-        # reviewer.errors, which answers 503 in JSON. Its docs and schema need no database.
+        # reviewer.operations.errors, which answers 503 in JSON. Its docs and schema need no database.
         match = request.resolver_match
         if match.namespace == "api" and match.url_name not in API_WITHOUT_DATABASE:
             connection.ensure_connection()
@@ -89,13 +89,13 @@ class TracingMiddleware:
 
 
 class ProbeMiddleware:
-    """``/healthz`` and ``/readyz`` (reviewer/health.py) answered before anything else looks at the
+    """``/healthz`` and ``/readyz`` (reviewer/operations/health.py) answered before anything else looks at the
     request: a load balancer or an orchestrator probes by address (``Host: 10.0.0.5:8000``, not a name
     of ALLOWED_HOSTS) and over plain HTTP (no redirect to HTTPS), and needs no session, login or CSRF.
     They answer only a few words about this process, never data. Right after RequestIdMiddleware."""
 
     def __init__(self, get_response):
-        from reviewer import health
+        from reviewer.operations import health
 
         self.get_response = get_response
         self.probes = {"/healthz": health.healthz, "/readyz": health.readyz}

@@ -33,7 +33,7 @@ ROLE_PERMISSIONS = {
                    "reviewer.view_subscriber", "reviewer.change_subscriber",
                    # the components the public status page lists
                    "reviewer.statuscomponent*",
-                   # their own API tokens (admin shows a policy admin only theirs; reviewer/admin.py)
+                   # their own API tokens (admin shows a policy admin only theirs; reviewer/admin/api.py)
                    "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken",
                    # decisions as datasets (reviewer.desk.datasets), each export recorded in the ledger
                    "reviewer.export_decisions", "reviewer.view_decision", "reviewer.view_ledgerentry"],

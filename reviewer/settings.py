@@ -169,7 +169,7 @@ API_TOKEN_DAYS = envint("API_TOKEN_DAYS", 90)
 # Logins (django-axes): after AXES_FAILURE_LIMIT failures a username is locked at the address they came
 # from (never everywhere: nobody locks another's account from elsewhere), and after AXES_IP_FAILURE_LIMIT
 # failures from one address, any usernames, the address is; for AXES_COOLOFF_MINUTES (README,
-# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/lockout.py's. A failed single
+# Security: unlock in admin or `axes_reset`). The ceiling is reviewer/accounts/lockout.py's. A failed single
 # sign-on counts against the browser that started it, never against the address: past
 # SSO_ADDRESS_FAILURE_LIMIT failed sign-ins from one address, each browser there gets one failure.
 AUTHENTICATION_BACKENDS = [
@@ -180,9 +180,9 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
 AXES_IP_FAILURE_LIMIT = envint("AXES_IP_FAILURE_LIMIT", 50)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_USERNAME_CALLABLE = "reviewer.lockout.attempted_username"
+AXES_USERNAME_CALLABLE = "reviewer.accounts.lockout.attempted_username"
 SSO_ADDRESS_FAILURE_LIMIT = envint("SSO_ADDRESS_FAILURE_LIMIT", 50)
-AXES_HANDLER = "reviewer.lockout.LockoutHandler"
+AXES_HANDLER = "reviewer.accounts.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # The client address is REMOTE_ADDR; behind N trusted reverse proxies, the N-th address from the right
@@ -195,11 +195,11 @@ if TRUSTED_PROXY_COUNT:
 else:
     AXES_IPWARE_META_PRECEDENCE_ORDER = ["REMOTE_ADDR"]
 
-# Single sign-on through an OpenID Connect provider (reviewer/sso.py; docs/operations.md, "Single
+# Single sign-on through an OpenID Connect provider (reviewer/accounts/sso.py; docs/operations.md, "Single
 # sign-on"): on when OIDC_RP_CLIENT_ID is set. mozilla-django-oidc reads the OIDC_* names below;
 # the authorization code flow with state, nonce and PKCE (S256). The backend stays listed when SSO is
 # off and then authenticates nobody.
-AUTHENTICATION_BACKENDS.append("reviewer.sso.SsoBackend")
+AUTHENTICATION_BACKENDS.append("reviewer.accounts.sso.SsoBackend")
 OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "").strip()
 SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
 OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
@@ -211,7 +211,7 @@ OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "").strip()
 OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "").strip() or "RS256"
 OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "").strip() or "openid email profile"
 OIDC_USE_PKCE = True
-OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"  # the URL name; its address is SITE_URL's (reviewer.sso)
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"  # the URL name; its address is SITE_URL's (reviewer.accounts.sso)
 OIDC_TIMEOUT = envint("OIDC_TIMEOUT_SECONDS", 10)
 # The claim that lists a person's groups at the provider, and the name the login button shows.
 SSO_GROUPS_CLAIM = os.environ.get("SSO_GROUPS_CLAIM", "").strip() or "groups"
@@ -252,8 +252,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "reviewer.context_processors.navigation",
-                "reviewer.context_processors.brakes",
+                "reviewer.desk.navigation.pending_count",
+                "reviewer.desk.navigation.brakes",
                 "reviewer.desk.navigation.ready_count",
             ],
         },
@@ -293,7 +293,7 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not D
     # check_connection; a dead one is replaced). Replacing them after a database restart must not
     # wait out psycopg_pool's backoff (doubling for 5 minutes: pages failed for minutes after the
     # database was back): an attempt gives up after 2 s, and the next request starts a new one.
-    # The web waits WEB_DATABASE_POOL_TIMEOUT for a connection, then answers 503 (reviewer.errors):
+    # The web waits WEB_DATABASE_POOL_TIMEOUT for a connection, then answers 503 (reviewer.operations.errors):
     # its threads never outnumber its pool, so a longer wait only means the database is away.
     # Workers, whose threads may outnumber their pool, wait their turn for DATABASE_POOL_TIMEOUT.
     # reviewer/wsgi.py, the web's entry point, sets SERVING_WEB.
@@ -354,7 +354,7 @@ LOGOUT_REDIRECT_URL = "login"
 # OPENAI_TIMEOUT_SECONDS, OPENAI_MAX_RETRIES, OPENAI_STRUCTURED_OUTPUT and LLM_BACKEND itself, in
 # agents.core.llm.client.client_from_env: one reader, shared by the command line, the workers and the tests.
 
-# One JSON object per line on stderr, for a log shipper (reviewer/logs.py, docs/operations.md). With
+# One JSON object per line on stderr, for a log shipper (reviewer/operations/logs.py, docs/operations.md). With
 # DEBUG off Django's own configuration would write nothing: here every 5xx answer and every unhandled
 # exception of a request is a line with the request id and the traceback (django.request logs 4xx
 # answers as warnings: left out, a 404 is the client's business); warnings of libraries (the
@@ -362,8 +362,8 @@ LOGOUT_REDIRECT_URL = "login"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "reviewer.logs.JsonLines"}},
-    "filters": {"quiet_probes": {"()": "reviewer.logs.QuietProbes"}},  # no line per health-check answer
+    "formatters": {"json": {"()": "reviewer.operations.logs.JsonLines"}},
+    "filters": {"quiet_probes": {"()": "reviewer.operations.logs.QuietProbes"}},  # no line per health-check answer
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["quiet_probes"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
@@ -381,7 +381,7 @@ VAR_DIR = Path(os.environ.get("VAR_DIR") or BASE_DIR / "var")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
 CELERY_BROKER_FOLDER = VAR_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem"):
-    CELERY_BROKER_TRANSPORT = "reviewer.broker:Transport"  # the filesystem transport, written atomically
+    CELERY_BROKER_TRANSPORT = "reviewer.operations.broker:Transport"  # the filesystem transport, written atomically
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER),
         "data_folder_out": str(CELERY_BROKER_FOLDER),
@@ -390,8 +390,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
     }
 else:
     if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-        # kombu's Redis transport, with a worker that survives a Redis restart (reviewer/broker.py)
-        CELERY_BROKER_TRANSPORT = "reviewer.broker:RedisTransport"
+        # kombu's Redis transport, with a worker that survives a Redis restart (reviewer/operations/broker.py)
+        CELERY_BROKER_TRANSPORT = "reviewer.operations.broker:RedisTransport"
     # Redis: a task whose worker died is delivered again after this long (late acknowledgement).
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 900)}
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -435,7 +435,7 @@ if LEDGER_RETENTION_DAYS < LEDGER_MIN_RETENTION_DAYS:
 LEDGER_ANCHOR_DESTINATION = os.environ.get("LEDGER_ANCHOR_DESTINATION", "").strip()
 
 # Publishing: outbound destinations come from the operator's allowlist only (OUTBOUND_DESTINATIONS,
-# read by reviewer.destinations); a declaration that does not parse stops every process at
+# read by reviewer.outbox.destinations); a declaration that does not parse stops every process at
 # startup, with a message (ReviewerConfig.ready).
 # The outbox: attempts before a delivery is dead-lettered, the first retry's delay (doubling after
 # each failure, at most DELIVERY_BACKOFF_MAX_SECONDS), the request timeout, and how long an attempt

@@ -3,8 +3,10 @@
 1. The core (``agents/core/``) is plain Python: it imports no Django, no Celery, no reviewer and none
    of the agents app's Django modules.
 2. One direction between the apps: reviewer imports agents, agents never imports reviewer.
-3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox -> ledger; status
-   and the project's wiring import none of them. In no package does a module import another in a circle.
+3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox -> ledger; status,
+   accounts and operations read the models only, and the project's wiring imports no concern except
+   through its doors. reviewer/'s root holds the wiring only. In no package does a module import
+   another in a circle.
 4. A concern enqueues tasks by name: only the wiring imports a tasks module.
 5. Views only orchestrate: no view module imports another.
 6. Nothing outside the core imports a private (``_name``) of the core.
@@ -57,23 +59,37 @@ def test_the_agents_app_never_imports_the_reviewer_app():
 
 
 # Each concern of reviewer/ with the concerns it must not import: the chain api -> desk -> alerts ->
-# outbox -> ledger, read from the bottom up. status (the public page) reads the models only; demo seeds
-# data. The ledger is at the bottom because every concern above records into it (a decision, a
-# publication, a breach, an export) inside its own transaction; it imports only the models.
-CONCERNS = ("ledger", "outbox", "alerts", "desk", "api", "status", "demo")
+# outbox -> ledger, read from the bottom up. The ledger is at the bottom because every concern above
+# records into it (a decision, a publication, a breach, an export) inside its own transaction; it
+# imports only the models. Beside the chain, reading the models only and imported by the doors only:
+# status (the public page), accounts (signing in, single sign-on, the lockout) and operations
+# (metrics, health checks, logs, error pages, the broker, the web server's worker). demo seeds data.
+CHAIN = ("api", "desk", "alerts", "outbox", "ledger")
+SIDES = ("status", "accounts", "operations")
+CONCERNS = (*CHAIN, *SIDES, "demo")
 FORBIDDEN = {
-    "ledger": ("outbox", "alerts", "desk", "api", "status", "demo"),
-    "outbox": ("alerts", "desk", "api", "status", "demo"),
-    "alerts": ("desk", "api", "status", "demo"),
-    "desk": ("api", "status", "demo"),
-    "api": ("status", "demo"),
-    "status": ("ledger", "outbox", "alerts", "desk", "api", "demo"),
-    "demo": ("api", "status"),
+    **{concern: (*CHAIN[:CHAIN.index(concern)], *SIDES, "demo") for concern in CHAIN},
+    **{side: tuple(c for c in CONCERNS if c != side) for side in SIDES},
+    "demo": ("api", *SIDES),
 }
+# What a side concern may import of reviewer/ besides itself: the models (and, for accounts, the roles
+# that single sign-on gives), no other module of the wiring or of the concerns.
+SIDE_READS = {"status": ("reviewer.models",), "operations": ("reviewer.models",),
+              "accounts": ("reviewer.models", "reviewer.roles")}
 # The project's wiring at reviewer/'s root that may import concerns: the doors (URLs, admin, template
-# tags, commands) and the app's ready(), which connects signals and registers the tasks.
-DOORS = ("reviewer/urls.py", "reviewer/admin.py", "reviewer/apps.py", "reviewer/templatetags/",
+# tags, commands, the middleware that answers the probes and gives each request its id) and the app's
+# ready(), which connects signals and registers the tasks.
+DOORS = ("reviewer/urls.py", "reviewer/admin/", "reviewer/apps.py", "reviewer/middleware.py", "reviewer/templatetags/",
          "reviewer/management/")
+# The one import of a concern by the models: a delivery channel's clean() checks its destination's
+# name against the operator's allowlist, a module that imports nothing of the project (checked below).
+MODELS_READ = {("reviewer/models/outbox.py", "reviewer.outbox.destinations")}
+# reviewer/'s root: the project's wiring (settings, URLs, the WSGI and Celery apps, middleware, roles
+# and permissions, startup, gunicorn's configuration) and the packages Django looks for in an app
+# (models, admin, migrations, management commands, template tags); everything else is a concern's.
+ROOT_MODULES = {"__init__.py", "apps.py", "celery.py", "gunicorn_conf.py", "middleware.py", "permissions.py",
+                "roles.py", "settings.py", "startup.py", "test_settings.py", "urls.py", "wsgi.py"}
+ROOT_PACKAGES = {"models", "admin", "migrations", "management", "templatetags"}
 
 
 def concern_of(path_or_module: str) -> str | None:
@@ -89,8 +105,52 @@ def test_each_concern_of_reviewer_imports_only_the_concerns_below_it():
 
 def test_the_wiring_of_reviewer_imports_no_concern_except_through_its_doors():
     offenders = [f"{path}: {module}" for path, module, _ in imports("reviewer")
-                 if concern_of(path) is None and concern_of(module) and not path.startswith(DOORS)]
+                 if concern_of(path) is None and concern_of(module) and not path.startswith(DOORS)
+                 and (path, module) not in MODELS_READ]
     assert offenders == []
+
+
+def test_what_the_models_read_of_a_concern_imports_nothing_of_the_project():
+    for _, module in MODELS_READ:
+        path = module.replace(".", "/") + ".py"
+        imported = [m for p, m, _ in imports(path.rsplit("/", 1)[0]) if p == path]
+        assert imported and [m for m in imported if under(m, "reviewer", "agents", "django", "celery")] == []
+
+
+def test_the_side_concerns_read_the_models_only():
+    """status, accounts and operations import of reviewer/ only themselves and the models (accounts the
+    roles too): no concern, and no other module of the wiring."""
+    offenders = [f"{path}: {target}" for side, reads in SIDE_READS.items()
+                 for path, module, names in imports(f"reviewer/{side}")
+                 for target in ([f"{module}.{name}" for name in names] if module == "reviewer" else [module])
+                 if under(target, "reviewer") and not under(target, f"reviewer.{side}", *reads)]
+    assert offenders == []
+
+
+def test_the_root_of_reviewer_holds_only_the_wiring():
+    """The concerns' models, admin and views live in the concerns (or in models/ and admin/, by
+    concern); the root counts at most 16 modules: its .py files besides __init__.py, and its packages
+    that are not concerns."""
+    folder = ROOT / "reviewer"
+    assert {p.name for p in folder.glob("*.py")} == ROOT_MODULES
+    assert {p.parent.name for p in folder.glob("*/__init__.py")} == ROOT_PACKAGES | set(CONCERNS)
+    assert {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"} == ROOT_PACKAGES | set(CONCERNS)
+    assert len(ROOT_MODULES - {"__init__.py"}) + len(ROOT_PACKAGES) <= 16
+
+
+def test_the_root_urls_include_each_concerns_urls():
+    """reviewer/urls.py names no view: each path includes a concern's urls.py (or the admin's)."""
+    tree = ast.parse((ROOT / "reviewer" / "urls.py").read_text())
+    paths = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "path"]
+    assert paths
+    included = []
+    for call in paths:
+        target = call.args[1]
+        if isinstance(target, ast.Call) and getattr(target.func, "id", "") == "include":
+            included.append(target.args[0].value)
+        else:
+            assert ast.unparse(target) == "admin.site.urls"
+    assert included == [f"reviewer.{c}.urls" for c in ("desk", "status", "accounts", "api", "operations")]
 
 
 def module_name(path: str) -> str:
@@ -139,6 +199,9 @@ PACKAGES = sorted(path.parent.name for path in ROOT.glob("*/__init__.py"))
 
 def test_no_module_of_any_package_imports_itself_through_others():
     assert {"agents", "reviewer"} <= set(PACKAGES)
+    # Every package below them is read too: each concern of reviewer/, its models and its admin.
+    read = {module.split(".")[1] for module in import_graph("reviewer") if module.count(".") >= 2}
+    assert {*CONCERNS, "models", "admin"} <= read
     assert [circle for package in PACKAGES for circle in circles(import_graph(package))] == []
 
 
@@ -188,8 +251,8 @@ def test_every_task_enqueued_by_name_is_registered_and_every_task_keeps_its_name
 
 
 def test_no_view_module_imports_another():
-    views = ("reviewer.desk.views", "reviewer.status.views")
-    offenders = [f"{path}: {module}" for folder in ("reviewer/desk/views", "reviewer/status")
+    views = ("reviewer.desk.views", "reviewer.status.views", "reviewer.accounts.views")
+    offenders = [f"{path}: {module}" for folder in ("reviewer/desk/views", "reviewer/status", "reviewer/accounts")
                  for path, module, _ in imports(folder) if under(module, *views)]
     assert offenders == []
 

@@ -75,7 +75,7 @@ def exposed_names() -> set[str]:
     """Every sample name /metrics can carry (a counter's _total, a histogram's _bucket, _count and _sum)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    from reviewer.metrics import exposition
+    from reviewer.operations.metrics import exposition
 
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), "gauge": ("",)}
     return {family.name + suffix for family in text_string_to_metric_families(exposition().decode())

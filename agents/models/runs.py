@@ -138,7 +138,7 @@ class Run(models.Model):
             # failed runs: their count, and the page's ids sorted without reading the wide rows
             models.Index(fields=["status", "stop_reason", "created_at"], name="run_failed_newest"),
             # /metrics: runs, durations and tokens by pipeline and stop reason, read from this index alone
-            # (reviewer/metrics.py), not from the wide rows.
+            # (reviewer/operations/metrics.py), not from the wide rows.
             models.Index(fields=["pipeline", "status", "stop_reason", "duration_ms", "prompt_tokens",
                                  "completion_tokens"], name="run_metrics"),
         ]
@@ -239,7 +239,7 @@ class ModelCall(models.Model):
 
     class Meta:
         ordering = ["run_id", "id"]
-        # /metrics (reviewer/metrics.py): the latency histogram by outcome read from an index alone, in
+        # /metrics (reviewer/operations/metrics.py): the latency histogram by outcome read from an index alone, in
         # order; the calls of the breaker's cool-down found by time.
         indexes = [models.Index(fields=["outcome", "latency_ms"], name="model_call_latency"),
                    models.Index(fields=["created_at"], name="model_call_created")]

@@ -6,7 +6,7 @@ one per escalation, event and channel: a unique constraint) and sends each throu
 ``send_notification`` task (``reviewer.alerts.tasks``) once the transaction commits: never in the request or the
 run's transaction. The task sends with apprise (one interface for Slack, JSON webhooks and the many
 services it knows) to the channel's destination, which the operator declared in
-``OUTBOUND_DESTINATIONS`` (``reviewer.destinations``): admins choose a name, never a URL. A failure
+``OUTBOUND_DESTINATIONS`` (``reviewer.outbox.destinations``): admins choose a name, never a URL. A failure
 is recorded on the row (attempts, last error) and retried; it never raises into the worker and
 never touches the escalation.
 """
@@ -169,7 +169,7 @@ def apprise_url(url: str) -> str:
 
 def send(notification: Notification) -> None:
     """Send one notification; raises :class:`NotificationFailed` with a message fit to record."""
-    from reviewer import destinations
+    from reviewer.outbox import destinations
 
     try:
         destination = destinations.resolve(notification.channel.destination)

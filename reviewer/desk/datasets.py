@@ -34,10 +34,10 @@ from agents.core.guard.internal import CHECK as INTERNAL_CHECK
 from agents.core.guard.internal import find_internal, public_context
 from agents.core.llm.endpoints import REDACTED, configured_keys, redact
 from agents.core.policy import PIPELINE_CHOICES
-from reviewer import destinations
 from reviewer.ledger.chain import sha256
 from reviewer.ledger.events import record_export
 from reviewer.models import Decision, PublishedUpdate
+from reviewer.outbox import destinations
 from reviewer.permissions import MESSAGES
 
 EXPORT_PERMISSION = "reviewer.export_decisions"

@@ -174,7 +174,7 @@ class NotificationChannelForm(forms.ModelForm):
         fields = ["name", "destination", "group", "events", "active"]
 
     def __init__(self, *args, **kwargs):
-        from reviewer import destinations
+        from reviewer.outbox import destinations
 
         super().__init__(*args, **kwargs)
         names = destinations.names()

@@ -16,9 +16,9 @@ import time
 from django.conf import settings
 from django.utils import timezone
 
-from reviewer.destinations import resolve
 from reviewer.models import LedgerHead
 from reviewer.outbox.channels import SIGNATURE_HEADER, USER_AGENT, post, signature
+from reviewer.outbox.destinations import resolve
 
 
 def head_payload() -> dict:

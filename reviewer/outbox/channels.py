@@ -10,7 +10,7 @@ except in the webhook, which the operator's own systems receive (docs/publishing
 A status page subscriber gets an email of their own, with a one-click unsubscribe (RFC 8058), and
 none once they have unsubscribed, even for an update published before (:class:`NotSent`).
 
-A webhook's URL and signing secret come from the operator's allowlist (``reviewer.destinations``)
+A webhook's URL and signing secret come from the operator's allowlist (``reviewer.outbox.destinations``)
 by the channel's destination name, at the moment of sending: the secret only ever goes to the URL
 it was declared with. Redirects are not followed (a body for one host is not resent to another).
 
@@ -37,8 +37,8 @@ from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from urllib3.exceptions import NewConnectionError
 
-from reviewer.destinations import Destination, DestinationError, resolve
 from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate, absolute_url, status_page_name
+from reviewer.outbox.destinations import Destination, DestinationError, resolve
 from reviewer.outbox.publishing import DEFAULT_TITLE
 
 SIGNATURE_HEADER = "X-Signature"

@@ -17,8 +17,8 @@ REQUEST_ID = re.compile(r"Request id: [0-9a-f]{32}\.")
 
 @pytest.fixture
 def failing(settings):
-    """The product's URLs plus two that fail (tests/reviewer/failure_urls.py), served by the live server."""
-    settings.ROOT_URLCONF = "tests.reviewer.failure_urls"
+    """The product's URLs plus two that fail (tests/reviewer/operations/failure_urls.py), served by the live server."""
+    settings.ROOT_URLCONF = "tests.reviewer.operations.failure_urls"
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -574,7 +574,7 @@ def test_run_pipeline_on_a_stored_incident_records_one_run_or_a_usage_error_for_
 
 
 def crawl_urls(url_args) -> list[str]:
-    """Every page of reviewer/urls.py (POST-only actions included: a GET must still not crash them)."""
+    """Every page the root URLconf includes (POST-only actions included: a GET must still not crash them)."""
     from tests.reviewer.test_access import product_urls, resolve
 
     return [resolve(name, params, url_args) for name, params in product_urls()]

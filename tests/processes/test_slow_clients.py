@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.gunicorn_worker import HEADER_TIMEOUT_SECONDS, MAX_HEADER_BYTES
+from reviewer.operations.gunicorn_worker import HEADER_TIMEOUT_SECONDS, MAX_HEADER_BYTES
 from tests.factories import wait_for
 from tests.processes.conftest import own_sqlite_env
 

@@ -2,7 +2,7 @@
 without the permission get the 403 page, nobody ever gets a 500."""
 
 import pytest
-from django.urls import URLPattern, get_resolver, reverse
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from agents.models import Run
 from reviewer.models import Escalation
@@ -10,19 +10,22 @@ from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_user
 
 # The public status page (every page of it) and subscribing to it need no login, nor does logging in
-# (single sign-on's start and callback are logging in: tests/reviewer/test_sso.py).
+# (single sign-on's start and callback are logging in: tests/reviewer/accounts/test_sso.py).
 PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_history", "status_incident",
           "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
           "status_unsubscribe"}
 # Read by machines, not people: /metrics answers by network and token, never by login
-# (tests/reviewer/test_metrics.py refuses an address outside the allowed networks and a wrong token).
+# (tests/reviewer/operations/test_metrics.py refuses an address outside the allowed networks and a wrong token).
 MACHINES = {"metrics"}
 
 
-def product_urls():
-    """(name, parameter names) of every named URL outside the admin site."""
-    for pattern in get_resolver().url_patterns:
-        if isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC | MACHINES:
+def product_urls(patterns=None):
+    """(name, parameter names) of every named URL outside the admin site and the API: the root's and
+    those of each concern's urls.py it includes."""
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(pattern, URLResolver) and not pattern.namespace:
+            yield from product_urls(pattern.url_patterns)
+        elif isinstance(pattern, URLPattern) and pattern.name and pattern.name not in PUBLIC | MACHINES:
             yield pattern.name, list(pattern.pattern.converters)
 
 

@@ -5,8 +5,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from agents.models import Run
 from reviewer.demo.seed import ensure_users
-from reviewer.models import Escalation, Run
+from reviewer.models import Escalation
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 
 

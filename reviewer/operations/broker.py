@@ -29,7 +29,7 @@ try:  # Linux only; elsewhere the transport polls
 except ImportError:  # pragma: no cover (the test machines are Linux)
     inotify_simple = None
 
-log = logging.getLogger("reviewer.broker")
+log = logging.getLogger("reviewer.broker")  # the name log filters know, kept when the module moved
 
 IDLE_LOOK_SECONDS = 1.0
 

@@ -1,5 +1,5 @@
 """Health checks for a load balancer, an orchestrator or a service manager (docs/operations.md,
-"Health checks"); unauthenticated, and quiet in the logs (``reviewer.logs.QuietProbes``).
+"Health checks"); unauthenticated, and quiet in the logs (``reviewer.operations.logs.QuietProbes``).
 
 ``/healthz``: the process is alive and answers requests. It touches no database and no broker, so a
 database outage never makes an orchestrator restart healthy web processes.

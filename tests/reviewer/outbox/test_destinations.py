@@ -1,4 +1,4 @@
-"""The operator's allowlist of outbound destinations (reviewer/destinations.py): the format, its
+"""The operator's allowlist of outbound destinations (reviewer/outbox/destinations.py): the format, its
 refusals, secrets only by variable name, and a refusal to start on a declaration that does not parse."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.destinations import Destination, DestinationError, declared, names, resolve
+from reviewer.outbox.destinations import Destination, DestinationError, declared, names, resolve
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def test_destinations_are_read_by_name_with_the_secret_their_variable_holds():

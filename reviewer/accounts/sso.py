@@ -38,7 +38,7 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from reviewer.models import SsoGroupMapping, SsoIdentity, SsoRoleGrant
 from reviewer.roles import POLICY_ADMIN
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("reviewer.sso")  # the name log filters know, kept when the module moved
 ENDPOINTS = ("OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT",
              "OIDC_OP_JWKS_ENDPOINT")
 NO_MAPPED_GROUP = ("Your account at {provider} is in no group that gives a role here, so no account was made "

@@ -1,5 +1,5 @@
 """Logging in: with a username and password (unless LOCAL_LOGIN is off), and through the identity
-provider when single sign-on is configured (:mod:`reviewer.sso`)."""
+provider when single sign-on is configured (:mod:`reviewer.accounts.sso`)."""
 
 from django.conf import settings
 from django.contrib import admin
@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from reviewer.lockout import forget_sso_failures
-from reviewer.sso import callback_url
+from reviewer.accounts.lockout import forget_sso_failures
+from reviewer.accounts.sso import callback_url
 
 LOCAL_LOGIN_OFF = "Logging in with a username and password is turned off here: sign in with {provider}."
 
@@ -55,7 +55,7 @@ class SsoStart(OIDCAuthenticationRequestView):
 
 
 class SsoCallback(OIDCAuthenticationCallbackView):
-    """Where the provider sends the browser back: the code is exchanged, the roles applied (reviewer.sso)."""
+    """Where the provider sends the browser back: the code is exchanged, the roles applied (reviewer.accounts.sso)."""
 
     def dispatch(self, request, *args, **kwargs):
         if not settings.SSO_ENABLED:

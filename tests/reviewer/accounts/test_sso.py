@@ -21,13 +21,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
+from reviewer.accounts.sso import SsoBackend, apply_roles, check_settings, role_sources
 from reviewer.models import SsoGroupMapping, SsoIdentity, SsoRoleGrant
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
-from reviewer.sso import SsoBackend, apply_roles, check_settings, role_sources
 from tests.factories import PASSWORD, make_user
 from tests.oidc import CLIENT_SECRET, OidcProvider, sign_in_at_provider, use_provider
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 
 
 def role(name: str) -> Group:

@@ -11,8 +11,8 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django.utils.log import log_response
 
-from reviewer import health
-from reviewer.logs import QuietProbes
+from reviewer.operations import health
+from reviewer.operations.logs import QuietProbes
 
 
 def closed_port() -> int:

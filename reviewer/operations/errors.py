@@ -4,7 +4,7 @@
 With DEBUG off Django calls :func:`server_error` for every exception nothing else answered, in a
 view, a template or a middleware: a database that does not answer (its pool gave no connection in
 time, the connection broke) is a 503 with ``Retry-After``, anything else a 500 that names the
-request id. Django logs both, with the traceback (LOGGING, reviewer/logs.py). These pages render
+request id. Django logs both, with the traceback (LOGGING, reviewer/operations/logs.py). These pages render
 without a request: no context processor, no session, no user, so nothing touches the database.
 """
 

@@ -51,7 +51,7 @@ class JsonLines(logging.Formatter):
         return json.dumps(line)
 
 
-# The health checks an orchestrator asks every few seconds (reviewer/health.py): a 503 of /readyz is its
+# The health checks an orchestrator asks every few seconds (reviewer/operations/health.py): a 503 of /readyz is its
 # answer to the prober, not an error of the product worth a line each time.
 PROBE_PATHS = ("/healthz", "/readyz")
 

@@ -16,10 +16,10 @@ import pytest
 from django.db import OperationalError, connection
 from django.urls import reverse
 
-from reviewer.logs import JsonLines
+from reviewer.operations.logs import JsonLines
 
-ROOT = Path(__file__).parents[2]
-FAILURES = "tests.reviewer.failure_urls"
+ROOT = Path(__file__).parents[3]
+FAILURES = "tests.reviewer.operations.failure_urls"
 
 
 @pytest.fixture

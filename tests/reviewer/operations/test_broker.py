@@ -1,4 +1,4 @@
-"""The embedded broker (reviewer/broker.py): a waiting consumer wakes when a message arrives.
+"""The embedded broker (reviewer/operations/broker.py): a waiting consumer wakes when a message arrives.
 
 kombu's filesystem transport sleeps ``polling_interval`` between two looks at the folder; here the
 polling interval is set to 60 s, so a consumer that still polled could not get a message in time.
@@ -11,12 +11,12 @@ import uuid
 import pytest
 from kombu import Connection
 
-from reviewer import broker
+from reviewer.operations import broker
 
 
 def connect(folder, polling_interval=60.0) -> Connection:
     (folder / "control").mkdir(exist_ok=True)
-    return Connection("filesystem://", transport="reviewer.broker:Transport", transport_options={
+    return Connection("filesystem://", transport="reviewer.operations.broker:Transport", transport_options={
         "data_folder_in": str(folder), "data_folder_out": str(folder), "control_folder": str(folder / "control"),
         "polling_interval": polling_interval,
     })

@@ -1,0 +1,54 @@
+"""The status page in the admin: its components and its email subscribers."""
+
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from reviewer.models import StatusComponent, Subscriber
+
+
+class SubscriberState(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+    STATES = {"unconfirmed": {"confirmed_at__isnull": True, "unsubscribed_at__isnull": True},
+              "subscribed": {"confirmed_at__isnull": False, "unsubscribed_at__isnull": True},
+              "unsubscribed": {"unsubscribed_at__isnull": False}}
+
+    def lookups(self, request, model_admin):
+        return [("unconfirmed", "Waiting for confirmation"), ("subscribed", "Subscribed"),
+                ("unsubscribed", "Unsubscribed")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(**self.STATES[self.value()]) if self.value() in self.STATES else queryset
+
+
+@admin.register(Subscriber)
+class SubscriberAdmin(admin.ModelAdmin):
+    """The status page's subscribers. They subscribe and confirm on the status page themselves (double
+    opt-in), so nobody adds or confirms an address here; an admin may narrow its components or
+    unsubscribe it (on its owner's request)."""
+
+    list_display = ["email", "created_at", "confirmed_at", "unsubscribed_at"]
+    list_filter = [SubscriberState]
+    search_fields = ["email"]
+    fields = ["email", "components", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    readonly_fields = ["email", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    filter_horizontal = ["components"]
+    actions = ["unsubscribe"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Unsubscribe the selected addresses")
+    def unsubscribe(self, request, queryset):
+        count = queryset.filter(unsubscribed_at__isnull=True).update(unsubscribed_at=timezone.now())
+        messages.success(request, f"{count} address{'es' if count != 1 else ''} unsubscribed.")
+
+
+@admin.register(StatusComponent)
+class StatusComponentAdmin(admin.ModelAdmin):
+    """The parts of the service the public status page lists; saving or deleting one rebuilds the page
+    (``reviewer.models.status_page_changed``). A component an update named cannot be deleted."""
+
+    list_display = ["name", "position", "description"]
+    list_editable = ["position"]
+    search_fields = ["name", "description"]

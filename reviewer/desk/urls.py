@@ -1,0 +1,34 @@
+"""The desk's pages: home, incidents, runs, publishing and deliveries, the inbox and its escalations,
+breaches."""
+
+from django.urls import path
+
+from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("incidents/", incidents.incident_list, name="incidents"),
+    path("incidents/<slug:incident_id>/", incidents.incident_detail, name="incident"),
+    path("incidents/<slug:incident_id>/runs/", incidents.start_run, name="start_run"),
+    path("runs/", runs.run_list, name="runs"),
+    path("runs/failed/", runs.failed_runs, name="failed_runs"),
+    path("runs/<int:pk>/", runs.run_detail, name="run"),
+    path("runs/<int:pk>/trace/", runs.run_trace, name="run_trace"),
+    path("runs/<int:pk>/retry/", runs.retry, name="run_retry"),
+    path("publish/", publishing.ready_to_publish, name="ready_to_publish"),
+    path("runs/<int:pk>/publish/", publishing.publish_confirm, name="publish_confirm"),
+    path("runs/<int:pk>/publish/confirm/", publishing.publish_run, name="publish_run"),
+    path("deliveries/<int:pk>/retry/", publishing.retry_delivery, name="delivery_retry"),
+    path("deliveries/<int:pk>/send-again/", publishing.send_delivery_again, name="delivery_send_again"),
+    path("deliveries/<int:pk>/mark-sent/", publishing.mark_delivery_sent, name="delivery_mark_sent"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/reject/", inbox.bulk_reject, name="inbox_bulk_reject"),
+    path("escalations/<int:pk>/", inbox.escalation_detail, name="escalation"),
+    path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
+    path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),
+    path("escalations/<int:pk>/request-changes/", inbox.request_changes, name="escalation_request_changes"),
+    path("escalations/<int:pk>/claim/", inbox.claim, name="escalation_claim"),
+    path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
+    path("breaches/", breaches.breach_list, name="breaches"),
+    path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
+]

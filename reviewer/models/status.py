@@ -1,0 +1,210 @@
+"""The public status page's records (docs/status-page.md, docs/subscriptions.md): the components
+customers know and the status each update gives them, the stored representations of the page, and
+the customers who subscribed by email with the confirmation emails sent to them."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+
+def status_page_name() -> str:
+    """The name customers know the status page by (“Acme status”), in every email's subject."""
+    return f"{settings.STATUS_PAGE_NAME} status"
+
+
+def absolute_url(view_name: str, *args) -> str:
+    """A page's address for a message that leaves the site (an email, a webhook), from ``SITE_URL``."""
+    return settings.SITE_URL.rstrip("/") + reverse(view_name, args=args)
+
+
+class ComponentStatus(models.TextChoices):
+    """A component's status, named as status pages name them, from best to worst."""
+
+    OPERATIONAL = "operational", "Operational"
+    DEGRADED = "degraded_performance", "Degraded performance"
+    PARTIAL = "partial_outage", "Partial outage"
+    MAJOR = "major_outage", "Major outage"
+
+
+class Impact(models.TextChoices):
+    """An incident update's impact, as status pages name it, from least to most."""
+
+    NONE = "none", "None"
+    MINOR = "minor", "Minor"
+    MAJOR = "major", "Major"
+    CRITICAL = "critical", "Critical"
+
+
+# The impact an update has when the person publishing it does not say: its worst component's.
+IMPACT_OF_STATUS = {ComponentStatus.OPERATIONAL: Impact.NONE, ComponentStatus.DEGRADED: Impact.MINOR,
+                    ComponentStatus.PARTIAL: Impact.MAJOR, ComponentStatus.MAJOR: Impact.CRITICAL}
+
+
+# The public title of an incident's first update when nobody gave one (an automatic publication):
+# words of the product's, never the incident's internal title.
+DEFAULT_TITLE = "Service disruption"
+
+
+def worst_status(statuses) -> str:
+    """The worst of ``statuses`` (operational for none)."""
+    order = list(ComponentStatus.values)
+    return max(statuses, key=order.index, default=ComponentStatus.OPERATIONAL)
+
+
+class StatusComponent(models.Model):
+    """A part of the service customers know by name (“Checkout”, “Sign-in”, “API”). Its status on the
+    status page is not stored here: it is what the latest published update of each unresolved
+    incident says of it, the worst of them, and operational otherwise."""
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.CharField(max_length=200, blank=True, help_text="One line customers read under the name.")
+    position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first on the status page.")
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UpdateComponent(models.Model):
+    """A component an update affects and the status it gives it, published with the update."""
+
+    update = models.ForeignKey("PublishedUpdate", on_delete=models.PROTECT, related_name="component_statuses")
+    component = models.ForeignKey(StatusComponent, on_delete=models.PROTECT, related_name="update_statuses")
+    status = models.CharField(max_length=24, choices=ComponentStatus.choices)
+
+    class Meta:
+        ordering = ["component__position", "component__name"]
+        constraints = [models.UniqueConstraint(fields=["update", "component"], name="update_component_once")]
+
+    def __str__(self) -> str:
+        return f"{self.component.name}: {self.get_status_display()}"
+
+
+class SubscriberQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(confirmed_at__isnull=False, unsubscribed_at__isnull=True)
+
+    def for_update(self, update):
+        """The active subscribers a PublishedUpdate goes to: those who chose no component (every update)
+        and those who chose one of the components it names."""
+        named = UpdateComponent.objects.filter(update=update).values("component")
+        return self.active().filter(models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
+
+
+class StatusSnapshotQuerySet(models.QuerySet):
+    def outdate(self, *, rebuild: bool = True) -> None:
+        """What the status page shows may have changed (a status delivery delivered, a component
+        edited): every stored representation is out of date, so the next request rebuilds it unless
+        the rebuild task (enqueued after the commit, with ``rebuild``) has done so first."""
+        from reviewer.celery import enqueue_on_commit
+
+        self.update(generation=models.F("generation") + 1)
+        if rebuild:
+            # A broker that is down must not undo a delivery: the next request rebuilds instead.
+            enqueue_on_commit("reviewer.tasks.rebuild_status_page", robust=True)
+
+
+class StatusSnapshot(models.Model):
+    """One representation of the public status page (the page, a history page, an incident's page,
+    the feed, the JSON summary) stored as it is served: every web process serves the same bytes
+    with the same ETag without rendering them (``reviewer.status.snapshots`` builds them). It is
+    fresh while ``built_generation`` has caught up with ``generation``, which :meth:`outdate` bumps."""
+
+    name = models.CharField(max_length=100, unique=True)  # "page", "history:2", "incident:<id>", "summary.json", ...
+    body = models.TextField()
+    content_type = models.CharField(max_length=100)
+    etag = models.CharField(max_length=80)  # a quoted hash of the body
+    changed_at = models.DateTimeField()  # when the body last changed: the Last-Modified header
+    generation = models.PositiveIntegerField(default=1)
+    built_generation = models.PositiveIntegerField(default=0)
+
+    objects = StatusSnapshotQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"Status page snapshot {self.name}"
+
+    @property
+    def fresh(self) -> bool:
+        return self.built_generation >= self.generation
+
+
+def status_page_changed(sender, **kwargs) -> None:
+    """A component was added, edited or removed (the page lists them), or a deploy migrated (its
+    templates may have changed); connected in ReviewerConfig.ready. After a migration the next
+    request rebuilds: no task is sent while a deploy may not have its workers yet."""
+    StatusSnapshot.objects.outdate(rebuild=sender is StatusComponent)
+
+
+class ConfirmationMail(models.Model):
+    """A confirmation email the subscribe form sent: who it went to (the mailbox, its domain) and which
+    client asked. The form's limits count these within SUBSCRIBE_LIMIT_WINDOW_MINUTES; older rows are
+    deleted as it goes (reviewer.status.subscriptions)."""
+
+    sent_at = models.DateTimeField(db_index=True)
+    mailbox = models.CharField(max_length=254, db_index=True)  # the address as its mailbox reads it
+    domain = models.CharField(max_length=254, db_index=True)
+    client = models.CharField(max_length=45, blank=True, db_index=True)  # the client's IP address
+
+    class Meta:
+        ordering = ["sent_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Confirmation to {self.mailbox} at {self.sent_at:%Y-%m-%d %H:%M}"
+
+
+class Subscriber(models.Model):
+    """A customer who asked for the status page's updates by email: to every update, or to those
+    affecting the chosen components. Confirmed by a link sent to the address (double opt-in);
+    unsubscribed by the link in every email. Kept after unsubscribing, so no update reaches them."""
+
+    email = models.EmailField(unique=True)
+    components = models.ManyToManyField(StatusComponent, blank=True, related_name="subscribers",
+                                        help_text="None chosen: every update.")
+    key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)  # in the subscriber's links
+    created_at = models.DateTimeField(default=timezone.now)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    # When the last confirmation email went out: the form sends the same address no more than one
+    # every few minutes, so nobody can flood someone else's inbox with it.
+    confirmation_sent_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SubscriberQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["email"]
+
+    def __str__(self) -> str:
+        return self.email
+
+    @property
+    def active(self) -> bool:
+        return self.confirmed_at is not None and self.unsubscribed_at is None
+
+    @property
+    def confirm_url(self) -> str:
+        return absolute_url("status_confirm", self.key)
+
+    @property
+    def unsubscribe_url(self) -> str:
+        return absolute_url("status_unsubscribe", self.key)
+
+    def confirm(self) -> bool:
+        """Confirm the address (its owner clicked the emailed link); False if it was confirmed already, or
+        unsubscribed since it asked. A conditional update, so two clicks at once confirm once."""
+        return bool(Subscriber.objects.filter(pk=self.pk, confirmed_at__isnull=True, unsubscribed_at__isnull=True)
+                    .update(confirmed_at=timezone.now()))
+
+    def unsubscribe(self) -> bool:
+        """Stop every update to the address; False if it was unsubscribed already (idempotent)."""
+        return bool(Subscriber.objects.filter(pk=self.pk, unsubscribed_at__isnull=True).update(
+            unsubscribed_at=timezone.now()))

@@ -1,0 +1,19 @@
+"""The public status page's addresses, under ``/status/`` (docs/status-page.md): the stored
+representations, history, incident pages, feeds, the JSON summary, and the email subscriptions."""
+
+from django.urls import path
+
+from reviewer.status import subscriptions, views
+
+urlpatterns = [
+    path("subscribe/", subscriptions.subscribe_page, name="status_subscribe"),
+    path("subscribe/confirm/<uuid:key>/", subscriptions.confirm_page, name="status_confirm"),
+    path("unsubscribe/<uuid:key>/", subscriptions.unsubscribe_page, name="status_unsubscribe"),
+    path("", views.stored, {"name": "page"}, name="status"),
+    path("history/", views.history, name="status_history"),
+    path("incidents/<slug:incident_id>/", views.incident, name="status_incident"),
+    path("feed/", views.stored, {"name": "feed.atom"}, name="status_feed"),
+    path("feed/rss/", views.stored, {"name": "feed.rss"}, name="status_feed_rss"),
+    path("api/v2/summary.json", views.stored, {"name": "summary.json"}, name="status_summary"),
+    path("api/v2/status.json", views.stored, {"name": "status.json"}, name="status_json"),
+]

@@ -32,7 +32,7 @@ from agents.core.policy import POLICY_CLASSES, Policy
 from agents.models import Incident, Run, TraceStep
 from agents.observer import DatabaseObserver, fit, record_result, release_connection
 from agents.policy_rows import load_policy
-from agents.slots import DatabaseSlots
+from agents.slots import DatabaseSlots, limits_per_run
 from agents.store import database_workers
 
 log = logging.getLogger("agents.tasks")
@@ -213,7 +213,8 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
                 span.set_attribute("gated_review.incident.id", run.incident.incident_id)
             run.trace_span = tracing.traceparent(span)  # a lead's decision on the run goes under it
             Run.objects.filter(pk=run_pk).update(trace_span=run.trace_span)
-        result = _execute(run, llm, span)
+        with limits_per_run():  # the endpoint limits an admin set, read once for the run
+            result = _execute(run, llm, span)
         tracing.end_run(span, stop_reason=result.stop_reason, status=result.status)
     return result
 

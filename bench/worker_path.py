@@ -21,7 +21,9 @@ server runs in a child process (its CPU is not ours), answers at once, and both 
 same number of requests (checked on every run: a run that sends more or fewer is reported and the
 bench fails). The model's wait is then only the loopback round trip, the same on both sides, so the
 ratio product / reference is our own time against theirs. A table per pipeline gives each round's
-median per side, their ratio and the SQL statements of one product run (all of them, BEGIN
+median wall time per side, their ratio, the median CPU time of this process per run on each side
+(the server's is not in it; CPU moves less than wall time with the machine's load, so it tells a
+change's effect apart from a busy neighbour) and the SQL statements of one product run (all of them, BEGIN
 included, SAVEPOINT and RELEASE not), and the medians of the rounds; the machine's load average is
 printed at the start and at the end (2 cores shared with others move the figures; compare the
 ratio, which interleaving keeps fair, more than the milliseconds).
@@ -156,10 +158,10 @@ class Sides:
     def goal(self, pipeline: str) -> str:
         return self.chosen[pipeline].goal or self.references[pipeline].main.GOAL
 
-    def reference(self, pipeline: str) -> tuple[float, str]:
+    def reference(self, pipeline: str) -> tuple[float, float, str]:
         reference = self.references[pipeline]
         context = copy.deepcopy(self.contexts[pipeline])
-        started = time.perf_counter()
+        cpu, started = time.process_time(), time.perf_counter()
         try:
             if pipeline == "routing":
                 result = reference.run(self.goal(pipeline))
@@ -168,17 +170,17 @@ class Sides:
             outcome = result["stop_reason"]
         except Exception as error:  # the reference lets some failures out: that is its outcome
             outcome = f"raised:{type(error).__name__}"
-        return (time.perf_counter() - started) * 1000, outcome
+        return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, outcome
 
-    def product(self, pipeline: str) -> tuple[float, str]:
+    def product(self, pipeline: str) -> tuple[float, float, str]:
         from agents import tasks
 
         context = None if pipeline == "routing" else copy.deepcopy(self.contexts[pipeline])
-        started = time.perf_counter()
+        cpu, started = time.process_time(), time.perf_counter()
         row, _ = tasks.start_run(pipeline=pipeline, goal=self.goal(pipeline), context=context, user=self.user,
                                  enqueue=False)
         result = tasks.run_now(row.pk)
-        return (time.perf_counter() - started) * 1000, result.stop_reason
+        return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, result.stop_reason
 
 
 class Statements:
@@ -213,14 +215,14 @@ def measure(sides: Sides, server: Server, runs: int, warmup: int, rounds: int) -
     problems: list[str] = []
     expected = {p: len(sides.chosen[p].replies) for p in PIPELINES}
 
-    def run(side: str, pipeline: str) -> float:
+    def run(side: str, pipeline: str) -> tuple[float, float]:
         server.script(pipeline)
-        wall, outcome = getattr(sides, side)(pipeline)
+        wall, cpu, outcome = getattr(sides, side)(pipeline)
         sent = server.script(pipeline)  # what this run sent (the script it leaves is replaced next time)
         outcomes.setdefault((pipeline, side), set()).add(f"{outcome}, {sent} calls")
         if sent != expected[pipeline]:
             problems.append(f"{pipeline} {side}: {sent} requests, the scenario scripts {expected[pipeline]}")
-        return wall
+        return wall, cpu
 
     for pipeline in PIPELINES:
         for _ in range(warmup):
@@ -228,13 +230,15 @@ def measure(sides: Sides, server: Server, runs: int, warmup: int, rounds: int) -
             run("product", pipeline)
     for number in range(1, rounds + 1):
         for pipeline in PIPELINES:  # within a round the two sides alternate run by run
-            walls = {"reference": [], "product": []}
+            samples = {"reference": [], "product": []}
             for _ in range(runs):
-                for side in walls:
-                    walls[side].append(run(side, pipeline))
+                for side in samples:
+                    samples[side].append(run(side, pipeline))
             statements = product_statements(sides, server, pipeline)
-            results[pipeline].append({"round": number, "reference": median(walls["reference"]),
-                                      "product": median(walls["product"]), "statements": statements})
+            results[pipeline].append({"round": number, "statements": statements,
+                                      **{side: median([wall for wall, _ in got]) for side, got in samples.items()},
+                                      **{f"{side} cpu": median([cpu for _, cpu in got])
+                                         for side, got in samples.items()}})
     return results, outcomes, problems
 
 
@@ -299,15 +303,18 @@ def main(argv: list[str] | None = None) -> None:
         rows = []
         for r in results[pipeline]:
             rows.append([r["round"], fmt_ms(r["reference"], 2), fmt_ms(r["product"], 2),
-                         f"{r['product'] / r['reference']:.2f}", len(r["statements"]), kinds(r["statements"])])
-        reference = median([r["reference"] for r in results[pipeline]])
-        product = median([r["product"] for r in results[pipeline]])
+                         f"{r['product'] / r['reference']:.2f}", fmt_ms(r["reference cpu"], 2),
+                         fmt_ms(r["product cpu"], 2), len(r["statements"]), kinds(r["statements"])])
+        of_rounds = {key: median([r[key] for r in results[pipeline]])
+                     for key in ("reference", "product", "reference cpu", "product cpu")}
+        reference, product = of_rounds["reference"], of_rounds["product"]
         statements = results[pipeline][-1]["statements"]
         rows.append(["median", fmt_ms(reference, 2), fmt_ms(product, 2), f"{product / reference:.2f}",
-                     len(statements), ""])
+                     fmt_ms(of_rounds["reference cpu"], 2), fmt_ms(of_rounds["product cpu"], 2), len(statements), ""])
         print_table(
-            f"{pipeline} ({SCENARIOS[pipeline]}): wall ms per run at 0 ms model latency, median of {args.runs} runs",
-            ["round", "reference", "product (worker path)", "ratio", "statements", "kinds"],
+            f"{pipeline} ({SCENARIOS[pipeline]}): ms per run at 0 ms model latency, median of {args.runs} runs",
+            ["round", "reference wall", "product wall", "ratio", "reference CPU", "product CPU", "statements",
+             "kinds"],
             rows,
             [f"outcomes: reference {' / '.join(sorted(outcomes[(pipeline, 'reference')]))}; "
              f"product {' / '.join(sorted(outcomes[(pipeline, 'product')]))}; "

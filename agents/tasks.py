@@ -236,9 +236,9 @@ def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
                            phase="setup", details={"error": str(error)})
         record_result(run_pk, result, run)
         return result
+    # Stored with the first call's UPDATE of the run (and with the result, for a run that makes none).
     run.model_label, run.endpoint = fit(Run, "model_label", llm.label), fit(Run, "endpoint", llm.endpoint)
-    run.save(update_fields=["model_label", "endpoint"])
-    observer = DatabaseObserver(run_pk, delivery)
+    observer = DatabaseObserver(run_pk, delivery, first_call={"model_label": run.model_label, "endpoint": run.endpoint})
     if span.is_recording():
         observer = tracing.TracingObserver(observer, span, provider=tracing.provider_name(llm))
     with HEARTBEAT.keep(run_pk):

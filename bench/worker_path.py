@@ -250,6 +250,8 @@ def profile(sides: Sides, server: Server, runs: int) -> None:
             server.script(pipeline)
             profiler.runcall(sides.product, pipeline)
         print(f"\n### Profile of {runs} product runs of {pipeline} (top 25 by own time)\n", flush=True)
+        if os.environ.get("WORKER_PATH_PROFILE_DIR"):  # for pstats' own browsing (print_callers, ...)
+            profiler.dump_stats(Path(os.environ["WORKER_PATH_PROFILE_DIR"]) / f"{pipeline}.prof")
         stats = pstats.Stats(profiler, stream=sys.stdout)
         stats.sort_stats("tottime").print_stats(25)
         stats.sort_stats("cumulative").print_stats(r"agents|django/db/models/(query|sql/compiler)|openai/_base", 40)

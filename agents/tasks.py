@@ -31,7 +31,7 @@ from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import POLICY_CLASSES, Policy
 from agents.models import Incident, Run, TraceStep
 from agents.observer import DatabaseObserver, fit, record_result, release_connection
-from agents.policy_rows import load_policy
+from agents.policy_rows import active_policy_snapshot
 from agents.slots import DatabaseSlots, limits_per_run
 from agents.store import database_workers
 
@@ -92,14 +92,14 @@ def start_run(
         existing = Run.objects.filter(triggered_by=user, idempotency_key=idempotency_key).first()
         if existing:
             return existing, False
-    policy = load_policy(pipeline)
+    snapshot = active_policy_snapshot(pipeline)
     try:
         with transaction.atomic():
             version = incident.record_version(user) if incident is not None else None
             run = Run.objects.create(
                 pipeline=pipeline, goal=goal, incident=incident, incident_version=version,
                 context=incident.context() if incident is not None else (context or {}),
-                policy=policy.to_dict(), triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
+                policy=snapshot, triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
                 # An automatic retry (the sweep's, in no request) joins the trace of the run it retries.
                 trace_parent=tracing.traceparent() or (retry_of.trace_parent if retry_of else ""),
             )

@@ -40,10 +40,12 @@ profiler and prints where their time goes.
 from __future__ import annotations
 
 import argparse
+import atexit
 import copy
 import cProfile
 import os
 import pstats
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -278,7 +280,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     load_at_start = os.getloadavg()
-    folder = Path(tempfile.mkdtemp(prefix="bench-worker-path-"))
+    folder = Path(tempfile.mkdtemp(prefix="bench-worker-path-"))  # the reference pipelines' modules
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     with Server() as server:
         # The reference llm module reads its model and timeout when it is imported, its key and URL per call.
         os.environ.update(OPENAI_TIMEOUT_SECONDS=str(TIMEOUT_SECONDS), OPENAI_MODEL=MODEL)

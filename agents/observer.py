@@ -46,14 +46,17 @@ def release_connection() -> None:
 class DatabaseObserver:
     """Writes trace steps and model calls while the run is in flight, so pages can show them live.
 
-    One INSERT per step or call and nothing else: the run row is not touched here. Its liveness is the
-    heartbeat thread's (``agents.tasks.Heartbeat``), its phase and usage while in flight are read
-    from these rows (``Run.show_progress``), and ``record_result`` writes the final ones.
+    One INSERT per step or call, and one UPDATE of the run before each call (:meth:`on_call_start`).
+    Its liveness is the heartbeat thread's (``agents.tasks.Heartbeat``), its phase and usage while in
+    flight are read from these rows (``Run.show_progress``), and ``record_result`` writes the final
+    ones. ``first_call``: columns of the run written with the first call's UPDATE (the model label
+    and endpoint the worker chose), not in an UPDATE of their own.
     """
 
-    def __init__(self, run_pk: int, delivery: int = 1):
+    def __init__(self, run_pk: int, delivery: int = 1, first_call: dict[str, Any] | None = None):
         self.run_pk = run_pk
         self.delivery = delivery
+        self.first_call = dict(first_call or {})
 
     def on_step(self, run_id: str, entry: dict[str, Any]) -> None:
         entry = redact(entry)
@@ -74,7 +77,8 @@ class DatabaseObserver:
         run page's in-flight line names (and a fresh heartbeat). Then the connection goes back to the
         pool for the length of the model call."""
         Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now(), working_on=stage,
-                                                  working_call=call_number)
+                                                  working_call=call_number, **self.first_call)
+        self.first_call = {}
         release_connection()  # the model call that follows needs none: 100 runs waiting share a few
 
     def on_model_call(self, run_id: str, record: CallRecord) -> None:
@@ -96,8 +100,8 @@ def draft_of(result: RunResult) -> str:
 
 
 RESULT_FIELDS = ["status", "stop_reason", "phase", "working_on", "working_call", "outcome", "answer",
-                 "selected_route", "escalation_reason", "candidate", "guard", "details", "model_label", "duration_ms",
-                 "finished_at", "model_calls", "prompt_tokens", "completion_tokens", "cost"]
+                 "selected_route", "escalation_reason", "candidate", "guard", "details", "model_label", "endpoint",
+                 "duration_ms", "finished_at", "model_calls", "prompt_tokens", "completion_tokens", "cost"]
 REVIEW_FIELDS = ["kind", "decision", "severity", "issues", "instructions", "reason", "quality", "completeness"]
 AUDIT_FIELDS = ["before_text", "after_text", "changed", "before_hash", "after_hash", "before_chars", "after_chars",
                 "delta", "length_increase_pct", "risks_count", "required_changes_count", "diff_unit", "unified_diff",

@@ -7,12 +7,13 @@ be read allows nothing, never everything.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from typing import Any
 
 from django.apps import apps as django_apps
-from django.db import models
+from django.db import connection, models
 
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT
 from agents.core.policy import (
@@ -40,6 +41,7 @@ from agents.models import (
     RegionToken,
     RestrictedClaim,
     RouteTarget,
+    StagePrompt,
     policy_fields,
 )
 
@@ -153,6 +155,42 @@ def _allowlist(row: PipelinePolicy, name: str) -> frozenset[str]:
         row.pk, row.pipeline, name, value,
     )
     return frozenset()
+
+
+# The tables load_policy reads, by the field of the pipeline's policy that needs them (None: every pipeline).
+POLICY_SOURCES = ((None, (PipelinePolicy, StagePrompt)), ("issue_types", (IssueType,)),
+                 ("guard", (RestrictedClaim, RegionToken, GroundingTerm)), ("routes", (RouteTarget,)))
+_active_snapshots: dict[str, tuple[bytes, str]] = {}  # pipeline -> (policy version, snapshot as JSON)
+
+
+def policy_version(pipeline: str) -> bytes:
+    """The version of ``pipeline``'s active policy: a digest of every row of every table
+    :func:`load_policy` reads for it, read as stored (one plain query a table, none of the ORM's work).
+    Any change to any of those rows, by any process and any means (admin, the policy lab, a shell, an
+    UPDATE), gives another version."""
+    used = policy_fields(pipeline)
+    digest = hashlib.blake2b(digest_size=16)
+    with connection.cursor() as cursor:
+        for field, tables in POLICY_SOURCES:
+            for model in tables if field is None or field in used else ():
+                cursor.execute(f"SELECT * FROM {connection.ops.quote_name(model._meta.db_table)} ORDER BY 1")
+                digest.update(repr(cursor.fetchall()).encode())
+    return digest.digest()
+
+
+def active_policy_snapshot(pipeline: str) -> dict[str, Any]:
+    """``load_policy(pipeline).to_dict()``, the snapshot a new run stores, kept in this process by the
+    policy's version (:func:`policy_version`): while nothing of the policy changed, a run starts without
+    building it again. Kept only when the version is the same after building it as before, so a change
+    made meanwhile is never kept under the old version."""
+    version = policy_version(pipeline)
+    kept = _active_snapshots.get(pipeline)
+    if kept is not None and kept[0] == version:
+        return json.loads(kept[1])
+    snapshot = load_policy(pipeline).to_dict()
+    if policy_version(pipeline) == version:
+        _active_snapshots[pipeline] = (version, json.dumps(snapshot))
+    return snapshot
 
 
 def policy_snapshot(policy: Policy) -> dict[str, Any]:

@@ -4,11 +4,18 @@
 taken with a conditional ``UPDATE ... WHERE`` its lease is over, and the row count says who won,
 so it works the same on SQLite and PostgreSQL, without holding a lock or a transaction while the
 model answers.
+
+The limits an admin set are read on every call, except inside :func:`limits_per_run` (the worker
+runs each run in one): there every endpoint's limits are read once, with one query for all of them,
+and a change an admin makes reaches the next run.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import timedelta
 
 from django.db.models import Q
@@ -17,11 +24,32 @@ from django.utils import timezone
 from agents.core.llm.slots import Limits
 from agents.models import EndpointLimit, EndpointSlot
 
+# Inside limits_per_run: every endpoint's limits, read at the first call of the run (None outside one).
+_run_limits: ContextVar[dict[str, Limits] | None] = ContextVar("endpoint_limits_of_the_run", default=None)
+_UNREAD: dict[str, Limits] = {}
+
+
+@contextmanager
+def limits_per_run() -> Iterator[None]:
+    """The limits an admin set, read once for what runs in this block (one run), not on every call."""
+    token = _run_limits.set(_UNREAD)
+    try:
+        yield
+    finally:
+        _run_limits.reset(token)
+
 
 class DatabaseSlots:
     def limits(self, endpoint: str) -> Limits:
-        row = EndpointLimit.objects.filter(endpoint=endpoint).values("concurrency", "max_completion_tokens").first()
-        return Limits(**row) if row else Limits()
+        known = _run_limits.get()
+        if known is None:
+            row = EndpointLimit.objects.filter(endpoint=endpoint).values("concurrency", "max_completion_tokens").first()
+            return Limits(**row) if row else Limits()
+        if known is _UNREAD:  # the run's first look: every endpoint's limits in one query (a handful of rows)
+            known = {row.pop("endpoint"): Limits(**row)
+                     for row in EndpointLimit.objects.values("endpoint", "concurrency", "max_completion_tokens")}
+            _run_limits.set(known)
+        return known.get(endpoint, Limits())
 
     def take(self, endpoint: str, capacity: int, lease_seconds: float) -> str | None:
         if EndpointSlot.objects.filter(endpoint=endpoint, number__lt=capacity).count() < capacity:

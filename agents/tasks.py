@@ -31,8 +31,8 @@ from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import POLICY_CLASSES, Policy
 from agents.models import Incident, Run, TraceStep
 from agents.observer import DatabaseObserver, fit, record_result, release_connection
-from agents.policy_rows import load_policy
-from agents.slots import DatabaseSlots
+from agents.policy_rows import active_policy_snapshot
+from agents.slots import DatabaseSlots, limits_per_run
 from agents.store import database_workers
 
 log = logging.getLogger("agents.tasks")
@@ -92,14 +92,14 @@ def start_run(
         existing = Run.objects.filter(triggered_by=user, idempotency_key=idempotency_key).first()
         if existing:
             return existing, False
-    policy = load_policy(pipeline)
+    snapshot = active_policy_snapshot(pipeline)
     try:
         with transaction.atomic():
             version = incident.record_version(user) if incident is not None else None
             run = Run.objects.create(
                 pipeline=pipeline, goal=goal, incident=incident, incident_version=version,
                 context=incident.context() if incident is not None else (context or {}),
-                policy=policy.to_dict(), triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
+                policy=snapshot, triggered_by=user, idempotency_key=idempotency_key, retry_of=retry_of,
                 # An automatic retry (the sweep's, in no request) joins the trace of the run it retries.
                 trace_parent=tracing.traceparent() or (retry_of.trace_parent if retry_of else ""),
             )
@@ -213,7 +213,8 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
                 span.set_attribute("gated_review.incident.id", run.incident.incident_id)
             run.trace_span = tracing.traceparent(span)  # a lead's decision on the run goes under it
             Run.objects.filter(pk=run_pk).update(trace_span=run.trace_span)
-        result = _execute(run, llm, span)
+        with limits_per_run():  # the endpoint limits an admin set, read once for the run
+            result = _execute(run, llm, span)
         tracing.end_run(span, stop_reason=result.stop_reason, status=result.status)
     return result
 
@@ -235,9 +236,9 @@ def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
                            phase="setup", details={"error": str(error)})
         record_result(run_pk, result, run)
         return result
+    # Stored with the first call's UPDATE of the run (and with the result, for a run that makes none).
     run.model_label, run.endpoint = fit(Run, "model_label", llm.label), fit(Run, "endpoint", llm.endpoint)
-    run.save(update_fields=["model_label", "endpoint"])
-    observer = DatabaseObserver(run_pk, delivery)
+    observer = DatabaseObserver(run_pk, delivery, first_call={"model_label": run.model_label, "endpoint": run.endpoint})
     if span.is_recording():
         observer = tracing.TracingObserver(observer, span, provider=tracing.provider_name(llm))
     with HEARTBEAT.keep(run_pk):

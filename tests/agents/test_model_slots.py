@@ -212,3 +212,34 @@ def test_an_admin_cannot_set_a_limit_outside_its_range(admin_client, db):
     errors = response.context["adminform"].form.errors
     assert "greater than or equal to 1" in str(errors["concurrency"])
     assert "greater than or equal to 16" in str(errors["max_completion_tokens"])
+
+
+@pytest.mark.django_db
+def test_a_run_reads_the_endpoint_limits_once_and_a_change_reaches_the_next_run(demo_data, fake_openai,
+                                                                               clean_model_env, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agents.observer import DatabaseObserver
+
+    clean_model_env.setenv("LLM_ENDPOINTS", f"local={fake_openai.base_url};limit_param=max_tokens")
+    PipelinePolicy.objects.filter(pipeline="reflection", active=True).update(endpoint="local")
+    EndpointLimit.objects.create(endpoint="local", max_completion_tokens=160)
+    recorded = DatabaseObserver.on_model_call
+
+    def recorded_then_changed(self, run_id, record):  # an admin lowers the ceiling after each call
+        recorded(self, run_id, record)
+        EndpointLimit.objects.filter(endpoint="local").update(max_completion_tokens=120)
+
+    monkeypatch.setattr(DatabaseObserver, "on_model_call", recorded_then_changed)
+    replies = [tool_call("submit_draft", {"draft": DRAFT}), tool_call("reflect", APPROVE)]
+    fake_openai.script(*replies)
+    with CaptureQueriesContext(connection) as queries:
+        assert run_now(reflection_run(demo_data).pk).stop_reason == "success"
+    assert [request["max_tokens"] for request in fake_openai.requests] == [160, 160]  # what the run started with
+    assert sum('"agents_endpointlimit"' in query["sql"] and query["sql"].startswith("SELECT")
+               for query in queries.captured_queries) == 1
+
+    fake_openai.script(*replies)
+    assert run_now(reflection_run(demo_data).pk).stop_reason == "success"
+    assert [request["max_tokens"] for request in fake_openai.requests[2:]] == [120, 120]  # the next run reads it

@@ -304,11 +304,15 @@ def test_a_run_updates_its_row_when_taken_at_calls_and_at_its_result_and_reads_i
     assert len(result.trace) >= 4 and result.usage["model_calls"] >= 3
     call_starts = [s for s in run_updates if '"working_call" = ' in s and '"status"' not in s]
     assert len(call_starts) == result.usage["model_calls"]  # one per call: the stage the run waits for
-    assert len(run_updates) - len(call_starts) == 3, run_updates  # taking it, the model label, the result
+    assert len(run_updates) - len(call_starts) == 2, run_updates  # taking it, the result
+    # The model label and endpoint go with the first call's UPDATE, not in one of their own.
+    assert ['"model_label" = ' in s and '"endpoint" = ' in s for s in call_starts] == [True] + [False] * (
+        len(call_starts) - 1)
     assert len(run_reads) == 1, run_reads  # the row as taken
     assert not [s for s in statements if s.startswith("SELECT") and ("agents_review" in s or "agents_auditdiff" in s)]
     run.refresh_from_db()
     assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")
+    assert run.model_label == result.model and run.endpoint
 
 
 def test_start_run_reads_unchanged_facts_once_and_a_change_reaches_both_the_version_and_the_context(

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.services import missing
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -64,6 +66,9 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/guard_eval.py", "--min-safe-pass", "high"],
     ["bench/guard_speed.py", "--chars", "10"],
     ["bench/guard_speed.py", "--rounds", "0"],
+    ["bench/worker_path.py", "--runs", "0"],
+    ["bench/worker_path.py", "--rounds", "three"],
+    ["bench/worker_path.py", "--profile", "-1"],
 ], ids=lambda args: " ".join(args))
 def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
     done = bench(*args, timeout=60)
@@ -100,3 +105,23 @@ def test_metrics_with_a_few_runs_prints_its_tables():
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| 10 " in done.stdout and "| runs " in done.stdout and "| model_calls " in done.stdout
     assert "machine:" in done.stdout
+
+
+def test_worker_path_with_one_run_a_side_prints_a_table_per_pipeline():
+    done = bench("bench/worker_path.py", "--runs", "1", "--rounds", "1", "--warmup", "0", timeout=240)
+    if done.returncode == 2 and "the reference pipelines are needed" in done.stderr:
+        missing(f"bench/worker_path.py needs the reference pipelines: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    for pipeline in ("reflection", "self_critique", "routing"):
+        assert f"### {pipeline} (" in done.stdout
+    assert "outcomes: reference success, 3 calls; product success, 3 calls" in done.stdout
+    assert "load average at start" in done.stdout and "machine:" in done.stdout
+
+
+def test_worker_path_without_the_reference_pipelines_says_so_and_exits_2(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "GATED_REVIEW_REFERENCE_DIR": str(tmp_path / "absent")}
+    done = subprocess.run([sys.executable, "bench/worker_path.py", "--runs", "1"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "the reference pipelines are needed" in done.stderr and str(tmp_path / "absent") in done.stderr
+    assert "Traceback" not in done.stderr

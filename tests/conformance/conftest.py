@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from agents.testing.reference import PIPELINES, TIMEOUT_VARIABLE, ReferenceMissing, load
 from tests.conformance.harness import TIMEOUT_SECONDS
-from tests.conformance.reference import PIPELINES, TIMEOUT_VARIABLE, ReferenceMissing, load
 from tests.services import missing
 
 

@@ -23,8 +23,8 @@ from agents.core.llm.endpoints import Endpoint
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import POLICY_CLASSES, ModelSettings, RouteTarget
 from agents.core.specialists import DemoData, builtin_workers
+from agents.testing.reference import Reference
 from agents.testing.scripted_server import Reply, ScriptedServer, tool_call
-from tests.conformance.reference import Reference
 
 TEST_KEY = "sk-conformance-never-shown"
 MODEL = "conformance-model"

@@ -8,7 +8,7 @@ import pytest
 
 from agents.core.guard import check_final_answer, guard_config
 from agents.core.policy import DEFAULT_VOCABULARY, ReflectionPolicy, SelfCritiquePolicy
-from tests.conformance.reference import ReferenceMissing, example_answers
+from agents.testing.reference import ReferenceMissing, example_answers
 from tests.services import missing
 
 POLICIES = {"reflection": ReflectionPolicy, "self_critique": SelfCritiquePolicy}

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from tests.conformance import reference
-from tests.conformance.reference import PIPELINES, ROOT, ReferenceMissing, modules_in, sources
+from agents.testing import reference
+from agents.testing.reference import PIPELINES, ROOT, ReferenceMissing, modules_in, sources
 
 
 def test_each_pipeline_is_imported_from_a_folder_of_its_own_and_leaves_no_module_behind(references):

@@ -43,7 +43,8 @@ class Limits:
 
 class SlotStore(Protocol):
     def limits(self, endpoint: str) -> Limits:
-        """The limits an admin set for the endpoint (read on every call: a change reaches the next one)."""
+        """The limits an admin set for the endpoint (asked on every call; a store may answer from what
+        it read at the start of the run, so that a change reaches the next run)."""
         ...
 
     def take(self, endpoint: str, capacity: int, lease_seconds: float) -> str | None:

@@ -1,4 +1,4 @@
-"""The reference pipelines, read at test time from the documents that publish them.
+"""The reference pipelines, read at run time (tests, benchmarks) from the documents that publish them.
 
 Three documents in the reference folder hold the reference code of the product's pipelines as text
 pages: each module is a block that follows a heading ``<module>.py — ...`` and a line ``PYTHON``, and

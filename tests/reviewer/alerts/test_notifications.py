@@ -3,6 +3,7 @@
 controls); failures recorded and retried, never crashing the worker or losing the escalation."""
 
 import json
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -255,6 +256,16 @@ def test_a_sent_notification_is_not_sent_again(p1, channels, receiver):
     assert send_notification.apply(args=[pk]).get() == "skipped"
     assert notifications.enqueue(escalation.pk, "opened") == []  # one per escalation, event and channel
     assert len(receiver.bodies) == 1
+
+
+def test_a_notification_delivered_to_a_plain_webhook_logs_no_error(p1, channels, receiver, caplog):
+    escalation = factories.make_escalation(incident=p1)
+    [pk] = notifications.enqueue(escalation.pk, "opened")
+    with caplog.at_level(logging.DEBUG):
+        assert send_notification.apply(args=[pk]).get() == "sent"
+    assert len(receiver.bodies) == 1
+    # Telling a plain http(s) address from a service's own address asks no parser that fails loudly.
+    assert [(r.name, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_an_undeclared_destination_is_a_recorded_failure_not_a_crash(p1, channels, monkeypatch):

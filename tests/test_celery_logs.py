@@ -1,0 +1,34 @@
+"""What a worker logs when the broker's connection drops under it (reviewer/celery.py)."""
+
+import logging
+
+from kombu.message import Message
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+import reviewer.celery  # noqa: F401  (installs the filter, as every worker does)
+
+
+class LostChannel:
+    """A channel whose connection to the broker is gone: acknowledging fails."""
+
+    no_ack_consumers = None
+
+    def basic_ack(self, delivery_tag, multiple=False):
+        raise RedisConnectionError("Connection closed by server.")
+
+
+def test_an_acknowledgement_lost_with_the_broker_is_a_warning_that_says_what_follows(caplog):
+    message = Message(body=b"{}", channel=LostChannel(), delivery_tag="tag-7")
+    with caplog.at_level(logging.INFO, logger="celery.worker.request"):
+        # What Celery's request does when a task with late acknowledgement ends.
+        message.ack_log_error(logging.getLogger("celery.worker.request"), (RedisConnectionError,))
+    [record] = caplog.records
+    assert (record.levelname, record.exc_info) == ("WARNING", None)
+    assert record.getMessage().startswith("task message tag-7 not acknowledged, the connection to the broker was lost")
+    assert "delivered again after the visibility timeout" in record.getMessage()
+
+
+def test_other_critical_lines_of_the_worker_stay_critical(caplog):
+    with caplog.at_level(logging.INFO, logger="celery.worker.request"):
+        logging.getLogger("celery.worker.request").critical("Unrecoverable error: %r", "boom")
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("CRITICAL", "Unrecoverable error: 'boom'")]

@@ -1,11 +1,25 @@
-"""What a worker logs when the broker's connection drops under it (reviewer/celery.py)."""
+"""What workers and beat do and log when the broker's connection drops (reviewer/celery.py, broker.py)."""
 
 import logging
 
+import pytest
+from kombu.exceptions import OperationalError
 from kombu.message import Message
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-import reviewer.celery  # noqa: F401  (installs the filter, as every worker does)
+from reviewer import broker
+from reviewer.celery import app
+from tests.services import free_port
+
+
+def test_a_lost_broker_is_tried_again_every_two_seconds_at_most():
+    """kombu's waits grow to 30 s: a broker back after minutes was noticed up to 30 s late."""
+    waits = []
+    assert isinstance(app.connection_for_read(), broker.Connection)  # the workers' and beat's connections
+    connection = app.amqp.Connection(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens there
+    with pytest.raises(OperationalError), connection:
+        connection.ensure_connection(lambda error, interval: waits.append(interval), max_retries=3)
+    assert waits == [1, 2, 2] and broker.RECONNECT_MAX_SECONDS == 2
 
 
 class LostChannel:

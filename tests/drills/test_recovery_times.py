@@ -5,7 +5,9 @@ the drill's own, and a loopback receiver for Slack posts and notifications that 
 - a Slack post whose worker is SIGKILLed mid-send is held for a person within 30 s of the kill, and
   is never posted again by itself;
 - a breach notice whose worker is SIGKILLed mid-send reaches its channel within 60 s of the kill;
-- runs started while Redis is down are taken by a worker within 30 s of Redis coming back (empty).
+- runs started while Redis is down are taken by a worker within 30 s of Redis coming back (empty);
+- a Slack post answered while PostgreSQL is stopped has its outcome recorded within seconds of
+  PostgreSQL's return, inside the attempt's lease, and is posted once.
 
 Each wait is a poll bounded by the target; the measured time is printed. A replacement worker is
 started right after each kill, as a service manager would.
@@ -194,3 +196,20 @@ def test_runs_started_while_redis_is_down_start_within_30_s_of_its_return(drill)
     wait_for(lambda: {s for (s,) in drill.query("SELECT status FROM agents_run WHERE id = ANY(%s)", pks)} <= {
         "ok", "stopped"}, timeout=30, message="the runs to end")
     assert all(worker.process.poll() is None for worker in drill.workers) and drill.beat.poll() is None
+
+
+def test_an_outcome_is_recorded_within_seconds_of_postgresqls_return(drill):
+    delivery = django_call(drill.env, SLACK_UPDATE)
+    wait_for(lambda: drill.receiver.held["/slack"] >= 1, 30, message="the Slack post in flight")
+    drill.postgres.stop()
+    drill.receiver.answering.set()  # the post went through: its outcome cannot be written now
+    time.sleep(4)  # PostgreSQL stays away a while, within the attempt's 20 s lease
+    drill.postgres.start()
+    back = time.monotonic()
+    wait_for(lambda: drill.query("SELECT status FROM reviewer_delivery WHERE id = %s", delivery) == [("delivered",)],
+             timeout=10, every=0.1, message="the outcome to be recorded within 10 s of PostgreSQL's return")
+    recorded_after = time.monotonic() - back
+    print(f"recovery: outcome recorded {recorded_after:.1f} s after PostgreSQL came back")
+    assert drill.receiver.received["/slack"] == 1
+    log = drill.workers[-1].log_path.read_text(errors="replace")
+    assert "recording 'delivered' failed" in log and "could not record" not in log

@@ -26,7 +26,8 @@ FIRST_ATTEMPT_LOST_SECONDS = 30
 # One whose retries have not ended this long after it was made lost a retry's message (a countdown is
 # kept in the worker's memory): longer than all the retries' backoff.
 RETRIES_LOST_SECONDS = 600
-SENT_AGAIN = "its first attempt did not end within 30 s (a lost message or worker): sent again"
+SENT_AGAIN = (f"its first attempt did not end within {FIRST_ATTEMPT_LOST_SECONDS} s (a lost message or worker): "
+              "sent again")
 
 
 @shared_task(name="reviewer.tasks.sweep_deadlines", ignore_result=True)

@@ -8,8 +8,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
 
 log = logging.getLogger("reviewer.celery")
 
-# amqp: broker connections that try again every 2 s while the broker is away (reviewer/broker.py).
-app = Celery("reviewer", amqp="reviewer.broker:AMQP")
+# amqp: broker connections that try again every 2 s while the broker is away (reviewer/operations/broker.py).
+app = Celery("reviewer", amqp="reviewer.operations.broker:AMQP")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Each concern keeps its tasks in its own tasks.py; ReviewerConfig.ready() imports them too, so every
 # process that enqueues has them registered.

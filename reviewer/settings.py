@@ -404,7 +404,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # database, and a run delivered again finds itself finished (Celery 6 would cancel them by default).
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for its broker as long as it is away (every 2-30 s)
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for its broker as long as it is away (every 2 s)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # How often beat sends each sweep: what a lost worker or message leaves waits at most this long past
 # its own threshold (docs/operations.md, "Recovery times"). Each sweep is a few indexed queries.

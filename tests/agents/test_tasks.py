@@ -248,8 +248,8 @@ def test_runs_started_while_the_broker_is_down_are_enqueued_by_the_first_sweep_a
         demo_data, settings, django_capture_on_commit_callbacks):
     """The recovery time with the shipped settings: beat sends the sweep every SWEEP_SECONDS, and a run
     whose send was refused goes at the first sweep that reaches a worker, whatever its age."""
-    from reviewer import broker
     from reviewer import settings as shipped
+    from reviewer.operations import broker
 
     sent, broker_up = [], False
 

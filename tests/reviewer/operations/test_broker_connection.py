@@ -1,4 +1,5 @@
-"""What workers and beat do and log when the broker's connection drops (reviewer/celery.py, broker.py)."""
+"""What workers and beat do and log when the broker's connection drops (reviewer/celery.py,
+reviewer/operations/broker.py)."""
 
 import logging
 
@@ -7,8 +8,8 @@ from kombu.exceptions import OperationalError
 from kombu.message import Message
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from reviewer import broker
 from reviewer.celery import app
+from reviewer.operations import broker
 from tests.services import free_port
 
 

@@ -3,7 +3,9 @@
 ``start_run`` creates the row and enqueues on commit; ``execute_run`` takes it with a conditional
 update (so a duplicate delivery never runs the pipeline twice), runs it with the database observer
 and a heartbeat, and records the result. ``sweep_lost_runs`` ends runs whose worker went silent and
-retries them automatically (bounded), and enqueues again the queued runs whose message was lost.
+retries them automatically (bounded), and enqueues again the queued runs whose message was lost:
+at its next pass those whose send the broker refused (``enqueue_run`` marks them), after
+``RUN_QUEUED_STALE_SECONDS`` any other.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from agents.slots import DatabaseSlots, limits_per_run
 from agents.store import database_workers
 
 log = logging.getLogger("agents.tasks")
+
+# The key of a queued run's ``details`` that says its task could not be sent (the broker was down).
+NOT_SENT = "not_sent"
 
 
 _clients: dict = {}
@@ -104,13 +109,27 @@ def start_run(
                 trace_parent=tracing.traceparent() or (retry_of.trace_parent if retry_of else ""),
             )
             if enqueue:
-                # robust: a broker that is down must not fail a run that is committed (an API client's
-                # Idempotency-Key then names it); the sweep enqueues a queued run whose message was lost.
-                transaction.on_commit(lambda: execute_run.delay(run.pk), robust=True)
+                # A broker that is down must not fail a run that is committed (an API client's
+                # Idempotency-Key then names it): enqueue_run marks it, and the next sweep sends it.
+                transaction.on_commit(lambda: enqueue_run(run.pk), robust=True)
     except IntegrityError:
         # Two requests with one idempotency key raced: the other one created the run.
         return Run.objects.get(triggered_by=user, idempotency_key=idempotency_key), False
     return run, True
+
+
+def enqueue_run(run_pk: int) -> bool:
+    """Send the queued run's task. When the broker refuses it (down, restarting), the run is marked
+    (``details[NOT_SENT]``, the error) and the next sweep sends it again, however long ago the run was
+    made; nothing is raised. Returns whether the task was sent."""
+    try:
+        execute_run.delay(run_pk)
+        return True
+    except Exception as error:  # no message: what kombu or Redis raised while the broker is away
+        reason = f"{type(error).__name__}: {error}"[:300]
+        Run.objects.filter(pk=run_pk, status=Run.Status.QUEUED).update(details={NOT_SENT: reason})
+        log.warning("run %s: its task was not sent (%s); the sweep sends it once the broker answers", run_pk, reason)
+        return False
 
 
 def retry_run(run: Run, *, user=None) -> Run:
@@ -281,7 +300,9 @@ def sweep_lost_runs(stale_seconds: float | None = None) -> int:
 
     A running run whose heartbeat went silent is marked interrupted (``worker_lost``) and retried
     automatically, up to ``RUN_AUTO_RETRIES`` times in a row (a person's retry starts a new count);
-    a queued run older than ``RUN_QUEUED_STALE_SECONDS`` lost its message and is enqueued again.
+    a queued run whose task the broker refused is enqueued again at once (beat sends this sweep every
+    ``SWEEP_SECONDS``), and one older than ``RUN_QUEUED_STALE_SECONDS`` lost its message and is
+    enqueued again.
     Each step is a conditional UPDATE, so two sweeps at once, or a duplicate message, do no harm.
     Returns how many runs were marked interrupted.
     """
@@ -300,6 +321,7 @@ def sweep_lost_runs(stale_seconds: float | None = None) -> int:
             _retry_automatically(Run.objects.get(pk=pk), limit)
     if count:
         log.warning("marked %d run(s) interrupted: worker_lost", count)
+    _enqueue_not_sent(now)
     _enqueue_lost_messages(now - timedelta(seconds=queued_stale), now)
     return count
 
@@ -348,6 +370,19 @@ def _retry_automatically(run: Run, limit: int) -> None:
     log.warning("run %s lost its worker; retried automatically as run %s (%d of %d)", run.pk, new.pk, done + 1, limit)
 
 
+def _enqueue_not_sent(now: datetime) -> None:
+    """Send again each queued run whose task the broker refused (``enqueue_run``). The mark is taken
+    off with a conditional update first, so two sweeps send it once; a refused send marks it again."""
+    marked = Q(status=Run.Status.QUEUED, details__has_key=NOT_SENT)
+    again = []
+    for pk in list(Run.objects.filter(marked).order_by("created_at", "pk").values_list("pk", flat=True)[:1000]):
+        if Run.objects.filter(marked, pk=pk).update(details={}, heartbeat_at=now):
+            again.append(pk)
+            transaction.on_commit(lambda pk=pk: enqueue_run(pk))
+    if again:
+        log.warning("enqueued %d queued run(s) whose task the broker had refused: %s", len(again), again)
+
+
 def _enqueue_lost_messages(older: datetime, now: datetime) -> None:
     """Enqueue again each queued run created before ``older`` whose message never reached a worker.
 
@@ -361,6 +396,6 @@ def _enqueue_lost_messages(older: datetime, now: datetime) -> None:
     for pk in list(Run.objects.filter(waiting).order_by("created_at", "pk").values_list("pk", flat=True)):
         if Run.objects.filter(waiting, pk=pk).update(heartbeat_at=now):
             again.append(pk)
-            transaction.on_commit(lambda pk=pk: execute_run.delay(pk), robust=True)  # the next sweep tries again
+            transaction.on_commit(lambda pk=pk: enqueue_run(pk))  # refused: the next sweep tries again
     if again:
         log.warning("enqueued %d queued run(s) again, their message was lost: %s", len(again), again)

@@ -8,7 +8,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewer.settings")
 
 log = logging.getLogger("reviewer.celery")
 
-app = Celery("reviewer")
+# amqp: broker connections that try again every 2 s while the broker is away (reviewer/operations/broker.py).
+app = Celery("reviewer", amqp="reviewer.operations.broker:AMQP")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Each concern keeps its tasks in its own tasks.py; ReviewerConfig.ready() imports them too, so every
 # process that enqueues has them registered.
@@ -59,6 +60,32 @@ def worker_command(name: str, *, concurrency: int | None = None) -> list[str]:
     queues, threads = WORKERS[name]
     return ["celery", "-A", "reviewer", "worker", "--pool", "threads", "--concurrency", str(concurrency or threads),
             "-Q", ",".join(queues), "-n", f"{name}@%h"]
+
+
+class LostAcknowledgement(logging.Filter):
+    """Says what a lost acknowledgement means, at the level it deserves.
+
+    When the broker's connection drops (a Redis restart) while a task ends, kombu cannot send its
+    acknowledgement and logs ``Couldn't ack`` as CRITICAL with a traceback, although the worker lives
+    on and nothing is lost: the task ran (late acknowledgement: its outcome is recorded in the
+    database), and a broker that kept the message delivers it again after the visibility timeout,
+    where the task finds its work done (every task is idempotent; the sweeps recover what is not).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.CRITICAL and str(record.msg).startswith("Couldn't ack"):
+            tag, reason = (tuple(record.args or ()) + (None, None))[:2]
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+            record.msg = ("task message %s not acknowledged, the connection to the broker was lost (%r); "
+                          "if the broker kept it, it is delivered again after the visibility timeout and the "
+                          "task finds its work done")
+            record.args = (tag, reason)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+# kombu writes it to the logger of the worker's requests (celery.worker.request).
+logging.getLogger("celery.worker.request").addFilter(LostAcknowledgement())
 
 
 @app.on_after_configure.connect

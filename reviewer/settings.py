@@ -404,13 +404,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # database, and a run delivered again finds itself finished (Celery 6 would cancel them by default).
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for its broker as long as it is away (every 2-30 s)
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for its broker as long as it is away (every 2 s)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# How often beat sends each sweep: what a lost worker or message leaves waits at most this long past
+# its own threshold (docs/operations.md, "Recovery times"). Each sweep is a few indexed queries.
+SWEEP_SECONDS = envint("SWEEP_SECONDS", 5)
+if SWEEP_SECONDS < 1:
+    raise ValueError(f"SWEEP_SECONDS must be at least 1, got {SWEEP_SECONDS}")
 CELERY_BEAT_SCHEDULE = {
-    "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": 30.0},
+    "sweep-lost-runs": {"task": "agents.tasks.sweep_lost_runs", "schedule": float(SWEEP_SECONDS)},
     # escalation deadlines: reminders and breaches (reviewer.alerts.deadlines), each at most once
-    "sweep-deadlines": {"task": "reviewer.tasks.sweep_deadlines", "schedule": 30.0},
-    "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": 30.0},
+    "sweep-deadlines": {"task": "reviewer.tasks.sweep_deadlines", "schedule": float(SWEEP_SECONDS)},
+    "sweep-deliveries": {"task": "reviewer.tasks.sweep_deliveries", "schedule": float(SWEEP_SECONDS)},
     # the ledger (docs/ledger.md): verified and its head hash sent out hourly, pruned daily
     "verify-ledger": {"task": "reviewer.tasks.verify_ledger", "schedule": 3600.0},
     "anchor-ledger": {"task": "reviewer.tasks.anchor_ledger", "schedule": 3600.0},
@@ -438,13 +443,16 @@ LEDGER_ANCHOR_DESTINATION = os.environ.get("LEDGER_ANCHOR_DESTINATION", "").stri
 # read by reviewer.outbox.destinations); a declaration that does not parse stops every process at
 # startup, with a message (ReviewerConfig.ready).
 # The outbox: attempts before a delivery is dead-lettered, the first retry's delay (doubling after
-# each failure, at most DELIVERY_BACKOFF_MAX_SECONDS), the request timeout, and how long an attempt
-# whose worker went silent holds its delivery before the sweep sends it again.
+# each failure, at most DELIVERY_BACKOFF_MAX_SECONDS), the request timeout, and the lease: how long an
+# attempt holds its delivery to send and record the outcome. A send at most once (email, Slack) still
+# `sending` when its lease ends is held by the next sweep; an at-least-once one is sent again a lease later.
+# Keep the lease well above the send's timeouts (DELIVERY_TIMEOUT_SECONDS, EMAIL_TIMEOUT): a send still
+# waiting for its answer when the lease ends is held although it may go through.
 DELIVERY_MAX_ATTEMPTS = envint("DELIVERY_MAX_ATTEMPTS", 6)
 DELIVERY_BACKOFF_SECONDS = envint("DELIVERY_BACKOFF_SECONDS", 10)
 DELIVERY_BACKOFF_MAX_SECONDS = envint("DELIVERY_BACKOFF_MAX_SECONDS", 3600)
 DELIVERY_TIMEOUT_SECONDS = envint("DELIVERY_TIMEOUT_SECONDS", 10)
-DELIVERY_LEASE_SECONDS = envint("DELIVERY_LEASE_SECONDS", 60)
+DELIVERY_LEASE_SECONDS = envint("DELIVERY_LEASE_SECONDS", 20)
 # Email channel: Django's mail backends (the demo writes files into var/demo-mail/).
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or "django.core.mail.backends.smtp.EmailBackend"
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")  # the file backend's folder

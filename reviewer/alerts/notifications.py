@@ -18,6 +18,7 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 import apprise
+from apprise.plugins import N_MGR  # apprise's services, by scheme
 from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
@@ -161,10 +162,22 @@ def apprise_url(url: str) -> str:
     """An apprise URL for a declared destination: a service apprise recognises by its own web address
     (Slack's incoming webhooks, Discord, Teams, …) as it is; any other http(s) address as a JSON
     webhook (``json://`` / ``jsons://``)."""
-    if apprise.Apprise.instantiate(url, suppress_exceptions=True) is not None:
+    if _known_to_apprise(url):
         return url
     parts = urlsplit(url)
     return urlunsplit(("jsons" if parts.scheme == "https" else "json", parts.netloc, parts.path, parts.query, ""))
+
+
+def _known_to_apprise(url: str) -> bool:
+    """Whether one of apprise's services takes ``url`` as it is: its scheme is apprise's
+    (``slack://``, ``json://``, …) or a service recognises it as its own web address. Asked of the
+    services directly: ``Apprise.instantiate`` answers the same but logs ``Unparseable URL`` as an
+    error for every plain http(s) address, once per notification sent."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in N_MGR:
+        return True
+    native = url.replace("/#", "/%23")  # as apprise reads a URL
+    return any(plugin.parse_native_url(native) for plugin in N_MGR.plugins())
 
 
 def send(notification: Notification) -> None:

@@ -20,6 +20,14 @@ from reviewer.celery import enqueue_on_commit
 from reviewer.models import Notification, NotificationChannel
 
 NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s, 80 s
+# A notification whose first attempt has not ended this long after it was made lost its message or its
+# worker: far longer than a send (apprise gives up on a receiver within seconds) or the queue's wait.
+FIRST_ATTEMPT_LOST_SECONDS = 30
+# One whose retries have not ended this long after it was made lost a retry's message (a countdown is
+# kept in the worker's memory): longer than all the retries' backoff.
+RETRIES_LOST_SECONDS = 600
+SENT_AGAIN = (f"its first attempt did not end within {FIRST_ATTEMPT_LOST_SECONDS} s (a lost message or worker): "
+              "sent again")
 
 
 @shared_task(name="reviewer.tasks.sweep_deadlines", ignore_result=True)
@@ -50,7 +58,11 @@ def send_notification(self, notification_pk: int) -> str:
     if row is None or row.status != Notification.Status.PENDING:
         return "skipped"
     attempt = row.attempts + 1
-    Notification.objects.filter(pk=row.pk).update(attempts=attempt)
+    # Taken with a conditional update: of two messages for one row (the sweep's and a slow original),
+    # one sends.
+    if not Notification.objects.filter(pk=row.pk, status=Notification.Status.PENDING,
+                                       attempts=row.attempts).update(attempts=attempt):
+        return "skipped"
     try:
         notifications.send(row)
     except Exception as error:  # a failure is recorded, never raised into the worker
@@ -67,12 +79,23 @@ def send_notification(self, notification_pk: int) -> str:
     return "sent"
 
 
-def resend_pending(older_seconds: int = 600) -> int:
-    """Send again the notifications still pending ten minutes after they were made: longer than all
-    the retries' backoff, so their message was lost. The row's attempts bound the retries in all."""
-    cutoff = timezone.now() - timedelta(seconds=older_seconds)
-    pks = list(Notification.objects.filter(status=Notification.Status.PENDING, created_at__lt=cutoff)
-               .values_list("pk", flat=True)[:100])
+def resend_pending() -> int:
+    """Send again the notifications whose message or worker was lost; returns how many.
+
+    - one whose first attempt never ended (no error recorded) ``FIRST_ATTEMPT_LOST_SECONDS`` after it
+      was made: its message was lost, or the worker that took it died (a breach notice must not wait
+      for the broker's visibility timeout). It is sent again once, and says so on the row;
+    - any still pending ``RETRIES_LOST_SECONDS`` after it was made: a retry's message was lost.
+
+    The row's attempts bound the retries in all, and the task takes each attempt with a conditional
+    update, so a slow original message and the sweep's never send one attempt twice."""
+    now = timezone.now()
+    pending = Notification.objects.filter(status=Notification.Status.PENDING)
+    first = pending.filter(last_error="", created_at__lt=now - timedelta(seconds=FIRST_ATTEMPT_LOST_SECONDS))
+    pks = list(first.values_list("pk", flat=True)[:500])
+    pks = [pk for pk in pks if first.filter(pk=pk).update(last_error=SENT_AGAIN)]
+    pks += list(pending.filter(created_at__lt=now - timedelta(seconds=RETRIES_LOST_SECONDS))
+                .exclude(pk__in=pks).values_list("pk", flat=True)[:100])
     for pk in pks:
         send_notification.delay(pk)
     return len(pks)

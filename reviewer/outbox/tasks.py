@@ -11,10 +11,11 @@ webhook and the status page are delivered at least once.
 
 Email, the subscribers' emails and Slack cannot drop a duplicate, so they are delivered at most once:
 the attempt is committed as ``sending`` before the send starts, and the outcome written after it
-(tried again while the database is unreachable, for at most a lease period; the send is never
-repeated for it). A failure where the message did not leave is retried as above; one where it may
-have left (a timeout, a dropped connection), and a ``sending`` row whose outcome never came back,
-are held (``held``) for a person to send again or mark as sent.
+(tried again while the database is unreachable, with short waits, until the attempt's lease ends;
+the send is never repeated for it). A failure where the message did not leave is retried as above;
+one where it may have left (a timeout, a dropped connection), and a ``sending`` row whose lease
+ended without an outcome (the sweep finds it within ``SWEEP_SECONDS``), are held (``held``) for a
+person to send again or mark as sent.
 
 Task names are kept from before the concerns had a package each, so queued messages still run.
 """
@@ -44,8 +45,12 @@ EARLY = timedelta(seconds=1)
 LOST = "the worker was lost during the last attempt"
 UNRECORDED = "the send may have gone out: its outcome was never recorded (the worker or the database was lost)"
 IN_FLIGHT = (Delivery.Status.PENDING, Delivery.Status.SENDING, Delivery.Status.HELD)
-RECORD_FIRST_WAIT, RECORD_MAX_WAIT = 0.5, 5.0  # seconds between tries to record an outcome
+RECORD_FIRST_WAIT, RECORD_MAX_WAIT = 0.5, 2.0  # seconds between tries to record an outcome
+# How long one try waits for a pooled connection: the workers' pool waits DATABASE_POOL_TIMEOUT (30 s),
+# which would let a lease hold one or two tries.
+RECORD_CONNECTION_WAIT = 2.0
 pause = time.sleep  # the waits between those tries (tests count them instead)
+clock = time.monotonic  # the lease's clock in this worker (tests move it instead)
 
 
 def backoff(attempts: int) -> timedelta:
@@ -60,7 +65,7 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
     On a channel sent at most once the row becomes ``sending`` in the same committed update, before
     anything is sent: a worker that dies, or cannot record the outcome, leaves a row the sweep holds
     for a person instead of sending it again."""
-    now = timezone.now()
+    now, lease_ends = timezone.now(), clock() + settings.DELIVERY_LEASE_SECONDS
     row = Delivery.objects.filter(pk=delivery_pk).values("attempts", "channel__kind").first()
     if row is None:
         return None
@@ -77,9 +82,11 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
     if not won:
         return None
     # The subscriber is read now, after the attempt was taken: one who unsubscribed before is not sent to.
-    return (Delivery.objects.select_related("channel", "update", "update__incident", "update__published_by",
-                                            "subscriber")
-            .prefetch_related("update__component_statuses__component").get(pk=delivery_pk))
+    delivery = (Delivery.objects.select_related("channel", "update", "update__incident", "update__published_by",
+                                                "subscriber")
+                .prefetch_related("update__component_statuses__component").get(pk=delivery_pk))
+    delivery.lease_ends = lease_ends  # on this worker's clock: recording the outcome stops there
+    return delivery
 
 
 def attempt(delivery_pk: int) -> str:
@@ -162,18 +169,23 @@ def _failed(delivery: Delivery, error: str, wait_at_least: timedelta = timedelta
 
 
 def _record(delivery: Delivery, outcome: str, write) -> str:
-    """Write an attempt's outcome with ``write``, trying again while the database is unreachable, for
-    at most a lease period (then the sweep decides: sent again if it was a pending row, held if it
-    was ``sending``). The send itself is never repeated here."""
-    deadline = time.monotonic() + settings.DELIVERY_LEASE_SECONDS
+    """Write an attempt's outcome with ``write``, trying again while the database is unreachable until
+    the attempt's lease ends (then the sweep decides: sent again if it was a pending row, held if it
+    was ``sending``). Each try waits at most ``RECORD_CONNECTION_WAIT`` for a connection, and the
+    tries are half a second apart, doubling up to ``RECORD_MAX_WAIT``: a database back within the
+    lease gets the outcome within seconds. The send itself is never repeated here."""
+    deadline = getattr(delivery, "lease_ends", None) or clock() + settings.DELIVERY_LEASE_SECONDS
     wait, waited = RECORD_FIRST_WAIT, 0.0
     while True:
         try:
+            _connect_within(min(RECORD_CONNECTION_WAIT, max(deadline - clock(), 0.1)))
             write()
             return outcome
         except db.Error as error:
-            if waited + wait > settings.DELIVERY_LEASE_SECONDS or time.monotonic() + wait > deadline:
-                log.error("delivery %s: could not record %r: %s", delivery.key, outcome, error)
+            # The pauses alone never outlast a lease, whatever the clock says.
+            if clock() + wait >= deadline or waited + wait > settings.DELIVERY_LEASE_SECONDS:
+                log.error("delivery %s: could not record %r before its lease ended: %s", delivery.key, outcome,
+                          error)
                 return "unrecorded"
             log.warning("delivery %s: recording %r failed (%s); trying again in %.1f s", delivery.key, outcome,
                         type(error).__name__, wait)
@@ -183,12 +195,31 @@ def _record(delivery: Delivery, outcome: str, write) -> str:
             wait = min(wait * 2, RECORD_MAX_WAIT)
 
 
+def _connect_within(seconds: float) -> None:
+    """Make sure this thread has a connection, waiting at most ``seconds`` for the pool (PostgreSQL);
+    raises ``db.OperationalError`` when none came. Without a pool, or with a connection, nothing to do."""
+    wrapper = db.connection
+    pool = getattr(wrapper, "pool", None)
+    if pool is None or wrapper.connection is not None:
+        return
+    with wrapper.wrap_database_errors:
+        pool.open()
+        # Taken and handed back at once: Django's own request for it comes next and finds it ready.
+        pool.putconn(pool.getconn(timeout=seconds))
+
+
 def _drop_connection() -> None:
-    """Give up a connection the database dropped, so the next try takes a fresh one. A connection
-    inside a transaction belongs to that transaction: it is left alone."""
+    """Give up a connection the database dropped, so the next try takes a fresh one, and throw away
+    the pool's idle connections that died with the server: otherwise the next request checks them
+    one by one, pausing 1 s, 2 s, 4 s, ... between them (psycopg_pool), for longer than a lease. A
+    connection inside a transaction belongs to that transaction: it is left alone."""
     if not db.connection.in_atomic_block:
         with contextlib.suppress(db.Error):
             db.connection.close()
+    pool = getattr(db.connection, "pool", None)
+    if pool is not None:
+        with contextlib.suppress(Exception):  # a pool closed meanwhile: nothing to throw away
+            pool.check()
 
 
 @shared_task(name="reviewer.tasks.deliver", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -203,13 +234,14 @@ def sweep_deliveries() -> int:
     between commit and enqueue) or its attempt's worker died. Moving ``next_attempt_at`` to now
     keeps the next sweep from enqueueing it again before another lease period has passed.
 
-    A ``sending`` row found a lease period after its lease ended is held (``held``) for a
-    person: its worker died or could not record the outcome, and its message may have gone out.
+    A ``sending`` row whose lease ended is held (``held``) for a person: its worker died or could not
+    record the outcome (it stops trying when the lease ends), and its message may have gone out. An
+    outcome that comes later still turns a held row into delivered, never into a send.
     Returns how many deliveries it enqueued."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
     # A send at most once whose outcome never came back: it may have gone out, so it is held, never resent.
-    held = Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=stale).update(
+    held = Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=now).update(
         status=Delivery.Status.HELD, last_error=UNRECORDED)
     if held:
         log.warning("%s deliveries held: their sends may have gone out, their outcomes were never recorded", held)

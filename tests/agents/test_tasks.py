@@ -244,6 +244,42 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_per_threshol
     assert Run.objects.get(pk=lost.pk).status in ("ok", "stopped")
 
 
+def test_runs_started_while_the_broker_is_down_are_enqueued_by_the_first_sweep_after_it_is_back(
+        demo_data, settings, django_capture_on_commit_callbacks):
+    """The recovery time with the shipped settings: beat sends the sweep every SWEEP_SECONDS, and a run
+    whose send was refused goes at the first sweep that reaches a worker, whatever its age."""
+    from reviewer import settings as shipped
+    from reviewer.operations import broker
+
+    sent, broker_up = [], False
+
+    def delay(pk):
+        if not broker_up:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+        sent.append(pk)
+
+    with mock.patch.object(execute_run, "delay", side_effect=delay):
+        with later(0), django_capture_on_commit_callbacks(execute=True):
+            refused, _ = start_run(pipeline="routing", goal="refund user_id=42")  # 202 all the same
+        assert Run.objects.get(pk=refused.pk).details["not_sent"].startswith("ConnectionError: Error 111")
+        with later(1), django_capture_on_commit_callbacks(execute=True):
+            sweep_lost_runs()  # a sweep while the broker is still down: refused again, still marked
+        assert sent == [] and "not_sent" in Run.objects.get(pk=refused.pk).details
+
+        broker_up, back = True, 120  # Redis answers again two minutes later
+        with later(back + shipped.SWEEP_SECONDS), django_capture_on_commit_callbacks(execute=True):
+            sweep_lost_runs()  # beat's next sweep
+        assert sent == [refused.pk]
+        # Beat and the workers notice the broker within RECONNECT_MAX_SECONDS, then the next sweep sends it.
+        assert broker.RECONNECT_MAX_SECONDS + shipped.SWEEP_SECONDS <= 30
+        with later(back + 2 * shipped.SWEEP_SECONDS), django_capture_on_commit_callbacks(execute=True):
+            sweep_lost_runs()
+        assert sent == [refused.pk]  # sent once: the mark is gone
+    run = Run.objects.get(pk=refused.pk)
+    assert (run.status, run.details) == ("queued", {})
+    assert run_now(run.pk) is not None
+
+
 def test_labels_longer_than_their_columns_are_stored_shortened_not_refused(demo_data, monkeypatch, fake_openai):
     """An operator's long model name or URL must not fail the run when it is stored (PostgreSQL refuses
     a value longer than its column; SQLite would quietly keep it)."""

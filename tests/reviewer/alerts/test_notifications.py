@@ -3,6 +3,7 @@
 controls); failures recorded and retried, never crashing the worker or losing the escalation."""
 
 import json
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -255,6 +256,48 @@ def test_a_sent_notification_is_not_sent_again(p1, channels, receiver):
     assert send_notification.apply(args=[pk]).get() == "skipped"
     assert notifications.enqueue(escalation.pk, "opened") == []  # one per escalation, event and channel
     assert len(receiver.bodies) == 1
+
+
+def test_a_notification_delivered_to_a_plain_webhook_logs_no_error(p1, channels, receiver, caplog):
+    escalation = factories.make_escalation(incident=p1)
+    [pk] = notifications.enqueue(escalation.pk, "opened")
+    with caplog.at_level(logging.DEBUG):
+        assert send_notification.apply(args=[pk]).get() == "sent"
+    assert len(receiver.bodies) == 1
+    # Telling a plain http(s) address from a service's own address asks no parser that fails loudly.
+    assert [(r.name, r.getMessage()) for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_a_breach_notice_taken_by_a_killed_worker_arrives_within_a_minute(p1, channels, receiver, monkeypatch):
+    """The recovery time with the shipped settings: the sweep (beat, every SWEEP_SECONDS) sends again a
+    notice whose first attempt has not ended FIRST_ATTEMPT_LOST_SECONDS after it was made."""
+    from reviewer import settings as shipped
+    from reviewer.alerts import tasks
+
+    sent = []
+    monkeypatch.setattr(send_notification, "delay", sent.append)
+    escalation = factories.make_escalation(incident=p1)
+    with time_machine.travel(T0, tick=False) as clock:
+        [lost] = notifications.enqueue(escalation.pk, "breach")
+        [backing_off] = notifications.enqueue(factories.make_escalation(incident=p1).pk, "breach")
+        # A worker takes the first attempt (as send_notification does first) and is killed mid-send.
+        Notification.objects.filter(pk=lost).update(attempts=1)
+        Notification.objects.filter(pk=backing_off).update(attempts=1, last_error="HTTP 503")  # a retry is due
+        sent.clear()
+        while not sent:  # beat's sweeps
+            clock.shift(timedelta(seconds=shipped.SWEEP_SECONDS))
+            tasks.resend_pending()
+        resent_after = (datetime.now(UTC) - T0).total_seconds()
+        assert sent == [lost]  # the one in backoff waits for its own retry
+        assert send_notification.apply(args=[lost]).get() == "sent"
+        clock.shift(timedelta(seconds=shipped.SWEEP_SECONDS))
+        assert tasks.resend_pending() == 0  # sent once
+    assert tasks.FIRST_ATTEMPT_LOST_SECONDS <= resent_after <= tasks.FIRST_ATTEMPT_LOST_SECONDS + shipped.SWEEP_SECONDS
+    assert resent_after + 10 <= 60  # the send itself and the workers' reconnection fit in the rest
+    row = Notification.objects.get(pk=lost)
+    assert (row.status, row.attempts, row.last_error) == ("sent", 2, "")
+    assert [b["title"] for b in receiver.bodies] == [f"Deadline breached: escalation #{escalation.pk} was not "
+                                                     "decided in time"]
 
 
 def test_an_undeclared_destination_is_a_recorded_failure_not_a_crash(p1, channels, monkeypatch):

@@ -129,22 +129,49 @@ def test_a_webhook_attempt_stays_pending_while_it_is_sent(published, webhook_rec
     assert (taken.status, taken.attempts) == ("pending", 1)  # at least once: the sweep may send it again
 
 
+class WorkerClock:
+    """The worker's lease clock (``tasks.clock``), moved by the waits between tries (``tasks.pause``)."""
+
+    def __init__(self):
+        self.now, self.waits, self.connection_waits = 1000.0, [], []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def pause(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def worker_clock(monkeypatch):
+    clock = WorkerClock()
+    monkeypatch.setattr(tasks, "clock", clock)
+    monkeypatch.setattr(tasks, "pause", clock.pause)
+    monkeypatch.setattr(tasks, "_connect_within", clock.connection_waits.append)
+    return clock
+
+
 def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_never_sent_again(
-        published, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks):
-    settings.DELIVERY_LEASE_SECONDS = 60
+        published, enqueued, monkeypatch, settings, worker_clock, django_capture_on_commit_callbacks):
+    settings.DELIVERY_LEASE_SECONDS = 20
     delivery = published(kind="email", recipients="ops@example.com")
-    waits = []
-    monkeypatch.setattr(tasks, "pause", waits.append)
 
     monkeypatch.setattr(tasks, "_delivered", database_down)
     enqueued.clear()
     with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
         assert tasks.attempt(delivery.pk) == "unrecorded"
         assert len(mail.outbox) == 1  # sent once, and not again while recording failed
-        assert waits[:4] == [0.5, 1, 2, 4] and max(waits) == tasks.RECORD_MAX_WAIT  # backing off...
-        assert sum(waits) <= settings.DELIVERY_LEASE_SECONDS  # ... for a bounded time
+        waits = worker_clock.waits
+        assert waits[:3] == [0.5, 1, 2] and max(waits) == tasks.RECORD_MAX_WAIT  # short waits...
+        assert sum(waits) <= settings.DELIVERY_LEASE_SECONDS < sum(waits) + tasks.RECORD_MAX_WAIT  # ... the lease long
+        assert len(worker_clock.connection_waits) == len(waits) + 1 >= 10  # a try every 2 s at most
+        assert max(worker_clock.connection_waits) <= tasks.RECORD_CONNECTION_WAIT  # never the pool's 30 s
         assert reload(delivery).status == "sending"
-        clock.shift(timedelta(seconds=2 * 60 + 1))
+        clock.shift(timedelta(seconds=settings.DELIVERY_LEASE_SECONDS - 1))
+        assert tasks.sweep_deliveries() == 0
+        assert reload(delivery).status == "sending"  # its worker may still record it
+        clock.shift(timedelta(seconds=1))  # the lease ended: the next sweep holds it
         assert tasks.sweep_deliveries() == 0
         assert tasks.attempt(delivery.pk) == "skipped"
     assert enqueued == []
@@ -153,9 +180,29 @@ def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_n
     assert delivery.get_status_display() == "Held: may have been sent — check before sending again"
 
 
+def test_a_sending_row_left_by_a_killed_worker_is_held_within_thirty_seconds(published, settings, enqueued):
+    """The recovery time with the shipped settings: the lease, then at most one sweep interval."""
+    from reviewer import settings as shipped
+
+    settings.DELIVERY_LEASE_SECONDS, settings.SWEEP_SECONDS = shipped.DELIVERY_LEASE_SECONDS, shipped.SWEEP_SECONDS
+    assert shipped.CELERY_BEAT_SCHEDULE["sweep-deliveries"]["schedule"] == shipped.SWEEP_SECONDS
+    delivery = published(kind="slack", destination="hook")
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        assert tasks.take_attempt(delivery.pk).status == "sending"  # ... and the worker is killed here
+        killed, held_at = timezone.now(), None
+        while held_at is None:  # beat's sweeps, every SWEEP_SECONDS
+            clock.shift(timedelta(seconds=settings.SWEEP_SECONDS))
+            tasks.sweep_deliveries()
+            if reload(delivery).status == "held":
+                held_at = timezone.now()
+    assert (held_at - killed).total_seconds() <= 30
+    assert (held_at - killed).total_seconds() >= settings.DELIVERY_LEASE_SECONDS  # never within its lease
+    assert enqueued == [] and delivery.last_error == tasks.UNRECORDED
+
+
 def test_a_webhook_whose_outcome_could_not_be_recorded_is_sent_again_by_the_sweep(
         published, webhook_receiver, enqueued, monkeypatch, settings, django_capture_on_commit_callbacks):
-    settings.DELIVERY_LEASE_SECONDS = 60
+    settings.DELIVERY_LEASE_SECONDS = 20
     receiver = webhook_receiver()
     delivery = published(kind="webhook", destination="hook")
     monkeypatch.setattr(tasks, "pause", lambda seconds: None)
@@ -165,7 +212,7 @@ def test_a_webhook_whose_outcome_could_not_be_recorded_is_sent_again_by_the_swee
     with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
         assert tasks.attempt(delivery.pk) == "unrecorded"
         monkeypatch.setattr(tasks, "_delivered", real_delivered)
-        clock.shift(timedelta(seconds=2 * 60 + 1))
+        clock.shift(timedelta(seconds=2 * 20 + 1))  # at least once: sent again a lease after its lease
         assert tasks.sweep_deliveries() == 1
         assert tasks.attempt(delivery.pk) == "delivered"
     assert enqueued == [delivery.pk]

@@ -267,7 +267,7 @@ def test_an_unexpected_error_in_a_channel_counts_as_a_failed_attempt(published, 
 
 def test_beat_runs_the_deliveries_sweep(settings):
     schedule = settings.CELERY_BEAT_SCHEDULE["sweep-deliveries"]
-    assert schedule["task"] == tasks.sweep_deliveries.name and schedule["schedule"] == 30.0
+    assert schedule["task"] == tasks.sweep_deliveries.name and schedule["schedule"] == settings.SWEEP_SECONDS == 5
 
 
 def test_slack_text_is_escaped_so_it_links_and_pings_nobody(webhook_receiver, published, users):

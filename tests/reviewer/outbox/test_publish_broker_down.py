@@ -46,6 +46,13 @@ def _use_broker(**conf) -> None:
     app.amqp._producer_pool = None
 
 
+def test_the_transport_the_broker_down_fixture_names_exists():
+    # An import error would also look like a broker that is down: the fixture must name a real transport.
+    from reviewer.operations.broker import RedisTransport
+
+    assert RedisTransport.driver_type == "redis"
+
+
 @pytest.fixture
 def broker_down():
     """The Celery app sends to a Redis that is not there (as production's, stopped); restored after.
@@ -53,7 +60,7 @@ def broker_down():
     before, environment = {key: app.conf[key] for key in BROKER_KEYS}, os.environ.get("CELERY_BROKER_URL")
     url = f"redis://127.0.0.1:{closed_port()}/0"
     os.environ["CELERY_BROKER_URL"] = url
-    _use_broker(broker_url=url, broker_write_url=None, broker_transport="reviewer.broker:RedisTransport",
+    _use_broker(broker_url=url, broker_write_url=None, broker_transport="reviewer.operations.broker:RedisTransport",
                 broker_transport_options={})
     yield
     if environment is None:

@@ -19,7 +19,7 @@ FLAGGED = ("We are investigating a problem in the EU. Current status: degraded. 
 
 @pytest.fixture
 def incident(db):
-    return make_incident(title="P1 card payment degradation in the EU")
+    return make_incident(title="P1 payment degradation in the EU")
 
 
 @pytest.fixture

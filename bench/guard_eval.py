@@ -58,15 +58,16 @@ def check(text: str, context: dict, policy=None, goal: str = "") -> list[str]:
     return list(dict.fromkeys([result.stop_reason, *(v["check"] for v in result.violations)]))
 
 
-def grounded(policy):
-    """The policy with grounding switched on and the vocabulary's first terms."""
-    return dataclasses.replace(policy, guard=dataclasses.replace(policy.guard, vocabulary=DEFAULT_VOCABULARY))
+def grounded(policy, on: bool = True):
+    """The policy with grounding switched on (the vocabulary's first terms) or off."""
+    vocabulary = DEFAULT_VOCABULARY if on else None
+    return dataclasses.replace(policy, guard=dataclasses.replace(policy.guard, vocabulary=vocabulary))
 
 
 def evaluate(records: Iterable[dict], formats: Sequence[str] = FORMATS, *, grounding: bool = True) -> list[dict]:
     """One outcome per text and context shape: the record's fields, ``format``, ``checks`` (what
     failed) and ``stopped``. ``grounding``: the policy's grounding switch."""
-    policy = grounded(default_policy(PIPELINE)) if grounding else default_policy(PIPELINE)
+    policy = grounded(default_policy(PIPELINE), grounding)
     outcomes = []
     for record in records:
         for shape in formats:

@@ -48,7 +48,7 @@ def make_incident(incident_id: str = "inc_test_1", *, facts=(), **fields) -> Inc
     keyword_facts = [(key, *FACT_UNITS.get(key, (key, "text"))[:1], str(value), FACT_UNITS.get(key, ("", "text"))[1])
                      for key, value in fields.items() if key not in columns]
     incident = Incident.objects.create(incident_id=incident_id, **{
-        "title": "Test incident", "regions": ["EU"], "status": "degraded",
+        "title": "Payment problems in the EU", "regions": ["EU"], "status": "degraded",
         **{k: v for k, v in fields.items() if k in columns}})
     for position, (key, label, value, unit) in enumerate([*keyword_facts, *facts]):
         IncidentFact.objects.create(incident=incident, position=position, key=key, label=label, value=value, unit=unit)

@@ -38,6 +38,8 @@ SUPPORTS: dict[str, str] = {
     "resolved": "the incident is resolved (or its facts say so)",
     "recovering": "the incident is monitoring or resolved (or its facts say so)",
     "ongoing": "the incident is not resolved",
+    "investigating": "the incident is still being investigated (its cause is not identified)",
+    "identified": "the incident's cause is identified (identified, monitoring or resolved)",
     "time": "the statement is about the next update; otherwise the facts must make it",
 }
 HEDGING = {"any": "negations, conditions, expectations and hedge words", "negation": "only a negation"}
@@ -212,6 +214,29 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         ),
     ),
     ClaimFamily(
+        name="cause unknown", check="state_claim", support="investigating",
+        pattern=r"\b(?:root\s+)?cause(?:\s+of\s+(?:[\w-]+\s+){0,4}?[\w-]+)?\s+(?:is|remains)\s+(?:still\s+|currently\s+)?"
+        r"(?:unknown|unclear|not\s+(?:yet\s+)?(?:known|identified|clear|understood))\b",
+        paraphrases=(
+            r"\b(?:working|trying|continuing|continue|work)\s+to\s+(?:find|identify|determine|understand|pinpoint|"
+            r"isolate|establish|locate)\s+(?:the\s+)?(?:root\s+)?(?:cause|source|reason|origin)\b",
+            r"\b(?:have|has)\s+not\s+(?:yet\s+)?(?:identified|found|determined|established|pinpointed)\s+(?:the\s+)?"
+            r"(?:root\s+)?(?:cause|source|reason)\b",
+            r"\b(?:do|does)\s+not\s+(?:yet\s+)?know\s+(?:the\s+(?:root\s+)?cause|what\s+(?:is\s+)?caus|why)\w*",
+            r"\b(?:investigating|looking\s+(?:for|into))\s+(?:the\s+)?(?:root\s+)?(?:cause|source)\b",
+            r"\b(?:unknown|unidentified|undetermined)\s+(?:root\s+)?cause\b",
+        ),
+    ),
+    ClaimFamily(
+        name="cause identified", check="state_claim", support="identified",
+        pattern=r"\b(?:have|has|we[’']ve)\s+(?:now\s+)?(?:identified|found|determined|pinpointed|isolated)\s+(?:the\s+)?"
+        r"(?:root\s+|likely\s+|probable\s+)?(?:cause|source|reason)\b",
+        paraphrases=(
+            r"\b(?:root\s+)?cause\s+(?:has\s+been|was|is\s+now)\s+(?:identified|found|determined|pinpointed)\b",
+            r"\bidentified\s+(?:the\s+|a\s+)?(?:root\s+)?cause\b",
+        ),
+    ),
+    ClaimFamily(
         name="planned work", check="state_claim",
         pattern=r"\b(?:planned|scheduled)\s+(?:outage|maintenance|downtime|work|upgrade|migration)\b",
         paraphrases=(r"\b(?:routine|regular)\s+maintenance\b", r"\bmaintenance\s+window\b"),
@@ -333,8 +358,9 @@ class GuardRules:
     claim_families: tuple[ClaimFamily, ...] = DEFAULT_CLAIM_FAMILIES
     region_words: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_REGION_WORDS.items())
     # The reviewed vocabulary of ordinary update language, as (text, advice) pairs
-    # (agents.core.guard.grounding); None: no grounding check (a snapshot from before it existed).
-    vocabulary: tuple[tuple[str, bool], ...] | None = None
+    # (agents.core.guard.grounding); None: no grounding check (switched off, or a snapshot from before
+    # it existed).
+    vocabulary: tuple[tuple[str, bool], ...] | None = DEFAULT_VOCABULARY
 
     def __post_init__(self):
         # A snapshot read back from JSON holds lists and dicts: make them the frozen forms.

@@ -106,6 +106,14 @@ alert alerts anomaly downtime event glitch hiccup lag malfunction unavailability
 effort efforts hotfix patch remediation repair response rollout solution workaround workarounds
 client clients member members organization organisation organizations staff specialists experts
 sincerely deeply truly genuinely sincere
+app apps web website site webpage screen screens blank spinner dashboard dashboards project projects member
+members workspace workspaces visitor visitors viewer viewers data email emails message upload uploads uploaded
+uploading download downloads downloaded generate generated generating generation store stored storing oldest
+newest first drain drained draining shrink shrinking shrank grow growing quality refresh refreshing refreshed
+confusion urgency below above ahead behind themselves itself summary hoped hope together happy glad
+incomplete complete server servers thorough thoroughly conduct aim aiming aimed say said tell
+premature early position fraction fractions lead leads leading led declare declared declaring unknown unclear
+locked blocked blocking missing resend resent scale scaled scaling
 """.split()
 
 UPDATE_PHRASES = (
@@ -121,6 +129,10 @@ UPDATE_PHRASES = (
     "working again", "available again", "again later", "try it again", "once again", "normally again",
     "normal again", "running again", "loading again", "succeeding again", "arriving again", "processing again",
     "flowing again", "sending again", "online again", "up again", "save it again", "send it again",
+    "up to date", "out of date", "back up", "back on track", "on track", "as usual", "log in", "log out",
+    "logged in", "logged out", "locked out", "incident report", "post-incident review", "as quickly as possible",
+    "with a delay", "in order", "out of order", "sign ups", "sign-ups", "cannot guarantee", "can't guarantee",
+    "can not guarantee", "not able to guarantee", "unable to guarantee", "cannot promise", "can't promise",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -131,7 +143,7 @@ ADVICE_LANGUAGE = (
     "more information", "our support team", "get in touch", "let us know", "next actions", "next steps", "next",
     "try", "again", "later", "time", "during", "incident", "issue", "disruption", "failed", "affected",
     "regularly", "any", "time", "continue", "experience", "experiencing", "issues", "problems", "see",
-    "notice", "still", "errors",
+    "notice", "still", "errors", "accept our apologies", "your day", "make sure", "up to date",
 )
 
 

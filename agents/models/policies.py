@@ -131,10 +131,11 @@ class PipelinePolicy(models.Model):
         "of this pipeline: a run whose review asks for a revision stops there and goes to a person.",
     )
     grounding = models.BooleanField(
-        default=False,
-        help_text="Off by default. Switched on, every sentence of a customer-facing text must be supported by the "
+        default=True,
+        help_text="On by default: every sentence of a customer-facing text must be supported by the "
         "incident (its public facts, key messages, approved actions, the goal) or by the grounding vocabulary; "
-        "a sentence that states anything else stops as unsupported_statement and goes to a person.",
+        "a sentence that states anything else stops as unsupported_statement and goes to a person. Off: only the "
+        "named checks read the text.",
     )
     auto_publish = models.BooleanField(
         "auto-publish",

@@ -47,8 +47,11 @@ AUTO_PUBLISH = "auto_publish"
 MAX_REASON_CHARS = 200
 MAX_TITLE_CHARS = 120
 RESOLVED = "resolved"
-# A title is a heading, not a sentence: the checks for prose do not apply to it.
-_NOT_FOR_TITLES = {"invalid_answer:malformed_text", "invalid_answer:uninformative"}
+# A title is a heading, not a sentence: the checks for prose do not apply to it. Nor does grounding: the
+# person publishing names the incident in their own words ("Card payments failing"); the named checks
+# still hold those words to the facts (a number, a region, a promise, an internal detail).
+_NOT_FOR_TITLES = {"invalid_answer:malformed_text", "invalid_answer:uninformative",
+                   "invalid_answer:unsupported_statement"}
 
 
 class PublishRefused(Exception):

@@ -1,5 +1,5 @@
-"""The grounding switch and vocabulary as policy rows: off by default, the vocabulary in the store, and
-a policy that switches it on checks what its rows say."""
+"""The grounding switch and vocabulary as policy rows: on by default, the vocabulary in the store, a
+policy checks what its rows say, and a policy switched off leaves the text to the named checks."""
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -20,21 +20,24 @@ def final(policy):
     return check_final_answer(TEXT, CONTEXT, policy.guard, max_answer_chars=policy.max_answer_chars)
 
 
-def test_the_store_holds_the_first_terms_and_grounding_is_off_by_default():
+def test_the_store_holds_the_first_terms_and_grounding_is_on_by_default():
     assert set(GroundingTerm.objects.values_list("text", "advice")) == set(DEFAULT_VOCABULARY)
-    policy = load_policy("self_critique")
-    assert policy.guard.vocabulary is None
-    assert final(policy).ok
-
-
-def test_a_policy_with_grounding_on_reads_the_enabled_terms():
-    PipelinePolicy.objects.filter(pipeline="self_critique", active=True).update(grounding=True)
+    assert PipelinePolicy.objects.filter(active=True).exclude(grounding=True).count() == 0
     policy = load_policy("self_critique")
     assert len(policy.guard.vocabulary) == len(DEFAULT_VOCABULARY)
     result = final(policy)
     assert result.stop_reason == "invalid_answer:unsupported_statement"
     assert result.violations[0]["found"] == "host a webinar"
 
+
+def test_a_policy_switched_off_leaves_the_text_to_the_named_checks():
+    PipelinePolicy.objects.filter(pipeline="self_critique", active=True).update(grounding=False)
+    policy = load_policy("self_critique")
+    assert policy.guard.vocabulary is None
+    assert final(policy).ok
+
+
+def test_a_policy_reads_the_enabled_terms():
     # An admin who decides a webinar is ordinary language adds the words; switching a term off removes it.
     GroundingTerm.objects.bulk_create([GroundingTerm(text="host"), GroundingTerm(text="webinar")])
     assert final(load_policy("self_critique")).ok

@@ -160,9 +160,10 @@ def test_a_snapshot_pattern_re2_refuses_fails_the_claims_check_with_the_reason()
 
 
 def test_a_snapshot_pattern_re2_refuses_fails_closed_in_the_strict_form_and_the_final_answer_check():
-    rules = GuardRules(restricted_claims=(r"(a)\1", 42), regions=("eu", "x" * 5000))
+    rules = GuardRules(restricted_claims=(r"(a)\1", 42), regions=("eu", "x" * 5000), vocabulary=None)
 
-    # An update that says something ("Nothing to see." does not), so only the patterns fail it.
+    # The named checks alone (an empty context grounds no word). An update that says something
+    # ("Nothing to see." does not), so only the patterns fail it.
     strict = find_violations("Payments are slow.", "{}", rules, strict_claims=True)
     final = check_final_answer("Payments are slow.", {}, rules, max_answer_chars=900)
 

@@ -199,6 +199,8 @@ def test_scripted_routing_answers_in_either_output_mode_are_replayed(demo_data, 
 
 
 def test_switching_a_claim_family_off_lists_the_rejected_texts_it_would_pass_first(demo_data, users):
+    # The family alone decides here: with grounding on, "guarantee" would stop on its own as well.
+    PipelinePolicy.objects.update(grounding=False)
     incident = make_incident()
     promise = "We guarantee a fix for the problem in the EU. Current status: degraded."
     rejected = decide(make_escalation(incident=incident), users.lead, "rejected", promise)

@@ -4,7 +4,8 @@
 2. ops start a run from the incident page; the guard stops it and a lead edits the text with a change
    the guard flags (a time promise), justifies it and approves;
 3. ops find the text in "Ready to publish", see the findings the lead overrode, acknowledge them and
-   publish it as "identified" with Checkout in partial outage under a public title;
+   publish it as "investigating" (the draft says the cause is still being looked for) with Checkout in
+   partial outage under a public title;
 4. the status page shows the banner, the component's status, the public title and the update (never
    the internal title); the Atom feed and the JSON summary carry it;
 5. the subscriber receives one email (the console mail backend, in the worker's log) whose one-click
@@ -88,7 +89,7 @@ def test_from_a_run_to_a_customers_inbox_with_the_chain_of_trust_kept(
     expect(overrides).to_contain_text("18:00 UTC")
     expect(overrides).to_contain_text("Payments confirmed the fix lands by 18:00 UTC.")
     page.fill("input[name=title]", PUBLIC_TITLE)
-    page.check("input[name=state][value=identified]")
+    page.check("input[name=state][value=investigating]")
     page.select_option(f"select[name=component_{checkout.pk}]", "partial_outage")
     page.click("button:has-text('Publish update v1')")  # not acknowledged yet: the browser holds the form
     expect(page.locator("input[name=acknowledge]:invalid")).to_have_count(1)
@@ -100,7 +101,7 @@ def test_from_a_run_to_a_customers_inbox_with_the_chain_of_trust_kept(
     expect(page.locator(".messages")).to_contain_text("Published as update v1")
 
     update = PublishedUpdate.objects.get()
-    assert (update.public_title, update.state, update.acknowledged_by) == (PUBLIC_TITLE, "identified", users.ops)
+    assert (update.public_title, update.state, update.acknowledged_by) == (PUBLIC_TITLE, "investigating", users.ops)
     assert "18:00 UTC" in {finding["found"] for finding in update.overridden}
     wait_for(lambda: not Delivery.objects.filter(update=update).exclude(status="delivered").exists(), timeout=30,
              message="every delivery")
@@ -116,7 +117,7 @@ def test_from_a_run_to_a_customers_inbox_with_the_chain_of_trust_kept(
     expect(component.locator(".component-status")).to_have_text("Partial outage")
     expect(page.locator(".component", has_text="Sign-in").locator(".component-status")).to_have_text("Operational")
     expect(page.locator("main")).to_contain_text(PUBLIC_TITLE)
-    expect(page.locator("main")).to_contain_text("Identified")
+    expect(page.locator("main")).to_contain_text("Investigating")
     expect(page.locator("main")).to_contain_text(update.text.split(".")[0])
     assert internal_title not in page.content()
     screenshot(page, "status-page-1366")
@@ -127,10 +128,10 @@ def test_from_a_run_to_a_customers_inbox_with_the_chain_of_trust_kept(
 
     feed = feedparser.parse(page.request.get(f"{live_server.url}/status/feed/").body())
     assert feed.bozo == 0, feed.bozo_exception
-    assert feed.entries[0].title == f"{PUBLIC_TITLE}: Identified"
+    assert feed.entries[0].title == f"{PUBLIC_TITLE}: Investigating"
     summary = page.request.get(f"{live_server.url}/status/api/v2/summary.json").json()
     (incident,) = summary["incidents"]
-    assert (incident["name"], incident["status"]) == (PUBLIC_TITLE, "identified")
+    assert (incident["name"], incident["status"]) == (PUBLIC_TITLE, "investigating")
     assert incident["incident_updates"][0]["body"] == update.text
     assert {c["name"]: c["status"] for c in summary["components"]} == {"Checkout": "partial_outage",
                                                                         "Sign-in": "operational"}
@@ -138,7 +139,7 @@ def test_from_a_run_to_a_customers_inbox_with_the_chain_of_trust_kept(
 
     log = worker.log_path.read_text(errors="replace")  # the console mail backend writes to the worker's log
     assert log.count(f"To: {CUSTOMER}") == 1, log[-3000:]
-    assert PUBLIC_TITLE in log and "Status: Identified" in log and internal_title not in log
+    assert PUBLIC_TITLE in log and "Status: Investigating" in log and internal_title not in log
     assert "List-Unsubscribe-Post: List-Unsubscribe=One-Click" in log
     unsubscribe = re.search(r"List-Unsubscribe:\s*<[^>]*(/status/unsubscribe/[0-9a-f-]+/)>", log).group(1)
     page.goto(live_server.url + unsubscribe)

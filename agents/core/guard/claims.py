@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from agents.core.guard.contacts import prose
 from agents.core.guard.hedges import is_hedged, is_negated
-from agents.core.guard.incident_claims import is_cadence, is_forecast, state_message, state_supports
+from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports
 from agents.core.guard.support import Support
 from agents.core.guard.violation import CHECKS, Violation
 from agents.core.patterns import UnsafePattern, compile_pattern, matching, may_match
@@ -131,12 +131,17 @@ _CHECK_WORDS = {
 }
 
 
+# Supports the incident's state decides alone when it speaks against the claim: a stale key message
+# saying "we are investigating" does not make a resolved incident ongoing.
+_STATE_DECIDES = ("ongoing", "investigating", "identified")
+
+
 def _claim_message(found: str, family: ClaimFamily, strict: bool, state: str | None = None) -> str:
     named = f" of the “{family.name}” family" if family.name else ""
     if strict and family.check == "restricted_claims":
         return f"“{found}” is a restricted claim{named}, and this policy avoids guarantees."
-    if family.support in ("resolved", "recovering", "ongoing") and (state is not None or family.support == "ongoing"
-                                                                      or family.check == "state_claim"):
+    if family.support in ("resolved", "recovering", "ongoing", "investigating", "identified") and (
+            state is not None or family.support == "ongoing" or family.check == "state_claim"):
         return state_message(found, family, state)
     if family.check in _CHECK_WORDS:
         does = _FAMILY_WORDS.get(family.name) or f"{_CHECK_WORDS[family.check]} ({family.name or family.pattern})"
@@ -170,7 +175,8 @@ def find(text: str, support: Support) -> list[Violation]:
         if matched is not None and matched.isdisjoint(family.patterns):
             continue
         made = [m for m in family_claims(text, family)
-                if not (family.support == "time" and is_cadence(text, m.start(), m.end()))  # the next update
+                if not (family.support == "time" and (is_cadence(text, m.start(), m.end())  # the next update
+                                                      or is_past(text, m.start(), m.end())))  # what happened
                 and not (family.check == "state_claim" and is_forecast(text, m.end()))]
         if not made:
             continue  # the text does not make the claim: the (long) evidence need not be read for it
@@ -180,7 +186,7 @@ def find(text: str, support: Support) -> list[Violation]:
             supported = state_supports(family.support, state) is True
         else:
             supported = state_supports(family.support, state)
-            if supported is None or (supported is False and family.support != "ongoing"):
+            if supported is None or (supported is False and family.support not in _STATE_DECIDES):
                 supported = family_supported_in(evidence, family)
         if not supported:
             claims += [(m, family) for m in made]

@@ -72,6 +72,13 @@ _NUMBER_WORDS = frozenset(
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
     "half quarter dozen couple first second".split()
 )
+# The words of dates, times and quantities: the number check judges the date, time or number they
+# belong to ("since 23 November", "at 2 pm", "within 40 min"; a weekday is the places check's).
+_TIME_WORDS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr "
+    "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed "
+    "thu thur thurs fri sat sun am pm min mins sec secs ms hr hrs percent pct".split()
+)
 # Context entries that instruct the model or describe the context: no word of theirs licenses anything.
 _NOT_EVIDENCE = ("policy_hints", "fact_meta", "internal")
 
@@ -200,11 +207,13 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         advice = bool(_ADVICE.search(sentence))
+        condition = _condition_end(sentence) if advice else 0
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
-        covered = _phrase_cover(tokens, vocabulary, advice)
+        covered = _phrase_cover(tokens, vocabulary, advice, condition)
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
-            if covered[i] or _licensed(word, licensed, vocabulary, advice) or _skipped(start + a, start + b, skip):
+            strict = advice and a >= condition
+            if covered[i] or _licensed(word, licensed, vocabulary, strict) or _skipped(start + a, start + b, skip):
                 continue
             if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
                 runs[-1].append(i)
@@ -220,21 +229,46 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, advic
     if any(c.isdigit() for c in word):
         return True  # a number, time, date or id: the named checks judge it
     lower = word.lower().replace("’", "'")
-    if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or len(lower) == 1:
+    if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
     stemmed = stem(lower)
-    if stemmed in licensed:
+    if stemmed in licensed or _derived(stemmed, licensed):
         return True
     return stemmed in (vocabulary.advice_words if advice else vocabulary.words)
 
 
-def _phrase_cover(tokens, vocabulary: Vocabulary, advice: bool) -> list[bool]:
+_ROOT = 6  # the characters two stems share when one word derives from the other
+
+
+def _derived(stemmed: str, licensed: frozenset[str]) -> bool:
+    """Whether the word is another form of a word the incident uses: the stemmer leaves "subscriber"
+    and "subscription" apart ("subscrib", "subscript"); they share their root."""
+    return len(stemmed) >= _ROOT and stemmed[:_ROOT] in _roots(licensed)
+
+
+@functools.lru_cache(maxsize=64)
+def _roots(licensed: frozenset[str]) -> frozenset[str]:
+    return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
+
+
+# The condition that opens an advice sentence says when the advice applies ("If you are locked out,",
+# "Until it is fixed,"): it is read like any other sentence, and only the instruction after it is
+# read strictly.
+_CONDITION = re.compile(r"^\s*(?:if|when|whenever|until|in\s+case|should\s+you)\b[^,;:]*[,;:]", re.IGNORECASE)
+
+
+def _condition_end(sentence: str) -> int:
+    m = _CONDITION.match(sentence)
+    return m.end() if m else 0
+
+
+def _phrase_cover(tokens, vocabulary: Vocabulary, advice: bool, condition: int = 0) -> list[bool]:
     """Which tokens a vocabulary phrase covers: "back to normal" licenses "back" there and nowhere else."""
     stems = [stem(word) if not any(c.isdigit() for c in word) else "" for _, _, word in tokens]
     covered = [False] * len(tokens)
     for i, first in enumerate(stems):
         for phrase, in_advice in vocabulary.phrases.get(first, ()):
-            if advice and not in_advice:
+            if advice and tokens[i][0] >= condition and not in_advice:
                 continue
             n = len(phrase)
             if tuple(stems[i : i + n]) == phrase:
@@ -268,8 +302,16 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
     skip = [(m.start(), m.end()) for v in earlier if v.found
             for m in re.finditer(re.escape(v.found.lower()), lower)]
     licensed = evidence_stems(support.context, *support.licensed_texts)
+    licensed |= _region_names(licensed, support.rules.region_words)
     return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words)
             for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip)]
+
+
+@functools.lru_cache(maxsize=64)
+def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[str]:
+    """The names in words of the regions the incident names ("EU" licenses "Europe" and "European"):
+    the region check already keeps every other region out."""
+    return _stems_of(" ".join(" ".join(words) for token, words in region_words if stem(token) in licensed))
 
 
 def unsupported_message(unsupported: Unsupported) -> str:

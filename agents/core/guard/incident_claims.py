@@ -66,13 +66,17 @@ def state_supports(support: str, state: str | None) -> bool | None:
     """Whether the incident's state supports a family's claim: True, False, or None when the state
     says nothing either way (then the evidence decides)."""
     if state is None:
-        return True if support == "ongoing" else None
+        return True if support in ("ongoing", "investigating", "identified") else None
     if support == "resolved":
         return state == "resolved" or None
     if support == "recovering":
         return state in ("monitoring", "resolved") or None
     if support == "ongoing":
         return state != "resolved"
+    if support == "investigating":
+        return state == "investigating"
+    if support == "identified":
+        return state != "investigating"
     return None
 
 
@@ -81,6 +85,10 @@ def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
     named = f"“{found}” is a claim of the “{family.name}” family" if family.name else f"“{found}” is a claim"
     if family.support == "ongoing":
         return f"{named}: it says the problem is still going on, but the incident is resolved."
+    if family.support == "identified" and state is not None:
+        return f"{named}: it says the cause is identified, but the incident {_STATE_WORDS[state]}."
+    if family.support == "investigating" and state is not None:
+        return f"{named}: it says the cause is not known yet, but the incident {_STATE_WORDS[state]}."
     if state is not None and family.support in ("resolved", "recovering"):
         return f"{named}: it says the problem is over, but the incident {_STATE_WORDS[state]}."
     return f"{named} about the incident that its facts do not support."
@@ -114,6 +122,20 @@ def _sentence_around(text: str, start: int, end: int) -> str:
 def is_cadence(text: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` is in a sentence about the next update."""
     return _CADENCE.search(_sentence_around(text, start, end)) is not None
+
+
+# A time in a sentence about the past is when something happened, not a commitment: "by 17:47 UTC we
+# were processing at normal capacity", "processing returned to normal by 17:47 UTC" (its time is
+# checked as a time). A sentence with a future or a present auxiliary is read as before.
+_PAST = re.compile(r"\b(?:was|were|had|did)\b|\b[a-z]+ed\b", re.IGNORECASE)
+_NOT_PAST = re.compile(r"\b(?:will|shall|is|are|am|be|going\s+to|expect\w*|plan\w*|aim\w*)\b|['’]ll\b",
+                       re.IGNORECASE)
+
+
+def is_past(text: str, start: int, end: int) -> bool:
+    """Whether the match at ``start:end`` is in a sentence that tells what happened."""
+    sentence = _sentence_around(text, start, end)
+    return _PAST.search(sentence) is not None and _NOT_PAST.search(sentence) is None
 
 
 # A recovery followed by when it will happen is a forecast, not the state now: "card payments work

@@ -409,9 +409,13 @@ def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Nu
                                            value * scale if scale is not None else None)
                 break
     numbers = [keyed.get(n.start, n) for n in numbers]
-    # A percentile named as "p95" (a key, a label) supports "the 95th percentile".
+    # A percentile named as "p95" (a label, or a key such as "page_p95_ms", which reads as an id)
+    # supports "the 95th percentile".
     numbers += [Number(m.group(1), Decimal(m.group(1)), False, m.start(1))
-                for m in _PERCENTILE_NAME.finditer(allowed_text) if _outside(m.start(), spans)]
+                for m in _PERCENTILE_NAME.finditer(allowed_text)]
+    # "Twice" is what a double or duplicate charge (or delivery) is: those words support it.
+    numbers += [Number(m.group(), Decimal(2), False, m.start())
+                for m in re.finditer(r"\b(?:double|duplicat)\w*", allowed_text, re.IGNORECASE)]
     # Compact JSON writes lists as "[1,200]": also read each part of a grouped number on its own,
     # so a grouped reading ("1,200" = 1200) never hides the plain ones.
     for grouped in _DIGITS.finditer(allowed_text):

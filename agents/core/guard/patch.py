@@ -65,6 +65,7 @@ ANSWER_REASONS = {
 AUTO_PUBLISH_CONTACT = "invalid_answer:auto_publish_contact"
 # The claim checks come after the length check (step 6): what a text claims, not what it adds.
 _CLAIM_REASONS = frozenset(PATCH_REASONS[check] for check in CLAIM_CHECKS)
+_UNSUPPORTED = PATCH_REASONS["unsupported_statement"]
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,9 @@ def check_revision(
     )
     facts = [v.reported(PATCH_REASONS[v.check]) for v in found]
     claims = [v for v in facts if v["check"] in _CLAIM_REASONS]
-    violations += [v for v in facts if v["check"] not in _CLAIM_REASONS]  # step 4
+    # Grounding names the stop only where no other check does: it comes after every step.
+    unsupported = [v for v in facts if v["check"] == _UNSUPPORTED]
+    violations += [v for v in facts if v["check"] not in _CLAIM_REASONS and v["check"] != _UNSUPPORTED]  # step 4
 
     cap = config.max_length_increase_pct
     if cap is not None and growth > cap:  # step 5
@@ -262,7 +265,7 @@ def check_revision(
     for phrase in forbidden:
         message = f"“{phrase}” must not be in the revision."
         violations.append(_violation(config.not_applied_reason, message, phrase))
-    return _result(violations, measurements)
+    return _result(violations + unsupported, measurements)
 
 
 def check_final_answer(

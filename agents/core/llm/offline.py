@@ -27,6 +27,7 @@ from typing import Any
 from agents.core.fallback import apply_fallback
 from agents.core.guard import claim_evidence, evidence_json
 from agents.core.guard.checks import find_violations
+from agents.core.guard.incident_claims import incident_state
 from agents.core.llm.base import CallRecord, ModelReply, StageRequest
 from agents.core.phrases import critique_rules, is_enforceable, reflection_rules
 from agents.core.policy import GuardRules
@@ -116,7 +117,9 @@ def _where(region: Any) -> str:
 
 
 def _state(incident: Mapping[str, Any]) -> str:
-    state = incident.get("state")
+    """The incident's state as the guard reads it (its state, or the one its status names: "mitigated"
+    is monitoring), so the draft never says what the state contradicts."""
+    state = incident_state({"incident": incident})
     return state if state in DOING else "investigating"
 
 

@@ -32,6 +32,15 @@ def test_a_new_number_is_no_new_facts():
     assert checks("We expect recovery within 48 minutes.") == [("no_new_facts", "48")]
 
 
+def test_twice_is_supported_by_a_double_or_duplicate_and_a_percentile_by_its_key():
+    billing = canonical_json({"incident": {"double_charged_accounts": 2150, "page_p95_ms": 6500}})
+    assert checks("About 2,150 accounts were charged twice.", billing) == []
+    assert checks("Pages take up to 6500 ms at the 95th percentile.", billing) == []
+    assert checks("Pages take up to 6500 ms at the 99th percentile.", billing) == [("no_new_facts", "99")]
+    assert checks("Some accounts were charged twice.", canonical_json({"incident": {"charged_accounts": 2150}})) == [
+        ("no_new_facts", "twice")]
+
+
 def test_violation_message_names_the_token():
     (violation,) = find_violations("Within 48 minutes.", ALLOWED, RULES)
     assert violation.message == "“48” is not supported by the incident context."

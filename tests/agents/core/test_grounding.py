@@ -127,9 +127,35 @@ def test_a_revision_may_keep_the_words_of_the_text_it_revises():
                                                           check_revision(draft, revised, PAYMENTS, config).violations]
 
 
-def test_grounding_is_off_without_a_vocabulary():
-    assert final("We will host a webinar about it.", rules=GuardRules()).stop_reason != \
-        "invalid_answer:unsupported_statement"
+def test_grounding_is_on_by_default_and_off_without_a_vocabulary():
+    text = "Payments are degraded in the US. We will host a webinar about it."
+    assert GuardRules().vocabulary == DEFAULT_VOCABULARY
+    assert final(text, rules=GuardRules()).stop_reason == "invalid_answer:unsupported_statement"
+    assert final(text, rules=GuardRules(vocabulary=None)).ok
+
+
+def test_the_condition_of_advice_is_read_like_any_sentence_and_the_instruction_strictly():
+    approved = {**PAYMENTS, "approved_actions": ["ask customers to retry failed payments"]}
+    assert unsupported("If a payment failed during the disruption, please retry it.", approved) == []
+    assert unsupported("Until it is fixed, please retry failed payments.", approved) == []
+    # The instruction after the condition still needs an approved action.
+    assert unsupported("If a payment failed, please retry it from another device.", approved) == ["device"]
+
+
+def test_the_regions_names_in_words_and_the_words_of_dates_and_times_are_licensed():
+    europe = {**PAYMENTS, "region": "EU"}
+    assert [v["found"] for v in final("Card payments across Europe are slower than usual.", europe).violations
+            if v["check"] == "invalid_answer:unsupported_statement"] == ["Card"]
+    assert final("European payments are slower than usual.", europe).ok
+    # "November" and "pm" belong to a date and a time the number check judges; this one is new.
+    result = final("Payments have been failing since 23 November at 2 pm.")
+    assert [v["check"] for v in result.violations] == ["invalid_answer:no_new_facts"] * len(result.violations)
+
+
+def test_another_form_of_an_incidents_word_is_licensed_but_not_a_word_of_another_root():
+    subscriptions = {**PAYMENTS, "incident": {**PAYMENTS["incident"], "title": "Subscription renewals failing"}}
+    assert unsupported("Some subscribers cannot renew.", subscriptions) == []
+    assert unsupported("Some subscribers cannot renew their insurance.", subscriptions) == ["insurance"]
 
 
 def test_sentences_split_after_stops_and_keep_abbreviations_and_decimals():

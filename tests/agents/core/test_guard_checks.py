@@ -12,7 +12,7 @@ from agents.core.policy import GuardRules, default_policy
 from agents.testing.scripted_demo import DEMO_CONTEXT
 
 RULES = GuardRules()
-UPDATE = "We are investigating failed card payments in the US. We will share another update soon."
+UPDATE = "We are investigating failed payments in the US. We will share another update soon."
 
 
 def test_a_violation_is_reported_as_today_when_no_check_gives_its_sentence():

@@ -10,7 +10,8 @@ from agents.core.guard import GuardConfig, check_final_answer, check_revision
 from agents.core.phrases import PhraseRules
 from agents.core.policy import GuardRules
 
-RULES = GuardRules()
+# The named checks alone: grounding (every other word) has its own tests in test_grounding.py.
+RULES = GuardRules(vocabulary=None)
 
 
 def incident(kind: str, *, state: str, region: str = "EU", facts: dict | None = None, **extra) -> dict:
@@ -107,6 +108,26 @@ def test_saying_it_is_still_going_on_when_the_incident_is_resolved_is_a_state_cl
 def test_the_resolved_state_stated_on_a_resolved_incident_passes():
     passes("This incident has been resolved: sign-in for EU workspaces is working normally.", LOGIN_RESOLVED)
     assert findings("This incident has been resolved.", LOGIN)[0] == ("invalid_answer:restricted_claims", "resolved")
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("We are working to identify the cause of the delayed webhook deliveries.", "working to identify the cause"),
+    ("The cause of the delayed deliveries is still unknown.", "cause of the delayed deliveries is still unknown"),
+    ("We have not yet found the cause of the delays.", "have not yet found the cause"),
+])
+def test_saying_the_cause_is_unknown_once_it_is_identified_is_a_state_claim(text, words):
+    violation = answer(text, WEBHOOKS).violations[0]
+    assert violation["check"] == "invalid_answer:state_claim" and "cause is not known yet" in violation["message"]
+    assert "has its cause identified" in violation["message"]
+    passes(text, {**WEBHOOKS, "incident": {**WEBHOOKS["incident"], "state": "investigating"}})
+
+
+def test_saying_the_cause_is_identified_while_it_is_investigated_is_a_state_claim():
+    text = "We have identified the cause of the sign-in failures for EU workspaces."
+    stopped(text, LOGIN, "invalid_answer:state_claim", "have identified the cause")
+    for state in ("identified", "monitoring", "resolved"):
+        passes(text, {**LOGIN, "incident": {**LOGIN["incident"], "state": state}})
+    passes("Once we have identified the cause, we will share it here.", LOGIN)  # a condition, not the state
 
 
 def test_planned_work_is_a_state_claim_unless_the_incident_is_maintenance():
@@ -271,3 +292,20 @@ def test_a_revision_that_adds_an_unsupported_claim_is_a_patch_violation(added, r
     result = check_revision(DRAFT, f"{DRAFT} {added}", LOGIN, REVISION)
     assert result.stop_reason == reason, result.violations
     assert check_revision(DRAFT, f"{DRAFT} We are sorry for the disruption.", LOGIN, REVISION).ok
+
+
+# ---------------------------------------------------------------- purpose and the past
+
+
+def test_a_purpose_is_no_claim_and_a_time_in_the_past_is_no_commitment():
+    recovered = incident("webhooks", state="identified", region="US", facts={"recovered_at": ("17:47 UTC", "text", "")})
+    # "to ensure ..." says why the team works, not that it is so.
+    passes("We are continuing to work on a fix to ensure all deliveries are back to normal.", recovered)
+    assert findings("All deliveries are back to normal.", recovered)[0] == ("invalid_answer:restricted_claims",
+                                                                        "back to normal")
+    # When something happened is a time, not a promise, even where the incident avoids firm promises.
+    for text in ("By 17:47 UTC we were processing deliveries at normal speed.",
+                 "Processing of deliveries returned to normal speed by 17:47 UTC."):
+        assert "invalid_answer:restricted_claims" not in [c for c, _ in findings(text, recovered, strict_claims=True)]
+    assert ("invalid_answer:restricted_claims", "by 17:47 UTC") in findings(
+        "Deliveries will be back to normal speed by 17:47 UTC.", recovered, strict_claims=True)

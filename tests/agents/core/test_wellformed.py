@@ -376,7 +376,8 @@ def test_a_remove_instruction_applied_by_the_deterministic_editor_leaves_well_fo
                                    instructions='Remove "The affected endpoints are /v2/orders and /v2/payments."')
 
     assert result.stop_reason == "success"
-    assert "2.1% of API requests return an error. Our engineers" in result.answer
+    # The removed sentence leaves its neighbours joined as sentences (the incident is mitigated: monitoring).
+    assert "2.1% of API requests return an error. We are watching it closely" in result.answer
     assert find_malformed(result.answer) == []
 
 

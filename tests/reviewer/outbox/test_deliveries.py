@@ -187,7 +187,7 @@ def test_slack_gets_the_text(webhook_receiver, published):
     receiver.secret = None  # Slack checks no signature: its URL is the credential
     delivery = published(kind="slack", destination="hook")
     assert tasks.attempt(delivery.pk) == "delivered"
-    # The public title and state, never the incident's internal title ("Test incident").
+    # The public title and state, never the incident's internal title ("Payment problems in the EU").
     assert receiver.accepted[str(delivery.key)] == {"text": f"Service disruption — Investigating (update 1)\n{TEXT}",
                                                     "mrkdwn": False, "unfurl_links": False, "unfurl_media": False}
 
@@ -198,7 +198,7 @@ def test_email_goes_through_djangos_mail_backend(published, settings):
     assert tasks.attempt(delivery.pk) == "delivered"
     (message,) = mail.outbox
     assert message.to == ["ops@example.com", "customers@example.com"]
-    # What was published, never the incident's id or internal title ("Test incident").
+    # What was published, never the incident's id or internal title ("Payment problems in the EU").
     assert message.subject == "Our service status: Service disruption — Investigating"
     posted = delivery.update.published_at.astimezone(UTC)
     assert message.body == (f"Service disruption\n\nStatus: Investigating\nImpact: Minor\n\n{TEXT}\n\n"

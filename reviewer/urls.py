@@ -15,6 +15,7 @@ urlpatterns = [
     path("incidents/", incidents.incident_list, name="incidents"),
     path("incidents/<slug:incident_id>/", incidents.incident_detail, name="incident"),
     path("incidents/<slug:incident_id>/runs/", incidents.start_run, name="start_run"),
+    path("incidents/<slug:incident_id>/run-form/", incidents.run_form, name="run_form"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/failed/", runs.failed_runs, name="failed_runs"),
     path("runs/<int:pk>/", runs.run_detail, name="run"),

@@ -67,7 +67,9 @@ class StartRunForm(forms.Form):
         if not self.is_bound:
             chosen = pipeline if pipeline in dict(PIPELINE_CHOICES) else "reflection"
             self.initial.setdefault("pipeline", chosen)
-            self.initial.setdefault("goal", default_goal(chosen, incident))
+            # The goal's default even under routing, where it travels hidden: switching back shows it.
+            # What someone typed (``initial`` from the form they were filling) is never replaced.
+            self.initial.setdefault("goal", default_goal("reflection", incident))
             self.initial.setdefault("idempotency_key", uuid.uuid4())
 
     @property

@@ -70,10 +70,22 @@ def incident_detail(request, incident_id):
                       {"incident": incident, "runs": _runs_page(request, incident)})
     form = StartRunForm(incident=incident, pipeline=request.GET.get("pipeline"))
     if request.htmx and request.htmx.target == "run-form" and request.user.has_perm("agents.start_run"):
-        # Choosing another pipeline swaps in the form with that pipeline's field and default goal.
+        # Without what was typed (a link, no form): that pipeline's field and its default goal.
         return render(request, "incidents/detail.html#run-form", {"incident": incident, "form": form,
                                                                    "can_start": True})
     return _render_incident(request, incident, form)
+
+
+@require_perm("agents.start_run")
+@require_POST
+def run_form(request, incident_id):
+    """Choosing another pipeline swaps in the form with that pipeline's field, keeping what was typed
+    in the goal and the ticket text: a default fills only a field nobody has written in (posted, not
+    in the URL, so a long ticket fits)."""
+    incident = get_object_or_404(Incident, incident_id=incident_id)
+    typed = {name: request.POST[name] for name in ("goal", "ticket") if name in request.POST}
+    form = StartRunForm(initial=typed, incident=incident, pipeline=request.POST.get("pipeline"))
+    return render(request, "incidents/detail.html#run-form", {"incident": incident, "form": form, "can_start": True})
 
 
 @require_perm("agents.start_run")

@@ -14,7 +14,16 @@ from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.models import IN_FLIGHT_FILTER, Run
 from agents.models.incidents import STATES
 from reviewer.models import ComponentStatus, HoldingStatement, Impact, NotificationChannel
-from reviewer.outbox.publishing import MAX_TITLE_CHARS, PublicFields, last_published
+from reviewer.outbox.publishing import (
+    CONFIRM_IMPACT,
+    CONFIRM_REPEAT,
+    MAX_TITLE_CHARS,
+    PublicFields,
+    impact_floor,
+    last_published,
+    severity_of,
+    suggested_components,
+)
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -232,8 +241,9 @@ NOT_AFFECTED = ""
 
 class PublishForm(forms.Form):
     """What a person approves with the text when publishing it: the public title, the incident's
-    state, its impact and each component's status; and, for a text whose approving lead overrode
-    the guard, that they saw those findings. The component fields are ``component_<pk>``."""
+    state, its impact and each component's status; for a text whose approving lead overrode the
+    guard, that they saw those findings; and, when the update is at odds with the incident's severity
+    or repeats the last update, that they publish it anyway. The component fields are ``component_<pk>``."""
 
     title = forms.CharField(label="Public title", max_length=MAX_TITLE_CHARS,
                             help_text="What customers read as the incident's name: never an internal title.",
@@ -243,8 +253,11 @@ class PublishForm(forms.Form):
                                choices=[("", "From the components (the worst status)"), *Impact.choices])
     acknowledge = forms.BooleanField(required=False, label="I have read the findings the lead overrode and publish "
                                                             "this text anyway")
+    confirm_impact = forms.BooleanField(required=False, label="Publish it anyway: the impact and the components "
+                                                               "are what customers should read")
+    confirm_repeat = forms.BooleanField(required=False, label="Publish it anyway: customers should read this again")
 
-    def __init__(self, *args, components=(), overridden=(), **kwargs):
+    def __init__(self, *args, components=(), overridden=(), incident=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.components = list(components)
         self.overridden = list(overridden)
@@ -254,6 +267,10 @@ class PublishForm(forms.Form):
                 label=component.name, choices=choices, required=False)
         if self.overridden:
             self.fields["acknowledge"].required = True
+        if incident is not None and (floor := impact_floor(incident)) != Impact.NONE:
+            self.fields["impact"].choices = [
+                ("", f"From the components (the worst status), at least {Impact(floor).label} for a "
+                     f"{severity_of(incident)} incident"), *Impact.choices]
 
     def clean_title(self):
         title = self.cleaned_data["title"].strip()
@@ -268,14 +285,17 @@ class PublishForm(forms.Form):
         data = self.cleaned_data
         components = {c.pk: data[f"component_{c.pk}"] for c in self.components
                       if data.get(f"component_{c.pk}", NOT_AFFECTED) != NOT_AFFECTED}
+        confirmed = frozenset(name for name in (CONFIRM_IMPACT, CONFIRM_REPEAT) if data.get(name))
         return PublicFields(title=data["title"], state=data["state"], impact=data["impact"] or None,
-                            components=components, acknowledged=bool(data.get("acknowledge")))
+                            components=components, acknowledged=bool(data.get("acknowledge")), confirmed=confirmed)
 
     @classmethod
-    def initial_for(cls, incident) -> dict:
-        """Prefilled from the incident's last published update (its title and components) and its state."""
+    def initial_for(cls, incident, text: str = "") -> dict:
+        """Prefilled from the incident's last published update (its title), its state, and the
+        components the last update affects and the text names, at the status its severity implies
+        (``suggested_components``); the impact follows them."""
         last = last_published(incident)
         initial = {"title": last.public_title if last else "", "state": incident.state, "impact": ""}
-        if last is not None:
-            initial |= {f"component_{row.component_id}": row.status for row in last.component_statuses.all()}
+        initial |= {f"component_{component.pk}": status
+                    for component, status in suggested_components(incident, text).items()}
         return initial

@@ -16,6 +16,7 @@ urlpatterns = [
     path("incidents/<slug:incident_id>/", incidents.incident_detail, name="incident"),
     path("incidents/<slug:incident_id>/runs/", incidents.start_run, name="start_run"),
     path("incidents/<slug:incident_id>/run-form/", incidents.run_form, name="run_form"),
+    path("incidents/<slug:incident_id>/edit/", incidents.edit_incident, name="edit_incident"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/failed/", runs.failed_runs, name="failed_runs"),
     path("runs/<int:pk>/", runs.run_detail, name="run"),

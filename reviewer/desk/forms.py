@@ -11,8 +11,9 @@ from django import forms
 
 from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS, context_problem, not_one_line
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
+from agents.core.units import UNITS
 from agents.models import IN_FLIGHT_FILTER, Run
-from agents.models.incidents import STATES
+from agents.models.incidents import STATES, VISIBILITIES
 from reviewer.models import ComponentStatus, HoldingStatement, Impact, NotificationChannel
 from reviewer.outbox.publishing import (
     CONFIRM_IMPACT,
@@ -299,3 +300,89 @@ class PublishForm(forms.Form):
         initial |= {f"component_{component.pk}": status
                     for component, status in suggested_components(incident, text).items()}
         return initial
+
+
+# -- the incident page's facts editor --------------------------------------------------------------
+
+
+class FactForm(forms.Form):
+    """One fact on the incident page: its key (the context's name), label, value, unit and whether
+    customers may read it. ``original_key`` is the key the row had when the page was drawn ("" for a
+    new row): a changed key removes the old fact."""
+
+    original_key = forms.CharField(required=False, widget=forms.HiddenInput)
+    key = forms.SlugField(label="Key", max_length=64, required=False)
+    label = forms.CharField(label="Label", max_length=100, required=False, strip=True)
+    value = forms.CharField(label="Value", required=False, strip=True)
+    unit = forms.ChoiceField(label="Unit", choices=list(UNITS.items()), initial="text")
+    visibility = forms.ChoiceField(label="Visibility", choices=VISIBILITIES, initial="public")
+
+    def clean_label(self):
+        return refuse_control_characters(self.cleaned_data["label"], "label")
+
+    def clean_value(self):
+        return refuse_control_characters(self.cleaned_data["value"], "value")
+
+    def clean(self):
+        data = super().clean()
+        deleted = data.get("DELETE")
+        if not deleted and data.get("key") and not data.get("value"):
+            self.add_error("value", "Enter a value, or tick “Remove” to remove the fact.")
+        if not deleted and data.get("value") and not data.get("key"):
+            self.add_error("key", "Enter a key: the name the pipelines read the fact by.")
+        return data
+
+
+class BaseFactFormSet(forms.BaseFormSet):
+    def changes(self) -> list[dict]:
+        """The facts as ``update_incident(upsert_facts=...)`` takes them: each row in its place, a
+        removed fact (ticked, or its key changed) with a ``None`` value; an empty new row is nothing."""
+        changes, kept = [], set()
+        for position, form in enumerate(self.forms):
+            data = form.cleaned_data
+            if not data:
+                continue
+            original, key = data.get("original_key") or "", data.get("key") or ""
+            if original and (data.get("DELETE") or key != original):
+                changes.append({"key": original, "value": None})
+            if key and not data.get("DELETE"):
+                kept.add(key)
+                changes.append({"key": key, "label": data["label"] or key, "value": data["value"],
+                                "unit": data["unit"], "visibility": data["visibility"], "position": position})
+        # A key both removed (renamed away) and kept (renamed to) is one fact changed in place.
+        return [c for c in changes if c["value"] is not None or c["key"] not in kept]
+
+    def clean(self):
+        keys = [form.cleaned_data.get("key") for form in self.forms
+                if form.cleaned_data and form.cleaned_data.get("key") and not form.cleaned_data.get("DELETE")]
+        if len(keys) != len(set(keys)):
+            twice = next(key for key in keys if keys.count(key) > 1)
+            raise forms.ValidationError(f"The key “{twice}” is given twice.", code="twice")
+
+
+FactFormSet = forms.formset_factory(FactForm, formset=BaseFactFormSet, extra=1, can_delete=True, max_num=60,
+                                    validate_max=True)
+
+
+class IncidentEditForm(forms.Form):
+    """The incident's state and severity on its page, and the version the page showed (``version``):
+    saving over a version someone else recorded meanwhile is refused."""
+
+    state = forms.ChoiceField(label="State", choices=STATES)
+    severity = forms.CharField(label="Severity", max_length=8, required=False, strip=True,
+                               help_text="P0 to P5; a P0 or P1 is published with at least a major impact.")
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def clean_severity(self):
+        return refuse_control_characters(self.cleaned_data["severity"], "severity").upper()
+
+    @classmethod
+    def for_incident(cls, incident, data=None, *, latest=None) -> tuple[IncidentEditForm, BaseFactFormSet]:
+        """The forms for ``incident`` (``latest``: its newest version, when the caller read it already)."""
+        latest = latest or incident.latest_version()
+        form = cls(data, initial={"state": incident.state, "severity": incident.severity,
+                                  "version": latest.number if latest else None})
+        facts = FactFormSet(data, prefix="fact", initial=[
+            {"original_key": f.key, "key": f.key, "label": f.label, "value": f.value, "unit": f.unit,
+             "visibility": f.visibility} for f in incident.fact_list()])
+        return form, facts

@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents.core.audit import word_diff
 from agents.models import Run
@@ -83,8 +83,10 @@ def publish_confirm(request, pk):
 
 
 @require_perm(PUBLISH_PERMISSION)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def publish_run(request, pk):
+    if request.method == "GET":  # the address of a refused publish, reloaded: back to its confirmation
+        return redirect("publish_confirm", pk=pk)
     run = get_object_or_404(Run.objects.select_related("incident", "escalation", "escalation__decided_by"), pk=pk)
     try:
         text, escalation = publishable(run)

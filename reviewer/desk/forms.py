@@ -377,9 +377,9 @@ class IncidentEditForm(forms.Form):
         return refuse_control_characters(self.cleaned_data["severity"], "severity").upper()
 
     @classmethod
-    def for_incident(cls, incident, data=None, *, latest=None) -> tuple[IncidentEditForm, BaseFactFormSet]:
-        """The forms for ``incident`` (``latest``: its newest version, when the caller read it already)."""
-        latest = latest or incident.latest_version()
+    def for_incident(cls, incident, data=None, *, latest=False) -> tuple[IncidentEditForm, BaseFactFormSet]:
+        """The forms for ``incident`` (``latest``: its newest version or None, when the caller read it)."""
+        latest = incident.latest_version() if latest is False else latest
         form = cls(data, initial={"state": incident.state, "severity": incident.severity,
                                   "version": latest.number if latest else None})
         facts = FactFormSet(data, prefix="fact", initial=[

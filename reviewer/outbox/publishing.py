@@ -91,7 +91,7 @@ class PublicFields:
     impact: str | None = None
     components: dict[int, str] | None = None  # StatusComponent pk → ComponentStatus value
     acknowledged: bool = False  # the person saw the findings a lead overrode and publishes anyway
-    confirmed: frozenset[str] = frozenset()  # CONFIRM_IMPACT, CONFIRM_REPEAT: published although
+    confirmed: frozenset[str] = frozenset()  # what the person confirmed: CONFIRM_IMPACT, CONFIRM_REPEAT
 
 
 @dataclass(frozen=True)

@@ -251,7 +251,8 @@ def urgency(escalation: Escalation, now: datetime | None = None) -> str:
 def publish_holding_statement(breach_pk: int, user):
     """Ops' one click on a breach: publish the incident's approved holding statement (through
     ``reviewer.outbox.publishing.publish``), once per breach. The statement is checked by the guard again,
-    against the facts of now; the escalation itself stays pending for a lead. Raises
+    against the facts of now; the escalation itself stays pending for a lead. A statement that repeats
+    the last update is refused (``NeedsConfirmation``): customers were told it already. Raises
     :class:`HoldingStatementRefused`, or ``publishing.PublishRefused`` / ``PermissionDenied``."""
     breach = DeadlineBreach.objects.select_related("escalation__run__incident", "published_by").get(pk=breach_pk)
     if breach.published_at is not None:
@@ -269,6 +270,12 @@ def publish_holding_statement(breach_pk: int, user):
             published_at=timezone.now(), published_by=user, holding_statement=statement)
         if not won:
             raise HoldingStatementRefused("The holding statement was already published for this breach.")
-        return publishing.publish(incident, statement.text, actor=user,
+        # The one click is the confirmation (an emergency has no form): the statement affects the
+        # components the last update affects and those it names, and its impact is at least the
+        # severity's; with none named, the status page says the components are not named yet.
+        suggested = publishing.suggested_components(incident, statement.text)
+        fields = publishing.PublicFields(components={c.pk: status for c, status in suggested.items()} or None,
+                                         confirmed=frozenset({publishing.CONFIRM_IMPACT}))
+        return publishing.publish(incident, statement.text, actor=user, fields=fields,
                                   reason=f"holding statement (deadline of escalation #{breach.escalation_id} "
                                          "breached)")

@@ -51,6 +51,12 @@ class PublishIn(Schema):
     components: list[ComponentIn] | None = Field(None, max_length=100)
     acknowledge_overrides: bool = Field(
         False, description="Publish a text whose approving lead overrode guard findings (listed on the escalation).")
+    confirm_impact: bool = Field(
+        False, description="Publish an update of a P0/P1 incident that marks no component as affected, or with an "
+                           "impact below major (refused with 409 without it).")
+    confirm_repeat: bool = Field(
+        False, description="Publish a text with no sentence the incident's last update did not say (refused with "
+                           "409 without it).")
 
 
 class UpdateOut(Schema):
@@ -147,8 +153,11 @@ def publish_run(request, run_id: int = RowId, body: PublishIn | None = None):
     """Publish the run's text, as the page's Publish button does: a run that passed every gate, or
     the text a lead approved on its escalation, with its public title, state, impact and components
     (the guard checks them). A text whose approving lead overrode guard findings needs
-    ``acknowledge_overrides``. Refused, or published before → 409. Published while the task queue
-    is down → 201 all the same, with a ``note`` that delivery will follow."""
+    ``acknowledge_overrides``. An update at odds with the incident's severity (a P0/P1 with no component
+    affected, or an impact below major) needs ``confirm_impact``; one that repeats the last update,
+    ``confirm_repeat``: without them 409, whose ``detail`` names the switches (``confirm``), what each
+    confirms (``problems``) and the text's new sentences. Refused, or published before → 409.
+    Published while the task queue is down → 201 all the same, with a ``note`` that delivery will follow."""
     need(request, publishing.PUBLISH_PERMISSION)
     run = Run.objects.select_related("incident").filter(pk=run_id).first()
     if run is None:
@@ -159,6 +168,11 @@ def publish_run(request, run_id: int = RowId, body: PublishIn | None = None):
                                     fields=_fields(body or PublishIn()))
     except publishing.AlreadyPublished as error:
         raise ApiError(409, str(error), version=error.update.version) from None
+    except publishing.NeedsConfirmation as error:
+        last = publishing.last_published(run.incident)
+        raise ApiError(409, str(error), detail={
+            "confirm": list(error.needed), "problems": error.needed,
+            "new_sentences": publishing.new_sentences(last.text, text) if last else None}) from None
     except publishing.PublishRefused as error:
         raise ApiError(409, str(error)) from None
     out = _update_out(PublishedUpdate.objects.for_timeline().get(pk=update.pk))
@@ -167,5 +181,8 @@ def publish_run(request, run_id: int = RowId, body: PublishIn | None = None):
 
 def _fields(body: PublishIn) -> publishing.PublicFields:
     components = None if body.components is None else {c.component_id: c.status for c in body.components}
+    confirmed = frozenset(name for name in (publishing.CONFIRM_IMPACT, publishing.CONFIRM_REPEAT)
+                          if getattr(body, name))
     return publishing.PublicFields(title=body.public_title, state=body.state, impact=body.impact,
-                                   components=components, acknowledged=body.acknowledge_overrides)
+                                   components=components, acknowledged=body.acknowledge_overrides,
+                                   confirmed=confirmed)

@@ -11,10 +11,20 @@ from django import forms
 
 from agents.core.inputs import CONTROL, GOAL_MAX_CHARS, TICKET_MAX_CHARS, context_problem, not_one_line
 from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
+from agents.core.units import UNITS
 from agents.models import IN_FLIGHT_FILTER, Run
-from agents.models.incidents import STATES
+from agents.models.incidents import STATES, VISIBILITIES
 from reviewer.models import ComponentStatus, HoldingStatement, Impact, NotificationChannel
-from reviewer.outbox.publishing import MAX_TITLE_CHARS, PublicFields, last_published
+from reviewer.outbox.publishing import (
+    CONFIRM_IMPACT,
+    CONFIRM_REPEAT,
+    MAX_TITLE_CHARS,
+    PublicFields,
+    impact_floor,
+    last_published,
+    severity_of,
+    suggested_components,
+)
 
 # Django refuses NUL before our own check runs; say it the same way.
 _NUL_MESSAGE = "The %s contains a control character (U+0000); remove it and try again."
@@ -67,7 +77,9 @@ class StartRunForm(forms.Form):
         if not self.is_bound:
             chosen = pipeline if pipeline in dict(PIPELINE_CHOICES) else "reflection"
             self.initial.setdefault("pipeline", chosen)
-            self.initial.setdefault("goal", default_goal(chosen, incident))
+            # The goal's default even under routing, where it travels hidden: switching back shows it.
+            # What someone typed (``initial`` from the form they were filling) is never replaced.
+            self.initial.setdefault("goal", default_goal("reflection", incident))
             self.initial.setdefault("idempotency_key", uuid.uuid4())
 
     @property
@@ -230,8 +242,9 @@ NOT_AFFECTED = ""
 
 class PublishForm(forms.Form):
     """What a person approves with the text when publishing it: the public title, the incident's
-    state, its impact and each component's status; and, for a text whose approving lead overrode
-    the guard, that they saw those findings. The component fields are ``component_<pk>``."""
+    state, its impact and each component's status; for a text whose approving lead overrode the
+    guard, that they saw those findings; and, when the update is at odds with the incident's severity
+    or repeats the last update, that they publish it anyway. The component fields are ``component_<pk>``."""
 
     title = forms.CharField(label="Public title", max_length=MAX_TITLE_CHARS,
                             help_text="What customers read as the incident's name: never an internal title.",
@@ -241,8 +254,11 @@ class PublishForm(forms.Form):
                                choices=[("", "From the components (the worst status)"), *Impact.choices])
     acknowledge = forms.BooleanField(required=False, label="I have read the findings the lead overrode and publish "
                                                             "this text anyway")
+    confirm_impact = forms.BooleanField(required=False, label="Publish it anyway: the impact and the components "
+                                                               "are what customers should read")
+    confirm_repeat = forms.BooleanField(required=False, label="Publish it anyway: customers should read this again")
 
-    def __init__(self, *args, components=(), overridden=(), **kwargs):
+    def __init__(self, *args, components=(), overridden=(), incident=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.components = list(components)
         self.overridden = list(overridden)
@@ -252,6 +268,10 @@ class PublishForm(forms.Form):
                 label=component.name, choices=choices, required=False)
         if self.overridden:
             self.fields["acknowledge"].required = True
+        if incident is not None and (floor := impact_floor(incident)) != Impact.NONE:
+            self.fields["impact"].choices = [
+                ("", f"From the components (the worst status), at least {Impact(floor).label} for a "
+                     f"{severity_of(incident)} incident"), *Impact.choices]
 
     def clean_title(self):
         title = self.cleaned_data["title"].strip()
@@ -266,14 +286,103 @@ class PublishForm(forms.Form):
         data = self.cleaned_data
         components = {c.pk: data[f"component_{c.pk}"] for c in self.components
                       if data.get(f"component_{c.pk}", NOT_AFFECTED) != NOT_AFFECTED}
+        confirmed = frozenset(name for name in (CONFIRM_IMPACT, CONFIRM_REPEAT) if data.get(name))
         return PublicFields(title=data["title"], state=data["state"], impact=data["impact"] or None,
-                            components=components, acknowledged=bool(data.get("acknowledge")))
+                            components=components, acknowledged=bool(data.get("acknowledge")), confirmed=confirmed)
 
     @classmethod
-    def initial_for(cls, incident) -> dict:
-        """Prefilled from the incident's last published update (its title and components) and its state."""
+    def initial_for(cls, incident, text: str = "") -> dict:
+        """Prefilled from the incident's last published update (its title), its state, and the
+        components the last update affects and the text names, at the status its severity implies
+        (``suggested_components``); the impact follows them."""
         last = last_published(incident)
         initial = {"title": last.public_title if last else "", "state": incident.state, "impact": ""}
-        if last is not None:
-            initial |= {f"component_{row.component_id}": row.status for row in last.component_statuses.all()}
+        initial |= {f"component_{component.pk}": status
+                    for component, status in suggested_components(incident, text).items()}
         return initial
+
+
+# -- the incident page's facts editor --------------------------------------------------------------
+
+
+class FactForm(forms.Form):
+    """One fact on the incident page: its key (the context's name), label, value, unit and whether
+    customers may read it. ``original_key`` is the key the row had when the page was drawn ("" for a
+    new row): a changed key removes the old fact."""
+
+    original_key = forms.CharField(required=False, widget=forms.HiddenInput)
+    key = forms.SlugField(label="Key", max_length=64, required=False)
+    label = forms.CharField(label="Label", max_length=100, required=False, strip=True)
+    value = forms.CharField(label="Value", required=False, strip=True)
+    unit = forms.ChoiceField(label="Unit", choices=list(UNITS.items()), initial="text")
+    visibility = forms.ChoiceField(label="Visibility", choices=VISIBILITIES, initial="public")
+
+    def clean_label(self):
+        return refuse_control_characters(self.cleaned_data["label"], "label")
+
+    def clean_value(self):
+        return refuse_control_characters(self.cleaned_data["value"], "value")
+
+    def clean(self):
+        data = super().clean()
+        deleted = data.get("DELETE")
+        if not deleted and data.get("key") and not data.get("value"):
+            self.add_error("value", "Enter a value, or tick “Remove” to remove the fact.")
+        if not deleted and data.get("value") and not data.get("key"):
+            self.add_error("key", "Enter a key: the name the pipelines read the fact by.")
+        return data
+
+
+class BaseFactFormSet(forms.BaseFormSet):
+    def changes(self) -> list[dict]:
+        """The facts as ``update_incident(upsert_facts=...)`` takes them: each row in its place, a
+        removed fact (ticked, or its key changed) with a ``None`` value; an empty new row is nothing."""
+        changes, kept = [], set()
+        for position, form in enumerate(self.forms):
+            data = form.cleaned_data
+            if not data:
+                continue
+            original, key = data.get("original_key") or "", data.get("key") or ""
+            if original and (data.get("DELETE") or key != original):
+                changes.append({"key": original, "value": None})
+            if key and not data.get("DELETE"):
+                kept.add(key)
+                changes.append({"key": key, "label": data["label"] or key, "value": data["value"],
+                                "unit": data["unit"], "visibility": data["visibility"], "position": position})
+        # A key both removed (renamed away) and kept (renamed to) is one fact changed in place.
+        return [c for c in changes if c["value"] is not None or c["key"] not in kept]
+
+    def clean(self):
+        keys = [form.cleaned_data.get("key") for form in self.forms
+                if form.cleaned_data and form.cleaned_data.get("key") and not form.cleaned_data.get("DELETE")]
+        if len(keys) != len(set(keys)):
+            twice = next(key for key in keys if keys.count(key) > 1)
+            raise forms.ValidationError(f"The key “{twice}” is given twice.", code="twice")
+
+
+FactFormSet = forms.formset_factory(FactForm, formset=BaseFactFormSet, extra=1, can_delete=True, max_num=60,
+                                    validate_max=True)
+
+
+class IncidentEditForm(forms.Form):
+    """The incident's state and severity on its page, and the version the page showed (``version``):
+    saving over a version someone else recorded meanwhile is refused."""
+
+    state = forms.ChoiceField(label="State", choices=STATES)
+    severity = forms.CharField(label="Severity", max_length=8, required=False, strip=True,
+                               help_text="P0 to P5; a P0 or P1 is published with at least a major impact.")
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def clean_severity(self):
+        return refuse_control_characters(self.cleaned_data["severity"], "severity").upper()
+
+    @classmethod
+    def for_incident(cls, incident, data=None, *, latest=False) -> tuple[IncidentEditForm, BaseFactFormSet]:
+        """The forms for ``incident`` (``latest``: its newest version or None, when the caller read it)."""
+        latest = incident.latest_version() if latest is False else latest
+        form = cls(data, initial={"state": incident.state, "severity": incident.severity,
+                                  "version": latest.number if latest else None})
+        facts = FactFormSet(data, prefix="fact", initial=[
+            {"original_key": f.key, "key": f.key, "label": f.label, "value": f.value, "unit": f.unit,
+             "visibility": f.visibility} for f in incident.fact_list()])
+        return form, facts

@@ -10,6 +10,7 @@ commits, and the sweep enqueues any whose message was lost (``reviewer.outbox.ta
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
@@ -58,6 +59,24 @@ class PublishRefused(Exception):
     """This text may not be published; the message is for the person who asked."""
 
 
+# What an update must say when the person publishing it does not confirm otherwise, one switch each
+# (``PublicFields.confirmed``; the form's ticks and the API's fields of the same names).
+CONFIRM_IMPACT = "confirm_impact"
+CONFIRM_REPEAT = "confirm_repeat"
+
+
+class NeedsConfirmation(PublishRefused):
+    """The update is publishable, but says something at odds with the incident (a P1 with every
+    component operational) or nothing new: publishing it needs the person's confirmation.
+    ``needed`` maps each confirmation switch to what it confirms."""
+
+    def __init__(self, needed: dict[str, list[str]]):
+        self.needed = needed
+        said = " ".join(message for messages in needed.values() for message in messages)
+        switches = " and ".join(f"“{name}”" for name in needed)
+        super().__init__(f"{said} Confirm with {switches} to publish it anyway.")
+
+
 class AlreadyPublished(PublishRefused):
     def __init__(self, update: PublishedUpdate):
         self.update = update
@@ -75,6 +94,7 @@ class PublicFields:
     impact: str | None = None
     components: dict[int, str] | None = None  # StatusComponent pk → ComponentStatus value
     acknowledged: bool = False  # the person saw the findings a lead overrode and publishes anyway
+    confirmed: frozenset[str] = frozenset()  # what the person confirmed: CONFIRM_IMPACT, CONFIRM_REPEAT
 
 
 @dataclass(frozen=True)
@@ -117,10 +137,98 @@ def resolve_fields(incident: Incident, fields: PublicFields) -> Resolved:
             raise PublishRefused(f"“{str(fields.impact)[:40]}” is not an impact; one of: {', '.join(Impact.values)}.")
         impact = fields.impact
     else:
+        # The worst component's, else the last update's; never below what the severity implies.
         worst = worst_status(components.values())
         impact = (IMPACT_OF_STATUS[worst] if worst != ComponentStatus.OPERATIONAL
                   else (last.impact if last else Impact.MINOR))
+        if state != RESOLVED:
+            impact = at_least(impact, impact_floor(incident))
     return Resolved(title=title, state=state, impact=impact, components=components)
+
+
+# The least impact an unresolved incident of a severity is published with: a P0 or P1 is an outage.
+SEVERITY_FLOOR = {"P0": Impact.MAJOR, "P1": Impact.MAJOR}
+# The status a component named in the text starts from on the publish form, by severity.
+SEVERITY_STATUS = {"P0": ComponentStatus.MAJOR, "P1": ComponentStatus.PARTIAL}
+
+
+def severity_of(incident: Incident) -> str:
+    return (incident.severity or "").strip().upper()
+
+
+def impact_floor(incident: Incident) -> str:
+    """The least impact an update of ``incident`` has while it is not resolved (``Impact.NONE``: any)."""
+    return SEVERITY_FLOOR.get(severity_of(incident), Impact.NONE)
+
+
+def at_least(impact: str, floor: str) -> str:
+    order = list(Impact.values)
+    return max(impact, floor, key=order.index)
+
+
+def impact_problems(incident: Incident, resolved: Resolved) -> list[str]:
+    """What is at odds between ``resolved`` and the incident's severity: a P0/P1 not resolved with no
+    component affected while components are defined (the status page would show every one
+    operational), or an impact below the severity's floor. Empty when they agree."""
+    floor = impact_floor(incident)
+    if floor == Impact.NONE or resolved.state == RESOLVED:
+        return []
+    severity = severity_of(incident)
+    problems = []
+    if (all(status == ComponentStatus.OPERATIONAL for status in resolved.components.values())
+            and StatusComponent.objects.exists()):  # with no component defined, the page lists none
+        problems.append(f"The incident is {severity}, but the update marks no component as affected: the "
+                        "status page would show every component operational.")
+    if list(Impact.values).index(resolved.impact) < list(Impact.values).index(floor):
+        problems.append(f"The impact “{Impact(resolved.impact).label}” is below what a {severity} incident "
+                        f"implies (at least “{Impact(floor).label}”).")
+    return problems
+
+
+def components_named(text: str, components=None) -> list[StatusComponent]:
+    """The components whose name the text says (as a whole word, whatever the case)."""
+    components = StatusComponent.objects.all() if components is None else components
+    folded = normalize(text).casefold()
+    return [c for c in components
+            if re.search(r"(?<!\w)" + re.escape(normalize(c.name).casefold()) + r"(?!\w)", folded)]
+
+
+def suggested_components(incident: Incident, text: str) -> dict[StatusComponent, str]:
+    """What the publish form starts from: the components the incident's last update affects (as it
+    said them; none once it was resolved), and those the text names, at the status its severity
+    implies (a P0 a major outage, a P1 a partial one, otherwise degraded performance)."""
+    last = last_published(incident)
+    carried = {} if last is None or last.state == RESOLVED else {
+        row.component: row.status for row in last.component_statuses.select_related("component")
+        if row.status != ComponentStatus.OPERATIONAL}
+    status = SEVERITY_STATUS.get(severity_of(incident), ComponentStatus.DEGRADED)
+    return carried | {c: status for c in components_named(text) if c not in carried}
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+def sentence_key(sentence: str) -> str:
+    """A sentence as compared with another: case, spacing and its closing punctuation aside."""
+    return normalize(sentence).casefold().rstrip(".!?…;: ")
+
+
+def sentences(text: str) -> list[str]:
+    return [normalize(part) for part in _SENTENCE_END.split(text.strip()) if sentence_key(part)]
+
+
+def new_sentences(previous: str, text: str) -> list[str]:
+    """The sentences of ``text`` that ``previous`` does not say (compared by :func:`sentence_key`)."""
+    said = {sentence_key(sentence) for sentence in sentences(previous)}
+    return [sentence for sentence in sentences(text) if sentence_key(sentence) not in said]
+
+
+def repeat_problems(incident: Incident, text: str) -> list[str]:
+    """Empty unless ``text`` says nothing the incident's last update did not say already."""
+    last = last_published(incident)
+    if last is None or new_sentences(last.text, text):
+        return []
+    return [f"The text repeats update v{last.version}: it has no new sentence for customers."]
 
 
 def _guard_policy(incident: Incident, run: Run | None) -> TextPolicy:
@@ -232,12 +340,19 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
     if overridden and not fields.acknowledged:
         raise PublishRefused(f"The approving lead overrode {len(overridden)} guard finding"
                              f"{'s' * (len(overridden) != 1)} on this text: acknowledge them to publish it.")
+    if source_run is not None and (existing := PublishedUpdate.objects.filter(source_run=source_run).first()):
+        raise AlreadyPublished(existing)  # a second click says so before anything else (checked again below)
     resolved = resolve_fields(incident, fields)
     seen = {(v["check"], v["found"].lower()) for v in overridden}
     findings = [f for f in public_findings(incident, text, resolved, run=source_run)
                 if (f["check"], (f["found"] or "").lower()) not in seen]  # acknowledged above
     if findings:
         raise PublishRefused(" ".join(f"The {f['field']}: {f['message']}" for f in findings))
+    needed = {name: problems for name, problems in ((CONFIRM_IMPACT, impact_problems(incident, resolved)),
+                                                    (CONFIRM_REPEAT, repeat_problems(incident, text)))
+              if problems and name not in fields.confirmed}
+    if needed:
+        raise NeedsConfirmation(needed)
     record = {"overridden": overridden, "justification": escalation.approval.note if overridden else "",
               "acknowledged_by": actor if overridden else None}
     try:

@@ -127,6 +127,13 @@ class StatusPage:
         return max(impacts, key=list(Impact.values).index)
 
     @property
+    def unnamed(self) -> list[PublicIncident]:
+        """Unresolved incidents whose latest update marks no component as affected: the components'
+        "Operational" is not the whole story while they last, and the page says so."""
+        return [incident for incident in self.unresolved
+                if all(row.status == ComponentStatus.OPERATIONAL for row in incident.latest.component_statuses.all())]
+
+    @property
     def banner(self) -> str:
         return BANNERS[self.indicator]
 

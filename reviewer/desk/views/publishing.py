@@ -8,21 +8,25 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents.core.audit import word_diff
 from agents.models import Run
 from reviewer.desk.forms import PublishForm
 from reviewer.models import Delivery, StatusComponent
 from reviewer.outbox.publishing import (
+    CONFIRM_REPEAT,
     PUBLISH_PERMISSION,
     AlreadyPublished,
+    NeedsConfirmation,
     PublishRefused,
     delivery_note,
     last_published,
     mark_held_delivery_sent,
+    new_sentences,
     publish,
     publishable,
+    repeat_problems,
     retry_failed_delivery,
     send_held_delivery_again,
 )
@@ -41,9 +45,11 @@ def ready_to_publish(request):
     return render(request, "publishing/ready.html", {"texts": page, "window_hours": hours})
 
 
-def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: str = "", status: int = 200):
-    """The confirmation: the text and what it newly tells customers, the findings a lead overrode
-    with the diff of the approved text against the blocked candidate, and the public fields."""
+def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: str = "", status: int = 200,
+                  needed: dict | None = None):
+    """The confirmation: the text and what it newly tells customers (its new sentences, and a warning
+    when there are none), the findings a lead overrode with the diff of the approved text against the
+    blocked candidate, and the public fields; ``needed``: the confirmations a publish was refused for."""
     context = {"run": run, "refused": ""}
     try:
         text, escalation = publishable(run)
@@ -52,10 +58,15 @@ def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: 
         return render(request, "publishing/confirm.html", context, status=409)
     overridden = escalation.overridden if escalation is not None else []
     if form is None:
-        form = PublishForm(initial=PublishForm.initial_for(run.incident), components=StatusComponent.objects.all(),
-                           overridden=overridden)
+        form = PublishForm(initial=PublishForm.initial_for(run.incident, text),
+                           components=StatusComponent.objects.all(), overridden=overridden, incident=run.incident)
     last = last_published(run.incident)
+    needed = dict(needed or {})
+    if (repeats := repeat_problems(run.incident, text)) and CONFIRM_REPEAT not in needed:
+        needed[CONFIRM_REPEAT] = repeats  # said before the first click: nothing new for customers
     context.update(
+        needed=needed, confirm_fields=[form[name] for name in needed],
+        new_sentences=new_sentences(last.text, text) if last else None,
         text=text, escalation=escalation, last=last, published=run.published_updates.first(),
         ops=word_diff(last.text if last else "", text), form=form, error=error, overridden=overridden,
         justification=escalation.approval.note if overridden else "",
@@ -72,8 +83,10 @@ def publish_confirm(request, pk):
 
 
 @require_perm(PUBLISH_PERMISSION)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def publish_run(request, pk):
+    if request.method == "GET":  # the address of a refused publish, reloaded: back to its confirmation
+        return redirect("publish_confirm", pk=pk)
     run = get_object_or_404(Run.objects.select_related("incident", "escalation", "escalation__decided_by"), pk=pk)
     try:
         text, escalation = publishable(run)
@@ -81,7 +94,7 @@ def publish_run(request, pk):
         messages.error(request, str(error))
         return redirect("run", pk=run.pk)
     form = PublishForm(request.POST, components=StatusComponent.objects.all(),
-                       overridden=escalation.overridden if escalation is not None else [])
+                       overridden=escalation.overridden if escalation is not None else [], incident=run.incident)
     if not form.is_valid():
         return _confirm_page(request, run, form, status=422)
     try:
@@ -90,6 +103,8 @@ def publish_run(request, pk):
     except AlreadyPublished as error:
         messages.info(request, str(error))
         return redirect(reverse("incident", args=[error.update.incident.incident_id]) + "#updates")
+    except NeedsConfirmation as error:
+        return _confirm_page(request, run, form, status=409, needed=error.needed)
     except PublishRefused as error:
         return _confirm_page(request, run, form, error=str(error), status=409)
     count = update.deliveries.values("channel").distinct().count()  # a subscribers channel has a row per address

@@ -144,7 +144,7 @@ def test_choosing_routing_swaps_in_the_ticket_field(login, demo_data):
 
     html = response.content.decode()
     assert html.lstrip().startswith('<section class="card" id="run-form">')
-    assert "Ticket text" in html and 'name="ticket"' in html and 'name="goal"' not in html
+    assert "Ticket text" in html and '<textarea name="ticket"' in html and '<textarea name="goal"' not in html
     assert response["Vary"] == "HX-Request" or "HX-Request" in response["Vary"]
 
 
@@ -268,3 +268,37 @@ def test_runs_list_on_the_incident_page_polls_only_while_a_run_is_in_flight(logi
     partial = client.get(incident_url(), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="incident-runs")
     assert partial.content.decode().lstrip().startswith('<div id="incident-runs" hx-get=')
     assert 'hx-trigger="every 2s"' in partial.content.decode()
+
+
+def run_form_url(incident_id=PAY):
+    return reverse("run_form", args=[incident_id])
+
+
+def test_changing_the_pipeline_keeps_the_typed_goal_and_ticket(login, demo_data):
+    client = login("ops")
+    typed = "Say that refunds go out on Friday, in two sentences."
+
+    routing = client.post(run_form_url(), {"pipeline": "routing", "goal": typed, "ticket": ""},
+                          HTTP_HX_REQUEST="true").content.decode()
+    back = client.post(run_form_url(), {"pipeline": "self_critique", "goal": typed, "ticket": "Refund me, please."},
+                       HTTP_HX_REQUEST="true").content.decode()
+
+    assert f'<input type="hidden" name="goal" value="{typed}">' in routing  # carried while routing shows
+    assert re.search(r'<textarea name="goal"[^>]*>\s*' + re.escape(typed) + r"</textarea>", back)
+    assert "Write the customer update for" not in back  # the default does not come back over it
+    assert '<input type="hidden" name="ticket" value="Refund me, please.">' in back
+
+
+def test_a_cleared_goal_stays_cleared_and_an_untouched_one_keeps_its_default(login, demo_data):
+    client = login("ops")
+
+    cleared = client.post(run_form_url(), {"pipeline": "reflection", "goal": ""}).content.decode()
+    untouched = client.post(run_form_url(), {"pipeline": "reflection"}).content.decode()
+
+    assert re.search(r'<textarea name="goal"[^>]*>\s*</textarea>', cleared)
+    assert "Write the customer update for P1 payment degradation in the US." in untouched
+
+
+@pytest.mark.parametrize("name", ["lead", "outsider"])
+def test_the_run_form_swap_needs_the_start_permission(login, demo_data, name):
+    assert login(name).post(run_form_url(), {"pipeline": "routing"}).status_code == 403

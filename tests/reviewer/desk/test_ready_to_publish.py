@@ -58,7 +58,8 @@ def listed() -> list[int]:
 def test_approved_and_gate_passed_texts_are_listed_and_nothing_else(users, incident):
     with time_machine.travel(timezone.now() - timedelta(minutes=10)):  # published before the others passed
         publish(incident, TEXT, actor=users.ops, source_run=passed(incident))
-        publish(incident, TEXT, actor=None, source_run=passed(incident))  # what the policy's auto_publish does
+        again = TEXT + " The team is still working on it."  # a repeat would wait for a person's confirmation
+        publish(incident, again, actor=None, source_run=passed(incident, again))  # what auto_publish does
     approve = approved(incident, users.lead)
     edit = approved(incident, users.lead, text=TEXT + " Payments in the EU are slow.", note="Checked.",
                     pipeline="self_critique")

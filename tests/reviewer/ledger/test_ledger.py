@@ -82,10 +82,10 @@ def test_a_publication_appends_an_entry_and_commits_with_it_or_not_at_all(users,
     assert entry.subject == f"publication:{update.pk}"
     assert data_of(entry)["text_sha256"] == chain.sha256(TEXT) and data_of(entry)["published_by"] == "ops"
 
-    other = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT)
+    other = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT + " More soon.")
     monkeypatch.setattr(LedgerEntry.objects, "bulk_create", lambda *args, **kwargs: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        publish(incident, TEXT, actor=users.ops, source_run=other)
+        publish(incident, other.answer, actor=users.ops, source_run=other)
     assert list(PublishedUpdate.objects.values_list("pk", flat=True)) == [update.pk]
 
 

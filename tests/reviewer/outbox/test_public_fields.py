@@ -9,7 +9,7 @@ import pytest
 from agents.models import Run
 from reviewer.desk.decisions import decide
 from reviewer.models import Decision, StatusComponent
-from reviewer.outbox.publishing import DEFAULT_TITLE, PublicFields, PublishRefused, publish
+from reviewer.outbox.publishing import CONFIRM_REPEAT, DEFAULT_TITLE, PublicFields, PublishRefused, publish
 from tests.factories import make_escalation, make_incident, make_run
 
 TEXT = "We are investigating a problem in the EU. Current status: degraded."
@@ -54,7 +54,7 @@ def test_an_update_carries_the_last_ones_title_and_components_and_resolving_make
     publish(incident, TEXT, actor=users.ops, source_run=passed(incident), fields=PublicFields(
         title="Card payments failing", state="identified", components={checkout.pk: "major_outage"}))
     second = publish(incident, TEXT, actor=users.ops, source_run=passed(incident), fields=PublicFields(
-        state="monitoring"))
+        state="monitoring", confirmed=frozenset({CONFIRM_REPEAT})))
     assert (second.public_title, second.impact) == ("Card payments failing", "critical")
     assert [(c.component.name, c.status) for c in second.components] == [("Checkout", "major_outage")]
     text = "Payments work again in the EU."
@@ -142,5 +142,6 @@ def test_the_incident_moves_to_the_state_its_update_told_customers_with_a_versio
     incident.refresh_from_db()
     assert incident.state == "identified" and incident.versions.count() == versions + 1
     assert incident.versions.order_by("-number").first().created_by == users.ops
-    publish(incident, TEXT, actor=users.ops, source_run=passed(incident))  # the state left as it is
+    publish(incident, TEXT, actor=users.ops, source_run=passed(incident),  # the state left as it is
+            fields=PublicFields(confirmed=frozenset({CONFIRM_REPEAT})))
     assert incident.versions.count() == versions + 1

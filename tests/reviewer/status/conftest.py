@@ -8,7 +8,7 @@ import pytest
 from agents.models import Run
 from reviewer.models import DeliveryChannel, StatusComponent
 from reviewer.outbox import tasks
-from reviewer.outbox.publishing import PublicFields, publish
+from reviewer.outbox.publishing import CONFIRM_REPEAT, PublicFields, publish
 from tests.factories import make_incident, make_run
 
 TEXT = "We are investigating a problem in the EU. Current status: degraded."
@@ -27,7 +27,8 @@ def components(db):
 def publish_update(users, monkeypatch):
     """``publish_update(incident, text, deliver=True, title=..., state=..., components={"Checkout": status})``:
     ops publish ``text`` (a run that passed every gate) with those public fields, and the outbox
-    delivers it to the status page (``deliver=False`` leaves it in the outbox)."""
+    delivers it to the status page (``deliver=False`` leaves it in the outbox). These tests publish one
+    text again on purpose, so a repeat is confirmed (``confirmed=frozenset()`` to leave it unconfirmed)."""
     monkeypatch.setattr(tasks.deliver, "delay", lambda pk: None)
     DeliveryChannel.objects.get_or_create(kind=DeliveryChannel.Kind.STATUS, defaults={"name": "Public status page"})
 
@@ -35,6 +36,7 @@ def publish_update(users, monkeypatch):
         if components is not None:
             fields["components"] = {StatusComponent.objects.get(name=name).pk: status
                                     for name, status in components.items()}
+        fields.setdefault("confirmed", frozenset({CONFIRM_REPEAT}))
         run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=text)
         update = publish(incident, text, actor=users.ops, source_run=run, fields=PublicFields(**fields))
         if deliver:

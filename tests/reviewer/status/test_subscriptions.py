@@ -17,7 +17,7 @@ from django.utils import timezone
 from agents.models import Run
 from reviewer.models import DeliveryChannel, StatusComponent, Subscriber
 from reviewer.outbox import tasks
-from reviewer.outbox.publishing import PublicFields, publish
+from reviewer.outbox.publishing import CONFIRM_REPEAT, PublicFields, publish
 from tests.factories import make_incident, make_run, make_subscriber
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,9 @@ def incident():
 
 
 def publish_and_deliver(users, incident, **fields):
-    """Publish TEXT with ``fields`` (PublicFields) and make one attempt of each of its deliveries."""
+    """Publish TEXT with ``fields`` (PublicFields) and make one attempt of each of its deliveries; the
+    tests publish it again on purpose, so a repeat is confirmed."""
+    fields.setdefault("confirmed", frozenset({CONFIRM_REPEAT}))
     run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=TEXT)
     update = publish(incident, TEXT, actor=users.ops, source_run=run, fields=PublicFields(**fields))
     for delivery in update.deliveries.all():

@@ -127,7 +127,8 @@ def is_cadence(text: str, start: int, end: int) -> bool:
 # A time in a sentence about the past is when something happened, not a commitment: "by 17:47 UTC we
 # were processing at normal capacity", "processing returned to normal by 17:47 UTC" (its time is
 # checked as a time). A sentence with a future or a present auxiliary is read as before.
-_PAST = re.compile(r"\b(?:was|were|had|did)\b|\b[a-z]+ed\b", re.IGNORECASE)
+_PAST = re.compile(r"\b(?:was|were|had|did|returned|recovered|resumed|restored|stabili[sz]ed|completed|finished|"
+                   r"cleared|ended|stopped|started|began|occurred|happened|peaked|dropped|fell|rose)\b", re.IGNORECASE)
 _NOT_PAST = re.compile(r"\b(?:will|shall|is|are|am|be|going\s+to|expect\w*|plan\w*|aim\w*)\b|['’]ll\b",
                        re.IGNORECASE)
 

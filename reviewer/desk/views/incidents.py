@@ -1,4 +1,5 @@
-"""Incident pages: the list, one incident with its runs, and starting a run from it."""
+"""Incident pages: the list, one incident with its runs, and starting a run from it. The runs table
+and the published updates with their deliveries are live fragments (``reviewer.desk.live``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from agents import tasks
 from agents.models import Incident
 from agents.policy_rows import PolicyMissing
+from reviewer.desk import live
 from reviewer.desk.forms import StartRunForm
 from reviewer.models import Delivery, DeliveryChannel
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
@@ -39,19 +41,25 @@ def _runs_page(request, incident):
     return page
 
 
-def _render_incident(request, incident, form, *, status=200):
+def _updates(request, incident) -> dict:
+    """The published updates with their deliveries, as the updates timeline shows them."""
     updates = list(incident.published_updates.for_timeline()[:50])
-    context = {
+    return {
         "incident": incident,
-        "form": form,
-        "can_start": request.user.has_perm("agents.start_run"),
-        "runs": _runs_page(request, incident),
-        "versions": incident.versions.select_related("created_by")[:50],
         "updates": updates,
         # Customers see the incident once the status page delivered one of its updates.
         "public": any(d.channel.kind == DeliveryChannel.Kind.STATUS and d.status == Delivery.Status.DELIVERED
                       for update in updates for d in update.deliveries.all()),
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
+    }
+
+
+def _render_incident(request, incident, form, *, status=200):
+    context = _updates(request, incident) | {
+        "form": form,
+        "can_start": request.user.has_perm("agents.start_run"),
+        "runs": _runs_page(request, incident),
+        "versions": incident.versions.select_related("created_by")[:50],
     }
     if context["can_publish_any"]:
         context["waiting"] = list(publish_queue(incident.runs.all()))
@@ -64,10 +72,12 @@ def _render_incident(request, incident, form, *, status=200):
 @vary_on_headers("HX-Request")
 def incident_detail(request, incident_id):
     incident = get_object_or_404(Incident, incident_id=incident_id)
-    if request.htmx and request.htmx.target == "incident-runs":
-        # The runs list pages (and refreshes itself while a run is in flight) on its own.
-        return render(request, "incidents/detail.html#incident-runs",
-                      {"incident": incident, "runs": _runs_page(request, incident)})
+    if live.polled(request, "incident-runs"):
+        # The runs list pages on its own, and polls its page.
+        return live.fragment(request, "incidents/_runs.html", {"incident": incident,
+                                                               "runs": _runs_page(request, incident)})
+    if live.polled(request, "updates"):
+        return live.fragment(request, "partials/updates_timeline.html", _updates(request, incident))
     form = StartRunForm(incident=incident, pipeline=request.GET.get("pipeline"))
     if request.htmx and request.htmx.target == "run-form" and request.user.has_perm("agents.start_run"):
         # Choosing another pipeline swaps in the form with that pipeline's field and default goal.

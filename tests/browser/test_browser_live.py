@@ -2,7 +2,7 @@
 page and the held deliveries open, a lead keeps the inbox open, while a run escalates, the lead
 approves, ops publish and a delivery is held. Each page shows each change within 5 s with no reload
 (htmx polls of live fragments, reviewer/desk/live.py), at 1366 and 390 wide; axe-core checks every
-page. Screenshots in test-artifacts/: live-<page>-<width>.png."""
+page. Screenshots in test-artifacts/: device-live-<page>-<width>.png."""
 
 import pytest
 from playwright.sync_api import expect
@@ -79,7 +79,8 @@ def test_open_pages_follow_an_escalation_its_approval_its_publication_and_a_held
     expect(runs).to_contain_text("approved", timeout=SOON)
 
     # Ops publish: the queue empties, the incident's updates show the update and its delivery.
-    update = publish(incident, TEXT, actor=users.ops, source_run=run, escalation=Escalation.objects.get(pk=escalation.pk))
+    escalation.refresh_from_db()
+    update = publish(incident, TEXT, actor=users.ops, source_run=run, escalation=escalation)
     updates = pages["incident"].locator("#updates")
     expect(updates).to_contain_text("Update v1", timeout=SOON)
     expect(updates.locator(".deliveries")).to_contain_text("pending", timeout=SOON)
@@ -115,4 +116,6 @@ def test_open_pages_follow_an_escalation_its_approval_its_publication_and_a_held
     expect(pages["incident"].locator("#nav-held")).to_be_hidden(timeout=SOON)
     expect(updates.locator(".deliveries")).to_contain_text("marked as sent by ops", timeout=SOON)
     assert Delivery.objects.get(pk=delivery.pk).marked_sent_by == users.ops
+    assert_fits(pages["held"], f"live-held-decided-{width}", screenshot)
+    assert axe.check(pages["held"]) == []
     lead_context.close()

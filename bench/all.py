@@ -32,6 +32,7 @@ BENCHES = {
     "model_cost": ([], []),
     "load": (["--clients", "50", "--seconds", "30"], ["--clients", "10", "--seconds", "5"]),
     "status_page": (["--clients", "20", "--seconds", "10"], ["--clients", "5", "--seconds", "2", "--incidents", "10"]),
+    "live_polling": (["--pages", "50", "--seconds", "10"], ["--pages", "10", "--seconds", "2", "--paced-seconds", "3"]),
     "policy_lab": ([], ["--runs", "200", "--repeat", "2", "--decided", "50"]),
     "metrics": ([], ["--sizes", "1000,10000", "--repeat", "3"]),
 }

@@ -32,6 +32,8 @@ ROUTES = {
     "agents.tasks.sweep_lost_runs": RUNS,
     "reviewer.tasks.notify_opened": NOTIFICATIONS,
     "reviewer.tasks.send_notification": NOTIFICATIONS,
+    "reviewer.tasks.notify_held": NOTIFICATIONS,
+    "reviewer.tasks.send_held_notice": NOTIFICATIONS,
     "reviewer.tasks.sweep_deadlines": NOTIFICATIONS,
     "reviewer.tasks.deliver": DELIVERIES,
     "reviewer.tasks.sweep_deliveries": DELIVERIES,

@@ -1,5 +1,5 @@
 """Telling people about escalations: when one opens, when its deadline nears, when it passes, and
-(ops) when a lead approves its text, so it is ready to publish.
+(ops) when a lead approves its text, so it is ready to publish; and (ops) when a delivery is held.
 
 ``enqueue`` writes one :class:`Notification` row per active channel that wants the event (at most
 one per escalation, event and channel: a unique constraint) and sends each through the
@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from reviewer.celery import enqueue_on_commit
-from reviewer.models import Escalation, Notification, NotificationChannel
+from reviewer.models import Delivery, Escalation, Notification, NotificationChannel
 
 log = logging.getLogger(__name__)
 
@@ -182,16 +182,44 @@ def _known_to_apprise(url: str) -> bool:
 
 def send(notification: Notification) -> None:
     """Send one notification; raises :class:`NotificationFailed` with a message fit to record."""
+    escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=notification.escalation_id)
+    send_to(notification.channel, *message(escalation, notification.event, notification.channel))
+
+
+def held_message(delivery: Delivery) -> tuple[str, str]:
+    """What ops' channels are told when a delivery is held: which update of which incident, to which
+    channel (never the subscriber's address), what the receiver or mail server said, the attempt,
+    and the link to the held deliveries to decide it there."""
+    update = delivery.update
+    title = f"Held delivery: update v{update.version} of {_short(update.incident.incident_id, 80)} to " \
+            f"{_short(delivery.channel.name, 80)} may have been sent"
+    held_at = delivery.next_attempt_at
+    lines = [
+        f"Incident: {_named(update.incident)}",
+        f"Update v{update.version}, channel {delivery.channel.name}"
+        + (" (one subscriber)" if delivery.subscriber_id else ""),
+        f"Attempt {delivery.attempts}, held at {held_at:%Y-%m-%d %H:%M} UTC: {_short(delivery.last_error, 300)}",
+        "Check whether it arrived, then send it again or mark it as sent: "
+        + settings.SITE_URL.rstrip("/") + reverse("held_deliveries"),
+    ]
+    return title, "\n".join(lines)
+
+
+def ops_channels() -> list[NotificationChannel]:
+    """The active channels of the ops group: where held deliveries are told."""
+    return list(NotificationChannel.objects.filter(active=True, group=NotificationChannel.Group.OPS))
+
+
+def send_to(channel: NotificationChannel, title: str, body: str) -> None:
+    """Send one message to one channel; raises :class:`NotificationFailed` with a message fit to record."""
     from reviewer.outbox import destinations
 
     try:
-        destination = destinations.resolve(notification.channel.destination)
+        destination = destinations.resolve(channel.destination)
     except destinations.DestinationError as error:
         raise NotificationFailed(str(error)) from None
-    escalation = Escalation.objects.select_related("run__incident", "decided_by").get(pk=notification.escalation_id)
     # Titles, names and the model's reason are people's and a model's text: they ping nobody.
-    title, body = (neutralise_mentions(part) for part in message(escalation, notification.event,
-                                                                   notification.channel))
+    title, body = neutralise_mentions(title), neutralise_mentions(body)
     # Redirects are never followed: a body meant for the declared host is not sent on to one the
     # operator never declared (blind SSRF). apprise hands each plugin's ``redirects`` to requests as
     # ``allow_redirects``; the asset sets the default, and a URL's own ``?redirect=yes`` is overruled.

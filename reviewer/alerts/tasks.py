@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from reviewer.alerts import deadlines, notifications
 from reviewer.celery import enqueue_on_commit
-from reviewer.models import Notification, NotificationChannel
+from reviewer.models import Delivery, Notification, NotificationChannel
 
 NOTIFICATION_RETRIES = 4  # five attempts in all: retried after 10 s, 20 s, 40 s, 80 s
 # A notification whose first attempt has not ended this long after it was made lost its message or its
@@ -99,3 +99,37 @@ def resend_pending() -> int:
     for pk in pks:
         send_notification.delay(pk)
     return len(pks)
+
+
+@shared_task(name="reviewer.tasks.notify_held", ignore_result=True)
+def notify_held(delivery_pk: int) -> int:
+    """Tell ops' channels that a delivery is held, one message per channel (each retried on its own).
+    Nothing to tell once a person decided it. Returns how many channels it sends to."""
+    if not Delivery.objects.filter(pk=delivery_pk, status=Delivery.Status.HELD).exists():
+        return 0
+    channels = notifications.ops_channels()
+    for channel in channels:
+        send_held_notice.delay(delivery_pk, channel.pk)
+    return len(channels)
+
+
+@shared_task(name="reviewer.tasks.send_held_notice", bind=True, ignore_result=True, max_retries=NOTIFICATION_RETRIES)
+def send_held_notice(self, delivery_pk: int, channel_pk: int) -> str:
+    """One channel's notice of a held delivery, retried with backoff; a failure is logged, never raised."""
+    delivery = (Delivery.objects.select_related("update__incident", "channel")
+                .filter(pk=delivery_pk, status=Delivery.Status.HELD).first())
+    channel = NotificationChannel.objects.filter(pk=channel_pk, active=True).first()
+    if delivery is None or channel is None:
+        return "skipped"
+    try:
+        notifications.send_to(channel, *notifications.held_message(delivery))
+    except Exception as error:  # recorded in the log, never raised into the worker
+        failed = isinstance(error, notifications.NotificationFailed)
+        text = str(error) if failed else type(error).__name__
+        final = self.request.retries >= NOTIFICATION_RETRIES or (failed and error.permanent)
+        notifications.log.warning("notice of held delivery %s to channel %s failed%s: %s", delivery_pk,
+                                  channel_pk, ", giving up" if final else "", text)
+        if final:
+            return "failed"
+        raise self.retry(countdown=10 * 2 ** self.request.retries) from None
+    return "sent"

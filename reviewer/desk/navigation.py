@@ -1,7 +1,7 @@
 """What the navigation and the banner show on every page of the desk (Django context processors,
-settings.TEMPLATES): the number of pending escalations for people who may see the inbox, the number
-of texts ready to publish for people who may publish (``reviewer.outbox.ready``), and the pipelines
-the emergency brake holds."""
+settings.TEMPLATES): the number of pending escalations for people who may see the inbox, the numbers
+of texts ready to publish and of held deliveries for people who may publish
+(``reviewer.outbox.ready``, ``reviewer.outbox.held``), and the pipelines the emergency brake holds."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django.utils.functional import SimpleLazyObject
 
 from agents.policy_rows import brakes_on
 from reviewer.models import Escalation
+from reviewer.outbox.held import held_deliveries
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
 from reviewer.outbox.ready import ready_to_publish
 
@@ -24,12 +25,14 @@ def pending_count(request):
 
 
 def ready_count(request):
-    """``ready_to_publish_count``: None for people who may not publish; otherwise a callable the
-    template calls (one COUNT, only when a template reads it: fragments don't, and only once)."""
+    """``ready_to_publish_count`` and ``held_deliveries_count``: None for people who may not publish;
+    otherwise callables the template calls (one COUNT each, only when a template reads it: fragments
+    don't, and only once)."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated or not user.has_perm(PUBLISH_PERMISSION):
-        return {"ready_to_publish_count": None}
-    return {"ready_to_publish_count": cache(lambda: ready_to_publish().count())}
+        return {"ready_to_publish_count": None, "held_deliveries_count": None}
+    return {"ready_to_publish_count": cache(lambda: ready_to_publish().count()),
+            "held_deliveries_count": cache(lambda: held_deliveries().count())}
 
 
 def brakes(request):

@@ -34,6 +34,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from reviewer.celery import enqueue_on_commit
 from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
 from reviewer.outbox import anchor
 from reviewer.outbox.channels import DeliveryFailed, MayHaveBeenSent, NotSent, RateLimited, send
@@ -135,8 +136,20 @@ def _delivered(delivery: Delivery) -> int:
 
 def _held(delivery: Delivery, error: str) -> str:
     log.warning("delivery %s held: %s", delivery.key, error)
-    return _record(delivery, "held", lambda: _this_attempt(delivery).update(
-        status=Delivery.Status.HELD, last_error=error[:MAX_ERROR_CHARS]))
+
+    def hold():
+        # next_attempt_at: when it was held (a held row is never due); ops' channels hear of it once.
+        if _this_attempt(delivery).update(status=Delivery.Status.HELD, last_error=error[:MAX_ERROR_CHARS],
+                                          next_attempt_at=timezone.now()):
+            tell_ops_held(delivery.pk)
+
+    return _record(delivery, "held", hold)
+
+
+def tell_ops_held(delivery_pk: int) -> None:
+    """Once a delivery became held: ops' notification channels are told, after commit
+    (``reviewer.alerts`` sends it; enqueued by name, as the imports run the other way)."""
+    enqueue_on_commit("reviewer.tasks.notify_held", delivery_pk, robust=True)
 
 
 def _pause_destination(delivery: Delivery, seconds: float) -> timedelta:
@@ -241,8 +254,14 @@ def sweep_deliveries() -> int:
     now = timezone.now()
     stale = now - timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
     # A send at most once whose outcome never came back: it may have gone out, so it is held, never resent.
-    held = Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=now).update(
-        status=Delivery.Status.HELD, last_error=UNRECORDED)
+    # Row by row, so each row that this sweep holds (and only those) is told to ops once.
+    held = 0
+    for pk in Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=now).values_list(
+            "pk", flat=True)[:1000]:
+        if Delivery.objects.filter(pk=pk, status=Delivery.Status.SENDING, next_attempt_at__lte=now).update(
+                status=Delivery.Status.HELD, last_error=UNRECORDED, next_attempt_at=now):
+            held += 1
+            tell_ops_held(pk)
     if held:
         log.warning("%s deliveries held: their sends may have gone out, their outcomes were never recorded", held)
     lost = list(Delivery.objects.due(stale).values_list("pk", flat=True)[:1000])

@@ -55,6 +55,9 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/status_page.py", "--seconds", "0"],
     ["bench/status_page.py", "--port", "http"],
     ["bench/status_page.py", "--run-every", "-1"],
+    ["bench/live_polling.py", "--pages", "0"],
+    ["bench/live_polling.py", "--seconds", "0"],
+    ["bench/live_polling.py", "--paced-seconds", "-1"],
     ["bench/policy_lab.py", "--runs", "0"],
     ["bench/policy_lab.py", "--repeat", "many"],
     ["bench/metrics.py", "--sizes", "0"],
@@ -90,6 +93,13 @@ def test_status_page_with_one_client_a_second_prints_its_table():
                  timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| status page" in done.stdout and "| static file (ceiling)" in done.stdout
+    assert "machine:" in done.stdout
+
+
+def test_live_polling_with_two_pages_prints_both_paths():
+    done = bench("bench/live_polling.py", "--pages", "2", "--seconds", "1", "--paced-seconds", "1", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| 304 (unchanged), closed loop" in done.stdout and "| changed (200), every 3 s" in done.stdout
     assert "machine:" in done.stdout
 
 

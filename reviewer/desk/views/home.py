@@ -1,7 +1,9 @@
-"""The dashboard: what needs a person, what is running, and why runs stopped.
+"""The dashboard: what needs a person, what is running, and why runs stopped; and the navigation's
+live counts.
 
 A fixed number of aggregate queries, whatever the number of runs; the stop-reason charts are inline
-SVG drawn on the server by the ``stop_reason_chart`` tag (no JavaScript library).
+SVG drawn on the server by the ``stop_reason_chart`` tag (no JavaScript library). The counts are a
+live fragment (``reviewer.desk.live``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from agents.core.stops import opens_escalation
 from agents.models import Run, since
+from reviewer.desk import live
 from reviewer.desk.forms import IN_FLIGHT
 from reviewer.ledger.chain import last_verification
 from reviewer.models import Escalation
@@ -25,14 +28,24 @@ from reviewer.permissions import require_perm
 @require_perm("agents.view_run")  # the dashboard counts runs; all three roles have it
 @require_GET
 def home(request):
-    now = timezone.now()
-    day, week, today = since("24h", now), since("7d", now), since("today", now)
+    context = _counts(timezone.now()) | {
+        # Admins see whether the ledger held at its last scheduled verification (docs/ledger.md).
+        "ledger": last_verification() if request.user.is_staff else None,
+        "show_ledger": request.user.is_staff,
+    }
+    if live.polled(request, "dashboard-counts"):
+        return live.fragment(request, "home.html#dashboard-counts", context)
+    return render(request, "home.html", context)
 
+
+def _counts(now) -> dict:
+    """What the dashboard counts: what waits for a person, what runs, how today's runs ended, and why
+    runs stopped (the charts)."""
+    day, week, today = since("24h", now), since("7d", now), since("today", now)
     # One query for both: what waits now, and the deadline breaches of the week (each recorded once,
     # as a DeadlineBreach and the escalation's breached_at).
     escalations = Escalation.objects.aggregate(pending=Count("id", filter=Q(status=Escalation.Status.PENDING)),
                                                breaches=Count("id", filter=Q(breached_at__gte=week)))
-    pending = escalations["pending"]
     in_flight = Run.objects.filter(status__in=Run.IN_FLIGHT).count()
     # One conditional count per status, no GROUP BY: SQLite then walks today's range of the
     # run_window_counts index instead of the whole status index (480 ms -> a few ms at 200k runs).
@@ -43,24 +56,26 @@ def home(request):
                    .values("stop_reason").annotate(week=Count("id"), day=Count("id", filter=Q(created_at__gte=day))))
     week_counts = {row["stop_reason"]: row["week"] for row in reasons}
     day_counts = {row["stop_reason"]: row["day"] for row in reasons if row["day"]}
-
-    today_by_status = [
-        {"status": status, "label": label, "count": by_status.get(status, 0),
-         "url": reverse("runs") + "?" + urlencode({"status": status, "since": "today"})}
-        for status, label in Run.Status.choices
-    ]
-    context = {
-        "pending": pending,
+    return {
+        "pending": escalations["pending"],
         "in_flight": in_flight,
         "in_flight_url": reverse("runs") + "?" + urlencode({"status": IN_FLIGHT}),
         "today_total": sum(by_status.values()),
-        "today_by_status": today_by_status,
+        "today_by_status": [
+            {"status": status, "label": label, "count": by_status.get(status, 0),
+             "url": reverse("runs") + "?" + urlencode({"status": status, "since": "today"})}
+            for status, label in Run.Status.choices
+        ],
         "failed_week": sum(n for reason, n in week_counts.items()
                            if reason != "success" and not opens_escalation(reason)),
         "charts": [(day_counts, "24h"), (week_counts, "7d")],
         "breaches_week": escalations["breaches"],
-        # Admins see whether the ledger held at its last scheduled verification (docs/ledger.md).
-        "ledger": last_verification() if request.user.is_staff else None,
-        "show_ledger": request.user.is_staff,
     }
-    return render(request, "home.html", context)
+
+
+@require_perm("agents.view_run")  # every role sees the navigation's counts it may read
+@require_GET
+def live_nav(request):
+    """The navigation's counts (pending escalations, texts ready to publish, held deliveries), each
+    swapped out of band by the poll in base.html, for the page named by ``on``."""
+    return live.fragment(request, "live/nav.html", {"nav_path": request.GET.get("on", "")[:200]})

@@ -18,7 +18,7 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer.desk import approvals, decisions
+from reviewer.desk import approvals, decisions, live
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
@@ -71,9 +71,9 @@ def inbox(request):
     }
     # The filter form and the polling swap only the list (with the nav badge out of band); a plain
     # GET (or htmx restoring history) gets the page.
-    fragment = request.htmx and not request.htmx.history_restore_request
-    template = "inbox/inbox.html#inbox-list" if fragment else "inbox/inbox.html"
-    return render(request, template, context | {"list_oob": bool(fragment)})
+    if request.htmx and not request.htmx.history_restore_request:
+        return live.fragment(request, "inbox/inbox.html#inbox-list", context | {"list_oob": True})
+    return render(request, "inbox/inbox.html", context | {"list_oob": False})
 
 
 def _recent():

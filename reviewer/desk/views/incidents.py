@@ -1,5 +1,6 @@
 """Incident pages: the list, one incident with its runs, starting a run from it, and ops editing its
-facts, state and severity (through ``agents.incidents.update_incident``, as the API does)."""
+facts, state and severity (through ``agents.incidents.update_incident``, as the API does). The runs
+table and the published updates with their deliveries are live fragments (``reviewer.desk.live``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from agents import incidents as actions
 from agents import tasks
 from agents.models import Incident
 from agents.policy_rows import PolicyMissing
+from reviewer.desk import live
 from reviewer.desk.forms import IncidentEditForm, StartRunForm
 from reviewer.models import Delivery, DeliveryChannel
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
@@ -43,25 +45,31 @@ def _runs_page(request, incident):
     return page
 
 
-def _render_incident(request, incident, form, *, status=200, edit=None):
+def _updates(request, incident) -> dict:
+    """The published updates with their deliveries, as the updates timeline shows them."""
     updates = list(incident.published_updates.for_timeline()[:50])
-    versions = list(incident.versions.select_related("created_by")[:50])  # the newest first
-    can_edit = request.user.has_perm(EDIT_PERMISSION)
-    edit_form, fact_forms = edit if edit is not None else (
-        IncidentEditForm.for_incident(incident, latest=versions[0] if versions else None) if can_edit
-        else (None, None))
-    context = {
-        "can_edit": can_edit, "edit_form": edit_form, "fact_forms": fact_forms, "editing": edit is not None,
+    return {
         "incident": incident,
-        "form": form,
-        "can_start": request.user.has_perm("agents.start_run"),
-        "runs": _runs_page(request, incident),
-        "versions": versions,
         "updates": updates,
         # Customers see the incident once the status page delivered one of its updates.
         "public": any(d.channel.kind == DeliveryChannel.Kind.STATUS and d.status == Delivery.Status.DELIVERED
                       for update in updates for d in update.deliveries.all()),
         "can_publish_any": request.user.has_perm(PUBLISH_PERMISSION),
+    }
+
+
+def _render_incident(request, incident, form, *, status=200, edit=None):
+    versions = list(incident.versions.select_related("created_by")[:50])  # the newest first
+    can_edit = request.user.has_perm(EDIT_PERMISSION)
+    edit_form, fact_forms = edit if edit is not None else (
+        IncidentEditForm.for_incident(incident, latest=versions[0] if versions else None) if can_edit
+        else (None, None))
+    context = _updates(request, incident) | {
+        "can_edit": can_edit, "edit_form": edit_form, "fact_forms": fact_forms, "editing": edit is not None,
+        "form": form,
+        "can_start": request.user.has_perm("agents.start_run"),
+        "runs": _runs_page(request, incident),
+        "versions": versions,
     }
     if context["can_publish_any"]:
         context["waiting"] = list(publish_queue(incident.runs.all()))
@@ -74,10 +82,12 @@ def _render_incident(request, incident, form, *, status=200, edit=None):
 @vary_on_headers("HX-Request")
 def incident_detail(request, incident_id):
     incident = get_object_or_404(Incident.objects.prefetch_related("fact_rows"), incident_id=incident_id)
-    if request.htmx and request.htmx.target == "incident-runs":
-        # The runs list pages (and refreshes itself while a run is in flight) on its own.
-        return render(request, "incidents/detail.html#incident-runs",
-                      {"incident": incident, "runs": _runs_page(request, incident)})
+    if live.polled(request, "incident-runs"):
+        # The runs list pages on its own, and polls its page.
+        return live.fragment(request, "incidents/_runs.html", {"incident": incident,
+                                                               "runs": _runs_page(request, incident)})
+    if live.polled(request, "updates"):
+        return live.fragment(request, "partials/updates_timeline.html", _updates(request, incident))
     form = StartRunForm(incident=incident, pipeline=request.GET.get("pipeline"))
     if request.htmx and request.htmx.target == "run-form" and request.user.has_perm("agents.start_run"):
         # Without what was typed (a link, no form): that pipeline's field and its default goal.

@@ -1,6 +1,8 @@
 """Publishing pages: what is ready to publish, the publish confirmation with the diff against the
-incident's last published update, the publish click, and a person's retry of a dead-lettered delivery
-and decision on a held one (send again, or mark as sent)."""
+incident's last published update, the publish click, the held deliveries, and a person's retry of a
+dead-lettered delivery and decision on a held one (send again, or mark as sent).
+
+The ready-to-publish list and the held deliveries are live fragments (``reviewer.desk.live``)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agents.core.audit import word_diff
 from agents.models import Run
+from reviewer.desk import live
 from reviewer.desk.forms import PublishForm
 from reviewer.models import Delivery, StatusComponent
+from reviewer.outbox.held import held_deliveries
 from reviewer.outbox.publishing import (
     CONFIRM_REPEAT,
     PUBLISH_PERMISSION,
@@ -34,6 +38,8 @@ from reviewer.outbox.ready import READY_WINDOW, publish_queue
 from reviewer.permissions import require_perm
 
 READY_PER_PAGE = 50
+HELD_PER_PAGE = 50
+RECENTLY_DECIDED = 10
 
 
 @require_perm(PUBLISH_PERMISSION)
@@ -42,7 +48,25 @@ def ready_to_publish(request):
     """The texts waiting for a Publish click, grouped by incident, the most recent activity first."""
     page = Paginator(publish_queue(), READY_PER_PAGE).get_page(request.GET.get("page"))
     hours = int(READY_WINDOW.total_seconds() // 3600)
-    return render(request, "publishing/ready.html", {"texts": page, "window_hours": hours})
+    context = {"texts": page, "window_hours": hours}
+    if live.polled(request, "ready-list"):
+        return live.fragment(request, "publishing/ready.html#ready-list", context)
+    return render(request, "publishing/ready.html", context)
+
+
+@require_perm(PUBLISH_PERMISSION)
+@require_GET
+def held_deliveries_page(request):
+    """The held deliveries, the longest held first, each with its evidence and the two decisions; and
+    the held ones decided last, with who decided."""
+    page = Paginator(held_deliveries(), HELD_PER_PAGE).get_page(request.GET.get("page"))
+    decided = (Delivery.objects.filter(marked_sent_by__isnull=False)
+               .select_related("channel", "subscriber", "update__incident", "marked_sent_by")
+               .order_by("-delivered_at", "-pk")[:RECENTLY_DECIDED])
+    context = {"held": page, "decided": decided, "can_publish_any": True}
+    if live.polled(request, "held-list"):
+        return live.fragment(request, "publishing/held.html#held-list", context)
+    return render(request, "publishing/held.html", context)
 
 
 def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: str = "", status: int = 200,
@@ -124,6 +148,8 @@ def _person_acts(request, pk, action, done: str, nothing: str):
         messages.success(request, done.format(channel=delivery.channel.name))
     else:
         messages.info(request, nothing.format(channel=delivery.channel.name))
+    if request.POST.get("back") == "held":  # decided from the held deliveries: back to the rest of them
+        return redirect("held_deliveries")
     return redirect(reverse("incident", args=[delivery.update.incident.incident_id]) + "#updates")
 
 

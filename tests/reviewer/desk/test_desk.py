@@ -210,7 +210,7 @@ def test_the_inbox_polls_and_the_poll_carries_the_badge(login):
     make_escalation()
     client = login("lead")
     html = client.get("/inbox/?pipeline=reflection").content.decode()
-    assert 'hx-get="/inbox/?pipeline=reflection" hx-trigger="every 5s"' in html
+    assert 'hx-get="/inbox/?pipeline=reflection" hx-trigger="every 3s"' in html
     assert "js/inbox.js" in html
     poll = client.get("/inbox/?pipeline=reflection", **HTMX).content.decode()
     assert "<html" not in poll and 'id="inbox-list"' in poll

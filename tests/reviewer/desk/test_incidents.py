@@ -234,8 +234,8 @@ def test_incident_page_query_count_does_not_grow_with_its_runs(login, demo_data,
     make_runs(demo_data[PAY], rows, triggered_by=users.ops)
     client = login("ops")
 
-    with django_assert_max_num_queries(13):  # 7, facts and history, updates and deliveries, the brake banner,
-        # the ready-to-publish count and the texts waiting to be published
+    with django_assert_max_num_queries(14):  # 7, facts and history, updates and deliveries, the brake banner,
+        # the ready-to-publish and held counts and the texts waiting to be published
         assert client.get(incident_url()).status_code == 200
 
 
@@ -245,7 +245,8 @@ def test_incident_list_query_count_does_not_grow_with_runs(login, demo_data, dja
         make_runs(incident, rows)
     client = login("ops")
 
-    with django_assert_max_num_queries(9):  # 5, the page's count, every incident's facts, the banner, ready count
+    with django_assert_max_num_queries(10):  # 5, the page's count, every incident's facts, the banner, ready and
+        # held counts
         assert client.get(reverse("incidents")).status_code == 200
 
 
@@ -259,15 +260,15 @@ def test_incident_list_shows_fifty_incidents_a_page(login, demo_data):
     assert second.count('<tr>') - 1 == 10 and "Page 2 of 2" in second
 
 
-def test_runs_list_on_the_incident_page_polls_only_while_a_run_is_in_flight(login, demo_data):
+def test_runs_list_on_the_incident_page_is_a_live_fragment(login, demo_data):
     client = login("ops")
     make_runs(demo_data[PAY], 1)
-    assert "every 2s" not in client.get(incident_url()).content.decode()
+    assert 'id="incident-runs" data-live' in client.get(incident_url()).content.decode()
 
     make_run(goal="g", incident=demo_data[PAY], status="running")
     partial = client.get(incident_url(), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="incident-runs")
-    assert partial.content.decode().lstrip().startswith('<div id="incident-runs" hx-get=')
-    assert 'hx-trigger="every 2s"' in partial.content.decode()
+    assert partial.content.decode().lstrip().startswith('<div id="incident-runs" data-live hx-get=')
+    assert 'hx-trigger="every 3s"' in partial.content.decode() and partial["ETag"]
 
 
 def run_form_url(incident_id=PAY):

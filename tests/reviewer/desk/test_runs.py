@@ -158,7 +158,7 @@ def test_in_flight_run_page_polls_its_trace_and_a_finished_one_does_not(login, d
     assert POLLING in client.get(run_url(queued)).content.decode()
     assert f'hx-get="{trace_url(queued)}"' in client.get(run_url(queued)).content.decode()  # no steps: all
     for finished in Run.objects.exclude(status__in=Run.IN_FLIGHT):
-        assert "hx-trigger" not in client.get(run_url(finished)).content.decode()
+        assert POLLING not in client.get(run_url(finished)).content.decode()
 
 
 def test_trace_of_a_running_run_answers_200_with_the_polling_trigger(login, db):
@@ -406,7 +406,8 @@ def test_run_list_query_count_does_not_grow_with_rows(login, demo_data, django_a
     make_failed_runs(rows, incident=demo_data["inc_pay_2041"])
     client = login("ops")
 
-    with django_assert_max_num_queries(9):  # page, count, rows, stop reasons, brake banner, ready-to-publish count
+    # page, count, rows, stop reasons, brake banner, the ready-to-publish and held counts
+    with django_assert_max_num_queries(10):
         assert client.get(reverse("runs") + "?stop_reason=max_route_attempts&since=24h").status_code == 200
 
 
@@ -416,8 +417,8 @@ def test_failed_runs_query_count_does_not_grow_with_rows(login, demo_data, djang
     client = login("ops")
 
     # the count, the page's ids, those runs, their retry counts, 4, the banner, the active policies (Retry),
-    # the ready-to-publish count
-    with django_assert_max_num_queries(11):
+    # the ready-to-publish and held counts
+    with django_assert_max_num_queries(12):
         html = client.get(reverse("failed_runs")).content.decode()
     assert len(listed_runs(html)) == rows
 
@@ -435,7 +436,7 @@ def test_run_page_query_count_does_not_grow_with_the_trace(login, demo_data, dja
     Run.objects.bulk_create([Run(pipeline="routing", goal="ticket", retry_of=run) for _ in range(steps)])
     client = login("ops")
 
-    with django_assert_max_num_queries(11):  # 8, the brake banner, the active policies (Retry), the ready count
+    with django_assert_max_num_queries(12):  # 8, the brake banner, the active policies (Retry), ready and held
         assert client.get(run_url(run)).status_code == 200
     with django_assert_max_num_queries(9):  # and the active policies (Retry)
         assert client.get(trace_url(run), HTTP_HX_REQUEST="true").status_code == 286

@@ -44,6 +44,8 @@ ENDPOINTS = ("OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_
 NO_MAPPED_GROUP = ("Your account at {provider} is in no group that gives a role here, so no account was made "
                    "for you. Ask an admin to map one of your groups to a role.")
 INACTIVE = "Your account here is turned off. Ask an admin to turn it on."
+SUBJECT_TOO_LONG = ("{provider} names your account with an identifier longer than this product keeps ({limit} "
+                    "characters), so you cannot sign in with it. Tell an admin.")
 PROVIDER_FAILED = "{provider} did not complete the sign-in. Try again; if it keeps failing, tell an admin."
 
 
@@ -215,6 +217,12 @@ class SsoBackend(OIDCAuthenticationBackend):
         subject = payload.get("sub")
         if not isinstance(subject, str) or not subject or userinfo.get("sub") != subject:
             raise SuspiciousOperation("the userinfo answer is about another subject than the ID token")
+        limit = SsoIdentity._meta.get_field("subject").max_length
+        if len(subject) > limit:  # PostgreSQL would refuse to store it: a clear refusal rather than an error page
+            logger.warning("single sign-on refused a subject of %d characters (at most %d are kept)",
+                           len(subject), limit)
+            messages.error(self.request, SUBJECT_TOO_LONG.format(provider=settings.SSO_PROVIDER_NAME, limit=limit))
+            return None
         claims = {**payload, **userinfo}  # some providers put the groups in the ID token only
         groups = provider_groups(claims)
         identity = SsoIdentity.objects.select_related("user").filter(subject=subject).first()

@@ -122,6 +122,19 @@ def test_a_known_person_in_no_mapped_group_signs_in_with_no_role_and_sees_so(pro
     assert home.status_code == 403 and "Your account has no role yet" in home.content.decode()
 
 
+def test_a_subject_longer_than_the_product_keeps_is_refused_on_the_login_page_and_logged(provider, mappings, client,
+                                                                                         caplog):
+    login = "x" * 256
+    provider.set_accounts({login: {"email": "long@example.com", "groups": ["support-leads"]}})
+    with caplog.at_level("WARNING", logger="reviewer.sso"):
+        answer = sign_in(client, login)
+    assert answer.status_code == 302 and answer["Location"] == "/accounts/login/?sso=failed"
+    page = client.get(answer["Location"]).content.decode()
+    assert "longer than this product keeps (255 characters)" in page
+    assert "refused a subject of 256 characters" in caplog.text and login not in caplog.text
+    assert not SsoIdentity.objects.exists() and not get_user_model().objects.filter(email="long@example.com").exists()
+
+
 def test_a_person_is_found_by_the_providers_subject_not_by_an_email_another_account_has(provider, mappings, client,
                                                                                        users):
     provider.set_accounts({"lead": {"email": "lead@example.com", "groups": ["/ops"]}})

@@ -8,7 +8,7 @@ one of their groups is mapped; one it knows signs in whatever their groups, and 
 sees the product's "no role" pages.
 
 The library checks state and nonce, sends a PKCE challenge and verifies the ID token's signature;
-here the ID token's issuer and audience are checked too, the callback address is the one built
+here the ID token's issuer, audience and authorized party are checked too, the callback address is the one built
 from SITE_URL (what the provider has registered), and a person is found by the provider's subject.
 No token, code or secret is logged or stored.
 """
@@ -210,6 +210,11 @@ class SsoBackend(OIDCAuthenticationBackend):
             raise SuspiciousOperation(f"the token's issuer {claims.get('iss')!r} is not OIDC_OP_ISSUER")
         if settings.OIDC_RP_CLIENT_ID not in audiences:
             raise SuspiciousOperation("the token was not issued to this client (aud)")
+        # OpenID Connect Core 3.1.3.7: a token for several audiences must name the party it was given to.
+        if len(audiences) > 1 and "azp" not in claims:
+            raise SuspiciousOperation("the token has several audiences and no authorized party (azp)")
+        if "azp" in claims and claims["azp"] != settings.OIDC_RP_CLIENT_ID:
+            raise SuspiciousOperation("the token was given to another party than this client (azp)")
         return claims
 
     def get_or_create_user(self, access_token, id_token, payload):

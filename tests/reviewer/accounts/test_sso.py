@@ -241,6 +241,9 @@ def signed(claims: dict) -> tuple[str, str]:
     ({"iss": "https://other.example.com"}, "is not OIDC_OP_ISSUER"),
     ({"aud": "another-client"}, "not issued to this client"),
     ({"aud": ["another-client", "a-third"]}, "not issued to this client"),
+    ({"aud": ["another-client", "gated-review"]}, "several audiences and no authorized party"),
+    ({"aud": ["another-client", "gated-review"], "azp": "another-client"}, "another party than this client"),
+    ({"azp": "another-client"}, "another party than this client"),
 ])
 def test_an_id_token_from_another_issuer_or_for_another_client_is_refused(settings, changes, refusal):
     settings.SSO_ENABLED, settings.OIDC_RP_CLIENT_ID = True, "gated-review"
@@ -252,6 +255,15 @@ def test_an_id_token_from_another_issuer_or_for_another_client_is_refused(settin
     token, settings.OIDC_RP_IDP_SIGN_KEY = signed({**claims, **changes})
     with pytest.raises(SuspiciousOperation, match=refusal):
         SsoBackend().verify_token(token, nonce="n1")
+
+
+def test_an_id_token_for_several_audiences_given_to_this_client_is_accepted(settings):
+    settings.SSO_ENABLED, settings.OIDC_RP_CLIENT_ID = True, "gated-review"
+    settings.OIDC_OP_ISSUER = "https://idp.example.com"
+    token, settings.OIDC_RP_IDP_SIGN_KEY = signed({
+        "iss": "https://idp.example.com", "aud": ["another-client", "gated-review"], "azp": "gated-review",
+        "sub": "lena", "nonce": "n1", "exp": int(time.time()) + 300})
+    assert SsoBackend().verify_token(token, nonce="n1")["azp"] == "gated-review"
 
 
 def test_sso_discovery_prints_the_providers_settings_from_its_discovery_document(started_provider, capsys):

@@ -215,6 +215,29 @@ def test_reordered_entries_are_named(db):
     assert "broken at entry 2: entry 2: does not chain to the entry before it" in broken_at()
 
 
+def test_a_ledger_emptied_with_its_head_is_named_even_once_written_anew(db):
+    append_some(3)
+    assert chain.verify_and_record().ok
+    tamper("DELETE FROM reviewer_ledgerentry")  # what TRUNCATE of both tables leaves
+    tamper("DELETE FROM reviewer_ledgerhead")
+    assert "entry 1: the ledger was emptied or rewritten" in broken_at()
+    append_some(2)  # a new chain from entry 1, valid in itself
+    verdict = chain.verify()
+    assert not verdict.ok and "counted 3 entries up to the head" in verdict.message
+
+
+def test_a_ledger_that_only_grew_since_the_last_verification_verifies(db, settings):
+    append_some(2)
+    assert chain.verify_and_record().ok
+    append_some(2)
+    assert chain.verify().ok
+    settings.LEDGER_RETENTION_DAYS = 183
+    with time_machine.travel(timezone.now() + timedelta(days=200), tick=False):
+        append_some(1)
+        assert chain.prune() == 4  # the head the verification found is pruned away, and says so
+        assert chain.verify().ok
+
+
 def test_the_scheduled_verification_stores_its_result(db):
     from reviewer.ledger.tasks import verify_ledger
 

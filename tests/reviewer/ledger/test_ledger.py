@@ -300,6 +300,19 @@ def test_postgresql_refuses_to_update_or_delete_a_ledger_row(postgres):
     call_command("verify_ledger")
 
 
+def test_postgresql_refuses_to_truncate_the_ledger(postgres):
+    from django.db import DatabaseError
+
+    append_some(2)
+    for table in ("reviewer_ledgerentry", "reviewer_ledgerhead"):
+        with pytest.raises(DatabaseError, match=f"the ledger's table {table} cannot be truncated"), \
+                transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL reviewer.flushing_tests = 'off'")  # as in any database but the tests'
+            cursor.execute(f"TRUNCATE {table} CASCADE")
+    assert LedgerEntry.objects.count() == 2 and LedgerHead.objects.get().seq == 2
+    call_command("verify_ledger")
+
+
 def test_postgresql_prunes_only_inside_the_prune(postgres, settings):
     settings.LEDGER_RETENTION_DAYS = 183
     with time_machine.travel(timezone.now() - timedelta(days=200), tick=False):

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -53,11 +55,16 @@ from agents.models import (
     TraceStep,
 )
 from agents.policy_rows import PolicyMissing, load_policy, policy_snapshot
+from agents.slots import DatabaseSlots
 
 DEFAULT_RUNS = 1000
 MAX_RUNS = 20_000
 DEFAULT_DECIDED = 1000
 CHUNK = 250  # runs whose calls and steps are read in one query
+# Each line of a pattern list is checked on every text a preview replays: a list of thousands made one
+# preview take a minute of a web worker's processor. A saved row is not bounded, only what is previewed.
+MAX_PREVIEW_PATTERNS = 200
+PATTERN_LISTS = {RestrictedClaim: ("paraphrases", "supported_by")}
 
 # Which pipelines a change of each kind of row can change.
 GUARD_ROWS = (RestrictedClaim, RegionToken, GroundingTerm)
@@ -72,6 +79,59 @@ def pipelines_of(row: models.Model) -> tuple[str, ...]:
     if isinstance(row, (*GUARD_ROWS, IssueType)):
         return TEXT_PIPELINES
     raise TypeError(f"the policy lab cannot preview a {type(row).__name__}")
+
+
+def pattern_list_problems(row: models.Model) -> dict[str, str]:
+    """Field -> why a preview refuses it, for each pattern list of ``row`` longer than a preview takes."""
+    problems = {}
+    for name in PATTERN_LISTS.get(type(row), ()):
+        lines = [line for line in (getattr(row, name) or "").splitlines() if line.strip()]
+        if len(lines) > MAX_PREVIEW_PATTERNS:
+            problems[name] = (f"{len(lines)} patterns: a preview takes at most {MAX_PREVIEW_PATTERNS} in one list. "
+                              "Preview a shorter list (the most telling patterns) first.")
+    return problems
+
+
+class PreviewStopped(Exception):
+    """The preview was not made, or not finished; the message says why, for the person who asked."""
+
+
+class PreviewOverBudget(PreviewStopped):
+    """The preview used more processor time than ``POLICY_LAB_CPU_SECONDS`` allows."""
+
+
+class PreviewBusy(PreviewStopped):
+    """The person has a preview running already."""
+
+
+class _Budget:
+    """Processor time of this thread (what a preview costs its worker, whatever else the process does)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.started = time.thread_time()
+
+    def check(self, done: str) -> None:
+        if self.seconds is not None and time.thread_time() - self.started > self.seconds:
+            raise PreviewOverBudget(
+                f"The preview stopped after {done}: it used more than {self.seconds:g} s of processor time "
+                "(POLICY_LAB_CPU_SECONDS). Preview fewer runs or a narrower window, or shorter pattern lists.")
+
+
+@contextmanager
+def one_preview_per_person(user_pk: int) -> Iterator[None]:
+    """Hold the person's one preview slot while the block runs; :class:`PreviewBusy` if it is held.
+
+    A slot row in the database (``agents.slots``), shared by every worker process; its lease ends by
+    itself if a worker dies mid-preview."""
+    slots, name = DatabaseSlots(), f"policy lab: user {user_pk}"
+    token = slots.take(name, 1, settings.POLICY_LAB_CPU_SECONDS * 3 + 60)
+    if token is None:
+        raise PreviewBusy("You have a preview running already: wait for its result, then preview again.")
+    try:
+        yield
+    finally:
+        slots.release(name, token)
 
 
 # -- decided texts, from the apps that hold decisions ------------------------------------------------
@@ -134,11 +194,13 @@ def _passes(text: str, context: dict, policy: Policy) -> tuple[bool, tuple[dict,
 
 
 def judge_decided(texts: Iterable[DecidedText], current: dict[str, Policy],
-                  proposed: dict[str, Policy]) -> tuple[int, list[TextFlip]]:
+                  proposed: dict[str, Policy], budget: _Budget | None = None) -> tuple[int, list[TextFlip]]:
     """How many decided texts were judged, and those the proposed policy's final-answer checks judge
     otherwise than the current one's, contradictions of a person's decision first."""
     judged, flips = 0, []
     for decided in texts:
+        if budget is not None:
+            budget.check(f"judging {judged} decided texts")
         if decided.pipeline not in proposed or decided.pipeline not in current or not decided.text.strip():
             continue
         judged += 1
@@ -297,11 +359,18 @@ def describe(row: models.Model) -> str:
 
 
 def preview(proposed: models.Model, *, last: int = DEFAULT_RUNS, since: datetime | None = None,
-            until: datetime | None = None, decided: int = DEFAULT_DECIDED) -> Preview:
+            until: datetime | None = None, decided: int = DEFAULT_DECIDED,
+            cpu_seconds: float | None = None) -> Preview:
     """Replay the newest ``last`` stored runs (created in [since, until) when given) of the pipelines
     ``proposed`` affects under the policy with ``proposed`` in place; judge the decided texts too
-    when the change can change the guard's verdict on a text. Reads only."""
+    when the change can change the guard's verdict on a text. Reads only.
+
+    Raises :class:`LabInputError` for a pattern list longer than a preview takes, and
+    :class:`PreviewOverBudget` once it has used ``cpu_seconds`` of processor time (no bound: None)."""
+    if problems := pattern_list_problems(proposed):
+        raise LabInputError("; ".join(f"{name}: {problem}" for name, problem in problems.items()))
     started = time.perf_counter()
+    budget = _Budget(cpu_seconds)
     pipelines = pipelines_of(proposed)
     report = Preview(change=describe(proposed), pipelines=pipelines, window="")
     current: dict[str, Policy] = {}
@@ -320,6 +389,7 @@ def preview(proposed: models.Model, *, last: int = DEFAULT_RUNS, since: datetime
     rows = stored_runs(list(future), last=last, since=since, until=until)
     report.window = _window(last, len(rows), since, until)
     for row, recording in recordings(rows):
+        budget.check(f"{report.runs} of {len(rows)} runs")
         pipeline = row["pipeline"]
         older = pipeline in current and recording.policy != snapshots[pipeline]
         replayed = replay(recording, future[pipeline], current=current[pipeline] if older else None)
@@ -328,7 +398,7 @@ def preview(proposed: models.Model, *, last: int = DEFAULT_RUNS, since: datetime
         judging = time.perf_counter()
         texts = [t for source in _DECIDED_SOURCES for t in source(list(future), decided)]
         report.texts_judged, report.text_flips = judge_decided(
-            texts, current, {p: policy for p, policy in future.items() if p in current})
+            texts, current, {p: policy for p, policy in future.items() if p in current}, budget)
         report.texts_seconds = time.perf_counter() - judging
     report.seconds = time.perf_counter() - started
     return report
@@ -414,6 +484,8 @@ def proposed_row(kind: str, key: str | None, changes: dict[str, Any]) -> models.
             setattr(row, name, field.to_python(value))
         except ValidationError as error:
             raise LabInputError(f"{name}: {' '.join(error.messages)}") from None
+    if problems := pattern_list_problems(row):
+        raise LabInputError("; ".join(f"{name}: {problem}" for name, problem in problems.items()))
     try:
         row.full_clean()
     except ValidationError as error:

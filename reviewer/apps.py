@@ -20,12 +20,13 @@ class ReviewerConfig(AppConfig):
         from reviewer.desk.decisions import open_escalation
         from reviewer.ledger.events import policy_changed
         from reviewer.models import StatusComponent, status_page_changed
-        from reviewer.outbox.destinations import DestinationError, declared, resolve
+        from reviewer.outbox.destinations import DestinationError, allowed_recipients, declared, resolve
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
 
         try:
             declared()
+            allowed_recipients()
             if settings.LEDGER_ANCHOR_DESTINATION:
                 resolve(settings.LEDGER_ANCHOR_DESTINATION)
         except DestinationError as error:

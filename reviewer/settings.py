@@ -182,6 +182,9 @@ AXES_IP_FAILURE_LIMIT = envint("AXES_IP_FAILURE_LIMIT", 50)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_USERNAME_CALLABLE = "reviewer.accounts.lockout.attempted_username"
 SSO_ADDRESS_FAILURE_LIMIT = envint("SSO_ADDRESS_FAILURE_LIMIT", 50)
+
+# The processor seconds one policy-lab preview (admin, API) may use before it stops with a message.
+POLICY_LAB_CPU_SECONDS = envint("POLICY_LAB_CPU_SECONDS", 20)
 AXES_HANDLER = "reviewer.accounts.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"

@@ -113,6 +113,21 @@ def demo_runs(demo_data, users):
 # -- the model: the real openai SDK against the scripted server -------------------------------------
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """On PostgreSQL, the test database lets its flush between tests truncate the ledger, which the
+    ledger's trigger refuses in any other database (reviewer/models/ledger.py)."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(f"ALTER DATABASE {connection.ops.quote_name(connection.settings_dict['NAME'])} "
+                               "SET reviewer.flushing_tests = 'on'")
+            connection.close()
+            connection.close_pool()  # the setting holds from the next connection on: none is kept from before
+
+
 @pytest.fixture
 def postgres(transactional_db):
     """A test that needs PostgreSQL (real concurrency, its pool) skips, saying so, on SQLite."""

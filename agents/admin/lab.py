@@ -4,6 +4,7 @@ the preview's summary with its PolicyChange."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
@@ -12,7 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from agents.forms import LabWindowForm
-from agents.lab import preview
+from agents.lab import PreviewStopped, one_preview_per_person, pattern_list_problems, preview
 from agents.models import snapshot
 
 # The session key of the previews not yet saved: "<model label>:<pk or new>" -> values and summary.
@@ -79,14 +80,22 @@ class PreviewAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(form_url)
         form = self.get_form(request, obj, change=obj is not None)(request.POST, request.FILES, instance=obj)
         window = LabWindowForm(request.POST)
-        report = None
+        report, stopped = None, []
         if form.is_valid() and window.is_valid():
-            report = preview(form.instance, **window.window())
-            remember_preview(request, form.instance, report.summary())
+            for name, problem in pattern_list_problems(form.instance).items():
+                form.add_error(name, problem)
+        if not form.errors and window.is_valid():
+            try:
+                with one_preview_per_person(request.user.pk):
+                    report = preview(form.instance, **window.window(), cpu_seconds=settings.POLICY_LAB_CPU_SECONDS)
+            except PreviewStopped as why:
+                stopped = [str(why)]
+            else:
+                remember_preview(request, form.instance, report.summary())
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts, "original": obj, "title": f"Impact of the change to {form.instance}",
-            "report": report, "problems": _problems(form) + _problems(window), "form_url": form_url,
+            "report": report, "problems": _problems(form) + _problems(window) + stopped, "form_url": form_url,
             "reposted": [(k, v) for k in request.POST if k not in NOT_REPOSTED for v in request.POST.getlist(k)],
             "flips": report.flips[:SHOWN_FLIPS] if report else [],
             "diverged": report.diverged[:SHOWN_DIVERGED] if report else [],

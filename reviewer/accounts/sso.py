@@ -8,7 +8,7 @@ one of their groups is mapped; one it knows signs in whatever their groups, and 
 sees the product's "no role" pages.
 
 The library checks state and nonce, sends a PKCE challenge and verifies the ID token's signature;
-here the ID token's issuer and audience are checked too, the callback address is the one built
+here the ID token's issuer, audience and authorized party are checked too, the callback address is the one built
 from SITE_URL (what the provider has registered), and a person is found by the provider's subject.
 No token, code or secret is logged or stored.
 """
@@ -44,6 +44,8 @@ ENDPOINTS = ("OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_
 NO_MAPPED_GROUP = ("Your account at {provider} is in no group that gives a role here, so no account was made "
                    "for you. Ask an admin to map one of your groups to a role.")
 INACTIVE = "Your account here is turned off. Ask an admin to turn it on."
+SUBJECT_TOO_LONG = ("{provider} names your account with an identifier longer than this product keeps ({limit} "
+                    "characters), so you cannot sign in with it. Tell an admin.")
 PROVIDER_FAILED = "{provider} did not complete the sign-in. Try again; if it keeps failing, tell an admin."
 
 
@@ -208,6 +210,11 @@ class SsoBackend(OIDCAuthenticationBackend):
             raise SuspiciousOperation(f"the token's issuer {claims.get('iss')!r} is not OIDC_OP_ISSUER")
         if settings.OIDC_RP_CLIENT_ID not in audiences:
             raise SuspiciousOperation("the token was not issued to this client (aud)")
+        # OpenID Connect Core 3.1.3.7: a token for several audiences must name the party it was given to.
+        if len(audiences) > 1 and "azp" not in claims:
+            raise SuspiciousOperation("the token has several audiences and no authorized party (azp)")
+        if "azp" in claims and claims["azp"] != settings.OIDC_RP_CLIENT_ID:
+            raise SuspiciousOperation("the token was given to another party than this client (azp)")
         return claims
 
     def get_or_create_user(self, access_token, id_token, payload):
@@ -215,6 +222,12 @@ class SsoBackend(OIDCAuthenticationBackend):
         subject = payload.get("sub")
         if not isinstance(subject, str) or not subject or userinfo.get("sub") != subject:
             raise SuspiciousOperation("the userinfo answer is about another subject than the ID token")
+        limit = SsoIdentity._meta.get_field("subject").max_length
+        if len(subject) > limit:  # PostgreSQL would refuse to store it: a clear refusal rather than an error page
+            logger.warning("single sign-on refused a subject of %d characters (at most %d are kept)",
+                           len(subject), limit)
+            messages.error(self.request, SUBJECT_TOO_LONG.format(provider=settings.SSO_PROVIDER_NAME, limit=limit))
+            return None
         claims = {**payload, **userinfo}  # some providers put the groups in the ID token only
         groups = provider_groups(claims)
         identity = SsoIdentity.objects.select_related("user").filter(subject=subject).first()

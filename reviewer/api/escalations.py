@@ -170,7 +170,7 @@ def read_escalation(request, escalation_id: int = RowId):
 def decide(request, body: DecideIn, escalation_id: int = RowId):
     """Decide once: approve, edit then approve (the guard checks the text; violations need a note),
     or reject (with a reason). Someone quicker → 409 naming who decided. An escalation another lead
-    claimed → 409 naming them, unless ``decide_anyway`` is true.
+    claimed → 409 naming them, unless ``decide_anyway`` is true (a request for changes too).
 
     ``request_changes`` is not a decision: the note's instructions go to the model for one revision
     that the patch guard checks; 202, the escalation stays pending and its ``change_requests`` show
@@ -184,6 +184,10 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
     check_strings([body.text, body.note], "decision")
     if not Escalation.objects.filter(pk=escalation_id).exists():
         raise Http404(f"No escalation {escalation_id}.")
+    holder = decisions.claim_holder(_load_escalation(escalation_id), request.user)
+    if holder is not None and not body.decide_anyway:  # a request for changes too: it resets the approvals
+        raise ApiError(409, f"{holder.get_full_name() or holder.username} claimed this escalation; send "
+                            "“decide_anyway”: true to decide it in their place.", claimed_by=holder.username)
     if body.action == "request_changes":
         try:
             decisions.request_changes(escalation_id, request.user, body.note)
@@ -192,10 +196,6 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
         except decisions.DecisionInvalid as invalid:
             raise ApiError(422, str(invalid), stop_reason=_load_escalation(escalation_id).stop_reason) from None
         return Status(202, _escalation_out(_load_escalation(escalation_id)))
-    holder = decisions.claim_holder(_load_escalation(escalation_id), request.user)
-    if holder is not None and not body.decide_anyway:
-        raise ApiError(409, f"{holder.get_full_name() or holder.username} claimed this escalation; send "
-                            "“decide_anyway”: true to decide it in their place.", claimed_by=holder.username)
     try:
         outcome = decisions.decide(escalation_id, request.user, body.action, text=body.text, note=body.note,
                                    confirm_changed_facts=body.confirm_changed_facts, text_version=body.text_version)

@@ -6,11 +6,22 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Literal
 
+from django.conf import settings
 from django.urls import reverse
 from ninja import Field, Router, Schema
 
 from agents.forms import LabWindowForm
-from agents.lab import DEFAULT_RUNS, KINDS, MAX_RUNS, LabInputError, preview, proposed_row
+from agents.lab import (
+    DEFAULT_RUNS,
+    KINDS,
+    MAX_RUNS,
+    LabInputError,
+    PreviewBusy,
+    PreviewOverBudget,
+    one_preview_per_person,
+    preview,
+    proposed_row,
+)
 from reviewer.api.common import ApiError, Error, check_strings
 
 router = Router(tags=["policy lab"])
@@ -70,7 +81,8 @@ def _run_change(flip) -> dict:
             "note": replayed.note, "url": reverse("run", args=[flip.run_id])}
 
 
-@router.post("/policy-lab/preview", response={200: PreviewOut, 400: Error, 401: Error, 403: Error, 422: Error})
+@router.post("/policy-lab/preview", response={200: PreviewOut, 400: Error, 401: Error, 403: Error, 422: Error,
+                                                  429: Error})
 def preview_change(request, body: PreviewIn):
     """Replay the stored runs under a proposed change of one policy row (nothing is saved, called or
     sent); for those allowed to change that kind of row."""
@@ -90,7 +102,13 @@ def preview_change(request, body: PreviewIn):
         row = proposed_row(body.kind, body.key, body.changes)
     except LabInputError as error:
         raise ApiError(422, f"The change cannot be previewed: {error}") from None
-    report = preview(row, **window.window())
+    try:
+        with one_preview_per_person(request.user.pk):
+            report = preview(row, **window.window(), cpu_seconds=settings.POLICY_LAB_CPU_SECONDS)
+    except PreviewBusy as busy:
+        raise ApiError(429, str(busy)) from None
+    except PreviewOverBudget as over:
+        raise ApiError(422, str(over)) from None
     return {**report.summary(), "problems": report.problems,
             "flipped": [_run_change(f) for f in report.flips[:SHOWN]],
             "diverged": [_run_change(f) for f in report.diverged[:SHOWN]],

@@ -84,6 +84,19 @@ def group_name(escalation: Escalation) -> str:
     return escalation.approval_group.name if escalation.approval_group_id else SUPPORT_LEAD
 
 
+def under_rule(escalation: Escalation) -> bool:
+    """An approval rule applied when the escalation opened (what it kept: a group, or a quorum)."""
+    return escalation.approval_group_id is not None or escalation.under_quorum
+
+
+def check_member(escalation: Escalation, user, verb: str) -> Group:
+    """The approval group, if ``user`` is in it; else :class:`ApprovalRefused` saying whose it is to ``verb``."""
+    group = group_of(escalation)
+    if not user.groups.filter(pk=group.pk).exists():
+        raise ApprovalRefused(f"Only members of “{group.name}” can {verb} this escalation; you are not one.")
+    return group
+
+
 def needed_text(count: int) -> str:
     return f"{count} more approval{'s' if count != 1 else ''}"
 
@@ -106,10 +119,8 @@ def add(escalation: Escalation, user, *, seen_version: int | None = None) -> tup
         raise ApprovalRefused(
             f"The text changed since you read it (it is version {escalation.text_version} now, you read version "
             f"{seen_version}); read it again before approving.", status=409)
-    group = group_of(escalation)
+    group = check_member(escalation, user, "approve")
     required = escalation.required_approvals
-    if not user.groups.filter(pk=group.pk).exists():
-        raise ApprovalRefused(f"Only members of “{group.name}” can approve this escalation; you are not one.")
     if escalation.text_by_id == user.pk:
         raise ApprovalRefused(
             "You wrote this version of the text (your edit, or the revision you requested), so your approval "

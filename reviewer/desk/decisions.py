@@ -8,7 +8,8 @@ append-only; nothing here updates or deletes one.
 
 An escalation under a quorum (:mod:`reviewer.desk.approvals`) is approved by the approval that
 completes it: each approval before it is counted and leaves the escalation pending, and an edit
-replaces the text to approve instead of approving it.
+replaces the text to approve instead of approving it. Under an approval rule only members of its
+group approve or reject.
 """
 
 from __future__ import annotations
@@ -215,7 +216,11 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
     judged = _judge(escalation, action, text, note.strip())
     if judged.status == "approved" and escalation.facts_changes and not confirm_changed_facts:
         raise DecisionInvalid(facts_changed_message(escalation))
-    if judged.status == "approved" and escalation.under_quorum:
+    counted = judged.status == "approved" and escalation.under_quorum  # add() checks the approver's group
+    if approvals.under_rule(escalation) and not counted:
+        # Under a rule its group decides: a rejection (or the one approval a rule asks) from outside it is refused.
+        approvals.check_member(escalation, user, "reject" if judged.status == "rejected" else "approve")
+    if counted:
         if judged.action == Decision.Action.EDIT_APPROVE:
             outcome = _record_edit(escalation_pk, user, judged, _incident_version(escalation))
         else:

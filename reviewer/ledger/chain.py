@@ -117,9 +117,13 @@ def verify() -> Verdict:
     named: its content changed (or does not say its own columns), its hash is not its own, it does
     not chain to the entry before, or a seq is missing or out of place. Then the last entry must be
     the head row's: a head further on means entries at the end were removed, one behind means
-    entries were added after it by hand."""
+    entries were added after it by hand. Last, the head an earlier verification found must still
+    be in the chain (or pruned since): a ledger emptied (TRUNCATE, head row included) and perhaps
+    written anew would otherwise verify clean."""
     head = LedgerHead.objects.filter(pk=1).first() or LedgerHead(seq=0, hash="")
     expected_seq, prev_hash, count = head.checkpoint_seq + 1, head.checkpoint_hash, 0
+    earlier = LedgerVerification.objects.filter(ok=True, count__gt=0).order_by("-at", "-id").first()
+    found_earlier = earlier is None or earlier.head_hash == head.checkpoint_hash
     rows = LedgerEntry.objects.order_by("seq", "id").values_list(
         "seq", "kind", "subject", "created_at", "content", "prev_hash", "hash")
     for seq, kind, subject, created_at, content, stored_prev, stored_hash in rows.iterator(chunk_size=2000):
@@ -128,6 +132,12 @@ def verify() -> Verdict:
         if problem:
             return Verdict(False, count, prev_hash, expected_seq, f"entry {expected_seq}: {problem}")
         expected_seq, prev_hash, count = seq + 1, stored_hash, count + 1
+        found_earlier = found_earlier or stored_hash == earlier.head_hash
+    if not found_earlier and not (head.pruned_at and head.pruned_at >= earlier.at):
+        return Verdict(False, count, prev_hash, 1,
+                       f"entry 1: the ledger was emptied or rewritten (the verification of "
+                       f"{earlier.at:%Y-%m-%d %H:%M:%S} UTC counted {earlier.count} entries up to the head "
+                       f"{earlier.head_hash[:12]}…, which is no longer in it)")
     last_seq = expected_seq - 1
     if head.seq > last_seq:
         return Verdict(False, count, prev_hash, last_seq + 1,

@@ -8,6 +8,15 @@ from django.db import models
 from django.utils import timezone
 
 
+def no_truncate(name: str) -> pgtrigger.Trigger:
+    """PostgreSQL refuses TRUNCATE of the table (row triggers never see one). The setting it reads is
+    on only in the test database (tests/conftest.py), whose flush between tests truncates every table."""
+    return pgtrigger.Trigger(
+        name=name, operation=pgtrigger.Truncate, level=pgtrigger.Statement, when=pgtrigger.Before,
+        condition=pgtrigger.Condition("current_setting('reviewer.flushing_tests', true) IS DISTINCT FROM 'on'"),
+        func="RAISE EXCEPTION 'the ledger''s table % cannot be truncated: it is append-only', TG_TABLE_NAME;")
+
+
 class LedgerEntry(models.Model):
     """One event the product records for good, chained to the one before it: a decision, a
     publication, a policy change, a deadline breach or a dataset export. Written only by
@@ -44,6 +53,9 @@ class LedgerEntry(models.Model):
             # The rows of the ledger are never changed nor removed, whoever holds the database's
             # password; pruning alone lifts this, inside its own transaction (pgtrigger.ignore).
             pgtrigger.Protect(name="ledger_entry_append_only", operation=pgtrigger.Update | pgtrigger.Delete),
+            # TRUNCATE passes row triggers; this one refuses it (the test database alone allows it,
+            # for the flush between tests: tests/conftest.py). SQLite has no TRUNCATE.
+            no_truncate("ledger_entry_no_truncate"),
         ]
 
     def __str__(self) -> str:
@@ -60,6 +72,9 @@ class LedgerHead(models.Model):
     checkpoint_seq = models.PositiveBigIntegerField(default=0)
     checkpoint_hash = models.CharField(max_length=64, blank=True)
     pruned_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        triggers = [no_truncate("ledger_head_no_truncate")]
 
     def __str__(self) -> str:
         return f"Ledger head at {self.seq}"

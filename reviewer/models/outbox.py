@@ -57,7 +57,7 @@ class DeliveryChannel(models.Model):
         from django.core.exceptions import ValidationError
         from django.core.validators import validate_email
 
-        from reviewer.outbox.destinations import names
+        from reviewer.outbox.destinations import names, recipient_problem
 
         errors = {}
         if self.kind in self.NEEDS_DESTINATION:
@@ -71,11 +71,17 @@ class DeliveryChannel(models.Model):
         if self.kind == self.Kind.EMAIL:
             if not self.recipient_list:
                 errors["recipients"] = "An email channel needs at least one recipient."
+            problems = []
             for address in self.recipient_list:
                 try:
                     validate_email(address)
                 except ValidationError:
-                    errors["recipients"] = f"“{address[:100]}” is not an email address."
+                    problems.append(f"“{address[:100]}” is not an email address.")
+                else:
+                    if problem := recipient_problem(address):
+                        problems.append(problem)
+            if problems:
+                errors["recipients"] = problems
         elif self.recipients.strip():
             errors["recipients"] = "Only email channels have recipients."
         if self.kind == self.Kind.SUBSCRIBERS:

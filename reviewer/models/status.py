@@ -91,6 +91,13 @@ class SubscriberQuerySet(models.QuerySet):
     def active(self):
         return self.filter(confirmed_at__isnull=False, unsubscribed_at__isnull=True)
 
+    def ask(self, email: str, components: list[int], client: str) -> None:
+        """Hand the subscribe form's request to a worker (``reviewer.status.tasks``), by the task's name:
+        the form does this, and only this, whatever the address, so its time tells nothing about it."""
+        from reviewer.celery import app
+
+        app.tasks["reviewer.tasks.subscribe_to_status"].delay(email, components, client)
+
     def for_update(self, update):
         """The active subscribers a PublishedUpdate goes to: those who chose no component (every update)
         and those who chose one of the components it names."""

@@ -3,7 +3,8 @@
 Each line has ``time`` (UTC, ISO 8601), ``level``, ``logger`` and ``message``; during a request also
 ``request_id``, ``method`` and ``path`` (never the query string, a header or the body); ``status``
 when Django's request logger reports an answer; ``exception`` (the traceback) with an error. The
-keys of subscription links (a UUID in the path) are left out wherever they appear.
+keys of subscription links (a UUID in the path) and every copy of a configured model key are left out
+wherever they appear.
 """
 
 from __future__ import annotations
@@ -14,14 +15,20 @@ import re
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
+from agents.core.llm.endpoints import redact
+
 # The request being answered in this thread (set by reviewer.middleware.RequestIdMiddleware).
 current_request: ContextVar[dict | None] = ContextVar("current_request", default=None)
 
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+UUID = re.compile(r"[0-9a-f]{8}(?:-|%2d)[0-9a-f]{4}(?:-|%2d)[0-9a-f]{4}(?:-|%2d)[0-9a-f]{4}(?:-|%2d)[0-9a-f]{12}",
+                  re.IGNORECASE)
 
 
 def without_keys(text: str) -> str:
-    return UUID.sub("<key>", text)
+    """``text`` without subscription keys (as written or URL-encoded) and without any copy of a
+    configured model key (``agents.core.llm.endpoints.redact``: in any case or spacing, URL-encoded or
+    in base64): a library's message or a traceback may quote either."""
+    return redact(UUID.sub("<key>", text))
 
 
 def request_fields(request) -> dict:

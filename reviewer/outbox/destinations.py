@@ -97,6 +97,43 @@ def resolve(name: str, environ: Mapping[str, str] = os.environ) -> Destination:
     return destinations[name]
 
 
+# The addresses an email channel may send to, declared by the operator as the webhooks are: an
+# address (ops@example.com) or a whole domain (@example.com), separated as the destinations are.
+EMAIL_VARIABLE = "OUTBOUND_EMAIL_RECIPIENTS"
+_DOMAIN = re.compile(r"@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+_LOCAL_PART = re.compile(r"[a-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}")
+
+
+def allowed_recipients(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """The declared addresses and ``@domains``, lower-cased. Raises :class:`DestinationError` naming
+    the variable and the entry when one is neither."""
+    allowed = []
+    for number, entry in enumerate(_SEPARATORS.split((environ.get(EMAIL_VARIABLE) or "").strip()), start=1):
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        name, at, domain = entry.rpartition("@")
+        if not at or not _DOMAIN.fullmatch(f"@{domain}") or (name and not _LOCAL_PART.fullmatch(name)):
+            raise DestinationError(f"{EMAIL_VARIABLE}: entry {number} ({entry[:100]}) is not an email address "
+                                   "or a domain such as @example.com")
+        allowed.append(entry)
+    return tuple(allowed)
+
+
+def recipient_problem(address: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Why an email channel may not send to the email address ``address`` ("" when it may): the
+    operator did not declare it in ``OUTBOUND_EMAIL_RECIPIENTS``, by itself or by its domain."""
+    try:
+        allowed = allowed_recipients(environ)
+    except DestinationError:
+        allowed = ()  # the settings check already refused to start on it
+    lowered = address.lower()
+    if lowered in allowed or "@" + lowered.rpartition("@")[2] in allowed:
+        return ""
+    return (f"“{address[:100]}” is not declared in {EMAIL_VARIABLE} (declared: {', '.join(allowed) or 'none'}); "
+            "the operator declares the addresses and domains email channels may send to.")
+
+
 def _checked_url(url: str, where: str) -> str:
     try:
         parts = urlsplit(url)

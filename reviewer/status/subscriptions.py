@@ -4,6 +4,8 @@ provider (RFC 8058). The updates themselves go through the outbox's subscribers 
 
 No page says whether an address was known: subscribing answers the same for every address, whether
 an email went or a limit held it back, and the links work by the subscriber's unguessable key. The
+form does the same work for every address too (it enqueues :func:`subscribe` for a worker), so the
+time it takes cannot tell a new address from a confirmed one either. The
 confirmation emails are limited per mailbox, per domain and per client address (``limit_reached``). A
 GET never changes anything, because mail scanners open links: confirming and unsubscribing are
 buttons that POST.
@@ -128,13 +130,13 @@ def subscribe(email: str, components, *, client: str = "") -> None:
 def subscribe_page(request):
     form = SubscribeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        components = [component.pk for component in form.cleaned_data["components"]]
         try:
-            subscribe(form.cleaned_data["email"], form.cleaned_data["components"],
-                      client=get_client_ip_address(request) or "")
-        except Exception:  # the mail server: the person can try again; nothing was half done that matters
-            log.exception("the confirmation email could not be sent")
-            form.add_error(None, "The confirmation email could not be sent just now; please try again in a few "
-                                 "minutes.")
+            # The same for every address: a worker looks the address up and sends the email, if any.
+            Subscriber.objects.ask(form.cleaned_data["email"], components, get_client_ip_address(request) or "")
+        except Exception:  # the broker: the person can try again; nothing was done
+            log.exception("the subscribe request could not be queued")
+            form.add_error(None, "Your request could not be taken just now; please try again in a few minutes.")
             return _page(request, "status/subscribe.html", {"form": form}, status=503)
         return _page(request, "status/subscribe.html", {"sent_to": form.cleaned_data["email"]})
     return _page(request, "status/subscribe.html", {"form": form}, status=422 if form.errors else 200)

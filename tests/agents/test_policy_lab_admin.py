@@ -4,9 +4,11 @@ saves nothing, and a save of exactly those values keeps the preview's summary wi
 import re
 from html import unescape
 
+import pytest
 from django.utils import timezone
 
 from agents.core.llm.offline import OfflineModel
+from agents.lab import MAX_PREVIEW_PATTERNS, LabInputError, one_preview_per_person, proposed_row
 from agents.models import PipelinePolicy, PolicyChange, RestrictedClaim, RouteTarget, Run
 from agents.tasks import run_now, start_run
 from tests.agents.conftest import admin_url, form_data
@@ -125,3 +127,42 @@ def test_people_who_may_not_change_policies_cannot_preview(login, demo_data):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     reloaded = login("admin").get(admin_url("routetarget", "preview", route.pk))
     assert (reloaded.status_code, reloaded["Location"]) == (302, admin_url("routetarget", "change", route.pk))
+
+
+CLAIM = {"family": "back to normal", "pattern": r"\bback\s+to\s+normal\b", "kind": "restricted_claims",
+         "support": "evidence", "hedging": "any", "enabled": "on"}
+
+
+def test_a_pattern_list_longer_than_a_preview_takes_is_a_form_error_and_nothing_is_replayed(login, demo_data):
+    routing_run()
+    many = "\n".join(rf"\bback\s+to\s+normal{n}\b" for n in range(MAX_PREVIEW_PATTERNS + 1))
+    response, _ = preview_post(login("admin"), "restrictedclaim", **CLAIM, paraphrases=many)
+    html = " ".join(unescape(response.content.decode()).split())
+    assert f"{MAX_PREVIEW_PATTERNS + 1} patterns: a preview takes at most {MAX_PREVIEW_PATTERNS} in one list" in html
+    assert "would change" not in html
+    with pytest.raises(LabInputError, match="paraphrases: 201 patterns"):
+        proposed_row("claim", None, {**CLAIM, "paraphrases": many})
+
+
+def test_a_preview_over_its_processor_budget_stops_with_a_message(login, demo_data, settings):
+    routing_run()
+    settings.POLICY_LAB_CPU_SECONDS = 0  # any processor time at all is over it
+    route = RouteTarget.objects.get(name="billing_specialist")
+    response, _ = preview_post(login("admin"), "routetarget", route, allowed_policy="", allowed_execution="")
+    html = " ".join(unescape(response.content.decode()).split())
+    assert "The preview stopped after 0 of 1 runs: it used more than 0 s of processor time" in html
+    assert "would change" not in html
+
+
+def test_a_second_preview_of_the_same_person_at_once_is_refused(login, users, demo_data):
+    routing_run()
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    with one_preview_per_person(users.admin.pk):  # the first one, still running
+        refused, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
+        with one_preview_per_person(users.lead.pk):  # another person's preview is theirs
+            pass
+    html = unescape(refused.content.decode())
+    assert "You have a preview running already" in html and "would change" not in html
+    again, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
+    assert "1 of 1 run would change" in again.content.decode()  # the slot is free once the first ended

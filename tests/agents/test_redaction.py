@@ -6,10 +6,12 @@ a page or a log line: answers, raw outputs, errors, trace outputs, candidates, e
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 import os
 import re
+from urllib.parse import quote
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -172,10 +174,24 @@ def test_a_model_that_echoes_the_key_in_capitals_or_spaced_out_gets_no_copy_stor
     ("key " + KEY.replace("-", "").replace("k", "k\r\n", 1) + ".", "key [redacted]."),
     ("key " + " - ".join(KEY.split("-")) + " and " + KEY.replace("-", "_") + ".", "key [redacted] and [redacted]."),
     ("key sk-echoed-key-qfkazcwrb.", "key sk-echoed-key-qfkazcwrb."),  # one character short: not the key
-    ("key s     k-echoed-key-qfkazcwrbx.", "key s     k-echoed-key-qfkazcwrbx."),  # too far apart: not the key
+    ("key s     k-e.-.c_h o\n\n\ne-d-key-qfkazcwrbx.", "key [redacted]."),  # four or more separators
+    ("key " + quote(KEY, safe="") + ".", "key [redacted]."),
+    ("key " + "".join(f"%{ord(c):02x}" for c in KEY) + ".", "key [redacted]."),  # every character encoded
+    ("key=" + KEY.replace("-", "%2D").replace("echoed", "echo+ed") + "&", "key=[redacted]&"),
+    ("key sk-echoed-kex-qfkazcwrbx.", "key sk-echoed-kex-qfkazcwrbx."),  # one character wrong: not the key
 ])
 def test_case_and_spacing_variants_of_a_key_are_redacted(text, redacted):
     assert redact(text, [KEY]) == redacted
+
+
+@pytest.mark.parametrize("before", ["", "B", "Be", "Bearer ", "user:"])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_a_key_copied_in_base64_is_redacted_whatever_stands_before_it(before, encode):
+    copy = encode(f"{before}{KEY}.".encode()).decode()
+    stored = redact(f"Authorization: Basic {copy}", [KEY])
+    assert "[redacted]" in stored
+    left = stored.split("Basic ", 1)[1].replace("[redacted]", "")
+    assert len(left) <= len(before) * 4 // 3 + 8  # what is left holds a few of the key's bits at most
 
 
 def test_a_key_with_characters_that_mean_something_in_a_pattern_is_redacted_as_written():

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from reviewer.models import DeliveryChannel
+from reviewer.outbox.destinations import DestinationError, allowed_recipients
 from tests.factories import make_user
 
 ADD = "admin:reviewer_deliverychannel_add"
@@ -50,6 +51,31 @@ def test_a_channel_that_cannot_deliver_is_refused_with_a_message(client, policy_
                                           **fields})
     assert response.status_code == 200 and message in response.content.decode()
     assert not DeliveryChannel.objects.filter(name="X").exists()
+
+
+def test_an_email_channel_sends_only_to_the_addresses_and_domains_the_operator_declared(client, policy_admin,
+                                                                                         monkeypatch):
+    monkeypatch.setenv("OUTBOUND_EMAIL_RECIPIENTS", "@example.com; partner-ops@partner.example")
+    client.force_login(policy_admin)
+
+    def add(name, recipients):
+        return client.post(reverse(ADD), {"name": name, "kind": "email", "destination": "", "enabled": "on",
+                                          "recipients": recipients})
+
+    refused = add("Leak", "ops@example.com\nme@attacker.example\nother@partner.example")
+    page = refused.content.decode()
+    assert refused.status_code == 200 and "“me@attacker.example” is not declared in OUTBOUND_EMAIL_RECIPIENTS" in page
+    assert "“other@partner.example” is not declared" in page and "“ops@example.com” is not" not in page
+    assert add("Ops mail", "Ops@Example.com\npartner-ops@partner.example").status_code == 302
+    assert sorted(DeliveryChannel.objects.filter(kind="email").values_list("name", flat=True)) == ["Ops mail"]
+    monkeypatch.delenv("OUTBOUND_EMAIL_RECIPIENTS")
+    assert "(declared: none)" in add("Any", "ops@example.com").content.decode()  # nothing declared: nothing allowed
+
+
+@pytest.mark.parametrize("declared", ["example.com", "@", "not an address", "@exa mple.com"])
+def test_a_malformed_declaration_of_email_recipients_is_refused_naming_the_entry(declared):
+    with pytest.raises(DestinationError, match=r"OUTBOUND_EMAIL_RECIPIENTS: entry 2 "):
+        allowed_recipients({"OUTBOUND_EMAIL_RECIPIENTS": f"@ok.example;{declared}"})
 
 
 def test_the_status_page_is_the_default_channel(db):

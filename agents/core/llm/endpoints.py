@@ -22,6 +22,7 @@ URL) with ``OPENAI_API_KEY`` is the endpoint named ``default``, declared when ei
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import re
@@ -258,11 +259,15 @@ def configured_keys(environ: Mapping[str, str] = os.environ) -> list[str]:
     return sorted((key for key in keys if len(key) >= MIN_KEY_CHARS), key=len, reverse=True)
 
 
-# What a copy of a key may have between two of its characters, up to MAX_GAP of them: spaces and
-# line breaks (any Unicode space too), dashes, "_", "." and the invisible zero-width characters. A
-# key's own characters of this kind are optional in a copy ("sk-abc" is "SKABC", "s k - a b c").
-_GAP = r"[\s\pZ\p{Pd}_.\x{0B}\x{85}\x{200B}-\x{200D}\x{2060}\x{FEFF}]"
-MAX_GAP = 3
+# What a copy of a key may have between two of its characters, as many as there are: spaces and
+# line breaks (any Unicode space too), dashes, "_", "." and the invisible zero-width characters, as
+# written or URL-encoded ("%20", "+"). A key's own characters of this kind are optional in a copy
+# ("sk-abc" is "SKABC", "s k - a b c"). Each character may be URL-encoded too ("%73k%2Dabc").
+_GAP_CLASS = r"[\s\pZ\p{Pd}_.\x{0B}\x{85}\x{200B}-\x{200D}\x{2060}\x{FEFF}]"
+_GAP = rf"(?:{_GAP_CLASS}|%(?:09|0A|0D|20|2D|2E|5F|C2%A0|E2%80%8B)|\+)"
+# A key copied in base64 (standard or URL-safe) is found by the part of its encoding that does not
+# depend on the bytes around it, at each of the three alignments: when that part is this long.
+MIN_BASE64_CHARS = 12
 
 
 def _re2_options():
@@ -273,7 +278,7 @@ def _re2_options():
     return options
 
 
-_GAP_CHAR = re2.compile(_GAP, _re2_options())
+_GAP_CHAR = re2.compile(_GAP_CLASS, _re2_options())
 # RE2 reads UTF-8: a lone surrogate (a model's JSON may carry "\\ud800"; an environment variable's
 # undecodable byte) is kept out of its patterns and texts.
 _SURROGATE = re.compile("([\ud800-\udfff])")
@@ -291,8 +296,31 @@ def _keys_pattern(keys: tuple[str, ...]):
         if len(kept) < MIN_KEY_CHARS:  # a key of mostly dashes and spaces: only as written
             alternatives.append(re2.escape(key))
         else:
-            alternatives.append(f"{_GAP}{{0,{MAX_GAP}}}".join(re2.escape(char) for char in kept))
+            alternatives.append(f"{_GAP}*".join(_char_or_encoded(char) for char in kept))
+        # base64 is case-sensitive: its copies are matched as they are encoded.
+        alternatives += [f"(?-i:{re2.escape(core)})" for core in _base64_cores(key)]
     return re2.compile("|".join(f"(?:{alternative})" for alternative in alternatives), _re2_options())
+
+
+def _char_or_encoded(char: str) -> str:
+    """A character of a key, as written or URL-encoded (each of its UTF-8 bytes as %XX)."""
+    encoded = "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+    return f"(?:{re2.escape(char)}|{re2.escape(encoded)})"
+
+
+def _base64_cores(key: str) -> set[str]:
+    """The parts of the key's base64 (standard and URL-safe) that are the same wherever the key
+    stands in what was encoded: at each of the three byte alignments, the characters made of the
+    key's bits only."""
+    data = key.encode("utf-8", "surrogatepass")
+    cores = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data).decode()
+        start, end = -(-8 * shift // 6), (8 * shift + 8 * len(data)) // 6
+        core = encoded[start:end]
+        if len(core) >= MIN_BASE64_CHARS:
+            cores |= {core, core.replace("+", "-").replace("/", "_")}
+    return cores
 
 
 def redact(value: Any, keys: Iterable[str] | None = None) -> Any:

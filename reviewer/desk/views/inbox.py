@@ -28,7 +28,7 @@ READ = "agents.view_run"
 DECIDE = decisions.DECIDE_PERMISSION
 PAGE_SIZE = 50
 # The escalation page's forms that need a tick to decide over another lead's claim (_over_claim.html).
-OVER_CLAIM_SLOTS = ("approve", "edit", "reject")
+OVER_CLAIM_SLOTS = ("approve", "edit", "reject", "changes")
 RECENT = 10
 NOT_FINAL = ("request_changes", "edit")
 
@@ -353,9 +353,11 @@ def release(request, pk):
 @require_POST
 def request_changes(request, pk):
     """A lead sends the text back with instructions: one model revision, then back here."""
-    get_object_or_404(Escalation, pk=pk)
+    escalation = get_object_or_404(Escalation.objects.select_related("claimed_by"), pk=pk)
     instructions = request.POST.get("instructions", "")
     try:
+        if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
+            raise decisions.DecisionInvalid(warning)  # as for a decision: nobody overrules a claim by accident
         decisions.request_changes(pk, request.user, instructions)
     except decisions.DecisionInvalid as invalid:
         return _page(request, pk, status=422, error=str(invalid), instructions=instructions,

@@ -122,6 +122,19 @@ def test_a_known_person_in_no_mapped_group_signs_in_with_no_role_and_sees_so(pro
     assert home.status_code == 403 and "Your account has no role yet" in home.content.decode()
 
 
+def test_a_subject_longer_than_the_product_keeps_is_refused_on_the_login_page_and_logged(provider, mappings, client,
+                                                                                         caplog):
+    login = "x" * 256
+    provider.set_accounts({login: {"email": "long@example.com", "groups": ["support-leads"]}})
+    with caplog.at_level("WARNING", logger="reviewer.sso"):
+        answer = sign_in(client, login)
+    assert answer.status_code == 302 and answer["Location"] == "/accounts/login/?sso=failed"
+    page = client.get(answer["Location"]).content.decode()
+    assert "longer than this product keeps (255 characters)" in page
+    assert "refused a subject of 256 characters" in caplog.text and login not in caplog.text
+    assert not SsoIdentity.objects.exists() and not get_user_model().objects.filter(email="long@example.com").exists()
+
+
 def test_a_person_is_found_by_the_providers_subject_not_by_an_email_another_account_has(provider, mappings, client,
                                                                                        users):
     provider.set_accounts({"lead": {"email": "lead@example.com", "groups": ["/ops"]}})
@@ -228,6 +241,9 @@ def signed(claims: dict) -> tuple[str, str]:
     ({"iss": "https://other.example.com"}, "is not OIDC_OP_ISSUER"),
     ({"aud": "another-client"}, "not issued to this client"),
     ({"aud": ["another-client", "a-third"]}, "not issued to this client"),
+    ({"aud": ["another-client", "gated-review"]}, "several audiences and no authorized party"),
+    ({"aud": ["another-client", "gated-review"], "azp": "another-client"}, "another party than this client"),
+    ({"azp": "another-client"}, "another party than this client"),
 ])
 def test_an_id_token_from_another_issuer_or_for_another_client_is_refused(settings, changes, refusal):
     settings.SSO_ENABLED, settings.OIDC_RP_CLIENT_ID = True, "gated-review"
@@ -239,6 +255,15 @@ def test_an_id_token_from_another_issuer_or_for_another_client_is_refused(settin
     token, settings.OIDC_RP_IDP_SIGN_KEY = signed({**claims, **changes})
     with pytest.raises(SuspiciousOperation, match=refusal):
         SsoBackend().verify_token(token, nonce="n1")
+
+
+def test_an_id_token_for_several_audiences_given_to_this_client_is_accepted(settings):
+    settings.SSO_ENABLED, settings.OIDC_RP_CLIENT_ID = True, "gated-review"
+    settings.OIDC_OP_ISSUER = "https://idp.example.com"
+    token, settings.OIDC_RP_IDP_SIGN_KEY = signed({
+        "iss": "https://idp.example.com", "aud": ["another-client", "gated-review"], "azp": "gated-review",
+        "sub": "lena", "nonce": "n1", "exp": int(time.time()) + 300})
+    assert SsoBackend().verify_token(token, nonce="n1")["azp"] == "gated-review"
 
 
 def test_sso_discovery_prints_the_providers_settings_from_its_discovery_document(started_provider, capsys):

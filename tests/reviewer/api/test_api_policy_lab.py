@@ -47,3 +47,20 @@ def test_a_change_it_cannot_preview_is_refused_saying_why(api, demo_data):
         response = api("admin").post("/policy-lab/preview", body)
         assert response.status_code == 422, (body, response.json())
         assert message in response.json()["message"], (body, response.json())
+
+
+def test_a_preview_while_another_of_the_same_person_runs_or_over_its_budget_is_refused(api, users, demo_data,
+                                                                                       settings):
+    from agents.lab import one_preview_per_person
+
+    routing_run("How much is the team plan?")
+    body = {"kind": "route", "key": "billing_specialist",
+            "changes": {"allowed_policy": False, "allowed_execution": False}}
+    admin = api("admin")
+    with one_preview_per_person(users.admin.pk):
+        busy = admin.post("/policy-lab/preview", body)
+    settings.POLICY_LAB_CPU_SECONDS = 0
+    over = admin.post("/policy-lab/preview", body)
+
+    assert busy.status_code == 429 and "preview running already" in busy.json()["message"]
+    assert over.status_code == 422 and "processor time" in over.json()["message"]

@@ -203,6 +203,42 @@ def test_only_members_of_the_required_group_count(users):
     assert approvals.progress(fresh(escalation)) == "1 of 2 approvals"
 
 
+def test_under_a_rule_only_its_group_rejects_on_every_door(users, login, api):
+    payments = Group.objects.create(name="Payments leads")
+    users.lead2.groups.add(payments)
+    escalation = make_escalation(required_approvals=2, approval_group=payments)
+
+    with pytest.raises(ApprovalRefused, match="Only members of “Payments leads” can reject this escalation"):
+        decisions.decide(escalation.pk, users.lead, "reject", note="Wrong incident.")
+    page = login("lead").post(reverse("escalation_decide", args=[escalation.pk]),
+                              {"action": "reject", "note": "Wrong incident.", "from": "panel"})
+    answer = api("lead").post(f"/escalations/{escalation.pk}/decision", {"action": "reject", "note": "Wrong."})
+
+    assert page.status_code == 422 and "can reject this escalation; you are not one" in page.content.decode()
+    assert answer.status_code == 403 and "Payments leads" in answer.json()["message"]
+    assert fresh(escalation).status == "pending" and not Decision.objects.exists()
+    assert decisions.decide(escalation.pk, users.lead2, "reject", note="Wrong incident.").won
+
+
+def test_a_rule_of_one_approval_from_a_group_is_decided_by_that_group_only(users):
+    payments = Group.objects.create(name="Payments leads")
+    users.lead2.groups.add(payments)
+    escalation = make_escalation(required_approvals=1, approval_group=payments)
+
+    with pytest.raises(ApprovalRefused, match="can approve this escalation"):
+        approve(escalation, users.lead)
+    with pytest.raises(ApprovalRefused, match="can reject this escalation"):
+        decisions.decide(escalation.pk, users.lead, "reject", note="Wrong incident.")
+
+    assert approve(escalation, users.lead2).won and fresh(escalation).status == "approved"
+
+
+def test_without_a_rule_any_lead_rejects(users):
+    escalation = make_escalation()
+
+    assert decisions.decide(escalation.pk, users.lead, "reject", note="Wrong incident.").won
+
+
 def test_an_approval_of_a_text_that_changed_since_it_was_read_is_refused(two_of_three, users):
     decisions.decide(two_of_three.pk, users.lead, "edit_approve", text=EDITED)
 

@@ -112,6 +112,25 @@ def test_request_changes_is_for_leads_and_pending_escalations_with_instructions(
     assert not ChangeRequest.objects.exists()
 
 
+def test_request_changes_over_another_leads_claim_needs_the_tick_on_the_page_and_in_the_api(
+        escalation, users, login, api, django_capture_on_commit_callbacks):
+    decisions.claim(escalation.pk, users.lead2)
+    client = login("lead")
+    url = reverse("escalation_request_changes", args=[escalation.pk])
+
+    page = client.get(reverse("escalation", args=[escalation.pk])).content.decode()
+    refused = client.post(url, {"instructions": ASK})
+    answer = api("lead").post(f"/escalations/{escalation.pk}/decision", {"action": "request_changes", "note": ASK})
+
+    assert 'id="over-claim-changes"' in page
+    assert refused.status_code == 422 and "claimed this escalation" in refused.content.decode()
+    assert answer.status_code == 409 and answer.json()["claimed_by"] == "lead2"
+    assert not ChangeRequest.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        assert client.post(url, {"instructions": ASK, "over_claim": "on"}).status_code == 302
+    assert ChangeRequest.objects.get().requested_by == users.lead
+
+
 def test_the_form_queues_the_request_and_the_page_shows_it_in_flight(escalation, users, login,
                                                                       django_capture_on_commit_callbacks):
     client = login("lead")

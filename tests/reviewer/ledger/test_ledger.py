@@ -215,6 +215,29 @@ def test_reordered_entries_are_named(db):
     assert "broken at entry 2: entry 2: does not chain to the entry before it" in broken_at()
 
 
+def test_a_ledger_emptied_with_its_head_is_named_even_once_written_anew(db):
+    append_some(3)
+    assert chain.verify_and_record().ok
+    tamper("DELETE FROM reviewer_ledgerentry")  # what TRUNCATE of both tables leaves
+    tamper("DELETE FROM reviewer_ledgerhead")
+    assert "entry 1: the ledger was emptied or rewritten" in broken_at()
+    append_some(2)  # a new chain from entry 1, valid in itself
+    verdict = chain.verify()
+    assert not verdict.ok and "counted 3 entries up to the head" in verdict.message
+
+
+def test_a_ledger_that_only_grew_since_the_last_verification_verifies(db, settings):
+    append_some(2)
+    assert chain.verify_and_record().ok
+    append_some(2)
+    assert chain.verify().ok
+    settings.LEDGER_RETENTION_DAYS = 183
+    with time_machine.travel(timezone.now() + timedelta(days=200), tick=False):
+        append_some(1)
+        assert chain.prune() == 4  # the head the verification found is pruned away, and says so
+        assert chain.verify().ok
+
+
 def test_the_scheduled_verification_stores_its_result(db):
     from reviewer.ledger.tasks import verify_ledger
 
@@ -274,6 +297,19 @@ def test_postgresql_refuses_to_update_or_delete_a_ledger_row(postgres):
             with connection.cursor() as cursor:
                 cursor.execute(sql)
     assert list(LedgerEntry.objects.values_list("seq", "subject")) == [(1, "export:test-0"), (2, "export:test-1")]
+    call_command("verify_ledger")
+
+
+def test_postgresql_refuses_to_truncate_the_ledger(postgres):
+    from django.db import DatabaseError
+
+    append_some(2)
+    for table in ("reviewer_ledgerentry", "reviewer_ledgerhead"):
+        with pytest.raises(DatabaseError, match=f"the ledger's table {table} cannot be truncated"), \
+                transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL reviewer.flushing_tests = 'off'")  # as in any database but the tests'
+            cursor.execute(f"TRUNCATE {table} CASCADE")
+    assert LedgerEntry.objects.count() == 2 and LedgerHead.objects.get().seq == 2
     call_command("verify_ledger")
 
 

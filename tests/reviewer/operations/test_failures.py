@@ -5,6 +5,7 @@ request id and the traceback. The pages render without a query: the database may
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -135,6 +136,17 @@ def test_keys_in_links_never_reach_a_log_line():
                                ("/status/unsubscribe/9f0c3a52-7d4e-4a8b-9c1d-2e3f4a5b6c7d/",), None)
     line = json.loads(JsonLines().format(record))
     assert line["message"] == "Internal Server Error: /status/unsubscribe/<key>/"
+
+
+def test_model_keys_and_encoded_link_keys_never_reach_a_log_line(monkeypatch):
+    key = "sk-live-4f9c2e7a1b8d6e3f"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    copies = [key.upper(), "s - k _ l . i \n v e-4f9c2e7a1b8d6e3f", "sk%2Dlive%2D4f9c2e7a1b8d6e3f",
+              base64.b64encode(f"user:{key}".encode()).decode(), "9f0c3a52%2D7d4e%2D4a8b%2D9c1d%2D2e3f4a5b6c7d"]
+    record = logging.LogRecord("httpx", logging.WARNING, __file__, 1, "refused: %s", (" | ".join(copies),), None)
+    line = json.loads(JsonLines().format(record))
+    assert line["message"].count("[redacted]") == 4 and line["message"].endswith("<key>")
+    assert "4f9c2e7a1b8d6e3f" not in line["message"]
 
 
 def test_with_debug_off_a_500_leaves_one_json_line_on_stderr():

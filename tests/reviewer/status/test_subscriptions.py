@@ -11,13 +11,16 @@ from urllib.parse import urlsplit
 import pytest
 import time_machine
 from django.core import mail
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Run
 from reviewer.models import DeliveryChannel, StatusComponent, Subscriber
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import CONFIRM_REPEAT, PublicFields, publish
+from reviewer.status import tasks as status_tasks
 from tests.factories import make_incident, make_run, make_subscriber
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +38,13 @@ def channels(monkeypatch, settings):
     DeliveryChannel.objects.all().delete()
     DeliveryChannel.objects.create(name="Status page", kind="status")
     DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+
+
+@pytest.fixture(autouse=True)
+def worker(monkeypatch):
+    """The subscribe form's task, run at once as a worker runs it (its retries included), not by a broker."""
+    monkeypatch.setattr(status_tasks.subscribe_to_status, "delay",
+                        lambda *args: status_tasks.subscribe_to_status.apply(args=args))
 
 
 @pytest.fixture
@@ -180,52 +190,46 @@ def test_bad_input_is_refused_with_a_precise_message_and_nothing_is_stored_or_se
     assert not Subscriber.objects.exists() and mail.outbox == []
 
 
-def test_a_mail_server_that_fails_is_said_plainly(client, monkeypatch):
-    def refuse(self, fail_silently=False):
-        raise ConnectionRefusedError("no mail server")
+def test_a_mail_server_that_fails_is_tried_again_by_the_worker_and_the_answer_is_the_same(client, monkeypatch):
+    real_send, tries = mail.EmailMessage.send, []
 
-    real_send = mail.EmailMessage.send
-    monkeypatch.setattr(mail.EmailMessage, "send", refuse)
+    def refuse_once(self, fail_silently=False):
+        tries.append(self.to)
+        if len(tries) == 1:
+            raise ConnectionRefusedError("no mail server")
+        return real_send(self, fail_silently)
+
+    monkeypatch.setattr(mail.EmailMessage, "send", refuse_once)
     response = client.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"})
-    assert response.status_code == 503 and "could not be sent just now" in response.content.decode()
-    monkeypatch.setattr(mail.EmailMessage, "send", real_send)
-    assert client.post(SUBSCRIBE, {"email": "ada@example.com", "scope": "all"}).status_code == 200
-    assert [m.to for m in mail.outbox] == [["ada@example.com"]]  # a try right after a failure sends
+    assert response.status_code == 200 and "could not" not in response.content.decode()
+    assert tries == [["ada@example.com"]] * 2  # the retry sends at once: the failed try counted nothing
+    assert [m.to for m in mail.outbox] == [["ada@example.com"]]
 
 
-@pytest.mark.parametrize("path", ["/status/subscribe/confirm/{key}/", "/status/unsubscribe/{key}/"])
-def test_an_unknown_or_malformed_key_is_not_found(client, path):
-    make_subscriber()
-    for key in ("7d0c7d4e-8a3b-4c59-9d55-1f1f3b1c2a90", "not-a-key"):
-        assert client.get(path.format(key=key)).status_code == 404
-        assert client.post(path.format(key=key)).status_code == 404
-    assert Subscriber.objects.get().active
+def test_a_broker_that_is_down_is_said_plainly_whatever_the_address(client, monkeypatch):
+    def down(*args):
+        raise ConnectionRefusedError("no broker")
+
+    monkeypatch.setattr(status_tasks.subscribe_to_status, "delay", down)
+    make_subscriber("known@example.com")
+    for address in ("known@example.com", "ada@example.com"):
+        response = client.post(SUBSCRIBE, {"email": address, "scope": "all"})
+        assert response.status_code == 503 and "could not be taken just now" in response.content.decode()
+    assert Subscriber.objects.count() == 1 and mail.outbox == []
 
 
-def test_unsubscribing_asks_on_get_and_is_idempotent_on_post(client):
-    subscriber = make_subscriber()
-    path = f"/status/unsubscribe/{subscriber.key}/"
-    assert ">Unsubscribe</button>" in client.get(path).content.decode()
-    subscriber.refresh_from_db()
-    assert subscriber.active
-    first, second = client.post(path), client.post(path)
-    assert first.status_code == second.status_code == 200 and "is unsubscribed" in second.content.decode()
-    subscriber.refresh_from_db()
-    assert not subscriber.active
-
-
-def test_a_confirm_link_does_not_bring_back_an_address_that_unsubscribed(client):
-    subscriber = make_subscriber(confirmed=False)
-    subscriber.unsubscribe()
-    response = client.post(f"/status/subscribe/confirm/{subscriber.key}/")
-    assert "has unsubscribed since it asked" in response.content.decode()
-    subscriber.refresh_from_db()
-    assert not subscriber.active and subscriber.confirmed_at is None
-
-
-def test_the_status_page_links_to_subscribing(client):
-    assert f'href="{SUBSCRIBE}"' in client.get("/status/").content.decode()
-
+def test_a_new_and_a_confirmed_address_take_the_same_path_with_the_same_queries(client, monkeypatch):
+    queued = []
+    monkeypatch.setattr(status_tasks.subscribe_to_status, "delay", lambda *args: queued.append(args))
+    make_subscriber("known@example.com")
+    answers, counts = [], []
+    for address in ("known@example.com", "new@example.com"):
+        with CaptureQueriesContext(connection) as queries:
+            answers.append(answer_of(client.post(SUBSCRIBE, {"email": address, "scope": "all"}), address))
+        counts.append(len(queries))
+    assert answers[0] == answers[1] and counts[0] == counts[1]
+    assert queued == [("known@example.com", [], "127.0.0.1"), ("new@example.com", [], "127.0.0.1")]
+    assert Subscriber.objects.count() == 1 and mail.outbox == []  # the worker does the rest
 
 
 # -- limits: per mailbox, per domain, per client -------------------------------------------------------------

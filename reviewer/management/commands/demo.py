@@ -27,7 +27,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Run
 from reviewer.celery import WORKERS, worker_command
-from reviewer.demo.seed import DEMO_WEBHOOK_SECRET_VARIABLE, demo_destinations, load_everything, run_demo_pipelines
+from reviewer.demo.seed import (
+    DEMO_RECIPIENTS,
+    DEMO_WEBHOOK_SECRET_VARIABLE,
+    demo_destinations,
+    load_everything,
+    run_demo_pipelines,
+)
 from reviewer.models import Escalation
 
 STOP_SECONDS = 15  # then SIGKILL: a worker's warm shutdown waits for the runs in flight
@@ -220,6 +226,7 @@ def declare_demo_outbound(port: int) -> None:
     receiver (signed webhook, Slack, notifications), email into files under var/ (Django's file
     backend) and links back to this port, for this process and the ones it starts."""
     os.environ.setdefault("OUTBOUND_DESTINATIONS", demo_destinations(receiver_port(port)))
+    os.environ.setdefault("OUTBOUND_EMAIL_RECIPIENTS", DEMO_RECIPIENTS)  # the demo's email channel's address
     os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")  # the links in notifications
     os.environ.setdefault(DEMO_WEBHOOK_SECRET_VARIABLE, secrets.token_urlsafe(32))
     if "EMAIL_BACKEND" not in os.environ:

@@ -161,10 +161,11 @@ def seed_counts() -> dict[str, int]:
 
 
 def test_the_seed_declares_every_channel_and_component_once(db, tmp_path, monkeypatch):
-    from reviewer.demo.seed import DEMO_WEBHOOK_SECRET_VARIABLE, demo_destinations, load_everything
+    from reviewer.demo.seed import DEMO_RECIPIENTS, DEMO_WEBHOOK_SECRET_VARIABLE, demo_destinations, load_everything
     from reviewer.outbox import destinations
 
     monkeypatch.setenv("OUTBOUND_DESTINATIONS", demo_destinations(18301))
+    monkeypatch.setenv("OUTBOUND_EMAIL_RECIPIENTS", DEMO_RECIPIENTS)  # as manage.py demo declares it
     monkeypatch.setenv(DEMO_WEBHOOK_SECRET_VARIABLE, "a-demo-secret")
     load_everything(tmp_path / "logins.json")
     first = seed_counts()

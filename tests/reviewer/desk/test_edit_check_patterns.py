@@ -57,7 +57,9 @@ def test_the_lead_check_answers_promptly_under_a_catastrophic_pattern(login, esc
 
     print(f"{pattern}: the lead's check on {len(edit)} characters answered in {elapsed * 1000:.0f} ms")
     assert response.status_code == 200 and 'id="edit-violations"' in response.content.decode()
-    assert elapsed < 1.0
+    # A pattern that backtracks would burn minutes on this text; about 0.1-0.7 s is the check itself, and
+    # a machine busy with other work stretches even CPU time (shared caches): 3 s tells the two apart.
+    assert elapsed < 3.0
 
 
 def test_the_lead_check_shows_a_pattern_re2_refuses_and_approval_needs_a_justification(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -83,9 +84,16 @@ _TIME_WORDS = frozenset(
 _NOT_EVIDENCE = ("policy_hints", "fact_meta", "internal")
 
 
-@functools.cache
+# A Snowball stemmer keeps the word it works on in itself: one per thread, or two runs checked at once
+# in a threaded worker corrupt each other's word (an IndexError inside the stemmer).
+_per_thread = threading.local()
+
+
 def _stemmer():
-    return snowballstemmer.stemmer("english")
+    found = getattr(_per_thread, "stemmer", None)
+    if found is None:
+        found = _per_thread.stemmer = snowballstemmer.stemmer("english")
+    return found
 
 
 @functools.lru_cache(maxsize=65536)

@@ -184,3 +184,27 @@ def test_a_run_lends_its_goal_to_grounding(scripted_tools, goal, stop_reason):
     scripted_tools.answer("submit_draft", {"draft": SAFE[0]}).answer("reflect", APPROVE)
     result = run_reflection(goal, PAYMENTS, policy, scripted_tools.llm)
     assert result.stop_reason == stop_reason
+
+
+def test_words_are_stemmed_alike_from_many_threads_at_once():
+    # A threaded worker checks several runs at once: one shared Snowball stemmer corrupted its word.
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agents.core.guard import grounding
+
+    words = [f"{w}{suffix}" for w in ("deliver", "subscrib", "generat", "notif", "process", "recover")
+             for suffix in ("ed", "ing", "ies", "ation", "er", "s", "ions", "ably")]
+    expected = [grounding._stemmer().stemWord(w) for w in words]
+
+    def stem_all(_):
+        return [grounding._stemmer().stemWord(w) for w in words * 50]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads take turns often, as in a busy worker: a shared stemmer fails here
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(stem_all, range(16)))
+    finally:
+        sys.setswitchinterval(interval)
+    assert all(result == expected * 50 for result in results)

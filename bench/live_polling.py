@@ -126,7 +126,7 @@ def prepare() -> None:
     from agents.models import Incident, Run
     from reviewer.desk.decisions import decide
     from reviewer.models import Decision, Delivery, DeliveryChannel, Escalation
-    from reviewer.outbox.publishing import publish
+    from reviewer.outbox.publishing import CONFIRM_IMPACT, CONFIRM_REPEAT, PublicFields, publish
 
     demo = load_demo()
     user = demo["user"]
@@ -151,8 +151,10 @@ def prepare() -> None:
     for number in range(30, 35):
         approved = escalation(number)
         decide(approved.pk, user, Decision.Action.APPROVE)
+        # The same text each time, on purpose: the person confirms the repeat (and the impact).
         update = publish(incident, text, actor=user, source_run=approved.run,
-                         escalation=Escalation.objects.get(pk=approved.pk))
+                         escalation=Escalation.objects.get(pk=approved.pk),
+                         fields=PublicFields(confirmed=frozenset({CONFIRM_REPEAT, CONFIRM_IMPACT})))
         update.deliveries.filter(channel__kind="status").update(status=Delivery.Status.DELIVERED, attempts=1)
         update.deliveries.filter(channel__kind="email").update(
             status=Delivery.Status.HELD, attempts=1, last_error="mail: TimeoutError (it may have been sent)")

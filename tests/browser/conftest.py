@@ -143,3 +143,13 @@ def csp_violations(page):
 def no_csp_violation(csp_violations, live_server):
     yield
     assert csp_violations == [], "the pages broke their Content-Security-Policy"
+
+
+@pytest.fixture
+def subscriptions_handled_here(monkeypatch):
+    """The subscribe form's request handled in this process as a worker handles it, so its confirmation
+    mail reaches the test settings' locmem outbox (the form only queues it; see reviewer.status.tasks)."""
+    from reviewer.status import tasks as status_tasks
+
+    monkeypatch.setattr(status_tasks.subscribe_to_status, "delay",
+                        lambda *args: status_tasks.subscribe_to_status.apply(args=args))

@@ -41,7 +41,7 @@ def subscribe(page, live_server, checkout) -> None:
     page.check(f"input[name=components][value='{checkout.pk}']")
     page.click("button[type=submit]")
     expect(page.locator("[role=status]")).to_contain_text(f"Check {CUSTOMER}")
-    (confirmation,) = mail.outbox  # sent by the web process: the test settings' locmem backend
+    (confirmation,) = mail.outbox  # handled in this process: the test settings' locmem backend
     page.goto(live_server.url + re.search(r"/status/subscribe/confirm/[0-9a-f-]+/", confirmation.body).group())
     page.click("button:has-text('Confirm')")
     expect(page.locator("[role=status]")).to_be_visible()
@@ -49,7 +49,7 @@ def subscribe(page, live_server, checkout) -> None:
 
 
 def test_from_a_run_to_a_customers_inbox_with_the_chain_of_trust_kept(
-        page, live_server, users, demo_data, start_worker, screenshot):
+        page, live_server, users, demo_data, start_worker, screenshot, subscriptions_handled_here):
     checkout = StatusComponent.objects.create(name="Checkout", description="Paying for orders.", position=1)
     StatusComponent.objects.create(name="Sign-in", position=2)
     DeliveryChannel.objects.create(name="Status page subscribers", kind=DeliveryChannel.Kind.SUBSCRIBERS)

@@ -16,7 +16,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
 
 
 @pytest.mark.parametrize("width", [1366, 390])
-def test_a_customer_subscribes_to_some_components_confirms_and_unsubscribes(page, live_server, screenshot, width):
+def test_a_customer_subscribes_to_some_components_confirms_and_unsubscribes(page, live_server, screenshot, width,
+                                                                           subscriptions_handled_here):
     StatusComponent.objects.create(name="API", position=1)
     StatusComponent.objects.create(name="Checkout", position=2)
     page.set_viewport_size({"width": width, "height": 900})

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import hypothesis
 import pytest
 from django.conf import settings
 
@@ -27,6 +28,11 @@ from agents.core.policy import ModelSettings
 from agents.testing.scripted_server import Reply, ScriptedServer, content, tool_call
 from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 from tests.factories import database_url, make_user
+
+# No test depends on how fast this machine is: Hypothesis's per-example deadline is off for the whole
+# suite (speed is measured in bench/).
+hypothesis.settings.register_profile("suite", deadline=None)
+hypothesis.settings.load_profile("suite")
 
 settings.VAR_DIR.mkdir(parents=True, exist_ok=True)  # SQLite's test database file lives here
 settings.STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing folder

@@ -82,14 +82,14 @@ escalate escalated examine examining exceed exceeded expand explain extend fetch
 handle handled hold include included indicate indicates involve involved keep leave limit limited list locate
 maintain manage managed mark marked match mean measure migrate miss missed modify notice obtain pass pause
 paused pick place plan planned prepare prepared preparing present proceed produce push put raise raised read
-record redirect redirected reject rejected reload remove removed repair repaired replace replaced reply
-require required reroute rerouted reset respond restart restarted retrieve revert reverted reverting
+redirect redirected reject rejected reload remove removed repair repaired replace replaced reply
+require required reroute rerouted reset respond restart restarted revert reverted reverting
 route routed routing schedule search select serve settle shift sign signing speed spread stay submit
 switch switched sync test tested testing trace track tracking transfer trigger triggered troubleshoot
 troubleshooting turn turned understand upgrade upgraded verify verified verifying view write writing
 activity amount area behaviour condition connection content control count environment event events
 feature features file files function information input item items level link list location message
-messages method mode option options output process product products record records region regions resource
+messages method mode option options output process product products region regions resource
 resources rule session sessions setting settings site source speed stage state step steps stream target
 tool tools type types value values version versions volume interface
 able accurate active actual additional apparent automatic automatically basic clear common consistent
@@ -114,6 +114,8 @@ confusion urgency below above ahead behind themselves itself summary hoped hope 
 incomplete complete server servers thorough thoroughly conduct aim aiming aimed say said tell
 premature early position fraction fractions lead leads leading led declare declared declaring unknown unclear
 locked blocked blocking missing resend resent scale scaled scaling
+recurrence reoccurrence happen happens happened newly application applications rely safeguard safeguards
+contain contains chart charts graph graphs widget widgets
 """.split()
 
 UPDATE_PHRASES = (
@@ -133,6 +135,7 @@ UPDATE_PHRASES = (
     "logged in", "logged out", "locked out", "incident report", "post-incident review", "as quickly as possible",
     "with a delay", "in order", "out of order", "sign ups", "sign-ups", "cannot guarantee", "can't guarantee",
     "can not guarantee", "not able to guarantee", "unable to guarantee", "cannot promise", "can't promise",
+    "in the future", "right away", "let you know", "let us know", "the trouble this caused", "take this seriously",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -144,6 +147,9 @@ ADVICE_LANGUAGE = (
     "try", "again", "later", "time", "during", "incident", "issue", "disruption", "failed", "affected",
     "regularly", "any", "time", "continue", "experience", "experiencing", "issues", "problems", "see",
     "notice", "still", "errors", "accept our apologies", "your day", "make sure", "up to date",
+    "reload the page", "refresh the page", "reload", "refresh", "use", "instead", "as usual", "working",
+    "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
+    "hang up",
 )
 
 

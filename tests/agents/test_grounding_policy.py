@@ -89,3 +89,30 @@ def test_a_new_term_can_be_previewed_in_the_policy_lab_before_it_is_saved(login,
     assert response.status_code == 200
     assert "runs would change" in response.content.decode() or "stored run" in response.content.decode()
     assert not GroundingTerm.objects.filter(text="webinar").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_decided():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("agents", "0026_cause_families")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    Term = executor.loader.project_state(before).apps.get_model("agents", "GroundingTerm")
+    # A store from before: without the newer terms, "record" still on, and an admin's own choices.
+    Term.objects.filter(text__in=["recurrence", "in the future", "hang up", "caused"]).delete()
+    Term.objects.update_or_create(text="record", defaults={"enabled": True, "advice": False})
+    Term.objects.filter(text="reload").update(enabled=False, note="Not on our pages.")
+    Term.objects.update_or_create(text="our own word", defaults={"advice": False})
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    terms = {t.text: t for t in GroundingTerm.objects.all()}
+    assert {"recurrence", "in the future", "hang up", "caused"} <= set(terms)
+    assert terms["hang up"].advice and terms["caused"].advice  # the advice terms may stand in advice
+    assert not terms["record"].enabled and "customers' data" in terms["record"].note
+    assert not terms["reload"].enabled and terms["reload"].note == "Not on our pages."  # kept off, now advice
+    assert terms["our own word"].enabled

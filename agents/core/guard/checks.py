@@ -10,6 +10,7 @@ Plain Python: no Django here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 
@@ -71,9 +72,37 @@ def find_violations(
     # An internal host is reported as what it is, not also as an address customers could be sent to.
     internal_found = {v.found.lower() for v in found if v.check == "internal_detail"}
     found = [v for v in found if not (v.check == "unknown_contact" and v.found.lower() in internal_found)]
+    found = [v for v in found if not _quoted(v, context)]
     found.sort(key=lambda v: CHECKS.index(v.check))
     # Grounding reads what the named checks left, so it runs after them all (a policy switches it on).
     return found + grounding.find(text, support, found)
+
+
+# The claims a person approved: a text may say in their words what the key messages and the approved
+# actions say ("Every delayed job has now run" where a key message says so).
+_APPROVED = ("key_messages", "approved_actions")
+# The incident's state decides a state claim, whatever a message says; one word is no quote.
+_QUOTABLE = frozenset({"restricted_claims", "scope_claim", "liability", "data_safety", "time_commitment"})
+_QUOTE_WORDS = 2
+
+
+def _quoted(violation: Violation, context: Mapping | None) -> bool:
+    """Whether a claim finding's words are a key message's or an approved action's own words."""
+    if violation.check not in _QUOTABLE or not isinstance(context, Mapping) or not violation.found.strip():
+        return False
+    words = violation.found.lower().split()
+    if len(words) < _QUOTE_WORDS:
+        return False
+    quote = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"\b")
+    return any(quote.search(text.lower()) for key in _APPROVED for text in _strings(context.get(key)))
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _strings(item)]
+    return []
 
 
 def _distinct(violations: Iterable[Violation]) -> list[Violation]:

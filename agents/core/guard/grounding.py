@@ -29,6 +29,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import lemminflect
 import snowballstemmer
 
 from agents.core.guard.contacts import prose
@@ -239,10 +240,17 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, advic
     lower = word.lower().replace("’", "'")
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
-    stemmed = stem(lower)
-    if stemmed in licensed or _derived(stemmed, licensed):
-        return True
-    return stemmed in (vocabulary.advice_words if advice else vocabulary.words)
+    allowed = vocabulary.advice_words if advice else vocabulary.words
+    return any(s in licensed or _derived(s, licensed) or s in allowed for s in _forms(lower))
+
+
+@functools.lru_cache(maxsize=65536)
+def _forms(word: str) -> tuple[str, ...]:
+    """The word's stem, then the stems of its dictionary forms where they differ: irregular forms
+    ("caught" is "catch", "sent" is "send", "rebuilt" is "rebuild") that no stemmer joins."""
+    stemmed = stem(word)
+    lemmas = {lemma for found in lemminflect.getAllLemmas(word).values() for lemma in found}
+    return (stemmed, *sorted({stem(lemma) for lemma in lemmas} - {stemmed}))
 
 
 _ROOT = 6  # the characters two stems share when one word derives from the other
@@ -260,9 +268,13 @@ def _roots(licensed: frozenset[str]) -> frozenset[str]:
 
 
 # The condition that opens an advice sentence says when the advice applies ("If you are locked out,",
-# "Until it is fixed,"): it is read like any other sentence, and only the instruction after it is
+# "Until it is fixed,", "In the meantime,"): it is read like any other sentence, and only the instruction after it is
 # read strictly.
-_CONDITION = re.compile(r"^\s*(?:if|when|whenever|until|in\s+case|should\s+you)\b[^,;:]*[,;:]", re.IGNORECASE)
+_CONDITION = re.compile(
+    r"^\s*(?:if|when|whenever|until|while|in\s+case|should\s+you|in\s+the\s+meantime|meanwhile|for\s+now|"
+    r"until\s+then)\b[^,;:]*[,;:]",
+    re.IGNORECASE,
+)
 
 
 def _condition_end(sentence: str) -> int:

@@ -140,6 +140,9 @@ def test_the_condition_of_advice_is_read_like_any_sentence_and_the_instruction_s
     assert unsupported("Until it is fixed, please retry failed payments.", approved) == []
     # The instruction after the condition still needs an approved action.
     assert unsupported("If a payment failed, please retry it from another device.", approved) == ["device"]
+    # "In the meantime," and "While …," say when, too.
+    assert unsupported("In the meantime, please retry failed payments.", approved) == []
+    assert unsupported("In the meantime, please retry from another device.", approved) == ["device"]
 
 
 def test_the_regions_names_in_words_and_the_words_of_dates_and_times_are_licensed():
@@ -150,6 +153,36 @@ def test_the_regions_names_in_words_and_the_words_of_dates_and_times_are_license
     # "November" and "pm" belong to a date and a time the number check judges; this one is new.
     result = final("Payments have been failing since 23 November at 2 pm.")
     assert [v["check"] for v in result.violations] == ["invalid_answer:no_new_facts"] * len(result.violations)
+
+
+def test_an_irregular_form_of_a_licensed_word_is_licensed_by_its_dictionary_form():
+    # "rebuilt" is no stem of "rebuild" nor "froze" of "freeze": their dictionary forms join them.
+    actions = {**PAYMENTS, "approved_actions": ["rebuild the payment index", "freeze payment retries"]}
+    assert unsupported("We rebuilt the payment index and froze payment retries.", actions) == []
+    assert unsupported("We reindexed the payments.", actions) == ["reindexed"]
+
+
+def test_a_claim_in_a_key_messages_own_words_passes_and_a_state_claim_or_one_word_does_not():
+    def checks(text, context):
+        return [v["check"] for v in final(text, context, goal="").violations]
+
+    jobs = {"report_date": "2026-11-26", "region": "US",
+            "incident": {"incident_id": "inc_jobs", "severity": "P2", "state": "resolved",
+                         "title": "Background jobs delayed", "affected_pct": 35},
+            "fact_meta": [{"key": "affected_pct", "label": "Jobs delayed", "unit": "%"}],
+            "policy_hints": {"avoid_absolute_guarantees": True},
+            "approved_actions": ["process the delayed jobs in the order they were created"]}
+    text = "Every delayed job has now run; none were skipped."
+    assert "invalid_answer:scope_claim" in checks(text, jobs)  # 35 % were delayed, and no key message says so
+    assert checks(text, {**jobs, "key_messages": [text]}) == []
+    # One word of an approved action is no quote: "resolved" in "post a final update when it is resolved".
+    claim = {"invalid_answer:state_claim", "invalid_answer:restricted_claims"}
+    resolved = {**PAYMENTS, "approved_actions": ["post a final update when the incident is resolved"]}
+    assert claim & set(checks("This incident has been resolved.", resolved))
+    # The incident's state decides a state claim, whatever a key message says.
+    investigating = {**PAYMENTS, "incident": {**PAYMENTS["incident"], "state": "investigating"},
+                     "key_messages": ["The incident has been resolved."]}
+    assert claim & set(checks("The incident has been resolved.", investigating))
 
 
 def test_another_form_of_an_incidents_word_is_licensed_but_not_a_word_of_another_root():

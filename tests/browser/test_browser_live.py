@@ -23,7 +23,7 @@ TEXT = "We are investigating failing card payments in the EU. Current status: de
 SOON = 5_000  # ms: every change shows within this, with no reload
 
 
-def timed_out(delivery):
+def timed_out(delivery, answered=None):
     raise tasks.MayHaveBeenSent("mail (127.0.0.1): TimeoutError")
 
 

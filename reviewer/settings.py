@@ -456,6 +456,9 @@ DELIVERY_BACKOFF_SECONDS = envint("DELIVERY_BACKOFF_SECONDS", 10)
 DELIVERY_BACKOFF_MAX_SECONDS = envint("DELIVERY_BACKOFF_MAX_SECONDS", 3600)
 DELIVERY_TIMEOUT_SECONDS = envint("DELIVERY_TIMEOUT_SECONDS", 10)
 DELIVERY_LEASE_SECONDS = envint("DELIVERY_LEASE_SECONDS", 20)
+# Where a worker keeps a receiver's answer (an SMTP 250, an HTTP 2xx) the moment it arrives, before the
+# database has it (reviewer.outbox.answers): a local disk the workers and the delivery sweep share.
+DELIVERY_ANSWERS_DIR = Path(os.environ.get("DELIVERY_ANSWERS_DIR") or VAR_DIR / "outbox-answers")
 # Email channel: Django's mail backends (the demo writes files into var/demo-mail/).
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or "django.core.mail.backends.smtp.EmailBackend"
 EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH") or str(VAR_DIR / "mail")  # the file backend's folder

@@ -21,6 +21,7 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "polling_interval": 0.1,
     }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+DELIVERY_ANSWERS_DIR = Path(os.environ.get("DELIVERY_ANSWERS_DIR") or VAR_DIR / "outbox-answers")
 
 # Under pytest-xdist each process has its own Redis database, as it has its own test database
 # (pytest-django names it with the process's suffix, _gw0, _gw1): process gwN uses database N, so one

@@ -258,6 +258,15 @@ def clean_model_env(monkeypatch):
     reset_breakers()
 
 
+@pytest.fixture(autouse=True)
+def answers_folder(tmp_path, monkeypatch) -> Path:
+    """The answers a worker keeps on disk before the database has them (reviewer.outbox.answers): a
+    folder per test, as each test has its own database rows (xdist processes share VAR_DIR)."""
+    folder = tmp_path / "outbox-answers"
+    monkeypatch.setattr(settings, "DELIVERY_ANSWERS_DIR", folder)
+    return folder
+
+
 # -- a real Celery worker process, sharing the test database and the broker ------------------------
 
 
@@ -297,14 +306,16 @@ class Worker:
 
 
 @pytest.fixture
-def worker_env(transactional_db, tmp_path):
-    """Environment for a worker process: the test settings, this test's database, the same broker."""
+def worker_env(transactional_db, tmp_path, answers_folder):
+    """Environment for a worker process: the test settings, this test's database, the same broker, the
+    same folder for the answers kept on disk."""
     if settings.CELERY_BROKER_URL.startswith("filesystem"):
         shutil.rmtree(settings.CELERY_BROKER_FOLDER, ignore_errors=True)
         settings.CELERY_BROKER_FOLDER.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_"))}
     env.update(DJANGO_SETTINGS_MODULE="reviewer.test_settings", DATABASE_URL=database_url(),
-               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, PYTHONUNBUFFERED="1")
+               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, DELIVERY_ANSWERS_DIR=str(answers_folder),
+               PYTHONUNBUFFERED="1")
     return env
 
 

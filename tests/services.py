@@ -164,7 +164,7 @@ def product_env(folder: Path, database_url: str, broker_url: str, **extra: str) 
     """The environment of the product's processes for a drill: the test settings (their key, DEBUG
     off), the drill's own database, broker and var folder, and no model endpoint of the caller's."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "LLM_", "PYTEST_XDIST", "DATABASE_", "CELERY_"))}
+           if not k.startswith(("OPENAI_", "LLM_", "PYTEST_XDIST", "DATABASE_", "CELERY_", "DELIVERY_ANSWERS"))}
     env.update(DJANGO_SETTINGS_MODULE="reviewer.test_settings", DATABASE_URL=database_url,
                CELERY_BROKER_URL=broker_url, TEST_VAR_DIR=str(folder / "var"), PYTHONUNBUFFERED="1", **extra)
     return env

@@ -235,6 +235,9 @@ class Delivery(models.Model):
     # A subscribers channel has one row per subscriber, so each address gets the update once.
     subscriber = models.ForeignKey(Subscriber, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="deliveries")
+    # The last attempt's evidence: what the receiver or mail server said (or that no answer came), when
+    # (ISO 8601), and the attempt: {"said", "at", "attempt"} (reviewer.outbox.answers.evidence).
+    evidence = models.JSONField(default=dict, blank=True)
 
     objects = DeliveryQuerySet.as_manager()
 
@@ -255,3 +258,10 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"Delivery {self.key} of {self.update} to {self.channel.name} ({self.status})"
+
+    @property
+    def evidence_at(self):
+        """When the last attempt's evidence was seen, or None."""
+        from django.utils.dateparse import parse_datetime
+
+        return parse_datetime(self.evidence.get("at") or "") if self.evidence else None

@@ -121,7 +121,7 @@ EMAIL_NOT_SENT = (ConnectionRefusedError, socket.gaierror, smtplib.SMTPResponseE
                   smtplib.SMTPRecipientsRefused, smtplib.SMTPNotSupportedError)
 
 
-def _send_email(delivery: Delivery, to: list[str], unsubscribe_url: str = "") -> None:
+def _send_email(delivery: Delivery, to: list[str], unsubscribe_url: str = "", answered=None) -> None:
     update = delivery.update
     headers = {"Message-ID": _message_id(delivery)}
     if unsubscribe_url:
@@ -133,15 +133,55 @@ def _send_email(delivery: Delivery, to: list[str], unsubscribe_url: str = "") ->
         message.connection.open()
     except Exception as error:  # any backend
         raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
+    smtp = getattr(message.connection, "connection", None)
+    transaction = SmtpTransaction(smtp, answered) if isinstance(smtp, smtplib.SMTP) else None
     try:
         message.send()
     except EMAIL_NOT_SENT as error:
         raise DeliveryFailed(f"email: {type(error).__name__}: {str(error)[:200]}") from None
-    except Exception as error:  # a timeout or a dropped connection with the message on its way
-        raise MayHaveBeenSent(f"email: {type(error).__name__}: {str(error)[:200]}") from None
+    except Exception as error:  # a timeout or a dropped connection
+        if transaction is not None and transaction.answer:
+            return  # the server had taken it (250 after DATA): what broke after that changes nothing
+        if transaction is not None and not transaction.content_sent:  # MAIL, RCPT or DATA itself: nothing left
+            raise DeliveryFailed(f"email: {type(error).__name__} before the message was sent: "
+                                 f"{str(error)[:200]}") from None
+        raise MayHaveBeenSent(f"email: {type(error).__name__} after the message was sent, before the server's "
+                              f"answer: {str(error)[:200]}") from None
     finally:
         with contextlib.suppress(Exception):  # the server has answered the message; QUIT changes nothing
             message.connection.close()
+    if transaction is None and answered is not None:  # another backend (file, memory): it took the message
+        answered(f"taken by {type(message.connection).__module__.rpartition('.')[2]} mail backend")
+
+
+class SmtpTransaction:
+    """Watches one SMTP connection's DATA: whether the message's content was written to the server,
+    and the server's answer to it, passed to ``answered`` the moment a 250 arrives (before QUIT or
+    anything else can fail)."""
+
+    def __init__(self, smtp: smtplib.SMTP, answered=None):
+        self.content_sent, self.answer, self.answered = False, "", answered
+        send, data = smtp.send, smtp.data
+
+        def sending(payload):
+            if self.in_data and isinstance(payload, bytes) and payload.endswith(b"\r\n.\r\n"):
+                self.content_sent = True  # written to the socket: from here it may have arrived
+            return send(payload)
+
+        def watched_data(content):
+            self.in_data = True
+            try:
+                code, reply = data(content)
+            finally:
+                self.in_data = False
+            if code == 250:
+                self.answer = f"{code} {reply.decode(errors='replace')}"
+                if self.answered is not None:
+                    self.answered(self.answer)
+            return code, reply
+
+        self.in_data = False
+        smtp.send, smtp.data = sending, watched_data
 
 
 def signature(secret: str, timestamp: int, key: str, body: bytes) -> str:
@@ -164,22 +204,24 @@ def slack_message(title: str, version: int, text: str) -> dict:
             "unfurl_links": False, "unfurl_media": False}
 
 
-def send(delivery: Delivery) -> None:
+def send(delivery: Delivery, answered=None) -> None:
     """Deliver once; raises :class:`DeliveryFailed` (or :class:`MayHaveBeenSent` when the message may have
-    left) with a message fit for the page, or :class:`NotSent`."""
+    left) with a message fit for the page, or :class:`NotSent`. ``answered(said)`` is called the moment
+    the receiver took the message (an SMTP 250 after DATA, an HTTP 2xx), with what it said: from then
+    on nothing that breaks makes it a failure."""
     channel, update = delivery.channel, delivery.update
     kind = channel.kind
     if kind == DeliveryChannel.Kind.STATUS:
         return  # the status page shows the updates whose status delivery is delivered
     if kind == DeliveryChannel.Kind.EMAIL:
-        return _send_email(delivery, channel.recipient_list)
+        return _send_email(delivery, channel.recipient_list, answered=answered)
     if kind == DeliveryChannel.Kind.SUBSCRIBERS:
         subscriber = delivery.subscriber
         if subscriber is None:
             raise DeliveryFailed("a subscribers delivery without a subscriber")
         if not subscriber.active:  # read when the attempt was taken: an unsubscribe before it stops it
             raise NotSent("not sent: the subscriber unsubscribed before it went out")
-        return _send_email(delivery, [subscriber.email], subscriber.unsubscribe_url)
+        return _send_email(delivery, [subscriber.email], subscriber.unsubscribe_url, answered=answered)
     try:
         destination = resolve(channel.destination)
     except DestinationError as error:
@@ -197,16 +239,17 @@ def send(delivery: Delivery) -> None:
         headers = {SIGNATURE_HEADER: signature(destination.secret, int(time.time()), str(delivery.key), body)}
     headers.update({"Content-Type": "application/json", "Idempotency-Key": str(delivery.key),
                     "User-Agent": USER_AGENT})
-    post(destination, body, headers)
+    post(destination, body, headers, answered)
 
 
-def post(destination: Destination, body: bytes, headers: dict) -> None:
+def post(destination: Destination, body: bytes, headers: dict, answered=None) -> None:
     """POST ``body`` to a declared destination, redirects not followed; raises :class:`DeliveryFailed`
-    naming the destination and its host (never the URL) unless it answers 2xx."""
+    naming the destination and its host (never the URL) unless it answers 2xx. A 2xx status line is
+    the answer (``answered``), read before the body: a connection that breaks in the body took it."""
     where = f"{destination.name} ({destination.host})"
     try:
         response = requests.post(destination.url, data=body, headers=headers, allow_redirects=False,
-                                 timeout=settings.DELIVERY_TIMEOUT_SECONDS)
+                                 timeout=settings.DELIVERY_TIMEOUT_SECONDS, stream=True)
     except requests.ConnectTimeout:  # no connection was made: nothing was sent
         raise DeliveryFailed(f"{where}: no connection within {settings.DELIVERY_TIMEOUT_SECONDS} s") from None
     except requests.Timeout:  # the request was sent and no answer came: it may have been taken
@@ -214,10 +257,16 @@ def post(destination: Destination, body: bytes, headers: dict) -> None:
     except requests.RequestException as error:
         failure = DeliveryFailed if _not_connected(error) else MayHaveBeenSent
         raise failure(f"{where}: {type(error).__name__}") from None
+    with response:
+        if 200 <= response.status_code < 300:
+            if answered is not None:
+                answered(f"HTTP {response.status_code} {response.reason or ''}".strip())
+            with contextlib.suppress(Exception):  # a body cut short changes nothing: it was taken
+                response.raw.read(64 * 1024)
+            return
     if response.status_code == 429:
         raise RateLimited(f"{where}: HTTP 429 (rate limited)", retry_after_seconds(response.headers.get("Retry-After")))
-    if not 200 <= response.status_code < 300:
-        raise DeliveryFailed(f"{where}: HTTP {response.status_code}")
+    raise DeliveryFailed(f"{where}: HTTP {response.status_code}")
 
 
 def _not_connected(error: requests.RequestException) -> bool:

@@ -10,12 +10,15 @@ gets the delivery's ``key`` as ``Idempotency-Key`` on every attempt, so it can d
 webhook and the status page are delivered at least once.
 
 Email, the subscribers' emails and Slack cannot drop a duplicate, so they are delivered at most once:
-the attempt is committed as ``sending`` before the send starts, and the outcome written after it
-(tried again while the database is unreachable, with short waits, until the attempt's lease ends;
-the send is never repeated for it). A failure where the message did not leave is retried as above;
-one where it may have left (a timeout, a dropped connection), and a ``sending`` row whose lease
-ended without an outcome (the sweep finds it within ``SWEEP_SECONDS``), are held (``held``) for a
-person to send again or mark as sent.
+the attempt is committed as ``sending`` before the send starts. The receiver's answer (an SMTP 250
+after DATA, an HTTP 2xx) is kept on the worker's disk the moment it arrives (``reviewer.outbox.answers``),
+then the outcome is written to the database (tried again while the database is unreachable, with
+short waits, until the attempt's lease ends; the send is never repeated for it). A failure where the
+message did not leave is retried as above. Held (``held``) for a person to send again or mark as sent
+means unknown: the message may have left and no answer came (a timeout, a connection dropped after
+the message was written), or a ``sending`` row's lease ended with no answer kept on disk nor in the
+database (the sweep finds it within ``SWEEP_SECONDS``, after writing the answers kept on disk). Every
+row keeps the evidence of its last attempt: what the receiver said, when, and the attempt's number.
 
 Task names are kept from before the concerns had a package each, so queued messages still run.
 """
@@ -36,7 +39,7 @@ from django.utils import timezone
 
 from reviewer.celery import enqueue_on_commit
 from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
-from reviewer.outbox import anchor
+from reviewer.outbox import anchor, answers
 from reviewer.outbox.channels import DeliveryFailed, MayHaveBeenSent, NotSent, RateLimited, send
 
 log = logging.getLogger("agents.deliveries")
@@ -45,6 +48,7 @@ MAX_ERROR_CHARS = 500
 EARLY = timedelta(seconds=1)
 LOST = "the worker was lost during the last attempt"
 UNRECORDED = "the send may have gone out: its outcome was never recorded (the worker or the database was lost)"
+NO_ANSWER = "no answer recorded: the worker or the database was lost while the send was under way"
 IN_FLIGHT = (Delivery.Status.PENDING, Delivery.Status.SENDING, Delivery.Status.HELD)
 RECORD_FIRST_WAIT, RECORD_MAX_WAIT = 0.5, 2.0  # seconds between tries to record an outcome
 # How long one try waits for a pooled connection: the workers' pool waits DATABASE_POOL_TIMEOUT (30 s),
@@ -98,8 +102,15 @@ def attempt(delivery_pk: int) -> str:
     if delivery is None:
         return "skipped"
     once = delivery.channel.kind in DeliveryChannel.AT_MOST_ONCE
+    answer: dict = {}
+
+    def answered(said: str) -> None:
+        # First of all, before anything that can fail: on disk when this channel cannot take a duplicate.
+        kept = answers.keep(delivery.pk, delivery.attempts, said) if once else None
+        answer.update(kept or answers.evidence(said, delivery.attempts))
+
     try:
-        send(delivery)
+        send(delivery, answered)
     except NotSent as why:  # final: a person's retry would not send it either
         reason = str(why)
         return _record(delivery, "not sent", lambda: _this_attempt(delivery).update(
@@ -107,6 +118,8 @@ def attempt(delivery_pk: int) -> str:
     except RateLimited as error:  # nothing was taken; the destination says when to come back
         return _failed(delivery, str(error), wait_at_least=_pause_destination(delivery, error.retry_after))
     except MayHaveBeenSent as error:
+        if answer:  # it had answered that it took the message: what broke afterwards changes nothing
+            return _delivered_now(delivery, answer)
         if once:
             return _held(delivery, f"{error} (it may have been sent)")
         return _failed(delivery, str(error))  # at least once: the receiver drops a repeated key
@@ -114,10 +127,25 @@ def attempt(delivery_pk: int) -> str:
         return _failed(delivery, str(error))
     except Exception as error:  # a bug must not leave the row pending for ever
         log.exception("delivery %s failed unexpectedly", delivery.key)
+        if answer:
+            return _delivered_now(delivery, answer)
         if once:  # nobody knows whether it left
             return _held(delivery, f"unexpected error: {type(error).__name__} (it may have been sent)")
         return _failed(delivery, f"unexpected error: {type(error).__name__}")
-    return _record(delivery, "delivered", lambda: _delivered(delivery))
+    return _delivered_now(delivery, answer)
+
+
+def _delivered_now(delivery: Delivery, answer: dict) -> str:
+    """Write ``delivered`` with the receiver's answer; once the database has it, the answer's copy on
+    disk goes. Should the database stay unreachable for the whole lease, the copy stays: the sweep
+    writes it, and the row is never held for it."""
+    outcome = _record(delivery, "delivered", lambda: _delivered(delivery, answer))
+    if outcome == "delivered":
+        answers.forget(delivery.pk, delivery.attempts)
+    elif answer.get("recorded"):
+        log.warning("delivery %s: its answer (%s) is kept on disk; the sweep records it", delivery.key,
+                    answer["said"])
+    return outcome
 
 
 def _this_attempt(delivery: Delivery):
@@ -125,10 +153,10 @@ def _this_attempt(delivery: Delivery):
     return Delivery.objects.filter(pk=delivery.pk, status=delivery.status, attempts=delivery.attempts)
 
 
-def _delivered(delivery: Delivery) -> int:
+def _delivered(delivery: Delivery, answer: dict) -> int:
     # Also from held: the send did go out, only its outcome came late (a slow database).
     delivered = Delivery.objects.filter(pk=delivery.pk, status__in=IN_FLIGHT).update(
-        status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), last_error="")
+        status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), last_error="", evidence=answer)
     if delivered and delivery.channel.kind == DeliveryChannel.Kind.STATUS:
         StatusSnapshot.objects.outdate()  # the update is public now: the status page shows it
     return delivered
@@ -139,8 +167,10 @@ def _held(delivery: Delivery, error: str) -> str:
 
     def hold():
         # next_attempt_at: when it was held (a held row is never due); ops' channels hear of it once.
+        now = timezone.now()
         if _this_attempt(delivery).update(status=Delivery.Status.HELD, last_error=error[:MAX_ERROR_CHARS],
-                                          next_attempt_at=timezone.now()):
+                                          next_attempt_at=now,
+                                          evidence=answers.evidence(error, delivery.attempts, now)):
             tell_ops_held(delivery.pk)
 
     return _record(delivery, "held", hold)
@@ -247,19 +277,23 @@ def sweep_deliveries() -> int:
     between commit and enqueue) or its attempt's worker died. Moving ``next_attempt_at`` to now
     keeps the next sweep from enqueueing it again before another lease period has passed.
 
-    A ``sending`` row whose lease ended is held (``held``) for a person: its worker died or could not
-    record the outcome (it stops trying when the lease ends), and its message may have gone out. An
-    outcome that comes later still turns a held row into delivered, never into a send.
-    Returns how many deliveries it enqueued."""
+    First the answers kept on disk are written (``reviewer.outbox.answers``): an attempt the receiver
+    answered is delivered, whatever happened to its worker or to the database since. Then a
+    ``sending`` row whose lease ended is held (``held``) for a person: its worker died or could not
+    record the outcome (it stops trying when the lease ends), no answer was kept, and its message may
+    have gone out. An outcome that comes later still turns a held row into delivered, never into a
+    send. Returns how many deliveries it enqueued."""
+    answers.replay()
     now = timezone.now()
     stale = now - timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
     # A send at most once whose outcome never came back: it may have gone out, so it is held, never resent.
     # Row by row, so each row that this sweep holds (and only those) is told to ops once.
     held = 0
-    for pk in Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=now).values_list(
-            "pk", flat=True)[:1000]:
+    for pk, attempt in Delivery.objects.filter(status=Delivery.Status.SENDING, next_attempt_at__lte=now).values_list(
+            "pk", "attempts")[:1000]:
         if Delivery.objects.filter(pk=pk, status=Delivery.Status.SENDING, next_attempt_at__lte=now).update(
-                status=Delivery.Status.HELD, last_error=UNRECORDED, next_attempt_at=now):
+                status=Delivery.Status.HELD, last_error=UNRECORDED, next_attempt_at=now,
+                evidence=answers.evidence(NO_ANSWER, attempt, now)):
             held += 1
             tell_ops_held(pk)
     if held:

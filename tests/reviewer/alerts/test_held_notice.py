@@ -54,7 +54,7 @@ def email(users, settings):
     return publish(incident, TEXT, actor=users.ops, source_run=run).deliveries.get()
 
 
-def timed_out(delivery):
+def timed_out(delivery, answered=None):
     raise tasks.MayHaveBeenSent("smtp (127.0.0.1): TimeoutError")
 
 

@@ -156,7 +156,7 @@ def test_the_held_page_shows_each_held_row_with_its_evidence_escaped(incident, u
     assert XSS not in html
     assert "smtp said &lt;script&gt;alert(1)&lt;/script&gt; (it may have been sent)" in html
     assert "Mail &lt;script&gt;" in html and "Payments &lt;script&gt;" in html
-    assert "at attempt 2" in html and "update v1 of" in html
+    assert '<dd class="held-attempt">2</dd>' in html and "update v1 of" in html  # a row held before evidence
     assert reverse("delivery_mark_sent", args=[delivery.pk]) in html
     assert reverse("delivery_send_again", args=[delivery.pk]) in html
     assert 'aria-current="page">Held deliveries' in html

@@ -97,7 +97,7 @@ def dropping_receiver() -> tuple[str, threading.Event]:
     return f"http://127.0.0.1:{listener.getsockname()[1]}/hook", got
 
 
-def database_down(delivery):
+def database_down(delivery, answer=None):
     """Recording an outcome while the database is unreachable (what psycopg's pool raises, through Django)."""
     raise OperationalError("couldn't get a connection after 2.00 sec")
 
@@ -152,14 +152,14 @@ def worker_clock(monkeypatch):
     return clock
 
 
-def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_never_sent_again(
-        published, enqueued, monkeypatch, settings, worker_clock, django_capture_on_commit_callbacks):
+def test_an_email_whose_outcome_could_not_be_recorded_is_delivered_from_the_answer_kept_on_disk(
+        published, enqueued, monkeypatch, settings, worker_clock, answers_folder, django_capture_on_commit_callbacks):
     settings.DELIVERY_LEASE_SECONDS = 20
     delivery = published(kind="email", recipients="ops@example.com")
 
     monkeypatch.setattr(tasks, "_delivered", database_down)
     enqueued.clear()
-    with time_machine.travel(timezone.now(), tick=False) as clock, django_capture_on_commit_callbacks(execute=True):
+    with time_machine.travel(timezone.now(), tick=False), django_capture_on_commit_callbacks(execute=True):
         assert tasks.attempt(delivery.pk) == "unrecorded"
         assert len(mail.outbox) == 1  # sent once, and not again while recording failed
         waits = worker_clock.waits
@@ -168,16 +168,136 @@ def test_an_email_whose_outcome_could_not_be_recorded_is_held_by_the_sweep_and_n
         assert len(worker_clock.connection_waits) == len(waits) + 1 >= 10  # a try every 2 s at most
         assert max(worker_clock.connection_waits) <= tasks.RECORD_CONNECTION_WAIT  # never the pool's 30 s
         assert reload(delivery).status == "sending"
-        clock.shift(timedelta(seconds=settings.DELIVERY_LEASE_SECONDS - 1))
-        assert tasks.sweep_deliveries() == 0
-        assert reload(delivery).status == "sending"  # its worker may still record it
-        clock.shift(timedelta(seconds=1))  # the lease ended: the next sweep holds it
-        assert tasks.sweep_deliveries() == 0
+        assert [path.name for path in answers_folder.iterdir()] == [f"{delivery.pk}-1.json"]
+        assert tasks.sweep_deliveries() == 0  # the database is back: the sweep writes the answer kept
         assert tasks.attempt(delivery.pk) == "skipped"
-    assert enqueued == []
-    assert len(mail.outbox) == 1
-    assert (reload(delivery).status, delivery.last_error) == ("held", tasks.UNRECORDED)
-    assert delivery.get_status_display() == "Held: may have been sent — check before sending again"
+    assert enqueued == [] and len(mail.outbox) == 1
+    assert (reload(delivery).status, delivery.last_error) == ("delivered", "")
+    assert (delivery.evidence["said"], delivery.evidence["attempt"]) == ("taken by locmem mail backend", 1)
+    assert list(answers_folder.iterdir()) == []  # the database has it now
+
+
+class Killed(BaseException):
+    """SIGKILL at this line: nothing after it runs (no ``except Exception`` catches it)."""
+
+
+@pytest.mark.parametrize("kind", ["email", "slack"])
+def test_a_worker_killed_right_after_the_answer_leaves_a_delivered_row_not_a_held_one(
+        published, webhook_receiver, monkeypatch, settings, enqueued, kind):
+    receiver = webhook_receiver()
+    receiver.secret = None
+    delivery = published(**({"kind": "email", "recipients": "ops@example.com"} if kind == "email" else
+                            {"kind": "slack", "destination": "hook"}))
+
+    def killed(*args):
+        raise Killed
+
+    monkeypatch.setattr(tasks, "_delivered_now", killed)  # the answer arrived; the worker dies before the database
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        with pytest.raises(Killed):
+            tasks.attempt(delivery.pk)
+        assert reload(delivery).status == "sending"
+        clock.shift(timedelta(seconds=settings.DELIVERY_LEASE_SECONDS))
+        tasks.sweep_deliveries()
+    assert (reload(delivery).status, enqueued) == ("delivered", [])
+    assert delivery.evidence["said"] == ("taken by locmem mail backend" if kind == "email" else "HTTP 200 OK")
+    sent = len(mail.outbox) if kind == "email" else receiver.requests[str(delivery.key)]
+    assert sent == 1
+
+
+def scripted_smtp(settings, drop: str) -> list[bytes]:
+    """A mail server on loopback that speaks SMTP up to ``drop`` and then hangs up: ``before-content``
+    (on the DATA command, before its 354), ``after-content`` (the message read, no answer) or
+    ``after-answer`` (its 250 sent, then gone before QUIT). Returns the messages it read."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def serve():
+        connection, _ = listener.accept()
+        lines = connection.makefile("rb")
+        connection.sendall(b"220 drill ESMTP\r\n")
+        while line := lines.readline():
+            command = line[:4].upper()
+            if command != b"DATA":
+                connection.sendall(b"250 drill\r\n")
+                continue
+            if drop != "before-content":
+                connection.sendall(b"354 go ahead\r\n")
+                content = []
+                while (line := lines.readline()) not in (b".\r\n", b""):
+                    content.append(line)
+                received.append(b"".join(content))
+                if drop == "after-answer":
+                    connection.sendall(b"250 2.0.0 Ok: queued as D1\r\n")
+            break
+        connection.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", listener.getsockname()[1], 2
+    return received
+
+
+@pytest.mark.parametrize(("drop", "outcome", "arrived"), [
+    ("before-content", "retry", 0),  # nothing of the message left: sent again later
+    ("after-content", "held", 1),  # it may have been taken and no answer came: unknown
+    ("after-answer", "delivered", 1),  # the server answered 250: known, whatever broke after it
+])
+def test_an_email_whose_connection_dropped_is_held_only_when_no_answer_came_after_its_content(
+        published, settings, enqueued, drop, outcome, arrived):
+    received = scripted_smtp(settings, drop)
+    delivery = published(kind="email", recipients="ops@example.com")
+    assert tasks.attempt(delivery.pk) == outcome
+    assert len(received) == arrived
+    evidence = reload(delivery).evidence
+    if outcome == "delivered":
+        assert evidence["said"] == "250 2.0.0 Ok: queued as D1" and evidence["attempt"] == 1
+    elif outcome == "held":
+        assert evidence["said"].startswith("email: SMTPServerDisconnected after the message was sent, before the "
+                                           "server's answer")
+    else:
+        assert delivery.last_error.startswith("email: SMTPServerDisconnected before the message was sent")
+
+
+def test_the_held_page_shows_what_the_mail_server_said_when_and_at_which_attempt(
+        published, settings, enqueued, login):
+    scripted_smtp(settings, "after-content")
+    delivery = published(kind="email", recipients="ops@example.com")
+    at = (timezone.now() + timedelta(minutes=5)).replace(microsecond=0)
+    with time_machine.travel(at, tick=False):
+        assert tasks.attempt(delivery.pk) == "held"
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=3)  # the page shows the evidence's attempt
+    html = login("ops").get(reverse("held_deliveries")).content.decode()
+    row = html[html.index(f'id="held-{delivery.pk}"'):]
+    said = row[row.index('class="pre held-said">'):row.index("</dd>")]
+    assert "email: SMTPServerDisconnected after the message was sent, before the server&#x27;s answer" in said
+    assert f'<dd class="held-when"><time datetime="{at.isoformat()}">' in row
+    assert '<dd class="held-attempt">1</dd>' in row
+
+
+def test_the_held_page_escapes_what_the_receiver_said(held, login):
+    Delivery.objects.filter(pk=held.pk).update(evidence={"said": "<script>alert(1)</script>", "attempt": 1,
+                                                         "at": "2026-03-04T05:06:07+00:00"})
+    html = login("ops").get(reverse("held_deliveries")).content.decode()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_a_slack_post_answered_200_whose_body_was_cut_is_delivered(published, monkeypatch):
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nok")  # then gone
+        connection.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    monkeypatch.setenv("OUTBOUND_DESTINATIONS", f"hook=http://127.0.0.1:{listener.getsockname()[1]}/hook")
+    delivery = published(kind="slack", destination="hook")
+    assert tasks.attempt(delivery.pk) == "delivered"
+    assert reload(delivery).evidence["said"] == "HTTP 200 OK"
 
 
 def test_a_sending_row_left_by_a_killed_worker_is_held_within_thirty_seconds(published, settings, enqueued):
@@ -198,6 +318,7 @@ def test_a_sending_row_left_by_a_killed_worker_is_held_within_thirty_seconds(pub
     assert (held_at - killed).total_seconds() <= 30
     assert (held_at - killed).total_seconds() >= settings.DELIVERY_LEASE_SECONDS  # never within its lease
     assert enqueued == [] and delivery.last_error == tasks.UNRECORDED
+    assert delivery.evidence["said"] == tasks.NO_ANSWER and delivery.evidence["attempt"] == 1
 
 
 def test_a_webhook_whose_outcome_could_not_be_recorded_is_sent_again_by_the_sweep(
@@ -224,15 +345,15 @@ def test_an_outcome_recorded_after_the_database_came_back_is_recorded_once(publi
     tries = []
     real_delivered = tasks._delivered
 
-    def down_twice(delivery):
+    def down_twice(delivery, answer):
         tries.append(1)
         if len(tries) <= 2:
             raise OperationalError("the database went away")
-        return real_delivered(delivery)
+        return real_delivered(delivery, answer)
 
     monkeypatch.setattr(tasks, "_delivered", down_twice)
     monkeypatch.setattr(tasks, "pause", lambda seconds: None)
-    monkeypatch.setattr(tasks, "send", lambda delivery: None)
+    monkeypatch.setattr(tasks, "send", lambda delivery, answered: None)
     assert tasks.attempt(delivery.pk) == "delivered"
     assert (len(tries), reload(delivery).status) == (3, "delivered")
 
@@ -303,7 +424,7 @@ def test_a_slack_post_that_did_not_leave_or_was_refused_is_retried(published, we
 def test_a_bug_while_sending_an_email_holds_it(published, monkeypatch):
     delivery = published(kind="email", recipients="ops@example.com")
 
-    def broken(delivery):
+    def broken(delivery, answered):
         raise KeyError("a bug")
 
     monkeypatch.setattr(tasks, "send", broken)

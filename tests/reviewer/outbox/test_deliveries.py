@@ -256,7 +256,7 @@ def test_a_delivery_whose_every_attempt_lost_its_worker_is_dead_lettered(publish
 def test_an_unexpected_error_in_a_channel_counts_as_a_failed_attempt(published, monkeypatch):
     delivery = published(kind="status")
 
-    def broken(delivery):
+    def broken(delivery, answered):
         raise KeyError("a bug")
 
     monkeypatch.setattr(tasks, "send", broken)

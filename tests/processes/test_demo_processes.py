@@ -236,6 +236,20 @@ def test_a_killed_worker_is_started_again_and_takes_work(demo, demo_env):
     assert serves(running.port)
 
 
+def test_beat_verifies_the_ledger_as_the_demo_starts(demo, demo_env):
+    # Not an hour later: the dashboard's badge has a result as soon as beat and a worker are up.
+    with sqlite3.connect(demo_env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+        db.execute("DELETE FROM reviewer_ledgerverification")
+    running = demo()
+    running.wait_ready()
+
+    def verified():
+        with sqlite3.connect(demo_env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+            return db.execute("SELECT ok FROM reviewer_ledgerverification").fetchall()
+
+    assert wait_for(verified, READY_SECONDS, "the ledger's first verification") == [(1,)]
+
+
 def run_status(env, run_pk: int) -> str:
     with sqlite3.connect(env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
         return db.execute("SELECT status FROM agents_run WHERE id = ?", (run_pk,)).fetchone()[0]
@@ -269,8 +283,8 @@ def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(de
 
 def newcomer_shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
     """``script`` in bash, in another folder, with only PATH and HOME: a new terminal's shell."""
-    return subprocess.run(["bash", "-c", "set -e\n" + script], cwd=cwd, env={"PATH": os.environ["PATH"], "HOME": str(cwd)},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(["bash", "-c", "set -e\n" + script], cwd=cwd, capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "HOME": str(cwd)}, timeout=120)
 
 
 def test_the_first_start_prints_no_log_line_among_its_own(first_setup):

@@ -21,8 +21,7 @@ from agents.core.stops import opens_escalation
 from agents.models import Run, since
 from reviewer.desk import live
 from reviewer.desk.forms import IN_FLIGHT
-from reviewer.ledger.chain import last_verification
-from reviewer.ledger.tasks import verify_ledger
+from reviewer.ledger.chain import last_verification, verify_and_record
 from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 
@@ -52,7 +51,7 @@ def verify_ledger_now(request):
     """The badge's "Verify now": the verification beat runs hourly, here and now; the badge shows it."""
     if not may_verify_ledger(request.user):
         raise PermissionDenied("Only policy admins can verify the ledger.")
-    verify_ledger()
+    verify_and_record()
     return redirect(reverse("home") + "#dashboard-ledger")
 
 

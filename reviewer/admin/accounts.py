@@ -41,7 +41,11 @@ class ProductUserAdmin(UserAdmin):
     away only the roles it gave) or the admin, and the identity the user signs in with."""
 
     inlines = [SsoIdentityInline]
-    readonly_fields = ["roles_and_sources"]
+    # When a user joined and last signed in are facts, not settings.
+    readonly_fields = ["roles_and_sources", "last_login", "date_joined"]
+    # The roles as one labelled list (a few groups), not the two-list chooser: usable on a phone and by
+    # a screen reader (the chooser's search icons carry ARIA that axe-core refuses).
+    filter_horizontal = ()
     # right after the groups (Permissions), before the dates
     fieldsets = [*UserAdmin.fieldsets[:3], ("Where the roles came from", {"fields": ["roles_and_sources"]}),
                  *UserAdmin.fieldsets[3:]]

@@ -174,6 +174,7 @@ DEMO_ROLES = {"lead": "support lead: works the escalation inbox",
 # What a command run from another shell needs to reach this demo's database with its key: the
 # variables the demo was started with (a key by its file, never printed itself).
 HINT_VARIABLES = ("DEBUG", "SECRET_KEY_FILE", "VAR_DIR", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")
+HINT_DEFAULTS = {"DJANGO_SETTINGS_MODULE": "reviewer.settings"}  # manage.py's own: no need to say it
 
 
 def token_hint(port: int) -> list[str]:
@@ -181,7 +182,8 @@ def token_hint(port: int) -> list[str]:
     command names this interpreter and the repository by full path, and carries the variables the
     demo was started with (`.ci/demo` makes SECRET_KEY_FILE; a start with DEBUG=1 needs DEBUG=1)."""
     env = [f"{name}={shlex.quote(os.environ[name])}" for name in HINT_VARIABLES
-           if os.environ.get(name) and not (name == "DATABASE_URL" and not os.environ[name].startswith("sqlite"))]
+           if os.environ.get(name) and os.environ[name] != HINT_DEFAULTS.get(name)
+           and not (name == "DATABASE_URL" and not os.environ[name].startswith("sqlite"))]
     command = " ".join([*env, shlex.quote(sys.executable), shlex.quote(str(Path(settings.BASE_DIR) / "manage.py")),
                         "api_token", "lead", "--name", "demo"])
     return [f"TOKEN=$({command})",

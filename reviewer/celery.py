@@ -99,6 +99,13 @@ def make_broker_folder(sender, **kwargs):
         os.makedirs(settings.CELERY_BROKER_FOLDER, exist_ok=True)
 
 
+@signals.beat_init.connect
+def verify_ledger_at_start(sender=None, **kwargs):
+    """Beat verifies the ledger once as it starts, then hourly (CELERY_BEAT_SCHEDULE): a fresh
+    installation or the demo shows a verified ledger within moments of starting, not an hour later."""
+    app.tasks["reviewer.tasks.verify_ledger"].apply_async()  # by name: the wiring imports no tasks module
+
+
 @signals.worker_process_init.connect  # prefork and solo pools: in each process that runs tasks
 @signals.worker_ready.connect  # the threads pool, which forks none: its tasks run in this process
 def start_tracing(**kwargs):

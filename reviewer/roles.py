@@ -22,8 +22,9 @@ ROLE_PERMISSIONS = {
                    "axes.view_accessattempt", "axes.delete_accessattempt",
                    # deadlines, notification channels and holding statements
                    "reviewer.deadlinerule*", "reviewer.notificationchannel*", "reviewer.holdingstatement*",
-                   # how many approvals escalations need, and from whom
-                   "reviewer.approvalrule*",
+                   # how many approvals escalations need, and from whom; and the people who give them:
+                   # users and their roles, within the roles (reviewer/admin/accounts.py keeps it there)
+                   "reviewer.approvalrule*", "auth.view_user", "auth.add_user", "auth.change_user",
                    "reviewer.view_notification", "reviewer.view_deadlinebreach",
                    # where published updates go (names among the operator's allowlist, never URLs)
                    "reviewer.add_deliverychannel", "reviewer.change_deliverychannel",
@@ -50,6 +51,11 @@ def _permissions(spec: str):
     if codename.endswith("*"):  # every permission on one model: reviewer.deadlinerule*
         return query.filter(content_type__model=codename[:-1])
     return query.filter(codename=codename)
+
+
+def role_permission_ids() -> set[int]:
+    """Every permission some role has: what a policy admin may give through a user's groups."""
+    return set(Permission.objects.filter(group__name__in=ROLE_PERMISSIONS).values_list("id", flat=True))
 
 
 def ensure_roles(**kwargs) -> None:

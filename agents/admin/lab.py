@@ -1,6 +1,7 @@
 """The policy lab in the admin: "Preview impact" on a change form replays the stored runs under the
 form's values without saving them (agents.lab), and a save of exactly those values afterwards keeps
-the preview's summary with its PolicyChange."""
+the preview's summary with its PolicyChange. The form keeps the previewed values until they are saved
+or discarded: going back to it (the result page's link, the browser's Back) shows them, not the saved ones."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, QueryDict
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
@@ -18,6 +19,8 @@ from agents.models import snapshot
 
 # The session key of the previews not yet saved: "<model label>:<pk or new>" -> values and summary.
 SESSION_KEY = "policy_lab_previews"
+# The session key of the forms last previewed, not yet saved or discarded: the same key -> the form's fields.
+FORMS_KEY = "policy_lab_forms"
 SHOWN_FLIPS = 200  # the page lists this many flipped runs; the counts cover them all
 SHOWN_DIVERGED = 50
 NOT_REPOSTED = ("csrfmiddlewaretoken", "_preview")
@@ -51,6 +54,29 @@ def previewed_summary(request, obj, key: str) -> dict | None:
     return entry["summary"]
 
 
+def remember_form(request, key: str) -> None:
+    forms = request.session.get(FORMS_KEY, {})
+    forms[key] = [(k, v) for k in request.POST if k not in NOT_REPOSTED for v in request.POST.getlist(k)]
+    request.session[FORMS_KEY] = forms
+
+
+def previewed_form(request, key: str) -> QueryDict | None:
+    """The fields of the form last previewed for ``key``, as the form posted them."""
+    fields = (request.session.get(FORMS_KEY) or {}).get(key)
+    if fields is None:
+        return None
+    data = QueryDict(mutable=True)
+    for name, value in fields:
+        data.appendlist(name, value)
+    return data
+
+
+def forget_form(request, key: str) -> None:
+    forms = request.session.get(FORMS_KEY) or {}
+    if forms.pop(key, None) is not None:
+        request.session[FORMS_KEY] = forms
+
+
 class PreviewAdmin(admin.ModelAdmin):
     """A change form with "Preview impact", and the page that shows it."""
 
@@ -61,6 +87,35 @@ class PreviewAdmin(admin.ModelAdmin):
         view = self.admin_site.admin_view(self.preview_view)
         return [path("add/preview/", view, name=f"{name}_add"),
                 path("<path:object_id>/preview/", view, name=name), *super().get_urls()]
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        key = f"{self.opts.label_lower}:{object_id if object_id is not None else 'new'}"
+        if request.method == "GET" and "discard_preview" in request.GET:
+            forget_form(request, key)
+            return HttpResponseRedirect(request.path)
+        if request.method == "GET" and (data := previewed_form(request, key)) is not None:
+            request.previewed_data = data  # get_form binds the form to it
+            extra_context = {**(extra_context or {}), "previewed_values": True}
+        response = super().changeform_view(request, object_id, form_url, extra_context)
+        if request.method == "POST" and response.status_code == 302:  # saved: the preview's values are the row's
+            forget_form(request, key)
+        return response
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        data = getattr(request, "previewed_data", None)
+        if data is None:
+            return form_class
+
+        class PreviewedForm(form_class):
+            """The change form filled with the values last previewed, checked as a save would check them."""
+
+            def __init__(self, *args, **kwargs):
+                if not args and "data" not in kwargs:
+                    args = (data,)
+                super().__init__(*args, **kwargs)
+
+        return PreviewedForm
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         name = f"admin:{self.opts.app_label}_{self.opts.model_name}_preview"
@@ -80,6 +135,7 @@ class PreviewAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(form_url)
         form = self.get_form(request, obj, change=obj is not None)(request.POST, request.FILES, instance=obj)
         window = LabWindowForm(request.POST)
+        remember_form(request, f"{self.opts.label_lower}:{object_id if object_id is not None else 'new'}")
         report, stopped = None, []
         if form.is_valid() and window.is_valid():
             for name, problem in pattern_list_problems(form.instance).items():

@@ -93,6 +93,8 @@ INCIDENTS = [
 
 USERS = [
     ("lead", "Support lead", SUPPORT_LEAD, False),
+    # A second lead: an approval rule that asks for two approvals can be completed in the demo.
+    ("lead2", "Second lead", SUPPORT_LEAD, False),
     ("ops", "Ops staff", OPS, False),
     ("admin", "Admin", POLICY_ADMIN, True),
 ]

@@ -22,6 +22,7 @@ urlpatterns = [
     path("runs/<int:pk>/publish/confirm/", publishing.publish_run, name="publish_run"),
     path("deliveries/held/", publishing.held_deliveries_page, name="held_deliveries"),
     path("live/nav/", home.live_nav, name="live_nav"),
+    path("ledger/verify/", home.verify_ledger_now, name="verify_ledger"),
     path("deliveries/<int:pk>/retry/", publishing.retry_delivery, name="delivery_retry"),
     path("deliveries/<int:pk>/send-again/", publishing.send_delivery_again, name="delivery_send_again"),
     path("deliveries/<int:pk>/mark-sent/", publishing.mark_delivery_sent, name="delivery_mark_sent"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -168,8 +169,11 @@ def _problem(expected_seq, prev_hash, seq, kind, subject, created_at, content, s
 
 
 def verify_and_record() -> LedgerVerification:
-    """Verify and store the result: the dashboard shows the last one."""
+    """Verify and store the result: the dashboard shows the last one. Hourly from beat, once as beat
+    starts, and on the dashboard's "Verify now"; a broken ledger is also logged as an error."""
     verdict = verify()
+    if not verdict.ok:
+        logging.getLogger("agents.ledger").error("the ledger is broken: %s", verdict.message)
     return LedgerVerification.objects.create(ok=verdict.ok, count=verdict.count, head_hash=verdict.head_hash,
                                              broken_seq=verdict.broken_seq, message=verdict.message)
 

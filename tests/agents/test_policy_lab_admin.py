@@ -166,3 +166,65 @@ def test_a_second_preview_of_the_same_person_at_once_is_refused(login, users, de
     assert "You have a preview running already" in html and "would change" not in html
     again, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
     assert "1 of 1 run would change" in again.content.decode()  # the slot is free once the first ended
+
+
+def test_back_on_the_form_after_a_preview_shows_the_previewed_values_until_discarded(login, demo_data):
+    routing_run()
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    change_url = admin_url("routetarget", "change", route.pk)
+    preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="",
+                 description="Billing, previewed.")
+    back = client.get(change_url)  # the result page's link, or the browser's Back
+    form = back.context["adminform"].form
+    assert form["description"].value() == "Billing, previewed." and not form["allowed_policy"].value()
+    assert "These are the values you last previewed; they are not saved yet." in back.content.decode()
+    assert RouteTarget.objects.get(pk=route.pk).allowed_policy is True  # still nothing saved
+
+    discarded = client.get(change_url + "?discard_preview=1")
+    assert discarded.status_code == 302 and discarded["Location"] == change_url
+    again = client.get(change_url)
+    assert again.context["adminform"].form["description"].value() == route.description
+    assert "not saved yet" not in again.content.decode()
+
+
+def test_values_the_preview_refused_come_back_on_the_form_with_the_reason(login, demo_data):
+    client = login("admin")
+    policy = PipelinePolicy.objects.get(pipeline="reflection", active=True)
+    refused, _ = preview_post(client, "pipelinepolicy", policy, max_answer_chars="-5")
+    assert "The values cannot be previewed" in refused.content.decode()
+    back = client.get(admin_url("pipelinepolicy", "change", policy.pk))
+    form = back.context["adminform"].form
+    assert form["max_answer_chars"].value() == "-5" and form.errors["max_answer_chars"]
+
+
+def test_save_these_values_is_a_policy_change_in_the_history_and_the_ledger(login, demo_data):
+    from reviewer.models import LedgerEntry
+
+    routing_run()
+    client = login("admin")
+    route = RouteTarget.objects.get(name="billing_specialist")
+    change_url = admin_url("routetarget", "change", route.pk)
+    response, _ = preview_post(client, "routetarget", route, allowed_policy="", allowed_execution="")
+    assert 'value="Save these values"' in response.content.decode()
+    saved = client.post(change_url, {**reposted(response), "_save": "Save"})
+    assert saved.status_code == 302
+    change = PolicyChange.objects.get()
+    assert change.preview is not None and change.after["allowed_policy"] is False
+    assert LedgerEntry.objects.filter(kind="policy_change", subject=f"policy_change:{change.pk}").exists()
+    assert "not saved yet" not in client.get(change_url).content.decode()  # saved: the form shows the row
+
+
+def test_who_may_not_change_a_policy_may_neither_preview_nor_save_it(client, users, demo_data):
+    from django.contrib.auth.models import Permission
+
+    viewer = users.ops
+    viewer.is_staff = True
+    viewer.save()
+    viewer.user_permissions.add(Permission.objects.get(codename="view_routetarget"))
+    client.force_login(viewer)
+    route = RouteTarget.objects.get(name="billing_specialist")
+    data = {"name": route.name, "allowed_policy": "", "allowed_execution": "", "_preview": "Preview impact"}
+    assert client.post(admin_url("routetarget", "preview", route.pk), data).status_code == 403
+    assert client.post(admin_url("routetarget", "change", route.pk), {**data, "_save": "Save"}).status_code == 403
+    assert RouteTarget.objects.get(pk=route.pk).allowed_policy is True and not PolicyChange.objects.exists()

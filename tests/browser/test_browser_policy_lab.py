@@ -67,3 +67,39 @@ def test_preview_impact_on_a_policy_with_a_few_hundred_runs(page, live_server, d
     assert PipelinePolicy.objects.get(pk=policy.pk).max_answer_chars == limit
     change = PolicyChange.objects.get(object_id=str(policy.pk))
     assert change.preview["counts"]["would_stop"] == would_stop
+
+
+@pytest.mark.parametrize("width, height", [(1366, 900), (390, 844)], ids=["1366", "390"])
+def test_going_back_after_a_preview_keeps_the_values_and_they_can_be_saved(page, live_server, demo_runs, users,
+                                                                          screenshot, width, height):
+    policy = PipelinePolicy.objects.get(pipeline="reflection", active=True)
+    limit = policy.max_answer_chars - 7
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/agents/pipelinepolicy/{policy.pk}/change/")
+    page.fill("#id_max_answer_chars", str(limit))
+    page.locator("fieldset.policy-lab").get_by_role("button", name="Preview impact").click()
+    expect(page.locator(".lab-headline")).to_be_visible()
+
+    page.go_back()  # the browser's Back: the form shows what was previewed, and says it is not saved
+    expect(page.locator("#id_max_answer_chars")).to_have_value(str(limit))
+    notice = page.locator("#lab-previewed")
+    expect(notice).to_contain_text("not saved yet")
+    notice.scroll_into_view_if_needed()
+    screenshot(page, f"policy-lab-back-{width}")
+    assert PipelinePolicy.objects.get(pk=policy.pk).max_answer_chars != limit
+
+    page.locator("fieldset.policy-lab").get_by_role("button", name="Preview impact").click()
+    page.get_by_role("link", name="Back to the form to change them").click()  # the result page's own way back
+    expect(page.locator("#id_max_answer_chars")).to_have_value(str(limit))
+    page.locator("fieldset.policy-lab").get_by_role("button", name="Preview impact").click()
+    screenshot(page, f"policy-lab-save-{width}")
+    page.get_by_role("button", name="Save these values").click()
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    assert PipelinePolicy.objects.get(pk=policy.pk).max_answer_chars == limit
+    assert PolicyChange.objects.get(object_id=str(policy.pk)).preview is not None
+    page.goto(f"{live_server.url}/admin/agents/pipelinepolicy/{policy.pk}/change/")
+    expect(page.locator("#lab-previewed")).to_have_count(0)  # saved: the form shows the row as it is

@@ -4,6 +4,7 @@ free the port; a worker that dies is started again and takes work."""
 
 import json
 import os
+import secrets
 import signal
 import socket
 import sqlite3
@@ -25,14 +26,20 @@ pytestmark = [pytest.mark.worker, pytest.mark.backend_independent]
 
 
 @pytest.fixture(scope="module")
-def demo_env(tmp_path_factory):
-    """The demo's data, prepared once (`demo --setup-only`) in a folder of its own."""
+def first_setup(tmp_path_factory):
+    """The demo's data, prepared once (`demo --setup-only`) in a folder of its own: its environment,
+    and what it printed, stdout and stderr in one stream as a terminal shows them."""
     var_dir = tmp_path_factory.mktemp("demo")
     env = own_sqlite_env(var_dir)
     out = subprocess.run([sys.executable, "manage.py", "demo", "--setup-only"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    return env
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout
+    return env, out.stdout
+
+
+@pytest.fixture(scope="module")
+def demo_env(first_setup):
+    return first_setup[0]
 
 
 def free_port() -> int:
@@ -113,7 +120,11 @@ def sigint_ignored():
 
 
 class Demo:
-    def __init__(self, env, log_path: Path, *, preexec_fn=None):
+    def __init__(self, env, log_path: Path, *, preexec_fn=None, key_file: Path | None = None):
+        if key_file is not None:  # started as `.ci/demo` starts it: the key in a file, not in the environment
+            env = {k: v for k, v in env.items() if k != "SECRET_KEY"}
+            key_file.write_text(secrets.token_urlsafe(50))
+            env["SECRET_KEY_FILE"] = str(key_file)
         self.port = free_port()
         for old in Path(env["VAR_DIR"]).glob("celerybeat-schedule*"):
             old.unlink()
@@ -225,13 +236,27 @@ def test_a_killed_worker_is_started_again_and_takes_work(demo, demo_env):
     assert serves(running.port)
 
 
+def test_beat_verifies_the_ledger_as_the_demo_starts(demo, demo_env):
+    # Not an hour later: the dashboard's badge has a result as soon as beat and a worker are up.
+    with sqlite3.connect(demo_env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+        db.execute("DELETE FROM reviewer_ledgerverification")
+    running = demo()
+    running.wait_ready()
+
+    def verified():
+        with sqlite3.connect(demo_env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
+            return db.execute("SELECT ok FROM reviewer_ledgerverification").fetchall()
+
+    assert wait_for(verified, READY_SECONDS, "the ledger's first verification") == [(1,)]
+
+
 def run_status(env, run_pk: int) -> str:
     with sqlite3.connect(env["DATABASE_URL"].removeprefix("sqlite:///")) as db:
         return db.execute("SELECT status FROM agents_run WHERE id = ?", (run_pk,)).fetchone()[0]
 
 
-def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(demo, demo_env):
-    running = demo()
+def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(demo, demo_env, tmp_path):
+    running = demo(key_file=tmp_path / "secret-key")
     running.wait_ready()
     log_dir = Path(demo_env["VAR_DIR"]) / "log"
     # The worker's banner is written (to its file) once it is up; gunicorn logs warnings only.
@@ -243,6 +268,41 @@ def test_the_demo_prints_the_url_and_logins_last_and_the_servers_log_to_files(de
     output = running.log_path.read_text()
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     assert lines[-1].startswith("(kept in") and lines[-1].endswith("demo-logins.json)")
-    assert [line.split()[0] for line in lines[-4:-1]] == ["lead", "ops", "admin"]
-    assert lines[-6] == f"Open http://127.0.0.1:{running.port}/  (admin: http://127.0.0.1:{running.port}/admin/)"
+    assert [line.split()[0] for line in lines[-5:-1]] == ["lead", "lead2", "ops", "admin"]
+    assert lines[-9] == f"Open http://127.0.0.1:{running.port}/  (admin: http://127.0.0.1:{running.port}/admin/)"
     assert "celery@" not in output and "[tasks]" not in output
+    assert not [line for line in lines if line.startswith("{")], output  # no log line among what it prints
+
+    # The token hint, pasted as printed into a new shell elsewhere that has none of the demo's variables.
+    token_line, curl_line = lines[-7], lines[-6]
+    assert token_line.startswith("TOKEN=$(") and curl_line.startswith("curl "), output
+    answer = newcomer_shell(f"{token_line}\n{curl_line} --fail --silent --show-error", tmp_path)
+    assert answer.returncode == 0, answer.stderr
+    assert isinstance(json.loads(answer.stdout), list), answer.stdout
+
+
+def newcomer_shell(script: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``script`` in bash, in another folder, with only PATH and HOME: a new terminal's shell."""
+    return subprocess.run(["bash", "-c", "set -e\n" + script], cwd=cwd, capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "HOME": str(cwd)}, timeout=120)
+
+
+def test_the_first_start_prints_no_log_line_among_its_own(first_setup):
+    # The first start runs the demo pipelines; what they log (a library's warning, a task sent) goes
+    # to var/log/demo.log, not between the lines the demo prints.
+    env, output = first_setup
+    assert "Demo data ready: 8 new demo runs" in output, output
+    assert not [line for line in output.splitlines() if line.strip().startswith("{")], output
+    assert (Path(env["VAR_DIR"]) / "log" / "demo.log").exists()
+
+
+def test_the_token_hint_of_a_demo_started_with_debug_works_as_printed(demo_env, tmp_path):
+    # `DEBUG=1 python manage.py demo`: no key of its own; the hint's command needs DEBUG=1 too.
+    env = {k: v for k, v in demo_env.items() if k != "SECRET_KEY"} | {"DEBUG": "1"}
+    out = subprocess.run([sys.executable, "manage.py", "demo", "--setup-only"], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout
+    token_line = next(line.strip() for line in out.stdout.splitlines() if line.strip().startswith("TOKEN=$("))
+    answer = newcomer_shell(f'{token_line}\necho "$TOKEN"', tmp_path)
+    assert answer.returncode == 0, answer.stderr
+    assert answer.stdout.strip().startswith("gr_"), (answer.stdout, answer.stderr)

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from agents.core.stops import opens_escalation
 from agents.models import Run, since
 from reviewer.desk import live
 from reviewer.desk.forms import IN_FLIGHT
-from reviewer.ledger.chain import last_verification
+from reviewer.ledger.chain import last_verification, verify_and_record
 from reviewer.models import Escalation
 from reviewer.permissions import require_perm
 
@@ -29,13 +30,29 @@ from reviewer.permissions import require_perm
 @require_GET
 def home(request):
     context = _counts(timezone.now()) | {
-        # Admins see whether the ledger held at its last scheduled verification (docs/ledger.md).
+        # Admins see whether the ledger held at its last verification (docs/ledger.md), and may verify it now.
         "ledger": last_verification() if request.user.is_staff else None,
         "show_ledger": request.user.is_staff,
+        "may_verify_ledger": may_verify_ledger(request.user),
     }
     if live.polled(request, "dashboard-counts"):
         return live.fragment(request, "home.html#dashboard-counts", context)
     return render(request, "home.html", context)
+
+
+def may_verify_ledger(user) -> bool:
+    """Who sees the ledger's badge (staff) and may read the ledger: policy admins."""
+    return user.is_staff and user.has_perm("reviewer.view_ledgerentry")
+
+
+@require_perm("reviewer.view_ledgerentry")
+@require_POST
+def verify_ledger_now(request):
+    """The badge's "Verify now": the verification beat runs hourly, here and now; the badge shows it."""
+    if not may_verify_ledger(request.user):
+        raise PermissionDenied("Only policy admins can verify the ledger.")
+    verify_and_record()
+    return redirect(reverse("home") + "#dashboard-ledger")
 
 
 def _counts(now) -> dict:

@@ -11,8 +11,10 @@ the others or keeps the port.
 """
 
 import ctypes
+import logging
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import sys
@@ -50,6 +52,7 @@ class Command(BaseCommand):
         parser.add_argument("--web-threads", type=int, help="threads per gunicorn worker (reviewer/gunicorn_conf.py)")
 
     def handle(self, *args, port, setup_only, web_workers, web_threads, **options):
+        log_to_file(Path(settings.VAR_DIR) / "log" / "demo.log")
         declare_demo_outbound(port)
         call_command("migrate", interactive=False, verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)  # WhiteNoise serves them
@@ -67,11 +70,15 @@ class Command(BaseCommand):
     def print_logins(self, logins, port):
         """The URL and the logins, as the last thing the demo prints (the servers log to files)."""
         self.stdout.write(self.style.SUCCESS(f"\n  Open http://127.0.0.1:{port}/  (admin: http://127.0.0.1:{port}/admin/)\n"))
-        self.stdout.write(f"  API docs: http://127.0.0.1:{port}/api/docs  (tokens: manage.py api_token <user>)\n")
-        roles = {"lead": "support lead: works the escalation inbox", "ops": "ops staff: starts runs",
-                 "admin": "admin: tunes policies in the admin site"}
-        for username, password in logins.items():
-            self.stdout.write(f"  {username:6} / {password:16} {roles.get(username, '')}")
+        self.stdout.write(f"  API docs: http://127.0.0.1:{port}/api/docs; a token and a first call, "
+                          "from any shell:")
+        for line in token_hint(port):
+            self.stdout.write(f"    {line}")
+        self.stdout.write("")
+        order = list(DEMO_ROLES)
+        for username, password in sorted(logins.items(), key=lambda login: (
+                order.index(login[0]) if login[0] in order else len(order))):
+            self.stdout.write(f"  {username:6} / {password:16} {DEMO_ROLES.get(username, '')}")
         self.stdout.write(f"  (kept in {Path(settings.VAR_DIR) / 'demo-logins.json'})\n")
         self.stdout.flush()
 
@@ -158,6 +165,44 @@ class Command(BaseCommand):
                     children[name] = _start_child(commands[name], logs[name])
                     policies[name].started(now)
             time.sleep(SUPERVISE_EVERY_SECONDS)
+
+
+DEMO_ROLES = {"lead": "support lead: works the escalation inbox",
+              "lead2": "support lead: the second approval where a rule asks for two",
+              "ops": "ops staff: starts runs",
+              "admin": "policy admin: tunes policies and manages users in the admin site"}
+# What a command run from another shell needs to reach this demo's database with its key: the
+# variables the demo was started with (a key by its file, never printed itself).
+HINT_VARIABLES = ("DEBUG", "SECRET_KEY_FILE", "VAR_DIR", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")
+HINT_DEFAULTS = {"DJANGO_SETTINGS_MODULE": "reviewer.settings"}  # manage.py's own: no need to say it
+
+
+def token_hint(port: int) -> list[str]:
+    """Two lines to paste into any shell: a token for the demo's lead, then a call with it. The
+    command names this interpreter and the repository by full path, and carries the variables the
+    demo was started with (`.ci/demo` makes SECRET_KEY_FILE; a start with DEBUG=1 needs DEBUG=1)."""
+    env = [f"{name}={shlex.quote(os.environ[name])}" for name in HINT_VARIABLES
+           if os.environ.get(name) and os.environ[name] != HINT_DEFAULTS.get(name)
+           and not (name == "DATABASE_URL" and not os.environ[name].startswith("sqlite"))]
+    command = " ".join([*env, shlex.quote(sys.executable), shlex.quote(str(Path(settings.BASE_DIR) / "manage.py")),
+                        "api_token", "lead", "--name", "demo"])
+    return [f"TOKEN=$({command})",
+            f'curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:{port}/api/escalations']
+
+
+def log_to_file(path: Path) -> None:
+    """The demo's own log lines (a library's warning, a task sent while loading the data) go to a
+    file: the screen holds only what the demo prints, its URL and logins last."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, logging.StreamHandler)
+                and not isinstance(h, logging.FileHandler)]:
+        handler.setFormatter(old.formatter)
+        for each in old.filters:
+            handler.addFilter(each)
+        root.removeHandler(old)
+    root.addHandler(handler)
 
 
 class RestartPolicy:

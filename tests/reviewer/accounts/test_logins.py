@@ -115,6 +115,6 @@ def test_demo_passwords_pass_the_validators(db, tmp_path):
     from reviewer.demo.seed import ensure_users
 
     logins = ensure_users(tmp_path / "demo-logins.json")
-    assert set(logins) == {"lead", "ops", "admin"}
+    assert set(logins) == {"lead", "lead2", "ops", "admin"}
     for username, password in logins.items():
         validate_password(password, get_user_model().objects.get(username=username))

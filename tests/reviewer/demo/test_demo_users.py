@@ -56,3 +56,23 @@ def test_demo_admin_tunes_policies_but_cannot_decide_or_start_runs(client, demo_
     assert Run.objects.count() == runs_before
     escalation.refresh_from_db()
     assert escalation.status == "pending"
+
+
+def test_the_demo_has_two_leads_so_a_two_approval_rule_completes(demo_users):
+    from reviewer.desk import decisions
+    from tests.factories import make_escalation, make_incident
+
+    assert roles(demo_users["lead2"]) == {SUPPORT_LEAD} and not demo_users["lead2"].is_staff
+    escalation = make_escalation(incident=make_incident("inc_demo_two", severity="P1"), required_approvals=2)
+    decisions.decide(escalation.pk, demo_users["lead"], "approve")
+    assert Escalation.objects.get(pk=escalation.pk).status == "pending"
+    decisions.decide(escalation.pk, demo_users["lead2"], "approve")
+    assert Escalation.objects.get(pk=escalation.pk).status == "approved"
+
+
+def test_the_demo_admin_who_sets_approval_rules_may_add_users(client, demo_users):
+    client.force_login(demo_users["admin"])
+    assert client.get(reverse("admin:reviewer_approvalrule_add")).status_code == 200
+    assert client.get(reverse("admin:auth_user_add")).status_code == 200
+    page = client.get(reverse("admin:auth_user_change", args=[demo_users["lead2"].pk])).content.decode()
+    assert 'name="groups"' in page and 'name="is_superuser"' not in page

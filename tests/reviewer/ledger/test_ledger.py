@@ -21,7 +21,15 @@ from agents.models import PipelinePolicy, PolicyChange, Run
 from reviewer.alerts import deadlines
 from reviewer.desk import decisions
 from reviewer.ledger import chain
-from reviewer.models import DeadlineBreach, Decision, Escalation, LedgerEntry, LedgerHead, PublishedUpdate
+from reviewer.models import (
+    DeadlineBreach,
+    Decision,
+    Escalation,
+    LedgerEntry,
+    LedgerHead,
+    LedgerVerification,
+    PublishedUpdate,
+)
 from reviewer.outbox.publishing import publish
 from tests.agents.conftest import post_add
 from tests.factories import WebhookReceiver, make_escalation, make_incident, make_run
@@ -415,3 +423,50 @@ def test_an_anchor_destination_that_is_not_declared_refuses_to_start():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0
     assert "the destination 'vault' is not declared in OUTBOUND_DESTINATIONS (declared: hook)" in out.stderr
+
+
+def test_verify_now_runs_the_scheduled_verification_and_the_badge_shows_it(login):
+    client = login("admin")
+    append_some(3)
+    assert 'action="/ledger/verify/"' in client.get("/").content.decode()  # beside "not verified yet"
+    answer = client.post("/ledger/verify/")
+    assert answer.status_code == 302 and answer["Location"] == "/#dashboard-ledger"
+    page = client.get("/").content.decode()
+    assert "Ledger verified</span>" in page and "(3 entries)" in page
+    tamper("UPDATE reviewer_ledgerentry SET subject = 'export:other' WHERE seq = 3")
+    client.post("/ledger/verify/")
+    assert "Ledger broken at entry 3" in client.get("/").content.decode()
+
+
+def test_only_those_who_see_the_ledger_may_verify_it_and_only_by_post(login, client):
+    for name in ("lead", "ops"):
+        assert login(name).post("/ledger/verify/").status_code == 403
+        assert 'action="/ledger/verify/"' not in client.get("/").content.decode()
+    assert login("admin").get("/ledger/verify/").status_code == 405
+    assert not LedgerVerification.objects.exists()
+
+
+def test_verify_now_needs_the_csrf_token(users):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(users.admin)
+    assert strict.post("/ledger/verify/").status_code == 403
+    assert not LedgerVerification.objects.exists()
+
+
+def test_beat_verifies_the_ledger_as_it_starts(db):
+    # The first verification comes when beat starts, not an hour later (CELERY_BEAT_SCHEDULE's period).
+    from celery import signals
+
+    from reviewer.celery import app
+
+    append_some(2)
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        signals.beat_init.send(sender=None)
+    finally:
+        app.conf.task_always_eager = eager
+    verification = chain.last_verification()
+    assert verification is not None and verification.ok and verification.count == 2

@@ -1,8 +1,8 @@
-"""Every user, every device: each role walks every page it can open, on a laptop (1366x900) and on
-a phone (390x844). No page scrolls sideways, the keyboard reaches a skip link first and every
-control it focuses shows a ring that stands out, and axe-core (the autouse ``accessible_pages``
-fixture of conftest.py) finds nothing critical or serious on any page visited. Screenshots:
-test-artifacts/device-<role>-<width>-<page>.png."""
+"""Every user, every device: each role walks every page it can open, on a laptop (1366x900), on a
+small laptop (1024x768) and on a phone (390x844). No page scrolls sideways, the keyboard reaches a
+skip link first and every control it focuses shows a ring that stands out, and axe-core (the
+autouse ``accessible_pages`` fixture of conftest.py) finds nothing critical or serious on any page
+visited. Screenshots: test-artifacts/device-<role>-<width>-<page>.png."""
 
 import pytest
 from playwright.sync_api import expect
@@ -13,7 +13,8 @@ from tests.browser.helpers import assert_fits, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SIZES = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+SIZES = {"laptop": {"width": 1366, "height": 900}, "small-laptop": {"width": 1024, "height": 768},
+         "phone": {"width": 390, "height": 844}}
 
 # The focused element's ring: its style, width, and its contrast with what lies around it.
 FOCUS_RING = """() => {

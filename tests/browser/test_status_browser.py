@@ -82,24 +82,25 @@ def test_a_reader_in_new_york_sees_each_time_in_their_zone_beside_the_utc(page, 
                                                                           no_csp_violation):
     """static/js/status-times.js adds the reader's time next to each UTC time; the HTML the server sends (stored
     once for every reader) holds UTC only, so a reader without JavaScript reads UTC."""
-    for path in ("/status/", "/status/incidents/inc_pay_1/", "/status/history/"):
-        response = page.goto(f"{live_server.url}{path}")
-        served = response.text()
-        assert "local-time" not in served and "New_York" not in served and "Times are in UTC." in served
-        times = page.locator("main time[datetime]")
-        assert times.count() >= 1, path
-        for i in range(times.count()):
-            time = times.nth(i)
-            instant = datetime.fromisoformat(time.get_attribute("datetime"))
-            expect(time).to_have_text(f"{instant.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
-            mine = time.locator("xpath=following-sibling::*[1]")
-            new_york = instant.astimezone(ZoneInfo("America/New_York"))
-            expect(mine).to_have_class("local-time")
-            expect(mine).to_have_text(f"({new_york:%Y-%m-%d %H:%M} {new_york:%Z}, your time)")
-        expect(page.locator("#times-note")).to_have_text(
-            "Times are in UTC, each with your time (America/New_York) beside it.")
-        fit = page.evaluate(OVERFLOW)
-        assert fit["scrollWidth"] <= fit["innerWidth"], f"{path} scrolls sideways: {fit}"
-    screenshot(page, "status-history-new-york")
-    page.goto(f"{live_server.url}/status/incidents/inc_pay_1/")
-    screenshot(page, "status-incident-new-york")
+    for width in SHOTS:
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in (("index", "/status/"), ("incident", "/status/incidents/inc_pay_1/"),
+                           ("history", "/status/history/")):
+            response = page.goto(f"{live_server.url}{path}")
+            served = response.text()
+            assert "local-time" not in served and "New_York" not in served and "Times are in UTC." in served
+            times = page.locator("main time[datetime]")
+            assert times.count() >= 1, path
+            for i in range(times.count()):
+                time = times.nth(i)
+                instant = datetime.fromisoformat(time.get_attribute("datetime"))
+                expect(time).to_have_text(f"{instant.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+                mine = time.locator("xpath=following-sibling::*[1]")
+                new_york = instant.astimezone(ZoneInfo("America/New_York"))
+                expect(mine).to_have_class("local-time")
+                expect(mine).to_have_text(f"({new_york:%Y-%m-%d %H:%M} {new_york:%Z}, your time)")
+            expect(page.locator("#times-note")).to_have_text(
+                "Times are in UTC, each with your time (America/New_York) beside it.")
+            fit = page.evaluate(OVERFLOW)
+            assert fit["scrollWidth"] <= fit["innerWidth"], f"{path} scrolls sideways at {width}: {fit}"
+            screenshot(page, f"status-{name}-new-york-{width}")

@@ -18,6 +18,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 # axe-core, pinned in package.json / package-lock.json and installed by `npm ci` (.ci/test does it).
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 FAILING_IMPACTS = ("critical", "serious")
+EVERY_IMPACT = ("critical", "serious", "moderate", "minor")
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +37,8 @@ def browser_type_launch_args(browser_type_launch_args):
 
 class Axe:
     """axe-core in the pages of one test: ``check(page)`` runs it on the page as it is now and
-    returns the critical and serious violations, each as one readable line."""
+    returns the critical and serious violations, each as one readable line; ``check(page, EVERY_IMPACT)``
+    returns the moderate and minor ones too."""
 
     def __init__(self):
         pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["axe-core"]
@@ -47,7 +49,7 @@ class Axe:
                         "in the project folder (the test command does it)")
         self.source = AXE.read_text()
 
-    def check(self, page) -> list[str]:
+    def check(self, page, impacts=FAILING_IMPACTS) -> list[str]:
         if not page.url.startswith("http") or page.evaluate("() => document.contentType") != "text/html":
             return []
         # Evaluated through the DevTools protocol, so the pages' Content-Security-Policy (no inline
@@ -60,7 +62,7 @@ class Axe:
         return [
             f"/{path} at {viewport.get('width')}px: {v['impact']} {v['id']} ({v['help']}) on "
             + ", ".join(" ".join(node["target"]) for node in v["nodes"][:5])
-            for v in results["violations"] if v["impact"] in FAILING_IMPACTS
+            for v in results["violations"] if v["impact"] in impacts
         ]
 
 

@@ -1,19 +1,22 @@
-"""Every user, every device: each role walks every page it can open, on a laptop (1366x900) and on
-a phone (390x844). No page scrolls sideways, the keyboard reaches a skip link first and every
-control it focuses shows a ring that stands out, and axe-core (the autouse ``accessible_pages``
-fixture of conftest.py) finds nothing critical or serious on any page visited. Screenshots:
-test-artifacts/device-<role>-<width>-<page>.png."""
+"""Every user, every device: each role walks every page it can open, on a laptop (1366x900), on a
+small laptop (1024x768) and on a phone (390x844). No page scrolls sideways, the keyboard reaches a
+skip link first and every control it focuses shows a ring that stands out, and axe-core (the
+autouse ``accessible_pages`` fixture of conftest.py) finds nothing critical or serious on any page
+visited; on the product's own pages (not Django's admin site) it finds nothing at all, moderate and
+minor included. Screenshots: test-artifacts/device-<role>-<width>-<page>.png."""
 
 import pytest
 from playwright.sync_api import expect
 
 from agents.models import Run
 from reviewer.models import Escalation
+from tests.browser.conftest import EVERY_IMPACT
 from tests.browser.helpers import assert_fits, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SIZES = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+SIZES = {"laptop": {"width": 1366, "height": 900}, "small-laptop": {"width": 1024, "height": 768},
+         "phone": {"width": 390, "height": 844}}
 
 # The focused element's ring: its style, width, and its contrast with what lies around it.
 FOCUS_RING = """() => {
@@ -96,7 +99,8 @@ def people(users):
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("role", ["ops", "lead", "padmin"])
-def test_every_page_fits_the_screen_for_every_role(page, live_server, people, demo_runs, screenshot, role, size):
+def test_every_page_fits_the_screen_for_every_role(page, live_server, people, demo_runs, screenshot, accessible_pages,
+                                                   role, size):
     page.set_viewport_size(SIZES[size])
     width = SIZES[size]["width"]
     page.goto(f"{live_server.url}/accounts/login/")
@@ -109,11 +113,19 @@ def test_every_page_fits_the_screen_for_every_role(page, live_server, people, de
     assert_fits(page, f"{role}-{width}-login-failed", screenshot)
     log_in(page, live_server, role)
     pages |= pages_of(role)
+    violations = []
     for name, path in list(pages.items())[1:]:
         response = page.goto(f"{live_server.url}{path}")
         expected = {"400": 400, "404": 404, "403": 403}.get(name, 200)
         assert response.status == expected, (name, path, response.status)
         assert_fits(page, f"{role}-{width}-{name}", screenshot)
+        if not path.startswith("/admin/"):  # the product's own pages, not the admin site Django draws
+            violations += accessible_pages.check(page, EVERY_IMPACT)
+    if role == "lead":  # a row opened in place: its whole text, its changes, its guard and Approve
+        page.goto(f"{live_server.url}/inbox/")
+        page.locator("tr.esc-row details.review-in-place summary").first.click()
+        violations += accessible_pages.check(page, EVERY_IMPACT)
+    assert violations == [], "axe-core found violations:\n" + "\n".join(violations)
     if size == "phone":
         # the tables are cards: a labelled line per value, the header row not drawn
         page.goto(f"{live_server.url}/runs/")
@@ -180,6 +192,23 @@ def test_the_axe_check_fails_on_a_serious_violation(page, live_server, users, ac
     assert any("critical button-name" in line and "#unnamed" in line for line in found), found
     assert all(line.startswith("/ at 1280px:") for line in found), found
     page.evaluate("() => document.querySelectorAll('#faint, #unnamed').forEach((e) => e.remove())")
+
+
+def test_the_strict_axe_check_fails_on_a_moderate_violation_too(page, live_server, users, accessible_pages):
+    """A heading that skips levels (moderate) passes the autouse check and fails the one every page of the walk
+    above gets."""
+    log_in(page, live_server, "ops")
+    page.evaluate("""() => {
+      const heading = document.createElement("h5");
+      heading.id = "skipped"; heading.textContent = "A heading four levels down";
+      document.querySelector("main").append(heading);
+    }""")
+
+    assert accessible_pages.check(page) == []
+    found = accessible_pages.check(page, EVERY_IMPACT)
+
+    assert any("moderate heading-order" in line and "#skipped" in line for line in found), found
+    page.evaluate("() => document.querySelector('#skipped').remove()")
 
 
 @pytest.mark.parametrize("size", SIZES)

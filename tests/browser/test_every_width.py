@@ -76,3 +76,55 @@ def test_desk_pages_fit_every_width_with_the_decision_controls_in_view(page, liv
     assert_in_view(page, page.locator(".edit-form textarea[name=text]"), "the edit box", width)
     assert_in_view(page, page.locator(".edit-form button[type=submit]").first, "Approve the edited text", width)
     assert_in_view(page, page.locator("form:has(input[value=reject]) button.danger"), "Reject", width)
+
+
+# Where each pending row's cells lie and how tall the page is: a table row has its cells side by side on one top.
+ROWS_LAID_OUT = """() => {
+  const table = document.querySelector("table.inbox");
+  const rows = [...table.querySelectorAll("tr.esc-row")].filter((row) => row.querySelector(".text-cell"));
+  return {
+    display: getComputedStyle(table).display,
+    head: table.querySelector("thead").getBoundingClientRect().height,
+    rows: rows.map((row) => [...row.children].map((cell) => {
+      const box = cell.getBoundingClientRect();
+      return {top: Math.round(box.top), left: Math.round(box.left), right: Math.round(box.right)};
+    })),
+    height: document.scrollingElement.scrollHeight,
+  };
+}"""
+
+
+@pytest.mark.parametrize("width", (1024, 800, 390))
+def test_the_inbox_is_a_table_from_800_px_and_cards_below(page, live_server, desk, screenshot, width):
+    """From 800 px the inbox is a table: a header row, each escalation one row with its cells side by side, so the
+    page grows by a row's height per escalation (four escalations were a 3,272 px page of phone cards at 1024). On
+    a phone the rows are cards, one cell under the other. Either way every decision control lies in the window."""
+    open_one, claimed, _ = desk
+    page.set_viewport_size({"width": width, "height": 768})
+    log_in(page, live_server, "lead")
+    page.goto(f"{live_server.url}/inbox/")
+    laid_out = page.evaluate(ROWS_LAID_OUT)
+    assert_fits(page, f"inbox-{width}", screenshot)
+    rows = laid_out["rows"]
+    assert len(rows) >= 4, laid_out
+    if width >= 800:
+        assert laid_out["display"] == "table" and laid_out["head"] > 0, laid_out
+        for cells in rows:
+            assert len({cell["top"] for cell in cells}) == 1, f"a row's cells are not side by side: {cells}"
+            assert all(a["right"] <= b["left"] + 1 for a, b in zip(cells, cells[1:], strict=False)), cells
+        header = page.locator("table.inbox").evaluate("e => e.getBoundingClientRect().top + window.scrollY")
+        assert laid_out["height"] <= header + 300 * len(rows) + 400, f"{laid_out['height']} px for {len(rows)} rows"
+    else:
+        assert laid_out["display"] == "block" and laid_out["head"] == 0, laid_out
+        for cells in rows:
+            tops = [cell["top"] for cell in cells if cell["right"] > cell["left"]]
+            assert tops == sorted(tops) and len(set(tops)) > 3, f"a card's cells are not one under the other: {cells}"
+    row = page.locator(f"#esc-row-{open_one.pk}")
+    assert_in_view(page, row.locator("input[name=ids]"), "the row's select box", width)
+    assert_in_view(page, row.locator("form.claim-form button"), "the row's Claim", width)
+    assert_in_view(page, row.locator("form.reject-inline input[name=note]"), "the reason to reject", width)
+    assert_in_view(page, row.locator("form.reject-inline button"), "the row's Reject", width)
+    assert_in_view(page, row.locator("a.edit-link"), "the row's Edit…", width)
+    assert_in_view(page, page.locator(f"#esc-row-{claimed.pk} .row-actions .over-claim"), "'decide anyway'", width)
+    row.locator("details.review-in-place summary").click()
+    assert_in_view(page, row.locator(".approve-form button[type=submit]"), "the row's Approve", width)

@@ -3,6 +3,9 @@ done, on a laptop and a phone. No page scrolls sideways at any common width, axe
 critical or serious (the autouse ``accessible_pages`` fixture) and the Content-Security-Policy holds.
 Screenshots: test-artifacts/status-<page>-<width>.png."""
 
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
 import pytest
 from playwright.sync_api import expect
 
@@ -72,3 +75,32 @@ def test_a_customer_sees_what_is_broken_and_what_is_being_done_on_every_width(
     page.get_by_role("link", name="Slow dashboard").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Slow dashboard")
     expect(page.locator("article.incident")).to_contain_text("Resolved")
+
+
+@pytest.mark.browser_context_args(timezone_id="America/New_York")
+def test_a_reader_in_new_york_sees_each_time_in_their_zone_beside_the_utc(page, live_server, incidents, screenshot,
+                                                                          no_csp_violation):
+    """static/js/status-times.js adds the reader's time next to each UTC time; the HTML the server sends (stored
+    once for every reader) holds UTC only, so a reader without JavaScript reads UTC."""
+    for width in SHOTS:
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in (("index", "/status/"), ("incident", "/status/incidents/inc_pay_1/"),
+                           ("history", "/status/history/")):
+            response = page.goto(f"{live_server.url}{path}")
+            served = response.text()
+            assert "local-time" not in served and "New_York" not in served and "Times are in UTC." in served
+            times = page.locator("main time[datetime]")
+            assert times.count() >= 1, path
+            for i in range(times.count()):
+                time = times.nth(i)
+                instant = datetime.fromisoformat(time.get_attribute("datetime"))
+                expect(time).to_have_text(f"{instant.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+                mine = time.locator("xpath=following-sibling::*[1]")
+                new_york = instant.astimezone(ZoneInfo("America/New_York"))
+                expect(mine).to_have_class("local-time")
+                expect(mine).to_have_text(f"({new_york:%Y-%m-%d %H:%M} {new_york:%Z}, your time)")
+            expect(page.locator("#times-note")).to_have_text(
+                "Times are in UTC, each with your time (America/New_York) beside it.")
+            fit = page.evaluate(OVERFLOW)
+            assert fit["scrollWidth"] <= fit["innerWidth"], f"{path} scrolls sideways at {width}: {fit}"
+            screenshot(page, f"status-{name}-new-york-{width}")

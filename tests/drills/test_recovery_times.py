@@ -148,6 +148,11 @@ result = {pk: sorted(details) for pk, details in Run.objects.filter(pk__in=pks).
 """
 
 
+def logged(worker: Worker, words: str) -> int:
+    """How many lines of the worker's log say ``words``."""
+    return worker.log_path.read_text(errors="replace").count(words)
+
+
 def killed_mid_send(drill: Drill, path: str) -> float:
     """Once the receiver holds a request on ``path``: SIGKILL the worker, start another; the kill's time."""
     wait_for(lambda: drill.receiver.held[path] >= 1, 30, message=f"a send to {path} in flight")
@@ -186,7 +191,10 @@ def test_runs_started_while_redis_is_down_start_within_30_s_of_its_return(drill)
     marked = django_call(drill.env, RUNS_WHILE_BROKER_DOWN)
     assert all(keys == ["not_sent"] for keys in marked.values()), marked
     pks = [int(pk) for pk in marked]
-    time.sleep(20)  # Redis stays away a while: the workers' and beat's tries to reconnect go on meanwhile
+    # Redis stays away while the workers try to reconnect, five times in all (one try every 2 s): the
+    # return is then one of many tries, not the first.
+    wait_for(lambda: sum(logged(worker, "Cannot connect to") for worker in drill.workers) >= 5, timeout=60,
+             every=0.2, message="the workers' tries to reconnect to Redis")
     drill.redis.start()  # empty, on the same port
     back = time.monotonic()
     wait_for(lambda: not drill.query("SELECT id FROM agents_run WHERE id = ANY(%s) AND status = 'queued'", pks),
@@ -203,7 +211,10 @@ def test_an_outcome_is_recorded_within_seconds_of_postgresqls_return(drill):
     wait_for(lambda: drill.receiver.held["/slack"] >= 1, 30, message="the Slack post in flight")
     drill.postgres.stop()
     drill.receiver.answering.set()  # the post went through: its outcome cannot be written now
-    time.sleep(4)  # PostgreSQL stays away a while, within the attempt's 20 s lease
+    # PostgreSQL stays away until the worker has tried to record the outcome and failed, within the
+    # attempt's 20 s lease.
+    wait_for(lambda: logged(drill.workers[-1], "recording 'delivered' failed") >= 1, timeout=15, every=0.1,
+             message="the worker's first failed try to record the outcome")
     drill.postgres.start()
     back = time.monotonic()
     wait_for(lambda: drill.query("SELECT status FROM reviewer_delivery WHERE id = %s", delivery) == [("delivered",)],

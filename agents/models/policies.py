@@ -461,9 +461,9 @@ class RouteTarget(models.Model):
 
 def worker_names() -> list[str]:
     """The names registered in agents.core.specialists (the built-in specialists)."""
-    from agents.core.specialists import DemoData, builtin_workers
+    from agents.core.specialists import BUILTIN_WORKERS
 
-    return sorted(builtin_workers(DemoData()))
+    return sorted(BUILTIN_WORKERS)
 
 
 def split_lines(text: str) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ class PipelinePolicyForm(forms.ModelForm):
         help_text=PipelinePolicy._meta.get_field("decisions_execution").help_text,
     )
     # A choice among the endpoints the operator declared, never a typed URL: the URL and the key
-    # of an endpoint come from the environment together (agents/llm/endpoints.py).
+    # of an endpoint come from the environment together (agents/core/llm/endpoints.py).
     endpoint = forms.ChoiceField(
         label="Endpoint",
         required=False,

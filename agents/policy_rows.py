@@ -66,17 +66,39 @@ def load_policy(pipeline: str, *, proposed: models.Model | None = None) -> Polic
     in place of its stored version, or added when it is new: the policy lab's proposed policy. A
     proposed policy row of this pipeline stands in for the active one, active or not.
     """
+    row = _policy_row(pipeline, proposed)
+    used = policy_fields(pipeline)
+    values = _model_values(row)
+    # A budget left empty on the row (only possible outside admin) keeps the contract's default.
+    values.update(
+        {name: getattr(row, name) for name in BUDGET_FIELDS if name in used and getattr(row, name) is not None}
+    )
+    if "decisions_policy" in used:
+        values.update(_decision_values(row, pipeline))
+    if "issue_types" in used:
+        values["issue_types"] = _issue_types(proposed)
+    if "guard" in used:
+        values["guard"] = _guard_rules(row, proposed)
+    if "routes" in used:
+        values["routes"] = _routes(proposed)
+    return POLICY_CLASSES[pipeline](**values)
+
+
+def _policy_row(pipeline: str, proposed: models.Model | None) -> PipelinePolicy:
+    """The proposed policy row of ``pipeline``, else its active one; raises :class:`PolicyMissing`."""
     if pipeline not in POLICY_CLASSES:
         raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(POLICY_CLASSES)}")
     if isinstance(proposed, PipelinePolicy) and proposed.pipeline == pipeline:
-        row = proposed
-    else:
-        row = PipelinePolicy.objects.filter(pipeline=pipeline, active=True).first()
+        return proposed
+    row = PipelinePolicy.objects.filter(pipeline=pipeline, active=True).first()
     if row is None:
         raise PolicyMissing(pipeline)
+    return row
 
-    used = policy_fields(pipeline)
-    values: dict[str, Any] = {
+
+def _model_values(row: PipelinePolicy) -> dict[str, Any]:
+    """What every pipeline's policy takes from its row: the cost limits, the prompts, the model."""
+    return {
         "max_tokens": row.max_tokens,
         "max_cost": float(row.max_cost) if row.max_cost is not None else None,
         # no prefetch: 0.4 ms cheaper; a proposed row not yet saved has no prompts of its own
@@ -92,48 +114,48 @@ def load_policy(pipeline: str, *, proposed: models.Model | None = None) -> Polic
             output_cost_per_1k=float(row.output_cost_per_1k),
         ),
     }
-    # A budget left empty on the row (only possible outside admin) keeps the contract's default.
-    values.update(
-        {name: getattr(row, name) for name in BUDGET_FIELDS if name in used and getattr(row, name) is not None}
-    )
-    if "decisions_policy" in used:
-        allowed = _allowlist(row, "decisions_policy")
-        executed = _allowlist(row, "decisions_execution")
-        if executed - allowed:
-            log.warning(
-                "policy %s (%s): execution allowlist wider than policy allowlist; %s not executed",
-                row.pk, pipeline, sorted(executed - allowed),
-            )
-        values["decisions_policy"] = allowed
-        values["decisions_execution"] = executed & allowed
-        values["auto_revision"] = row.auto_revision
-        values["auto_publish"] = row.auto_publish
-        values["judge"] = row.judge_settings()
-    if "issue_types" in used:
-        if isinstance(proposed, IssueType):
-            values["issue_types"] = {t.name: t.high_risk for t in _rows(IssueType, proposed) if t.enabled}
-        else:
-            values["issue_types"] = dict(IssueType.objects.filter(enabled=True).values_list("name", "high_risk"))
-    if "guard" in used:
-        claims = [c for c in _rows(RestrictedClaim, proposed) if c.enabled]
-        regions = [t for t in _rows(RegionToken, proposed) if t.enabled]
-        values["guard"] = GuardRules(
-            restricted_claims=tuple(c.pattern for c in claims),
-            claim_families=tuple(c.as_family() for c in claims),
-            regions=tuple(t.token.lower() for t in regions),
-            region_words=tuple(t.as_words() for t in regions),
-            vocabulary=(tuple(t.as_term() for t in _rows(GroundingTerm, proposed) if t.enabled)
-                        if row.grounding else None),
+
+
+def _decision_values(row: PipelinePolicy, pipeline: str) -> dict[str, Any]:
+    """A text pipeline's allowlists (execution within policy), its automatic steps and its judge."""
+    allowed = _allowlist(row, "decisions_policy")
+    executed = _allowlist(row, "decisions_execution")
+    if executed - allowed:
+        log.warning(
+            "policy %s (%s): execution allowlist wider than policy allowlist; %s not executed",
+            row.pk, pipeline, sorted(executed - allowed),
         )
-    if "routes" in used:
-        values["routes"] = {
-            r.name: Route(
-                description=r.description, worker=r.worker,
-                allowed_policy=r.allowed_policy, allowed_execution=r.allowed_policy and r.allowed_execution,
-            )
-            for r in _rows(RouteTarget, proposed)
-        }
-    return POLICY_CLASSES[pipeline](**values)
+    return {"decisions_policy": allowed, "decisions_execution": executed & allowed,
+            "auto_revision": row.auto_revision, "auto_publish": row.auto_publish, "judge": row.judge_settings()}
+
+
+def _issue_types(proposed: models.Model | None) -> dict[str, bool]:
+    if isinstance(proposed, IssueType):
+        return {t.name: t.high_risk for t in _rows(IssueType, proposed) if t.enabled}
+    return dict(IssueType.objects.filter(enabled=True).values_list("name", "high_risk"))
+
+
+def _guard_rules(row: PipelinePolicy, proposed: models.Model | None) -> GuardRules:
+    claims = [c for c in _rows(RestrictedClaim, proposed) if c.enabled]
+    regions = [t for t in _rows(RegionToken, proposed) if t.enabled]
+    return GuardRules(
+        restricted_claims=tuple(c.pattern for c in claims),
+        claim_families=tuple(c.as_family() for c in claims),
+        regions=tuple(t.token.lower() for t in regions),
+        region_words=tuple(t.as_words() for t in regions),
+        vocabulary=(tuple(t.as_term() for t in _rows(GroundingTerm, proposed) if t.enabled)
+                    if row.grounding else None),
+    )
+
+
+def _routes(proposed: models.Model | None) -> dict[str, Route]:
+    return {
+        r.name: Route(
+            description=r.description, worker=r.worker,
+            allowed_policy=r.allowed_policy, allowed_execution=r.allowed_policy and r.allowed_execution,
+        )
+        for r in _rows(RouteTarget, proposed)
+    }
 
 
 def _rows(model: type[models.Model], proposed: models.Model | None) -> list:

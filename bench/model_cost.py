@@ -94,7 +94,8 @@ def run_scenario(pipeline: str, approve: bool, responder_class, mode: str) -> di
         settings = ModelSettings(model="bench-model", structured_output=mode, max_retries=0)
         llm = OpenAIChat(settings, endpoint=Endpoint("bench", fake.base_url))
         result = run_pipeline(
-            pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings), llm=llm
+            pipeline, goal=inputs["goal"], context=context, policy=POLICY_CLASSES[pipeline](model=settings), llm=llm,
+            workers=common.demo.demo_workers(pipeline),
         )
         bodies = [dict(r) for r in fake.requests]
     calls = []

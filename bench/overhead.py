@@ -86,7 +86,7 @@ def core_runner(base_url: str):
         observer = WaitObserver()
         started = time.perf_counter()
         result = run_pipeline(pipeline, goal=inputs["goal"], context=context, policy=policies[pipeline], llm=llm,
-                              observer=observer)
+                              observer=observer, workers=common.demo.demo_workers(pipeline))
         wall = (time.perf_counter() - started) * 1000
         return wall, observer.wait_ms, observer.calls, result.ok
 

@@ -144,7 +144,7 @@ def viewer_timezone(name: str | None):
 
 
 class ViewerTimezoneMiddleware:
-    """Pages show times in the viewer's zone: ``static/js/desk.js`` stores the browser's zone in the
+    """Pages show times in the viewer's zone: ``static/js/timezone.js`` stores the browser's zone in the
     ``tz`` cookie; without it (first page, no JavaScript, an unknown name) times are in UTC. Either
     way every time on a page says which zone it is in."""
 

@@ -62,7 +62,7 @@ def uses_the_pass_backends(item) -> bool:
 def pytest_collection_modifyitems(config, items):
     """Mark every test that uses no database fixture or marker, no live server and no worker as
     ``backend_independent``. A test may also say so itself when it brings its own database and
-    broker (``tests/reviewer/test_demo_processes.py``); a test that needs PostgreSQL may not."""
+    broker (``tests/processes/test_demo_processes.py``); a test that needs PostgreSQL may not."""
     for item in items:
         explicit = item.get_closest_marker("backend_independent")
         if explicit is None and not uses_the_pass_backends(item):

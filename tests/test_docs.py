@@ -160,3 +160,56 @@ def test_the_citation_check_finds_each_kind():
         assert CITATION.search(line), line
     for line in ("SPECIALIST", "for spec in specs", "a colour (#182033)", "issue the update", "ticket #4821"):
         assert not CITATION.search(line), line
+
+
+# A repository path, as the docs and the code's comments name files: a token that starts with one of the
+# repository's top-level folders and ends in a file extension (``reviewer/outbox/publishing.py``,
+# ``static/js/live.js``) or in "/" for a folder (``agents/core/llm/``). Runtime files (var/,
+# test-artifacts/) and bare file names (``tasks.py``) are not paths in this sense.
+TOP_FOLDERS = ("agents", "reviewer", "tests", "bench", "docs", "templates", "static")
+PATH_TOKEN = re.compile(
+    rf"(?<![\w./-])((?:{'|'.join(TOP_FOLDERS)})/[\w./-]*?"
+    r"(?:\.(?:py|md|html|css|js|json|toml|txt|yml|yaml|sh|cfg|ini)|/))(?![\w-])"
+)
+
+
+def comments_and_docstrings(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring of a Python file."""
+    import ast
+    import io
+    import tokenize
+
+    source = path.read_text()
+    found = [(token.start[0], token.string) for token in tokenize.generate_tokens(io.StringIO(source).readline)
+             if token.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring is not None:
+                found.append((node.body[0].lineno, docstring))
+    return found
+
+
+def named_paths() -> list[tuple[str, str]]:
+    """(where, path) for every repository path that the docs, README.md, the templates and static files,
+    and the Python code's comments and docstrings name."""
+    texts = [(path, number, line) for path in [*documents(), *sorted((ROOT / "templates").rglob("*.html")),
+                                               *sorted((ROOT / "static").rglob("*.[jc]s*"))]
+             for number, line in enumerate(path.read_text().splitlines(), 1)]
+    texts += [(path, number, text) for folder in ("agents", "reviewer", "bench", "tests")
+              for path in sorted((ROOT / folder).rglob("*.py")) for number, text in comments_and_docstrings(path)]
+    return [(f"{path.relative_to(ROOT)}:{number}", token) for path, number, text in texts
+            for token in PATH_TOKEN.findall(text)]
+
+
+def test_every_repository_path_that_the_docs_and_comments_name_exists():
+    named = named_paths()
+    assert len(named) > 300  # the scan reads what it should: the docs and comments name hundreds of paths
+    stale = [f"{where}: {path}" for where, path in named if not (ROOT / path.rstrip("/")).exists()]
+    assert stale == []
+
+
+def test_a_path_token_is_a_repository_path_with_an_extension_or_a_closing_slash():
+    text = ("see reviewer/outbox/publishing.py, `agents/core/llm/` and static/js/live.js; not agents.core.stops, "
+            "/api/v1/runs/, var/demo-logins.json, docs or reviewer/desk")
+    assert PATH_TOKEN.findall(text) == ["reviewer/outbox/publishing.py", "agents/core/llm/", "static/js/live.js"]

@@ -391,7 +391,7 @@ class GuardRules:
 @dataclass(frozen=True, kw_only=True)
 class ModelSettings:
     """Which OpenAI-compatible endpoint a policy's stages talk to, by the name the operator
-    declared it with (``agents/llm/endpoints.py``). No URL and no API key is ever here."""
+    declared it with (``agents/core/llm/endpoints.py``). No URL and no API key is ever here."""
 
     model: str = "gpt-4.1-mini"
     endpoint: str = "default"

@@ -176,6 +176,9 @@ def sales_specialist(data: DataSource) -> Worker:
     return handle
 
 
+BUILTIN_WORKERS = ("billing_specialist", "technical_specialist", "sales_specialist")
+
+
 def builtin_workers(data: DataSource) -> dict[str, Worker]:
     """The registry of the three built-in specialists, reading ``data``."""
     return {

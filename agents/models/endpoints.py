@@ -8,7 +8,8 @@ environment sets a limit too, the lower applies (``agents/core/llm/endpoints.py`
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from agents.core.llm.endpoints import LIMITS, NAME_HELP, NAME_PATTERN
+from agents.core.declarations import NAME_HELP, NAME_PATTERN
+from agents.core.llm.endpoints import LIMITS
 
 
 def _range(name: str) -> list:

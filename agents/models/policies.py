@@ -20,8 +20,8 @@ from django.db import models
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
+from agents.core.declarations import NAME_HELP, NAME_PATTERN
 from agents.core.inputs import control_character
-from agents.core.llm.endpoints import NAME_HELP, NAME_PATTERN
 from agents.core.llm.schemas import STAGE_TOOLS
 from agents.core.patterns import pattern_problem
 from agents.core.policy import (
@@ -461,9 +461,9 @@ class RouteTarget(models.Model):
 
 def worker_names() -> list[str]:
     """The names registered in agents.core.specialists (the built-in specialists)."""
-    from agents.core.specialists import DemoData, builtin_workers
+    from agents.core.specialists import BUILTIN_WORKERS
 
-    return sorted(builtin_workers(DemoData()))
+    return sorted(BUILTIN_WORKERS)
 
 
 def split_lines(text: str) -> tuple[str, ...]:

@@ -12,6 +12,16 @@ from pathlib import Path
 
 DEMO_CONTEXT_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_context.json"
 DEMO_CONTEXT = json.loads(DEMO_CONTEXT_FILE.read_text())
+
+
+def demo_workers(pipeline: str) -> dict | None:
+    """The specialists a routing run delegates to in the tests and benchmarks: the built-ins on the
+    demo's in-memory facts (agents.core.specialists.DemoData); None for the text pipelines."""
+    from agents.core.specialists import DemoData, builtin_workers
+
+    return builtin_workers(DemoData()) if pipeline == "routing" else None
+
+
 GOAL = "Write the customer update for the P1 payment degradation."
 
 # The runbook's approved actions are not in it: they are internal (agents.core.guard.internal).

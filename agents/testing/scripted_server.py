@@ -39,9 +39,23 @@ TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 LIMIT_PARAMS = ("max_completion_tokens", "max_tokens")
 
 
-def refusal(body: dict, *, require_limit: bool = True) -> tuple[str, str | None] | None:
+Refusal = tuple[str, str | None] | None  # (message, param) of an HTTP 400, or None
+
+
+def refusal(body: dict, *, require_limit: bool = True) -> Refusal:
     """(message, param) of the HTTP 400 that OpenAI's chat completions API answers ``body`` with,
-    or None for a request it accepts. The rules the product relies on, in OpenAI's words."""
+    or None for a request it accepts. The rules the product relies on, in OpenAI's words, checked
+    in OpenAI's order: the model and messages, the sampling limits, the tools, the response format."""
+    for check in (_model_and_messages, _sampling, _tools, _tool_choice, _response_format):
+        if found := check(body):
+            return found
+    if require_limit and not any(name in body for name in LIMIT_PARAMS):
+        # Not OpenAI's rule: the product's (every request is bounded), checked on every test request.
+        return "ScriptedServer: the request sets no completion limit (max_completion_tokens or max_tokens)", None
+    return None
+
+
+def _model_and_messages(body: dict) -> Refusal:
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "you must provide a model parameter", "model"
     messages = body.get("messages")
@@ -55,6 +69,10 @@ def refusal(body: dict, *, require_limit: bool = True) -> tuple[str, str | None]
         if content is None and not (message["role"] == "assistant" and message.get("tool_calls")):
             return f"Invalid value for 'messages[{number}].content': expected a string, got null.", \
                 f"messages[{number}].content"
+    return None
+
+
+def _sampling(body: dict) -> Refusal:
     temperature = body.get("temperature")
     if temperature is not None and not (isinstance(temperature, (int, float)) and 0 <= temperature <= 2):
         return ("Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got "
@@ -67,48 +85,59 @@ def refusal(body: dict, *, require_limit: bool = True) -> tuple[str, str | None]
         if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             return (f"Invalid '{name}': integer below minimum value. Expected a value >= 1, but got "
                     f"{value} instead."), name
+    return None
+
+
+def _tools(body: dict) -> Refusal:
     tools = body.get("tools")
-    declared: list[str] = []
-    if tools is not None:
-        if not isinstance(tools, list) or not tools:
-            return "[] is too short - 'tools'", "tools"
-        for number, tool in enumerate(tools):
-            function = tool.get("function") if isinstance(tool, dict) else None
-            if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict):
-                return f"Missing required parameter: 'tools[{number}].function'.", f"tools[{number}].function"
-            name = function.get("name")
-            if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
-                return (f"Invalid 'tools[{number}].function.name': string does not match pattern. Expected a "
-                        "string that matches the pattern '^[a-zA-Z0-9_-]+$'."), f"tools[{number}].function.name"
-            declared.append(name)
+    if tools is None:
+        return None
+    if not isinstance(tools, list) or not tools:
+        return "[] is too short - 'tools'", "tools"
+    for number, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict):
+            return f"Missing required parameter: 'tools[{number}].function'.", f"tools[{number}].function"
+        name = function.get("name")
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+            return (f"Invalid 'tools[{number}].function.name': string does not match pattern. Expected a "
+                    "string that matches the pattern '^[a-zA-Z0-9_-]+$'."), f"tools[{number}].function.name"
+    return None
+
+
+def _tool_choice(body: dict) -> Refusal:
+    """Checked after :func:`_tools`: the tools, when there are any, are well formed."""
     choice = body.get("tool_choice")
-    if choice is not None:
-        if tools is None:
-            return ("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
-                    "specified."), "tool_choice"
-        if isinstance(choice, str):
-            if choice not in ("none", "auto", "required"):
-                return (f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', and 'required'."), \
-                    "tool_choice"
-        else:
-            name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
-            if not isinstance(choice, dict) or choice.get("type") != "function" or not isinstance(name, str):
-                return "Missing required parameter: 'tool_choice.function'.", "tool_choice.function"
-            if name not in declared:
-                return (f"Invalid value for 'tool_choice': function '{name}' not found in 'tools' "
-                        "parameter."), "tool_choice"
+    if choice is None:
+        return None
+    if body.get("tools") is None:
+        return ("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+                "specified."), "tool_choice"
+    if isinstance(choice, str):
+        if choice not in ("none", "auto", "required"):
+            return (f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', and 'required'."), \
+                "tool_choice"
+        return None
+    name = (choice.get("function") or {}).get("name") if isinstance(choice, dict) else None
+    if not isinstance(choice, dict) or choice.get("type") != "function" or not isinstance(name, str):
+        return "Missing required parameter: 'tool_choice.function'.", "tool_choice.function"
+    if name not in [tool["function"]["name"] for tool in body["tools"]]:
+        return (f"Invalid value for 'tool_choice': function '{name}' not found in 'tools' "
+                "parameter."), "tool_choice"
+    return None
+
+
+def _response_format(body: dict) -> Refusal:
     response_format = body.get("response_format")
-    if response_format is not None:
-        kind = response_format.get("type") if isinstance(response_format, dict) else None
-        if kind not in ("text", "json_object", "json_schema"):
-            return (f"Invalid value: '{kind}'. Supported values are: 'text', 'json_object', and "
-                    "'json_schema'."), "response_format.type"
-        if kind == "json_object" and "json" not in json.dumps(messages).lower():
-            return ("'messages' must contain the word 'json' in some form, to use 'response_format' of "
-                    "type 'json_object'."), "messages"
-    if require_limit and not any(name in body for name in LIMIT_PARAMS):
-        # Not OpenAI's rule: the product's (every request is bounded), checked on every test request.
-        return "ScriptedServer: the request sets no completion limit (max_completion_tokens or max_tokens)", None
+    if response_format is None:
+        return None
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind not in ("text", "json_object", "json_schema"):
+        return (f"Invalid value: '{kind}'. Supported values are: 'text', 'json_object', and "
+                "'json_schema'."), "response_format.type"
+    if kind == "json_object" and "json" not in json.dumps(body["messages"]).lower():
+        return ("'messages' must contain the word 'json' in some form, to use 'response_format' of "
+                "type 'json_object'."), "messages"
     return None
 
 

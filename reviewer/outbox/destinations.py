@@ -8,8 +8,9 @@ from here together, so a secret is only ever sent to the URL it was declared wit
 
 Entries are separated by ``;`` (or ``,``); each is ``name=url``, optionally ``|SECRET_VARIABLE``:
 the *name* of the environment variable that holds the secret (the webhook signing key), never the
-secret itself. A declaration that does not parse raises :class:`DestinationError` naming the
-variable and the entry; the settings module reads it once so every process fails at startup.
+secret itself. The grammar and its messages are the endpoints' (``agents/core/declarations.py``):
+a declaration that does not parse raises :class:`DestinationError` naming the variable and the entry;
+the settings module reads it once so every process fails at startup.
 """
 
 from __future__ import annotations
@@ -20,17 +21,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-VARIABLE = "OUTBOUND_DESTINATIONS"
-NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,49}"
-NAME_HELP = "lower-case letters, digits, '-' and '_', at most 50 characters"
+from agents.core import declarations
 
-_NAME = re.compile(NAME_PATTERN)
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+VARIABLE = "OUTBOUND_DESTINATIONS"
 _SEPARATORS = re.compile(r"[;,\n]")
 
 
 class DestinationError(ValueError):
     """The declared destinations cannot be read, or a channel names one that is not declared."""
+
+
+# The grammar the model endpoints use too (agents/core/declarations.py): a webhook's URL may carry a
+# query, and entries may be separated by ';' as well as ','.
+GRAMMAR = declarations.Grammar(VARIABLE, DestinationError, url_word="url", url_label="URL",
+                               secret_word="secret", separators=";,\n", query_allowed=True)
 
 
 @dataclass(frozen=True)
@@ -53,29 +57,11 @@ def declared(environ: Mapping[str, str] = os.environ) -> dict[str, Destination]:
     a declared secret variable is unset (a webhook would otherwise go out unsigned).
     """
     destinations: dict[str, Destination] = {}
-    text = (environ.get(VARIABLE) or "").strip()
-    for number, entry in enumerate(_SEPARATORS.split(text), start=1):
-        entry = entry.strip()
-        if not entry:
-            continue
-        name, equals, rest = (part.strip() for part in entry.partition("="))
-        url, bar, variable = (part.strip() for part in rest.partition("|"))
-        where = f"{VARIABLE}: entry {number} ({name or '?'})"
-        if not equals or not url:
-            raise DestinationError(f"{where} is not name=url or name=url|SECRET_VARIABLE")
-        if not _NAME.fullmatch(name):
-            raise DestinationError(f"{where}: the name must be {NAME_HELP}")
-        if name in destinations:
-            raise DestinationError(f"{where}: the name {name!r} is declared twice")
-        if bar and not _VARIABLE.fullmatch(variable):
-            raise DestinationError(
-                f"{where}: after '|' comes the NAME of the variable that holds the secret "
-                "(letters, digits and '_'), never the secret itself"
-            )
-        secret = (environ.get(variable) or "").strip() if variable else ""
-        if variable and not secret:
-            raise DestinationError(f"{where}: the secret variable {variable} is not set")
-        destinations[name] = Destination(name, _checked_url(url, where), variable, secret)
+    for entry in declarations.parse(environ.get(VARIABLE) or "", GRAMMAR):
+        secret = (environ.get(entry.variable) or "").strip() if entry.variable else ""
+        if entry.variable and not secret:
+            raise DestinationError(f"{entry.where}: the secret variable {entry.variable} is not set")
+        destinations[entry.name] = Destination(entry.name, entry.url, entry.variable, secret)
     return destinations
 
 
@@ -133,16 +119,3 @@ def recipient_problem(address: str, environ: Mapping[str, str] = os.environ) -> 
     return (f"“{address[:100]}” is not declared in {EMAIL_VARIABLE} (declared: {', '.join(allowed) or 'none'}); "
             "the operator declares the addresses and domains email channels may send to.")
 
-
-def _checked_url(url: str, where: str) -> str:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        raise DestinationError(f"{where}: the URL is not a URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise DestinationError(f"{where}: the URL must start with http:// or https:// and name a host")
-    if parts.username or parts.password or parts.fragment:
-        raise DestinationError(f"{where}: the URL must not carry user info or a fragment "
-                               "(a signing secret goes in the variable after '|')")
-    return url

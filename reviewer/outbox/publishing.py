@@ -309,50 +309,12 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
     """
     if actor is not None and not actor.has_perm(PUBLISH_PERMISSION):
         raise PermissionDenied("Only ops staff and support leads can publish updates.")
-    if escalation is not None:
-        if source_run is not None and source_run.pk != escalation.run_id:
-            raise PublishRefused("The escalation is not the run's.")
-        source_run = escalation.run
-    approved_by = ""
-    if source_run is not None:
-        if source_run.incident_id != incident.pk:
-            raise PublishRefused("The run is not on this incident.")
-        allowed, approving = publishable(source_run)
-        if actor is None and approving is not None:
-            raise PublishRefused("Only a run that passed every gate is published automatically.")
-        if normalize(text) != normalize(allowed):
-            raise PublishRefused("Only the text as approved can be published; edit it through the escalation.")
-        escalation = approving
-        if approving is not None:
-            approved_by = approving.decided_by.get_username() if approving.decided_by_id else ""
-    elif actor is None:
-        raise PublishRefused("Automatic publishing needs a run that passed every gate.")
-    elif not reason.strip():
-        raise PublishRefused("Publishing a text that no run produced needs a reason (e.g. “holding statement”).")
-    if not normalize(text):
-        raise PublishRefused("An empty text cannot be published.")
-    if actor is None and carries_contact(text):
-        # The final-answer check of an auto-publishing policy stops such a run for a person first;
-        # this is the last line, for a text that reached here another way.
-        raise PublishRefused("An update with a link, an address, a phone number or a mention is published "
-                             "only by a person.")
-    overridden = escalation.overridden if escalation is not None else []
-    if overridden and not fields.acknowledged:
-        raise PublishRefused(f"The approving lead overrode {len(overridden)} guard finding"
-                             f"{'s' * (len(overridden) != 1)} on this text: acknowledge them to publish it.")
+    source_run, escalation, approved_by = _source(incident, text, actor=actor, source_run=source_run,
+                                                  escalation=escalation, reason=reason)
+    overridden = _checked_text(text, actor=actor, escalation=escalation, fields=fields)
     if source_run is not None and (existing := PublishedUpdate.objects.filter(source_run=source_run).first()):
         raise AlreadyPublished(existing)  # a second click says so before anything else (checked again below)
-    resolved = resolve_fields(incident, fields)
-    seen = {(v["check"], v["found"].lower()) for v in overridden}
-    findings = [f for f in public_findings(incident, text, resolved, run=source_run)
-                if (f["check"], (f["found"] or "").lower()) not in seen]  # acknowledged above
-    if findings:
-        raise PublishRefused(" ".join(f"The {f['field']}: {f['message']}" for f in findings))
-    needed = {name: problems for name, problems in ((CONFIRM_IMPACT, impact_problems(incident, resolved)),
-                                                    (CONFIRM_REPEAT, repeat_problems(incident, text)))
-              if problems and name not in fields.confirmed}
-    if needed:
-        raise NeedsConfirmation(needed)
+    resolved = _checked_public(incident, text, fields, source_run=source_run, overridden=overridden)
     record = {"overridden": overridden, "justification": escalation.approval.note if overridden else "",
               "acknowledged_by": actor if overridden else None}
     try:
@@ -365,6 +327,67 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
         if existing is None:
             raise
         raise AlreadyPublished(existing) from None
+
+
+def _source(incident: Incident, text: str, *, actor, source_run: Run | None, escalation: Escalation | None,
+            reason: str) -> tuple[Run | None, Escalation | None, str]:
+    """Where the text comes from, checked for each caller: a run (a person's click or auto_publish), an
+    escalation a lead approved, or a holding statement with a reason. Returns the run, the approving
+    escalation (None for a run that passed every gate) and the approving lead's username."""
+    if escalation is not None:
+        if source_run is not None and source_run.pk != escalation.run_id:
+            raise PublishRefused("The escalation is not the run's.")
+        source_run = escalation.run
+    if source_run is None:
+        if actor is None:
+            raise PublishRefused("Automatic publishing needs a run that passed every gate.")
+        if not reason.strip():
+            raise PublishRefused("Publishing a text that no run produced needs a reason (e.g. “holding statement”).")
+        return None, escalation, ""
+    if source_run.incident_id != incident.pk:
+        raise PublishRefused("The run is not on this incident.")
+    allowed, approving = publishable(source_run)
+    if actor is None and approving is not None:
+        raise PublishRefused("Only a run that passed every gate is published automatically.")
+    if normalize(text) != normalize(allowed):
+        raise PublishRefused("Only the text as approved can be published; edit it through the escalation.")
+    approved_by = approving.decided_by.get_username() if approving is not None and approving.decided_by_id else ""
+    return source_run, approving, approved_by
+
+
+def _checked_text(text: str, *, actor, escalation: Escalation | None, fields: PublicFields) -> list[dict]:
+    """Refuses a text that is empty, that only a person may publish, or whose overridden guard findings
+    the publisher has not acknowledged; returns those findings ([] for none)."""
+    if not normalize(text):
+        raise PublishRefused("An empty text cannot be published.")
+    if actor is None and carries_contact(text):
+        # The final-answer check of an auto-publishing policy stops such a run for a person first;
+        # this is the last line, for a text that reached here another way.
+        raise PublishRefused("An update with a link, an address, a phone number or a mention is published "
+                             "only by a person.")
+    overridden = escalation.overridden if escalation is not None else []
+    if overridden and not fields.acknowledged:
+        raise PublishRefused(f"The approving lead overrode {len(overridden)} guard finding"
+                             f"{'s' * (len(overridden) != 1)} on this text: acknowledge them to publish it.")
+    return overridden
+
+
+def _checked_public(incident: Incident, text: str, fields: PublicFields, *, source_run: Run | None,
+                    overridden: list[dict]) -> Resolved:
+    """The public fields resolved and checked by the guard (findings the lead overrode and the publisher
+    acknowledged excepted); raises :class:`NeedsConfirmation` for an impact or a repeat to confirm."""
+    resolved = resolve_fields(incident, fields)
+    seen = {(v["check"], v["found"].lower()) for v in overridden}
+    findings = [f for f in public_findings(incident, text, resolved, run=source_run)
+                if (f["check"], (f["found"] or "").lower()) not in seen]  # acknowledged above
+    if findings:
+        raise PublishRefused(" ".join(f"The {f['field']}: {f['message']}" for f in findings))
+    needed = {name: problems for name, problems in ((CONFIRM_IMPACT, impact_problems(incident, resolved)),
+                                                    (CONFIRM_REPEAT, repeat_problems(incident, text)))
+              if problems and name not in fields.confirmed}
+    if needed:
+        raise NeedsConfirmation(needed)
+    return resolved
 
 
 def _write(incident, text, *, actor, source_run, escalation, approved_by, reason, resolved, record) -> PublishedUpdate:

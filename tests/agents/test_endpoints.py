@@ -1,4 +1,4 @@
-"""Declared model endpoints (agents/llm/endpoints.py): the format, its refusals, the choice of one,
+"""Declared model endpoints (agents/core/llm/endpoints.py): the format, its refusals, the choice of one,
 the redaction of keys, and the migration that replaced the policy's free base URL."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every HTTP request becomes a :class:`CallRecord` (latency, tokens, outcome, raw answer), transient
 failures are retried here with backoff and jitter, a circuit breaker per endpoint fails fast when
 the server keeps failing, and whatever cannot be answered ends as an :class:`LLMError` whose
-``reason`` is a stop reason from ``agents/stops.py``. The client is built from one declared
+``reason`` is a stop reason from ``agents/core/stops.py``. The client is built from one declared
 :class:`~agents.core.llm.endpoints.Endpoint`: its base URL and its key together, so the key goes to that
 URL only. The key never leaves the SDK client: it is not in ``endpoint``, in records, in error
 messages or in logs, and every configured key is redacted from the texts this module writes.
@@ -625,7 +625,7 @@ def settings_from_env(settings: ModelSettings, environ: Mapping[str, str]) -> Mo
     """``settings`` with the fields that ``OPENAI_*`` variables set replaced; bad values raise.
 
     ``OPENAI_BASE_URL`` is not among them: it is the URL of the ``default`` endpoint, bound to
-    ``OPENAI_API_KEY`` (``agents/llm/endpoints.py``); ``LLM_ENDPOINT`` overrides the endpoint.
+    ``OPENAI_API_KEY`` (``agents/core/llm/endpoints.py``); ``LLM_ENDPOINT`` overrides the endpoint.
     """
     changes: dict[str, Any] = {}
     if model := _env(environ, "OPENAI_MODEL"):

@@ -33,23 +33,25 @@ from urllib.parse import urlsplit
 
 import re2
 
+from agents.core import declarations
+
 ENDPOINTS_VARIABLE = "LLM_ENDPOINTS"
 DEFAULT_OPTIONS_VARIABLE = "OPENAI_ENDPOINT_OPTIONS"
 OVERRIDE_VARIABLE = "LLM_ENDPOINT"
 DEFAULT_ENDPOINT = "default"
 OPENAI_URL = "https://api.openai.com/v1"
-NAME_PATTERN = r"[a-z0-9][a-z0-9_-]{0,49}"
-NAME_HELP = "lower-case letters, digits, '-' and '_', at most 50 characters"
 REDACTED = "[redacted]"
 MIN_KEY_CHARS = 4  # a 1-3 character "key" would shred every text it is redacted from
 
-_NAME = re.compile(NAME_PATTERN)
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY_VARIABLES = re.compile(r"\|\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
 class EndpointError(ValueError):
     """The declared endpoints cannot be read, or a policy asks for one that is not declared."""
+
+
+GRAMMAR = declarations.Grammar(ENDPOINTS_VARIABLE, EndpointError, url_word="base_url", url_label="base URL",
+                               secret_word="key", separators=",", settings=True)
 
 
 # option -> (allowed values, default, meaning)
@@ -151,26 +153,10 @@ def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, End
     Raises :class:`EndpointError` naming the variable when a declaration cannot be read.
     """
     endpoints: dict[str, Endpoint] = {}
-    for number, entry in enumerate(_env(environ, ENDPOINTS_VARIABLE).split(","), start=1):
-        entry, _, options = (part.strip() for part in entry.strip().partition(";"))
-        if not entry:
-            continue
-        name, equals, rest = (part.strip() for part in entry.partition("="))
-        url, bar, variable = (part.strip() for part in rest.partition("|"))
-        where = f"{ENDPOINTS_VARIABLE}: entry {number} ({name or entry!r})"
-        if not equals or not url:
-            raise EndpointError(f"{where} is not name=base_url or name=base_url|KEY_VARIABLE")
-        if not _NAME.fullmatch(name):
-            raise EndpointError(f"{where}: the name must be {NAME_HELP}")
-        if name in endpoints:
-            raise EndpointError(f"{where}: the name {name!r} is declared twice")
-        if bar and not _VARIABLE.fullmatch(variable):
-            raise EndpointError(
-                f"{where}: after '|' comes the NAME of the variable that holds the key "
-                "(letters, digits and '_'), never the key itself"
-            )
-        key = _env(environ, variable) if variable else ""
-        endpoints[name] = Endpoint(name, _checked_url(url, where), variable, key, **parse_options(options, where))
+    for entry in declarations.parse(_env(environ, ENDPOINTS_VARIABLE), GRAMMAR):
+        key = _env(environ, entry.variable) if entry.variable else ""
+        endpoints[entry.name] = Endpoint(entry.name, entry.url.rstrip("/"), entry.variable, key,
+                                         **parse_options(entry.settings, entry.where))
     backend = _env(environ, "LLM_BACKEND").lower()
     base_url = _env(environ, "OPENAI_BASE_URL")
     if DEFAULT_ENDPOINT in endpoints:
@@ -181,7 +167,8 @@ def declared_endpoints(environ: Mapping[str, str] = os.environ) -> dict[str, End
             )
     elif base_url or _env(environ, "OPENAI_API_KEY") or backend == "openai":
         endpoints[DEFAULT_ENDPOINT] = Endpoint(
-            DEFAULT_ENDPOINT, _checked_url(base_url, "OPENAI_BASE_URL") if base_url else OPENAI_URL,
+            DEFAULT_ENDPOINT,
+            declarations.checked_url(base_url, "OPENAI_BASE_URL", GRAMMAR).rstrip("/") if base_url else OPENAI_URL,
             "OPENAI_API_KEY", _env(environ, "OPENAI_API_KEY"),
             **parse_options(_env(environ, DEFAULT_OPTIONS_VARIABLE), DEFAULT_OPTIONS_VARIABLE),
         )
@@ -349,20 +336,6 @@ def _redact(value: Any, pattern) -> Any:
 
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-def _checked_url(url: str, where: str) -> str:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        raise EndpointError(f"{where}: {url!r} is not a URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointError(f"{where}: the base URL must start with http:// or https:// and name a host")
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise EndpointError(f"{where}: the base URL must not carry user info, a query or a fragment "
-                            "(a key goes in the variable after '|')")
-    return url.rstrip("/")
 
 
 def _same_url(a: str, b: str) -> bool:

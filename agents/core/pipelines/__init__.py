@@ -12,7 +12,7 @@ from agents.core.pipelines.reflection import run_reflection
 from agents.core.pipelines.routing import run_routing
 from agents.core.pipelines.self_critique import run_self_critique
 from agents.core.policy import PIPELINE_NAMES, Policy
-from agents.core.specialists import DemoData, Worker, builtin_workers
+from agents.core.specialists import Worker
 
 
 def run_pipeline(
@@ -28,7 +28,9 @@ def run_pipeline(
     clock=time.monotonic,
     judge: LLM | None = None,
 ) -> RunResult:
-    """Run pipeline ``name``. Routing uses ``workers`` (default: the built-ins on demo data); ``clock``
+    """Run pipeline ``name``. Routing needs ``workers``, the specialists it may delegate to (the runner
+    passes the built-ins on the database, ``agents.store.database_workers()``; the demo and the tests pass
+    their own); ``clock``
     measures the wall-time budget (a replay passes one that advances by the recorded latencies); ``judge`` is
     the second reader's model, asked only when a text policy names one (agents.core.judge)."""
     if name == "reflection":
@@ -37,12 +39,14 @@ def run_pipeline(
         return run_self_critique(goal, context, policy, llm, observer=observer, run_id=run_id, clock=clock,
                                  judge=judge)
     if name == "routing":
+        if workers is None:
+            raise ValueError("the routing pipeline needs its workers: the specialists it may delegate to")
         return run_routing(
             goal,
             context,
             policy,
             llm,
-            workers=workers if workers is not None else builtin_workers(DemoData()),
+            workers=workers,
             observer=observer,
             run_id=run_id,
             clock=clock,

@@ -1,8 +1,11 @@
 """python manage.py run_pipeline {reflection|self_critique|routing} --goal TEXT [--context FILE]
 
-Runs one pipeline in-process and prints its result as JSON. Exit 0 for a success and for a recorded
-stop; a usage error (unknown pipeline, unreadable context, a context file over CONTEXT_MAX_BYTES or
-with a list entry over its bound, a goal over the start-run form's limit) exits non-zero with a message.
+Runs one pipeline in-process and prints its result as JSON. Without --incident nothing is read from or
+stored in the database: routing delegates to the built-in specialists on the demo's in-memory facts
+(customers 42 and 7, incident INC-4021); with --incident the run is stored and reads the database.
+Exit 0 for a success and for a recorded stop; a usage error (unknown pipeline, unreadable context, a
+context file over CONTEXT_MAX_BYTES or with a list entry over its bound, a goal over the start-run
+form's limit) exits non-zero with a message.
 """
 
 import json
@@ -19,6 +22,7 @@ from agents.core.inputs import (
 from agents.core.llm.client import client_from_env, effective_policy
 from agents.core.pipelines import PIPELINE_NAMES, run_pipeline
 from agents.core.policy import default_policy
+from agents.core.specialists import DemoData, builtin_workers
 
 
 def read_context(path: str) -> dict:
@@ -84,7 +88,8 @@ class Command(BaseCommand):
             llm = client_from_env(policy.model)
         except ValueError as error:
             raise CommandError(str(error)) from None
-        result = run_pipeline(pipeline, goal=goal, context=context_data, policy=policy, llm=llm)
+        workers = builtin_workers(DemoData()) if pipeline == "routing" else None  # see the module's docstring
+        result = run_pipeline(pipeline, goal=goal, context=context_data, policy=policy, llm=llm, workers=workers)
         self.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
 
     def stored_run(self, pipeline, goal, incident_id, context, enqueue):

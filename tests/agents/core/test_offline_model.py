@@ -8,12 +8,12 @@ import pytest
 from agents.core.llm.offline import OfflineModel
 from agents.core.pipelines import run_pipeline
 from agents.core.policy import default_policy
-from agents.testing.scripted_demo import DEMO_CONTEXT, GOAL
+from agents.testing.scripted_demo import DEMO_CONTEXT, GOAL, demo_workers
 
 
 def run(name, goal=GOAL, context=DEMO_CONTEXT, **overrides):
     policy = dataclasses.replace(default_policy(name), **overrides)
-    return run_pipeline(name, goal=goal, context=context, policy=policy, llm=OfflineModel())
+    return run_pipeline(name, goal=goal, context=context, policy=policy, llm=OfflineModel(), workers=demo_workers(name))
 
 
 @pytest.mark.parametrize("name", ["reflection", "self_critique"])

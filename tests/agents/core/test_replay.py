@@ -22,6 +22,7 @@ from agents.core.replay import (
     delegations_from_trace,
     replay,
 )
+from agents.testing.scripted_demo import demo_workers
 
 CONTEXT = json.loads((Path(__file__).parents[3] / "agents/fixtures/demo_context.json").read_text())
 
@@ -40,7 +41,8 @@ class Recorder:
 def record(pipeline, goal="Customer update", policy=None, context=CONTEXT) -> Recording:
     policy = policy or default_policy(pipeline)
     heard = Recorder()
-    result = run_pipeline(pipeline, goal=goal, context=context, policy=policy, llm=OfflineModel(), observer=heard)
+    result = run_pipeline(pipeline, goal=goal, context=context, policy=policy, llm=OfflineModel(), observer=heard,
+                          workers=demo_workers(pipeline))
     return Recording(pipeline=pipeline, status=result.status, goal=goal, context=context,
                      policy=json.loads(json.dumps(policy.to_dict())), calls=heard.calls, ending=Ending.of(result),
                      delegations=delegations_from_trace(heard.steps, result.details))

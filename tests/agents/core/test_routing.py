@@ -194,3 +194,13 @@ def test_long_observations_are_truncated_for_the_model_but_kept_whole(scripted_t
     assert "[truncated, 5000 characters in full]" in prompt and "characters of JSON in full]" in prompt
     shown = truncate_observation({"summary": long_text})
     assert shown["summary"].startswith("a" * 1000) and len(shown["summary"]) < 1100
+
+
+def test_routing_without_workers_is_refused_rather_than_run_on_demo_data():
+    from agents.core.llm.offline import OfflineModel
+    from agents.core.pipelines import run_pipeline
+    from agents.core.policy import default_policy
+
+    with pytest.raises(ValueError, match="the routing pipeline needs its workers"):
+        run_pipeline("routing", goal="Refund please. user_id=42", context=None, policy=default_policy("routing"),
+                     llm=OfflineModel())

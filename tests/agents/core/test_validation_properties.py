@@ -18,7 +18,7 @@ from agents.core.validation import (
     validate_review,
     validate_route,
 )
-from agents.testing.scripted_demo import DEMO_CONTEXT, DRAFT
+from agents.testing.scripted_demo import DEMO_CONTEXT, DRAFT, demo_workers
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
@@ -127,7 +127,7 @@ answers = st.lists(
 @given(st.sampled_from(["reflection", "self_critique", "routing"]), answers)
 def test_pipelines_end_in_success_or_a_documented_stop_whatever_the_model_says(name, texts):
     result = run_pipeline(name, goal="refund user_id=42", context=DEMO_CONTEXT, policy=default_policy(name),
-                          llm=ReplayLLM(texts))
+                          llm=ReplayLLM(texts), workers=demo_workers(name))
     assert result.status in ("ok", "stopped")
     assert documented(result.stop_reason) and not result.stop_reason.startswith("internal_error"), result.stop_reason
     json.dumps(result.to_dict())  # every result can be stored and served as JSON

@@ -61,6 +61,6 @@ def test_the_product_refuses_to_start_on_a_declaration_that_does_not_parse():
     done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode != 0
-    assert "ImproperlyConfigured: OUTBOUND_DESTINATIONS: entry 1 (hook)" in done.stderr
+    assert "ImproperlyConfigured: OUTBOUND_DESTINATIONS: entry 1 ('hook')" in done.stderr
     assert "never the secret itself" in done.stderr
     assert "hook-secret-value" not in done.stderr

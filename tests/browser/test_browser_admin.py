@@ -42,3 +42,28 @@ def test_a_policy_admin_sees_the_branded_admin_and_the_brake_help(page, live_ser
     page.goto(f"{live_server.url}/admin/agents/endpointlimit/add/")
     expect(page.locator("#id_concurrency_helptext")).to_contain_text("A CPU llama.cpp server: 1.")
     screenshot(page, f"admin-endpoint-limit-{width}")
+
+
+def test_a_policy_admin_adds_and_removes_fact_rows_in_the_incidents_table_of_facts(page, live_server, demo_data,
+                                                                                   screenshot):
+    """The admin's tabular inline (the product's own copy of Django's template, with named header
+    cells): "Add another" adds a row from the hidden empty form, and the new row can be removed."""
+    make_policy_admin("padmin")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("input[name=username]", "padmin")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/agents/incident/add/")
+    group = page.locator(".js-inline-admin-formset .tabular")
+    rows = group.locator("tbody tr.form-row:not(.empty-form)")
+    before = rows.count()
+    assert group.locator("tbody tr.empty-form").get_attribute("id").endswith("-empty")
+    expect(group.locator("thead th.original")).to_have_text("Saved row")  # read out, not shown
+    group.locator("tr.add-row a").click()
+    expect(rows).to_have_count(before + 1)
+    added = rows.nth(before)
+    assert added.get_attribute("id").endswith(f"-{before}")
+    screenshot(page, "admin-incident-facts-added")
+    added.locator("a.inline-deletelink").click()
+    expect(rows).to_have_count(before)

@@ -2,7 +2,8 @@
 small laptop (1024x768) and on a phone (390x844). No page scrolls sideways, the keyboard reaches a
 skip link first and every control it focuses shows a ring that stands out, and axe-core (the
 autouse ``accessible_pages`` fixture of conftest.py) finds nothing on any page visited, the admin
-site's included, moderate and minor violations included. Screenshots: test-artifacts/device-<role>-<width>-<page>.png."""
+site's included, moderate and minor violations included.
+Screenshots: test-artifacts/device-<role>-<width>-<page>.png."""
 
 import pytest
 from playwright.sync_api import expect

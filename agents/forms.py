@@ -216,6 +216,10 @@ class IncidentJSONField(forms.JSONField):
         self.shape = shape
         super().__init__(**kwargs)
 
+    def prepare_value(self, value):
+        # A new incident's box shows an empty list or object, not "null".
+        return super().prepare_value(self.shape() if value is None else value)
+
     def bound_data(self, data, initial):
         # Show what was typed, as typed: re-parsing it to re-render could crash on the very input
         # that was refused (deep nesting, lone surrogates).

@@ -275,6 +275,13 @@ def test_an_incident_added_in_admin_is_created_with_its_facts_and_version_one(us
     assert incident.regions == ["US"]
 
 
+def test_a_new_incidents_lists_and_hints_start_empty_in_admin_not_null(users, client):
+    client.force_login(users.admin)
+    form = client.get(reverse("admin:agents_incident_add")).context["adminform"].form
+    shown = {name: form[name].value() for name in ("regions", "policy_hints", "approved_actions", "key_messages")}
+    assert shown == {"regions": "[]", "policy_hints": "{}", "approved_actions": "[]", "key_messages": "[]"}
+
+
 def test_admin_refuses_a_title_with_a_line_break_at_the_field(pay, users, client):
     client.force_login(users.admin)
     response = client.post(reverse("admin:agents_incident_change", args=[pay.pk]),

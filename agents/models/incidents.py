@@ -6,6 +6,7 @@ Changing an incident (fields, facts and the version in one go) is ``agents.incid
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from django.apps import apps
@@ -17,6 +18,7 @@ from django.db.models import prefetch_related_objects
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from agents.core.evidence import Fact, context_facts
 from agents.core.inputs import CONTEXT_LISTS, control_character, list_problem, not_one_line
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
@@ -126,6 +128,16 @@ class Incident(models.Model):
         rows += [(f"{fact.label} (internal)" if fact.internal else fact.label, fact.shown)
                  for fact in self.fact_list()]
         return [(label, value) for label, value in rows if value]
+
+    def panel_facts(self) -> list[Fact]:
+        """What the incident page lists: the report date and ``facts``, then the approved actions, key
+        messages and policy hints under their headings, labelled as a run's facts are on the escalation
+        page (``agents.core.evidence.context_facts``: one way to show a fact)."""
+        rows = [Fact(i, "", label, value, shown=value)
+                for i, (label, value) in enumerate([("Report date", self.report_date.isoformat()), *self.facts])]
+        lists = context_facts({"key_messages": self.key_messages or [], "approved_actions": self.approved_actions or [],
+                               "policy_hints": self.policy_hints or {}})
+        return rows + [dataclasses.replace(fact, index=len(rows) + fact.index) for fact in lists]
 
     def snapshot(self) -> dict:
         """What a version holds: the identity, the facts (as stored) and the lists ops edits."""

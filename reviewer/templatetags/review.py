@@ -5,7 +5,8 @@ Both return plain strings; the template escapes them like any other value. ``{% 
 writes a word diff as escaped HTML. ``{{ escalation|deadline_class }}`` and ``{% deadline_label escalation %}``
 colour and label an inbox row by its time left. ``{% fact_list facts %}`` lists an incident's facts,
 the same on every page. ``{% finding v %}`` writes one guard finding as a lead
-reads it: its message, the sentence it is about with the unsupported words marked, and its check in small type.
+reads it: its message, the sentence it is about with the unsupported words marked, and its check in small type;
+``{% stop_reason code %}`` a stop reason so: its sentence, then its code in small type.
 """
 
 from __future__ import annotations
@@ -206,8 +207,10 @@ def finding(violation) -> dict:
     """One guard finding (``{"check", "message", "found"}``, a grounding finding also ``sentence`` and
     ``words``) as a sentence for a lead, the raw check in small type after it."""
     violation = violation if isinstance(violation, dict) else {}
-    message, found = violation.get("message") or "", violation.get("found") or ""
     check = violation.get("check") or ""
+    # A finding recorded without a message reads as its check's sentence in the stop-reason catalogue.
+    message = violation.get("message") or (explain(check) if isinstance(check, str) and check else "")
+    found = violation.get("found") or ""
     return {"finding": violation, "message": message, "check": check,
             "checked_by": GROUNDING_CHECKS.get(check, "") if isinstance(check, str) else "",
             # the word the check found, when the message does not already quote it
@@ -224,6 +227,13 @@ def fact_list(facts, anchors: bool = False) -> dict:
         if fact.group:
             groups.setdefault(fact.group, []).append(fact)
     return {"rows": [fact for fact in facts if not fact.group], "groups": list(groups.items()), "anchors": anchors}
+
+
+@register.inclusion_tag("partials/stop_reason.html")
+def stop_reason(reason) -> dict:
+    """A stop reason as a lead reads it: its sentence from the one catalogue of stop reasons
+    (``agents.core.stops.explain``), the code in small type after it."""
+    return {"reason": reason or "", "explanation": explain(reason) if reason else ""}
 
 
 @register.filter

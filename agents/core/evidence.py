@@ -41,7 +41,7 @@ LABELS = {"incident.incident_id": "Incident", "incident.title": "Title", "incide
           "incident.state": "State", "incident.status": "Status", "region": "Regions", "report_date": "Report date"}
 # The context's lists and hints, each listed under its heading, an entry of a list labelled by its place.
 GROUPS = {"approved_actions": ("Approved actions", "Approved action"), "key_messages": ("Key messages", "Key message"),
-          "policy_hints": ("Policy hints", "")}
+          "components": ("Affected components", "Component"), "policy_hints": ("Policy hints", "")}
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def context_facts(context: Mapping) -> list[Fact]:
     # The same order whatever the database did to the JSON (PostgreSQL's jsonb reorders keys): the
     # incident first, its identity, then its facts as the incident lists them; anything else by name.
     fact_order = [key.split(".", 1)[1] for key in labels]
-    first = {"": ["incident", "region", "report_date", "key_messages", "approved_actions"],
+    first = {"": ["incident", "region", "components", "report_date", "key_messages", "approved_actions"],
              "incident": ["incident_id", "severity", "status", *fact_order]}
 
     def ordered(keys, path: str) -> list:

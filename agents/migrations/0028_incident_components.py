@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0026_cause_families'),
+        ('agents', '0027_vocabulary_grown'),
     ]
 
     operations = [

@@ -27,8 +27,8 @@ from agents.core.inputs import context_size, context_size_problem
 from agents.models import Incident, IncidentFact, IncidentVersion
 
 # The incident's own fields a change may set (besides its facts); ``incident_id`` renames it.
-FIELDS = ("incident_id", "title", "severity", "state", "status", "regions", "report_date", "policy_hints",
-          "approved_actions", "key_messages")
+FIELDS = ("incident_id", "title", "severity", "state", "status", "regions", "components", "report_date",
+          "policy_hints", "approved_actions", "key_messages")
 # What a fact given to update_incident may say; only ``key`` and ``value`` are needed.
 FACT_FIELDS = ("key", "label", "value", "unit", "visibility", "position")
 

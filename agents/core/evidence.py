@@ -10,6 +10,7 @@ Plain Python: no Django here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,10 +31,17 @@ from agents.core.guard.numbers import (
 from agents.core.guard.regions import _region_pattern, _region_word_pattern, region_in_allowed
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
-from agents.core.units import ratio_values
+from agents.core.units import ratio_values, show
 
 # Context entries that describe facts rather than state them.
 _NOT_FACTS = {"fact_meta"}
+# What people call the context's own entries (an incident fact goes by its label); the incident page
+# names them so too (``agents.models.Incident.facts``).
+LABELS = {"incident.incident_id": "Incident", "incident.title": "Title", "incident.severity": "Severity",
+          "incident.state": "State", "incident.status": "Status", "region": "Regions", "report_date": "Report date"}
+# The context's lists and hints, each listed under its heading, an entry of a list labelled by its place.
+GROUPS = {"approved_actions": ("Approved actions", "Approved action"), "key_messages": ("Key messages", "Key message"),
+          "components": ("Affected components", "Component"), "policy_hints": ("Policy hints", "")}
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,36 @@ class Fact:
     label: str
     value: str
     unit: str = ""  # as the incident's fact says it ("%", "minutes"); "" for plain text and counts
+    shown: str = ""  # the value as people read it, in its unit (``agents.core.units.show``): 0.034 ratio → 3.4%
+    group: str = ""  # the heading it is listed under ("Approved actions"), "" for a fact of the incident
+
+    @property
+    def item(self) -> bool:
+        """An entry of a list (an approved action, a key message): its text alone says it."""
+        return self.path.endswith("]")
+
+
+def shown_value(value, unit: str = "") -> str:
+    """A context value for people: yes/no, a number in its fact's unit (0.034 ratio → 3.4%), else as written."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return show(value, unit or "text")
+
+
+def _label(path: str, labels: Mapping[str, str]) -> tuple[str, str]:
+    """(label, group) of the value at ``path``: a fact's label, a list entry's place, a hint's name."""
+    if label := labels.get(path) or LABELS.get(path):
+        return label, ""
+    top = path.split(".", 1)[0].split("[", 1)[0]
+    name = path.rsplit(".", 1)[-1]
+    if top == "internal":  # internal facts carry no label in a run's context: their key names them
+        return f"{name.replace('_', ' ').capitalize()} (internal)", ""
+    if top in GROUPS and path != top:
+        heading, entry = GROUPS[top]
+        if entry and (place := re.fullmatch(rf"{top}\[(\d+)\]", path)):
+            return f"{entry} {int(place[1]) + 1}", heading
+        return name.replace("_", " ").capitalize(), heading
+    return name.replace("_", " ").capitalize(), ""
 
 
 @dataclass(frozen=True)
@@ -62,7 +100,9 @@ class Mark:
 
 
 def context_facts(context: Mapping) -> list[Fact]:
-    """Every value of the context with its path, in reading order; incident facts carry their label."""
+    """Every value of the context with its path, in reading order, labelled and shown as people read
+    it: an incident fact by its label and in its unit, a list entry ("Approved action 2") under its
+    heading, never a raw path."""
     labels, units = {}, {}
     for info in context.get("fact_meta") or []:
         if isinstance(info, Mapping) and info.get("key"):
@@ -74,7 +114,7 @@ def context_facts(context: Mapping) -> list[Fact]:
     # The same order whatever the database did to the JSON (PostgreSQL's jsonb reorders keys): the
     # incident first, its identity, then its facts as the incident lists them; anything else by name.
     fact_order = [key.split(".", 1)[1] for key in labels]
-    first = {"": ["incident", "region", "report_date", "key_messages", "approved_actions"],
+    first = {"": ["incident", "region", "components", "report_date", "key_messages", "approved_actions"],
              "incident": ["incident_id", "severity", "status", *fact_order]}
 
     def ordered(keys, path: str) -> list:
@@ -91,8 +131,10 @@ def context_facts(context: Mapping) -> list[Fact]:
                 walk(item, f"{path}[{i}]")
         elif value not in (None, ""):
             text = ("yes" if value else "no") if isinstance(value, bool) else str(value)
-            label = labels.get(path) or path.rsplit(".", 1)[-1].replace("_", " ")
-            facts.append(Fact(len(facts), path, label, text, units.get(path, "")))
+            label, group = _label(path, labels)
+            shown = shown_value(value, units.get(path, ""))
+            facts.append(Fact(len(facts), path, label, text, units.get(path, ""),
+                              shown.capitalize() if path == "incident.state" else shown, group))
 
     walk(context, "")
     return facts

@@ -44,7 +44,7 @@ TICKET_MAX_CHARS = 4000  # a routing run's goal is a support ticket
 CONTEXT_MAX_BYTES = 64 * 1024
 # The lists ops writes for the model (approved actions, key messages; regions too): every entry is
 # sent on every model call, so each list and each entry is bounded, not only the context as a whole.
-CONTEXT_LISTS = ("regions", "approved_actions", "key_messages")
+CONTEXT_LISTS = ("regions", "components", "approved_actions", "key_messages")
 LIST_MAX_ITEMS = 30
 ITEM_MAX_CHARS = 500
 

@@ -6,6 +6,7 @@ Changing an incident (fields, facts and the version in one go) is ``agents.incid
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from django.apps import apps
@@ -17,6 +18,7 @@ from django.db.models import prefetch_related_objects
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from agents.core.evidence import Fact, context_facts
 from agents.core.inputs import CONTEXT_LISTS, control_character, list_problem, not_one_line
 from agents.core.units import FACT_VALUE_MAX_CHARS, UNITS, parse_value, show
 
@@ -83,6 +85,8 @@ class Incident(models.Model):
     title = models.CharField(max_length=200, validators=[one_line_title])
     report_date = models.DateField(default=timezone.localdate)
     regions = models.JSONField(default=list, blank=True, help_text='Region tokens, e.g. ["EU", "UK"]')
+    components = models.JSONField(default=list, blank=True,
+                                  help_text='The status page components it affects, by name, e.g. ["Checkout"]')
     severity = models.CharField(max_length=8, blank=True, help_text="P0-P5")
     status = models.CharField(max_length=200, blank=True, help_text="e.g. degraded, mitigated")
     state = models.CharField(max_length=16, choices=STATES, default="investigating",
@@ -105,8 +109,12 @@ class Incident(models.Model):
         return f"{self.incident_id}: {self.title}"
 
     def clean(self):
+        if self.components is None:  # the admin's empty JSON field
+            self.components = []
         # Every entry of these lists goes to the model on every call: each list and entry is bounded.
         errors = {name: problem for name in CONTEXT_LISTS if (problem := list_problem(name, getattr(self, name)))}
+        if not isinstance(self.components, list) or not all(isinstance(c, str) and c.strip() for c in self.components):
+            errors.setdefault("components", "The components are a list of component names.")
         if errors:
             raise ValidationError(errors)
 
@@ -127,6 +135,16 @@ class Incident(models.Model):
                  for fact in self.fact_list()]
         return [(label, value) for label, value in rows if value]
 
+    def panel_facts(self) -> list[Fact]:
+        """What the incident page lists: the report date and ``facts``, then the approved actions, key
+        messages and policy hints under their headings, labelled as a run's facts are on the escalation
+        page (``agents.core.evidence.context_facts``: one way to show a fact)."""
+        rows = [Fact(i, "", label, value, shown=value)
+                for i, (label, value) in enumerate([("Report date", self.report_date.isoformat()), *self.facts])]
+        lists = context_facts({"key_messages": self.key_messages or [], "approved_actions": self.approved_actions or [],
+                               "components": self.components or [], "policy_hints": self.policy_hints or {}})
+        return rows + [dataclasses.replace(fact, index=len(rows) + fact.index) for fact in lists]
+
     def snapshot(self) -> dict:
         """What a version holds: the identity, the facts (as stored) and the lists ops edits."""
         return {
@@ -136,6 +154,8 @@ class Incident(models.Model):
                        **({"visibility": f.visibility} if f.internal else {})} for f in self.fact_list()],
             "approved_actions": self.approved_actions or [], "key_messages": self.key_messages or [],
             "policy_hints": self.policy_hints or {},
+            # Named only when there are some: a version recorded before incidents named components reads the same.
+            **({"components": list(self.components)} if self.components else {}),
         }
 
     def latest_version(self) -> IncidentVersion | None:
@@ -196,6 +216,8 @@ class Incident(models.Model):
             context["internal"] = internal
         if self.key_messages:
             context["key_messages"] = self.key_messages
+        if self.components:
+            context["components"] = list(self.components)
         return context
 
 
@@ -209,6 +231,9 @@ def fact_changes(before: dict, after: dict) -> list[dict]:
         if before.get(name) != after.get(name):
             changes.append({"what": name.replace("_", " ").capitalize(), "before": before.get(name),
                             "after": after.get(name)})
+    if (before.get("components") or []) != (after.get("components") or []):
+        changes.append({"what": "Components", "before": ", ".join(before.get("components") or []) or None,
+                        "after": ", ".join(after.get("components") or []) or None})
     old = {f["key"]: f for f in before.get("facts", [])}
     new = {f["key"]: f for f in after.get("facts", [])}
     for key in [*old, *(k for k in new if k not in old)]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
@@ -28,6 +28,7 @@ from reviewer.api.common import (
     need,
     rows_of,
 )
+from reviewer.models import StatusComponent
 from reviewer.permissions import MESSAGES
 
 router = Router(tags=["incidents"])
@@ -62,6 +63,9 @@ class IncidentFields(Schema):
     state: State | None = Field(None, description="The lifecycle state, as a status page names it.")
     status: str | None = Field(None, max_length=200)
     regions: list[str] | None = Field(None, max_length=20)
+    components: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        None, max_length=LIST_MAX_ITEMS, description="The status page components the incident affects, by name; each "
+                                                     "must be a component of the status page.")
     report_date: date | None = None
     facts: list[FactIn] | None = Field(None, max_length=50, description="Upserted by key; a null value removes one.")
     approved_actions: list[str] | None = Field(None, description=f"At most {LIST_MAX_ITEMS} entries of at most "
@@ -91,6 +95,7 @@ class IncidentOut(Schema):
     state: State
     status: str
     regions: list[str]
+    components: list[str]
     report_date: date
     facts: list[FactOut]
     approved_actions: list[Any]
@@ -113,7 +118,7 @@ def _incident_out(incident: Incident) -> dict:
     return {
         "incident_id": incident.incident_id, "title": incident.title, "severity": incident.severity,
         "state": incident.state, "status": incident.status, "regions": list(incident.regions or []),
-        "report_date": incident.report_date,
+        "components": list(incident.components or []), "report_date": incident.report_date,
         "facts": [{"key": f.key, "label": f.label, "value": f.typed_value, "unit": f.unit,
                    "visibility": f.visibility, "shown": f.shown} for f in incident.fact_list()],
         "approved_actions": incident.approved_actions or [], "key_messages": incident.key_messages or [],
@@ -122,6 +127,13 @@ def _incident_out(incident: Incident) -> dict:
         "versions": [{"number": v.number, "created_at": v.created_at, "changes": v.changes,
                       "created_by": v.created_by.username if v.created_by else None} for v in versions],
     }
+
+
+def unknown_components(names: list[str]) -> list[str]:
+    """The names among ``names`` that no status page component has: an incident names only components
+    the status page shows (the API and the incident page refuse the others)."""
+    known = set(StatusComponent.objects.filter(name__in=names).values_list("name", flat=True))
+    return [name for name in names if name not in known]
 
 
 def get_incident(incident_id: str) -> Incident:
@@ -155,8 +167,12 @@ def _apply(incident_id: str, data: IncidentFields, user, *, create: bool, update
     for name, value in fields.items():
         if value is None and name in ("title", "severity", "state", "status", "report_date"):
             raise ApiError(422, f"“{name}” cannot be null.", detail=[{"loc": [name], "msg": "null"}])
-        if name in ("regions", "approved_actions", "key_messages") and any(not v.strip() for v in value or []):
+        if name in ("regions", "components", "approved_actions", "key_messages") and any(
+                not v.strip() for v in value or []):
             raise ApiError(422, f"“{name}” holds an empty text.", detail=[{"loc": [name], "msg": "empty"}])
+    if unknown := unknown_components(fields.get("components") or []):
+        raise ApiError(422, f"No status page component is named {', '.join(f'“{c}”' for c in unknown)}.",
+                       detail=[{"loc": ["components"], "msg": "unknown component"}])
     # null clears a list or the hints
     fields = {name: ({} if name == "policy_hints" else []) if value is None else value
               for name, value in fields.items()}

@@ -14,7 +14,7 @@ from agents.core.policy import PIPELINE_CHOICES, TEXT_PIPELINES
 from agents.core.units import UNITS
 from agents.models import IN_FLIGHT_FILTER, Run
 from agents.models.incidents import STATES, VISIBILITIES
-from reviewer.models import ComponentStatus, HoldingStatement, Impact, NotificationChannel
+from reviewer.models import ComponentStatus, HoldingStatement, Impact, NotificationChannel, StatusComponent
 from reviewer.outbox.publishing import (
     CONFIRM_IMPACT,
     CONFIRM_REPEAT,
@@ -365,13 +365,25 @@ FactFormSet = forms.formset_factory(FactForm, formset=BaseFactFormSet, extra=1, 
 
 
 class IncidentEditForm(forms.Form):
-    """The incident's state and severity on its page, and the version the page showed (``version``):
-    saving over a version someone else recorded meanwhile is refused."""
+    """The incident's state, severity and components on its page, and the version the page showed
+    (``version``): saving over a version someone else recorded meanwhile is refused. The components to
+    choose from are the status page's, and any the incident names that the status page no longer has
+    (so they can be taken off)."""
 
     state = forms.ChoiceField(label="State", choices=STATES)
     severity = forms.CharField(label="Severity", max_length=8, required=False, strip=True,
                                help_text="P0 to P5; a P0 or P1 is published with at least a major impact.")
+    components = forms.MultipleChoiceField(
+        label="Affected components", required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="The parts of the service customers know by name that this incident affects; publishing an "
+                  "update starts from them.")
     version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, named=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        names = [*StatusComponent.objects.values_list("name", flat=True)]
+        names += [name for name in named if name not in names]
+        self.fields["components"].choices = [(name, name) for name in names]
 
     def clean_severity(self):
         return refuse_control_characters(self.cleaned_data["severity"], "severity").upper()
@@ -380,8 +392,9 @@ class IncidentEditForm(forms.Form):
     def for_incident(cls, incident, data=None, *, latest=False) -> tuple[IncidentEditForm, BaseFactFormSet]:
         """The forms for ``incident`` (``latest``: its newest version or None, when the caller read it)."""
         latest = incident.latest_version() if latest is False else latest
-        form = cls(data, initial={"state": incident.state, "severity": incident.severity,
-                                  "version": latest.number if latest else None})
+        form = cls(data, named=incident.components or [], initial={
+            "state": incident.state, "severity": incident.severity, "components": list(incident.components or []),
+            "version": latest.number if latest else None})
         facts = FactFormSet(data, prefix="fact", initial=[
             {"original_key": f.key, "key": f.key, "label": f.label, "value": f.value, "unit": f.unit,
              "visibility": f.visibility} for f in incident.fact_list()])

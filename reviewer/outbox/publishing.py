@@ -195,14 +195,16 @@ def components_named(text: str, components=None) -> list[StatusComponent]:
 
 def suggested_components(incident: Incident, text: str) -> dict[StatusComponent, str]:
     """What the publish form starts from: the components the incident's last update affects (as it
-    said them; none once it was resolved), and those the text names, at the status its severity
-    implies (a P0 a major outage, a P1 a partial one, otherwise degraded performance)."""
+    said them; none once it was resolved), and those ops named on the incident and those the text
+    names, at the status its severity implies (a P0 a major outage, a P1 a partial one, otherwise
+    degraded performance)."""
     last = last_published(incident)
     carried = {} if last is None or last.state == RESOLVED else {
         row.component: row.status for row in last.component_statuses.select_related("component")
         if row.status != ComponentStatus.OPERATIONAL}
     status = SEVERITY_STATUS.get(severity_of(incident), ComponentStatus.DEGRADED)
-    return carried | {c: status for c in components_named(text) if c not in carried}
+    named = [*StatusComponent.objects.filter(name__in=incident.components or []), *components_named(text)]
+    return carried | {c: status for c in named if c not in carried}
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")

@@ -3,8 +3,10 @@
 ``{% load review %}``, then ``{{ step.measurements|measurements }}`` and ``{{ step.output|as_text }}``.
 Both return plain strings; the template escapes them like any other value. ``{% word_diff ops %}``
 writes a word diff as escaped HTML. ``{{ escalation|deadline_class }}`` and ``{% deadline_label escalation %}``
-colour and label an inbox row by its time left. ``{% finding v %}`` writes one guard finding as a lead
-reads it: its message, the sentence it is about with the unsupported words marked, and its check in small type.
+colour and label an inbox row by its time left. ``{% fact_list facts %}`` lists an incident's facts,
+the same on every page. ``{% finding v %}`` writes one guard finding as a lead
+reads it: its message, the sentence it is about with the unsupported words marked, and its check in small type;
+``{% stop_reason code %}`` a stop reason so: its sentence, then its code in small type.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from agents.core import audit
+from agents.core.evidence import context_facts
 from agents.core.stops import explain
 from reviewer.alerts.deadlines import time_left, urgency
 
@@ -112,7 +115,7 @@ def _mark_piece(mark, piece: str, last: bool) -> SafeString:
         return format_html('<span class="fact fact-supported" title="Supported by the incident context">{}</span>',
                            piece)
     return format_html('<a class="fact fact-supported" href="#fact-{}" title="Supported by {}: {}">{}</a>',
-                       mark.fact.index, mark.fact.label, mark.fact.value, piece)
+                       mark.fact.index, mark.fact.label, mark.fact.shown or mark.fact.value, piece)
 
 
 def _marked(text: str, offset: int, marks) -> SafeString:
@@ -204,12 +207,39 @@ def finding(violation) -> dict:
     """One guard finding (``{"check", "message", "found"}``, a grounding finding also ``sentence`` and
     ``words``) as a sentence for a lead, the raw check in small type after it."""
     violation = violation if isinstance(violation, dict) else {}
-    message, found = violation.get("message") or "", violation.get("found") or ""
     check = violation.get("check") or ""
+    # A finding recorded without a message reads as its check's sentence in the stop-reason catalogue.
+    message = violation.get("message") or (explain(check) if isinstance(check, str) and check else "")
+    found = violation.get("found") or ""
     return {"finding": violation, "message": message, "check": check,
             "checked_by": GROUNDING_CHECKS.get(check, "") if isinstance(check, str) else "",
             # the word the check found, when the message does not already quote it
             "found": found if isinstance(found, str) and found not in message else ""}
+
+
+@register.inclusion_tag("partials/facts.html")
+def fact_list(facts, anchors: bool = False) -> dict:
+    """Facts (``agents.core.evidence.Fact``: a run's from ``context_facts``, an incident's from
+    ``Incident.panel_facts``) as every page lists them: the incident's facts as label and value, the
+    lists and hints under their headings; ``anchors`` gives each the id a marked word links to."""
+    facts, groups = list(facts or []), {}
+    for fact in facts:
+        if fact.group:
+            groups.setdefault(fact.group, []).append(fact)
+    return {"rows": [fact for fact in facts if not fact.group], "groups": list(groups.items()), "anchors": anchors}
+
+
+@register.inclusion_tag("partials/stop_reason.html")
+def stop_reason(reason) -> dict:
+    """A stop reason as a lead reads it: its sentence from the one catalogue of stop reasons
+    (``agents.core.stops.explain``), the code in small type after it."""
+    return {"reason": reason or "", "explanation": explain(reason) if reason else ""}
+
+
+@register.filter
+def facts_of(context) -> list:
+    """A run's context as its facts (``agents.core.evidence.context_facts``), for ``{% fact_list %}``."""
+    return context_facts(context) if isinstance(context, dict) else []
 
 
 @register.filter

@@ -138,7 +138,7 @@ def start_run(request, incident_id):
 @require_perm(EDIT_PERMISSION)
 @require_POST
 def edit_incident(request, incident_id):
-    """Ops' edit of the incident's facts, state and severity: written by ``update_incident``, the one
+    """Ops' edit of the incident's facts, state, severity and components: written by ``update_incident``, the one
     action the API's PATCH calls too, so a change is a new version (and a pending escalation's text
     is then marked as drafted on older facts). Refused as a whole, with the form as it was sent,
     when any fact is invalid or someone recorded another version since the page was drawn."""
@@ -157,7 +157,8 @@ def edit_incident(request, incident_id):
             try:
                 change = actions.update_incident(
                     incident, user=request.user, create=False, upsert_facts=facts.changes(),
-                    state=form.cleaned_data["state"], severity=form.cleaned_data["severity"])
+                    state=form.cleaned_data["state"], severity=form.cleaned_data["severity"],
+                    components=form.cleaned_data["components"])
             except actions.FactInvalid as error:
                 _fact_error(form, facts, error)
             except ValidationError as error:

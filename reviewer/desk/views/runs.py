@@ -69,7 +69,6 @@ def _run_context(request, pk: int, shown: Shown | None = None) -> dict:
     updates = _published_updates(run)
     return {
         "run": run,
-        "explanation": explain(run.stop_reason) if run.stop_reason else "",
         "steps": steps if new_steps is None else new_steps,
         "new_steps": new_steps is not None,
         "last_step": steps[-1].index if steps else 0,  # the polling line asks for the steps after it
@@ -262,7 +261,6 @@ def failed_runs(request):
     retries = Run.objects.retry_counts([run.pk for run in page.object_list])
     active = _active_pipelines()
     for run in page.object_list:
-        run.explanation = explain(run.stop_reason)
         run.retry_count = retries.get(run.pk, 0)
         run.retry_blocker = retry_blocker(run, active)
     return render(request, "runs/failed.html", {

@@ -124,6 +124,12 @@ def test_suggested_components_carry_the_last_update_and_add_those_named_at_the_s
     assert suggested_components(p1, TEXT) == {sign_in: "major_outage", checkout: "partial_outage"}
 
 
+def test_suggested_components_start_from_those_ops_named_on_the_incident(users, checkout, sign_in):
+    incident = make_incident("inc_named", severity="P1", components=["Sign-in"])
+    assert suggested_components(incident, TEXT) == {sign_in: "partial_outage", checkout: "partial_outage"}
+    assert suggested_components(incident, "We are looking into it.") == {sign_in: "partial_outage"}
+
+
 # -- an update that says nothing new ----------------------------------------------------------------
 
 

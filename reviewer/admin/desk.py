@@ -26,10 +26,10 @@ class ApprovalInline(ReadOnlyMixin, admin.TabularInline):
 
 @admin.register(Escalation)
 class EscalationAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["id", "run", "stop_reason", "status", "required_approvals", "opened_at", "claimed_by",
+    list_display = ["id", "run", "stop_reason", "status", "required_approvals", "opened_at", "taken_by",
                     "decided_by"]
     list_filter = ["status", "stop_reason"]
-    list_select_related = ["run", "claimed_by", "decided_by"]
+    list_select_related = ["run", "taken_by", "decided_by"]
     inlines = [DecisionInline, ApprovalInline]
 
 

@@ -2,7 +2,7 @@
 (docs/contract.md, 'Deadlines and notifications').
 
 An escalation gets its deadline when it opens, from the most specific :class:`DeadlineRule`. The
-sweep (``reviewer.alerts.tasks.sweep_deadlines``, Celery beat) claims each event of an escalation once, by a
+sweep (``reviewer.alerts.tasks.sweep_deadlines``, Celery beat) takes each event of an escalation once, by a
 conditional ``UPDATE ... WHERE <field> IS NULL`` (the healthchecks ``sendalerts`` trick), a bounded batch
 at a time (``DEADLINE_SWEEP_BATCH``): "opened"
 (a safety net for a lost message), the reminder before the deadline and the breach. A breach is
@@ -81,7 +81,7 @@ def take_event(escalation_pk: int, event: str, now: datetime) -> bool:
 
 
 def due(event: str, now: datetime):
-    """Pending escalations with ``event`` to claim, oldest deadline first."""
+    """Pending escalations with ``event`` to take, oldest deadline first."""
     pending = Escalation.objects.pending().order_by("deadline_at", "opened_at", "pk")
     if event == Event.OPENED:
         return pending.filter(notified_at=None, opened_at__lte=now - OPENED_GRACE, opened_at__gt=now - OPENED_WINDOW)
@@ -96,7 +96,7 @@ SWEEP_ORDER = (Event.BREACH, Event.REMINDER, Event.OPENED)
 
 
 def sweep(now: datetime | None = None, batch: int | None = None) -> dict[str, int]:
-    """Claim and notify due events, at most ``batch`` (``DEADLINE_SWEEP_BATCH``) in all, oldest
+    """Take and notify due events, at most ``batch`` (``DEADLINE_SWEEP_BATCH``) in all, oldest
     deadline first; record each breach. Returns how many of each. What the batch leaves is the next
     sweep's (the task sends a follow-up at once when a sweep used its whole batch).
 
@@ -115,15 +115,15 @@ def sweep(now: datetime | None = None, batch: int | None = None) -> dict[str, in
 
 
 def _sweep_event(event: str, now: datetime, limit: int) -> int:
-    """Claim up to ``limit`` due escalations for ``event`` and notify them, in one transaction and a
+    """Take up to ``limit`` due escalations for ``event`` and notify them, in one transaction and a
     fixed number of queries. PostgreSQL skips rows another sweep holds locked; where there are no
-    row locks, the claim's condition refuses a batch another sweep took part of, and it waits for
+    row locks, the take's condition refuses a batch another sweep took part of, and it waits for
     the next sweep."""
     with transaction.atomic():
         pks = list(due(event, now).select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit])
         if not pks:
             return 0
-        if not claim(event, pks, now):
+        if not take(event, pks, now):
             transaction.set_rollback(True)
             log.warning("another sweep took part of a batch of %d %s events; left for the next sweep", len(pks),
                         event)
@@ -134,7 +134,7 @@ def _sweep_event(event: str, now: datetime, limit: int) -> int:
     return len(pks)
 
 
-def claim(event: str, pks: list[int], now: datetime) -> bool:
+def take(event: str, pks: list[int], now: datetime) -> bool:
     """Mark ``event`` as done for the pending escalations ``pks`` by one conditional UPDATE: True when
     every one of them was still waiting for it (the caller rolls back otherwise)."""
     field = EVENT_FIELDS[event]

@@ -45,7 +45,8 @@ class Error(Schema):
     detail: Any = None
     decided_by: str | None = None
     status: str | None = None
-    claimed_by: str | None = None
+    taken_by: str | None = None
+    claimed_by: str | None = None  # taken_by under its former name, kept for clients (docs/api.md)
 
 
 def need(request, perm: str) -> None:

@@ -44,7 +44,8 @@ class EscalationOut(Schema):
     candidate: str
     guard: dict[str, Any] | None
     opened_at: datetime
-    claimed_by: str | None
+    taken_by: str | None
+    claimed_by: str | None = Field(None, description="The same as taken_by, under its former name.")
     decided_by: str | None
     decided_at: datetime | None
     final_text: str
@@ -92,7 +93,7 @@ class DecideIn(Schema):
         "(request_changes)."))
     confirm_changed_facts: bool = Field(False, description="Approve although the incident's facts changed since.")
     decide_anyway: bool = Field(False, description=(
-        "Decide although another lead claimed the escalation (without it: 409 naming who holds the claim)."))
+        "Decide although another lead took the escalation (without it: 409 naming who took it)."))
     text_version: int | None = Field(None, ge=1, le=2**31 - 1, description=(
         "The text version you read (approve): a text that changed since is not approved (409)."))
 
@@ -103,7 +104,8 @@ def _escalation_out(e: Escalation) -> dict:
         "incident_id": e.run.incident.incident_id if e.run.incident_id else None,
         "status": e.status, "stop_reason": e.stop_reason, "explanation": e.explanation, "reason": e.reason,
         "draft": e.draft, "candidate": e.candidate, "guard": e.guard, "opened_at": e.opened_at,
-        "claimed_by": e.claimed_by.username if e.claimed_by_id else None,
+        "taken_by": e.taken_by.username if e.taken_by_id else None,
+        "claimed_by": e.taken_by.username if e.taken_by_id else None,  # taken_by's former name, kept for clients
         "decided_by": e.decided_by.username if e.decided_by_id else None,
         "decided_at": e.decided_at, "final_text": e.final_text,
         "facts_changed": e.facts_changes, "facts_changed_text": e.facts_changed_text,
@@ -130,7 +132,7 @@ def _approvals_query():
 
 
 def _load_escalation(pk: int) -> Escalation:
-    escalation = (Escalation.objects.select_related("run", "run__incident", "run__incident_version", "claimed_by",
+    escalation = (Escalation.objects.select_related("run", "run__incident", "run__incident_version", "taken_by",
                                                     "decided_by", "text_by", "approval_group").filter(pk=pk).first())
     if escalation is None:
         raise Http404(f"No escalation {pk}.")
@@ -147,7 +149,7 @@ def list_escalations(request, pipeline: Literal[PIPELINES] | None = None,  # typ
     check_strings([stop_reason], "filter")
     # The inbox's filters, plus the incident.
     rows = Escalation.objects.pending().filtered(pipeline=pipeline or "", stop_reason=stop_reason or "").select_related(
-        "run", "run__incident", "run__incident_version", "claimed_by", "decided_by", "text_by", "approval_group",
+        "run", "run__incident", "run__incident_version", "taken_by", "decided_by", "text_by", "approval_group",
     ).with_latest_facts()
     if incident_id:
         rows = rows.filter(run__incident__incident_id=incident_id)
@@ -170,7 +172,7 @@ def read_escalation(request, escalation_id: int = RowId):
 def decide(request, body: DecideIn, escalation_id: int = RowId):
     """Decide once: approve, edit then approve (the guard checks the text; violations need a note),
     or reject (with a reason). Someone quicker → 409 naming who decided. An escalation another lead
-    claimed → 409 naming them, unless ``decide_anyway`` is true (a request for changes too).
+    took it → 409 naming them, unless ``decide_anyway`` is true (a request for changes too).
 
     ``request_changes`` is not a decision: the note's instructions go to the model for one revision
     that the patch guard checks; 202, the escalation stays pending and its ``change_requests`` show
@@ -184,10 +186,11 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
     check_strings([body.text, body.note], "decision")
     if not Escalation.objects.filter(pk=escalation_id).exists():
         raise Http404(f"No escalation {escalation_id}.")
-    holder = decisions.claim_holder(_load_escalation(escalation_id), request.user)
+    holder = decisions.other_holder(_load_escalation(escalation_id), request.user)
     if holder is not None and not body.decide_anyway:  # a request for changes too: it resets the approvals
-        raise ApiError(409, f"{holder.get_full_name() or holder.username} claimed this escalation; send "
-                            "“decide_anyway”: true to decide it in their place.", claimed_by=holder.username)
+        raise ApiError(409, f"{holder.get_full_name() or holder.username} took this escalation; send "
+                            "“decide_anyway”: true to decide it in their place.", taken_by=holder.username,
+                       **{"claimed_by": holder.username})  # taken_by under its former name, kept for clients
     if body.action == "request_changes":
         try:
             decisions.request_changes(escalation_id, request.user, body.note)

@@ -1,4 +1,4 @@
-"""People's decisions on escalations: approve, edit then approve, reject; claims.
+"""People's decisions on escalations: approve, edit then approve, reject; taking and releasing.
 
 Plain domain logic, no HTTP: the inbox views and the JSON API both call it. Each escalation is
 decided exactly once by a conditional ``UPDATE ... WHERE status = 'pending'`` whose row count says
@@ -344,18 +344,18 @@ def _record_edit(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
     return Outcome(won=True, escalation=_already_decided(escalation_pk).escalation, decision=decision)
 
 
-def claim(escalation_pk: int, user) -> bool:
-    """Take a pending escalation that nobody else holds. A claim is a courtesy: it never stops
+def take(escalation_pk: int, user) -> bool:
+    """Take a pending escalation that nobody else holds. Taking is a courtesy: it never stops
     another lead from deciding."""
-    free = Q(claimed_by__isnull=True) | Q(claimed_by=user)
+    free = Q(taken_by__isnull=True) | Q(taken_by=user)
     return bool(Escalation.objects.filter(free, pk=escalation_pk, status=Escalation.Status.PENDING)
-                .update(claimed_by=user, claimed_at=timezone.now()))
+                .update(taken_by=user, taken_at=timezone.now()))
 
 
 def release(escalation_pk: int, user) -> bool:
-    """Give back your own claim (someone else's stays theirs)."""
-    return bool(Escalation.objects.filter(pk=escalation_pk, claimed_by=user)
-                .update(claimed_by=None, claimed_at=None))
+    """Give back an escalation you took (someone else's stays theirs)."""
+    return bool(Escalation.objects.filter(pk=escalation_pk, taken_by=user)
+                .update(taken_by=None, taken_at=None))
 
 
 # ---------------------------------------------------------------- request changes
@@ -480,23 +480,23 @@ def make_requested_changes(change_pk: int, *, llm=None) -> ChangeRequest | None:
     return change
 
 
-def claim_holder(escalation: Escalation, user):
-    """The other lead whose claim ``user`` would decide over (None if none): a claim never stops a
+def other_holder(escalation: Escalation, user):
+    """The other lead who took what ``user`` would decide (None if none): taking never stops a
     decision, but nobody should overrule a colleague by accident, so every door asks for a
     "decide anyway" first (the desk's tick, the API's ``decide_anyway``)."""
-    holder = escalation.claimed_by
+    holder = escalation.taken_by
     if escalation.status != Escalation.Status.PENDING or holder is None or holder.pk == user.pk:
         return None
     return holder
 
 
-def claimed_by_other(escalation: Escalation, user) -> str:
-    """The warning a lead gets on the desk before deciding an escalation another lead claimed ("" if none)."""
-    holder = claim_holder(escalation, user)
+def taken_by_other(escalation: Escalation, user) -> str:
+    """The warning a lead gets on the desk before deciding an escalation another lead took ("" if none)."""
+    holder = other_holder(escalation, user)
     if holder is None:
         return ""
     name = holder.get_full_name() or holder.username
-    return f"{name} claimed this escalation. Tick “decide anyway” to decide it in their place."
+    return f"{name} took this escalation. Tick “decide anyway” to decide it in their place."
 
 
 def reject_many(escalation_pks: list[int], user, note: str) -> dict[str, list[int]]:

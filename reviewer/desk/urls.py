@@ -32,7 +32,9 @@ urlpatterns = [
     path("escalations/<int:pk>/check/", inbox.check_edit, name="escalation_check"),
     path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),
     path("escalations/<int:pk>/request-changes/", inbox.request_changes, name="escalation_request_changes"),
-    path("escalations/<int:pk>/claim/", inbox.claim, name="escalation_claim"),
+    path("escalations/<int:pk>/take/", inbox.take, name="escalation_take"),
+    # The path before "take" was the word (bookmarks, scripts): the same view.
+    path("escalations/<int:pk>/claim/", inbox.take, name="escalation_take_old_path"),
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
     path("breaches/", breaches.breach_list, name="breaches"),
     path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),

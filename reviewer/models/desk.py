@@ -28,15 +28,15 @@ class EscalationQuerySet(models.QuerySet):
     def decided(self):
         return self.exclude(status=Escalation.Status.PENDING)
 
-    def filtered(self, *, pipeline: str = "", stop_reason: str = "", claimed_by=None):
+    def filtered(self, *, pipeline: str = "", stop_reason: str = "", taken_by=None):
         """The inbox's filters."""
         rows = self
         if pipeline:
             rows = rows.filter(run__pipeline=pipeline)
         if stop_reason:
             rows = rows.filter(stop_reason=stop_reason)
-        if claimed_by is not None:
-            rows = rows.filter(claimed_by=claimed_by)
+        if taken_by is not None:
+            rows = rows.filter(taken_by=taken_by)
         return rows
 
     def by_deadline(self):
@@ -47,7 +47,7 @@ class EscalationQuerySet(models.QuerySet):
         """What a list row needs: the run and incident without the run's large JSON columns, the
         incident's newest version (to say when its facts changed since the run) and the approvals
         counted so far on the current text."""
-        return (self.select_related("run", "run__incident", "run__incident_version", "claimed_by", "decided_by")
+        return (self.select_related("run", "run__incident", "run__incident_version", "taken_by", "decided_by")
                 .defer("run__context", "run__policy", "run__details", "run__guard")
                 .with_latest_facts().with_approvals())
 
@@ -83,15 +83,15 @@ class Escalation(models.Model):
     candidate = models.TextField(blank=True)  # the blocked text (the draft, for a policy escalation)
     guard = models.JSONField(null=True, blank=True)
     opened_at = models.DateTimeField(default=timezone.now)
-    claimed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="claimed_escalations")
-    claimed_at = models.DateTimeField(null=True, blank=True)
+    taken_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="taken_escalations")
+    taken_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="decided_escalations")
     decided_at = models.DateTimeField(null=True, blank=True)
     final_text = models.TextField(blank=True)
     # The deadline (reviewer.alerts.deadlines): set when it opens, from the DeadlineRule that fits; the sweep
-    # claims each event once by a conditional update of its field.
+    # takes each event once by a conditional update of its field.
     deadline_at = models.DateTimeField(null=True, blank=True)
     remind_at = models.DateTimeField(null=True, blank=True)
     notified_at = models.DateTimeField(null=True, blank=True)
@@ -117,7 +117,7 @@ class Escalation(models.Model):
         ordering = ["opened_at", "id"]
         indexes = [
             models.Index(fields=["status", "opened_at"], name="escalation_pending_by_age"),
-            models.Index(fields=["status", "claimed_by", "opened_at"], name="escalation_claimed_by_age"),
+            models.Index(fields=["status", "taken_by", "opened_at"], name="escalation_taken_by_age"),
             models.Index(fields=["status", "stop_reason", "opened_at"], name="escalation_reason_by_age"),
             models.Index(fields=["-decided_at"], name="escalation_decided_newest"),
             # The inbox's order (by_deadline) read from the index, so a page reads its rows in order

@@ -272,7 +272,7 @@ def deliver(delivery_pk: int) -> str:
 
 @shared_task(name="reviewer.tasks.sweep_deliveries", ignore_result=True)
 def sweep_deliveries() -> int:
-    """Enqueue every pending delivery that has been due for a lease period without being claimed:
+    """Enqueue every pending delivery that has been due for a lease period without being taken:
     its message was lost (a killed worker, a countdown held in a dead worker's memory, a crash
     between commit and enqueue) or its attempt's worker died. Moving ``next_attempt_at`` to now
     keeps the next sweep from enqueueing it again before another lease period has passed.

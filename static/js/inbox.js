@@ -2,7 +2,7 @@
 // Content-Security-Policy allows no inline script. Keys never fire while typing in a field.
 //   j / k      next / previous escalation        o / Enter  open the row (whole text, diff, guard)
 //   a          approve (opens the row first)     e          edit, then approve, on the escalation page
-//   r          reject: focus the reason field    c          claim or release
+//   r          reject: focus the reason field    c          take or release
 //   ?          the list of keys                  Esc        close it
 (function () {
   "use strict";
@@ -75,7 +75,7 @@
         return true;
       }
       case "c": {
-        const button = row.querySelector(".claim-form button, .release-form button");
+        const button = row.querySelector(".take-form button, .release-form button");
         if (button) button.click();
         return true;
       }

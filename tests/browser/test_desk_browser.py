@@ -71,7 +71,7 @@ def test_lead_works_the_inbox_with_the_keyboard(page, live_server, escalations, 
     assert Escalation.objects.get(pk=oldest.pk).status == "approved"
     expect(page.locator("#inbox-count")).to_have_text("2 pending escalations.")
 
-    # c claims the selected row; the row swaps in place and stays selected
+    # c takes the selected row; the row swaps in place and stays selected
     page.keyboard.press("j")
     page.keyboard.press("c")
     expect(page.locator("tr.esc-row.current")).to_contain_text("Release", timeout=5_000)
@@ -114,9 +114,9 @@ def test_the_inbox_refreshes_itself_and_hides_the_badge_at_zero(page, live_serve
     expect(page.locator("table.recent")).to_contain_text("Lars")
 
 
-def test_another_leads_claim_warns_before_a_decision(page, live_server, escalations, users, size, screenshot):
+def test_what_another_lead_took_warns_before_a_decision(page, live_server, escalations, users, size, screenshot):
     target = escalations[2]
-    decisions.claim(target.pk, users.lead2)
+    decisions.take(target.pk, users.lead2)
     log_in(page, live_server, "lead")
     page.goto(f"{live_server.url}/inbox/")
     row = page.locator(f"#esc-row-{target.pk}")
@@ -124,9 +124,9 @@ def test_another_leads_claim_warns_before_a_decision(page, live_server, escalati
     row.locator(".approve-form button").click()
     page.wait_for_timeout(300)  # the browser refused the form: nothing was sent
     assert Escalation.objects.get(pk=target.pk).status == "pending"
-    expect(row.locator(".approve-form .over-claim")).to_contain_text("Lars claimed this: decide anyway")
-    screenshot(page, f"desk-inbox-claimed-{size}")
-    row.locator(".approve-form input[name=over_claim]").check()
+    expect(row.locator(".approve-form .over-taken")).to_contain_text("Lars took this: decide anyway")
+    screenshot(page, f"desk-inbox-taken-{size}")
+    row.locator(".approve-form input[name=over_taken]").check()
     row.locator(".approve-form button").click()
     expect(row).to_contain_text("Decided by", timeout=5_000)
     assert Escalation.objects.get(pk=target.pk).status == "approved"
@@ -162,7 +162,7 @@ def test_escalation_page_marks_every_fact_for_the_lead_and_ops_reads_it(page, li
     page.click("form:has(input[value=reject]) button[type=submit]")
     expect(page.locator("#decision-panel")).to_contain_text("rejected", timeout=5_000)
     expect(page.locator("#esc-status")).to_have_text("rejected")
-    expect(page.locator("#claim-box")).not_to_contain_text("Claim")
+    expect(page.locator("#take-box")).not_to_contain_text("Take")
 
     page.click("button:has-text('Log out')")
     log_in(page, live_server, "ops")

@@ -49,7 +49,7 @@ def resolve(name, params, url_args):
 def test_the_crawl_covers_every_page_and_action():
     names = {name for name, _ in product_urls()}
     assert {"home", "incidents", "incident", "start_run", "run", "run_trace", "run_retry", "runs", "failed_runs",
-            "inbox", "escalation", "escalation_check", "escalation_decide", "escalation_claim",
+            "inbox", "escalation", "escalation_check", "escalation_decide", "escalation_take",
             "escalation_release"} <= names
 
 

@@ -27,8 +27,8 @@ VIEW = "reviewer.view_escalation"
 READ = "agents.view_run"
 DECIDE = decisions.DECIDE_PERMISSION
 PAGE_SIZE = 50
-# The escalation page's forms that need a tick to decide over another lead's claim (_over_claim.html).
-OVER_CLAIM_SLOTS = ("approve", "edit", "reject", "changes")
+# The escalation page's forms that need a tick to decide what another lead took (_over_taken.html).
+OVER_TAKEN_SLOTS = ("approve", "edit", "reject", "changes")
 RECENT = 10
 NOT_FINAL = ("request_changes", "edit")
 
@@ -49,7 +49,7 @@ def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
 def inbox(request):
     filters, form = _filters(request.GET)
     pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
-                                                     claimed_by=request.user if filters["mine"] else None)
+                                                     taken_by=request.user if filters["mine"] else None)
                .by_deadline())
     # Paged by id: the count and the page's ids read the escalation table's index alone (the page's
     # order is that index's order); the rows with their run, incident and newest facts are read for
@@ -95,18 +95,18 @@ def _identical_groups(escalations) -> list[list[Escalation]]:
 
 def _selected(request, verb: str, done: str) -> list[int] | None:
     """The ids the lead selected (a group's box carries all its ids), or None after saying why nothing is
-    done: none selected, or some another lead claimed without the tick to decide over them."""
+    done: none selected, or some another lead took without the tick to decide over them."""
     ids = sorted({int(part) for value in request.POST.getlist("ids") for part in value.split(",")
                   if part.strip().isdigit() and len(part.strip()) < 10})
     if not ids:
         messages.error(request, f"Select the escalations to {verb} first.")
         return None
-    claimed = [pk for pk in ids if (e := Escalation.objects.select_related("claimed_by").filter(pk=pk).first())
-               and decisions.claimed_by_other(e, request.user)]
-    if claimed and request.POST.get("over_claim") != "on":
-        messages.error(request, f"Nothing was {done}: other leads claimed "
-                                + ", ".join(f"#{pk}" for pk in claimed)
-                                + f". Tick “also those other leads claimed” to {verb} them anyway.")
+    taken = [pk for pk in ids if (e := Escalation.objects.select_related("taken_by").filter(pk=pk).first())
+               and decisions.taken_by_other(e, request.user)]
+    if taken and request.POST.get("over_taken") != "on":
+        messages.error(request, f"Nothing was {done}: other leads took "
+                                + ", ".join(f"#{pk}" for pk in taken)
+                                + f". Tick “also those other leads took” to {verb} them anyway.")
         return None
     return ids
 
@@ -147,13 +147,13 @@ def _list_count(request) -> dict:
         return {}
     filters, _ = _filters(QueryDict(urlsplit(request.htmx.current_url).query))
     count = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
-                                                   claimed_by=request.user if filters["mine"] else None).count())
+                                                   taken_by=request.user if filters["mine"] else None).count())
     return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
 def _escalation(pk: int, viewer=None) -> Escalation:
     """One escalation with what its page and its row show (with ``viewer``: whether they approved its text)."""
-    related = ("run", "run__incident", "run__incident_version", "run__review", "claimed_by", "decided_by",
+    related = ("run", "run__incident", "run__incident_version", "run__review", "taken_by", "decided_by",
                "approval_group")
     return get_object_or_404(Escalation.objects.select_related(*related).with_approvals(viewer), pk=pk)
 
@@ -262,7 +262,7 @@ def _fragment(request, escalation: Escalation, *, row: bool, status: int = 200, 
                    **_list_count(request), "recent": _recent()}
         template = "inbox/inbox.html#escalation-row"
     else:
-        # With the panel: the status, the claim, the history and (once decided) the requested changes.
+        # With the panel: the status, who took it, the history and (once decided) the requested changes.
         context = _panel_context(request, escalation, **extra) | _changes_context(_change_requests(escalation.pk))
         template = "inbox/escalation.html#decision-panel"
     return render(request, template, context | {"oob_badge": True}, status=status)
@@ -276,7 +276,7 @@ def decide(request, pk):
     action, note = request.POST.get("action", ""), request.POST.get("note", "")
     text, row = request.POST.get("text", ""), request.POST.get("from") == "row"
     try:
-        if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
+        if (warning := decisions.taken_by_other(escalation, request.user)) and request.POST.get("over_taken") != "on":
             raise decisions.DecisionInvalid(warning)
         outcome = decisions.decide(pk, request.user, action, text=text, note=note,
                                    confirm_changed_facts=request.POST.get("confirm_facts") == "on",
@@ -310,22 +310,22 @@ def _text_version(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 10 else None
 
 
-def _claim_answer(request, pk: int, done: bool, failure: str):
+def _take_answer(request, pk: int, done: bool, failure: str):
     escalation = _escalation(pk, request.user)
-    if request.POST.get("from") == "row":  # the inbox row: the row with its claim, or back to the inbox
+    if request.POST.get("from") == "row":  # the inbox row: the row with who took it, or back to the inbox
         if request.htmx:
-            return _fragment(request, escalation, row=True, claim_error="" if done else failure)
+            return _fragment(request, escalation, row=True, take_error="" if done else failure)
         if not done:
             messages.error(request, failure)
         return redirect("inbox")
     if request.htmx and escalation.status != Escalation.Status.PENDING:
-        # Decided meanwhile: the panel says by whom (with the claim box and the rest out of band).
-        response = _fragment(request, escalation, row=False, claim_error=failure, lost=True)
+        # Decided meanwhile: the panel says by whom (with the take box and the rest out of band).
+        response = _fragment(request, escalation, row=False, take_error=failure, lost=True)
         return reswap(retarget(response, "#decision-panel"), "outerHTML")
     if request.htmx:
-        context = {"escalation": escalation, "can_decide": True, "claim_error": "" if done else failure,
-                   "over_claim_slots": OVER_CLAIM_SLOTS}
-        return render(request, "inbox/escalation.html#claim-answer", context)
+        context = {"escalation": escalation, "can_decide": True, "take_error": "" if done else failure,
+                   "over_taken_slots": OVER_TAKEN_SLOTS}
+        return render(request, "inbox/escalation.html#take-answer", context)
     if not done:
         messages.error(request, failure)
     return redirect("escalation", pk)
@@ -334,10 +334,10 @@ def _claim_answer(request, pk: int, done: bool, failure: str):
 @require_perm(DECIDE)
 @require_POST
 @vary_on_headers("HX-Request")
-def claim(request, pk):
+def take(request, pk):
     get_object_or_404(Escalation, pk=pk)
-    done = decisions.claim(pk, request.user)
-    return _claim_answer(request, pk, done, "Only a pending escalation that nobody else holds can be claimed.")
+    done = decisions.take(pk, request.user)
+    return _take_answer(request, pk, done, "Only a pending escalation that nobody else holds can be taken.")
 
 
 @require_perm(DECIDE)
@@ -346,18 +346,18 @@ def claim(request, pk):
 def release(request, pk):
     get_object_or_404(Escalation, pk=pk)
     done = decisions.release(pk, request.user)
-    return _claim_answer(request, pk, done, "You can only release your own claim.")
+    return _take_answer(request, pk, done, "You can only release an escalation you took.")
 
 
 @require_perm(DECIDE)
 @require_POST
 def request_changes(request, pk):
     """A lead sends the text back with instructions: one model revision, then back here."""
-    escalation = get_object_or_404(Escalation.objects.select_related("claimed_by"), pk=pk)
+    escalation = get_object_or_404(Escalation.objects.select_related("taken_by"), pk=pk)
     instructions = request.POST.get("instructions", "")
     try:
-        if (warning := decisions.claimed_by_other(escalation, request.user)) and request.POST.get("over_claim") != "on":
-            raise decisions.DecisionInvalid(warning)  # as for a decision: nobody overrules a claim by accident
+        if (warning := decisions.taken_by_other(escalation, request.user)) and request.POST.get("over_taken") != "on":
+            raise decisions.DecisionInvalid(warning)  # as for a decision: nobody overrules a colleague by accident
         decisions.request_changes(pk, request.user, instructions)
     except decisions.DecisionInvalid as invalid:
         return _page(request, pk, status=422, error=str(invalid), instructions=instructions,

@@ -332,23 +332,23 @@ def test_a_sweep_that_used_its_whole_batch_enqueues_a_follow_up_and_one_that_did
         assert follow_ups == ["reviewer.tasks.sweep_deadlines"]
 
 
-def test_a_sweep_takes_none_of_a_batch_another_sweep_claimed_part_of_meanwhile(many_breached, settings,
+def test_a_sweep_takes_none_of_a_batch_another_sweep_took_part_of_meanwhile(many_breached, settings,
                                                                                 monkeypatch):
-    """A database without row locks (SQLite) lets two sweeps read the same due rows: the claim is a
+    """A database without row locks (SQLite) lets two sweeps read the same due rows: the take is a
     conditional UPDATE, and a sweep that did not win every row of its batch takes none of it."""
     Notification = many_breached
     settings.DEADLINE_SWEEP_BATCH = 200
-    claim = deadlines.claim
+    take = deadlines.take
 
-    def claimed_meanwhile(event, pks, now):
+    def taken_meanwhile(event, pks, now):
         Escalation.objects.filter(pk=pks[7]).update(breached_at=now)  # the other sweep, in between
-        return claim(event, pks, now)
+        return take(event, pks, now)
 
-    monkeypatch.setattr(deadlines, "claim", claimed_meanwhile)
+    monkeypatch.setattr(deadlines, "take", taken_meanwhile)
     with at(0):
         assert deadlines.sweep()["breach"] == 0
     assert not DeadlineBreach.objects.exists() and not Notification.objects.exists()
-    monkeypatch.setattr(deadlines, "claim", claim)
+    monkeypatch.setattr(deadlines, "take", take)
     with at(0):
         assert deadlines.sweep()["breach"] == 200  # the next sweep takes the batch
 

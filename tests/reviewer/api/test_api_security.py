@@ -1,4 +1,4 @@
-"""The API's doors hold the same rules as the pages: claims on escalations, admin-set incident
+"""The API's doors hold the same rules as the pages: who took an escalation, admin-set incident
 fields, the bounds of an incident context, oversized bodies, and Idempotency-Keys through broker faults."""
 
 from datetime import timedelta
@@ -13,33 +13,46 @@ from reviewer.models import ApiIdempotencyKey, Decision, Escalation
 PAY = "inc_pay_2041"
 GOAL = "Write the customer update for the P1 payment degradation."
 
-# ---------------------------------------------------------------- claims
+# ---------------------------------------------------------------- taking
 
 
-def test_a_lead_cannot_decide_over_another_leads_claim_without_decide_anyway(api, demo_runs, users):
+def test_a_lead_cannot_decide_what_another_lead_took_without_decide_anyway(api, demo_runs, users):
     escalation = Escalation.objects.get(stop_reason="policy_escalation")
-    Escalation.objects.filter(pk=escalation.pk).update(claimed_by=users.lead2, claimed_at=timezone.now())
+    Escalation.objects.filter(pk=escalation.pk).update(taken_by=users.lead2, taken_at=timezone.now())
     lead = api("lead")
 
     refused = lead.post(f"/escalations/{escalation.pk}/decision", {"action": "approve"})
 
     assert refused.status_code == 409
-    assert refused.json()["message"] == ("Lars claimed this escalation; send “decide_anyway”: true "
+    assert refused.json()["message"] == ("Lars took this escalation; send “decide_anyway”: true "
                                          "to decide it in their place.")
-    assert refused.json()["claimed_by"] == "lead2"
+    assert refused.json()["taken_by"] == "lead2"
     assert not Decision.objects.exists()
 
     taken = lead.post(f"/escalations/{escalation.pk}/decision", {"action": "approve", "decide_anyway": True})
     assert taken.status_code == 201 and taken.json()["decided_by"] == "lead"
 
 
-def test_the_lead_holding_the_claim_decides_without_decide_anyway(api, demo_runs, users):
+def test_the_lead_who_took_it_decides_without_decide_anyway(api, demo_runs, users):
     escalation = Escalation.objects.get(stop_reason="policy_escalation")
-    Escalation.objects.filter(pk=escalation.pk).update(claimed_by=users.lead, claimed_at=timezone.now())
+    Escalation.objects.filter(pk=escalation.pk).update(taken_by=users.lead, taken_at=timezone.now())
 
     taken = api("lead").post(f"/escalations/{escalation.pk}/decision", {"action": "approve"})
 
     assert taken.status_code == 201
+
+
+def test_who_took_an_escalation_is_also_served_under_its_former_name(api, demo_runs, users):
+    escalation = Escalation.objects.get(stop_reason="policy_escalation")
+    Escalation.objects.filter(pk=escalation.pk).update(taken_by=users.lead2, taken_at=timezone.now())
+    lead = api("lead")
+
+    shown = lead.get(f"/escalations/{escalation.pk}").json()
+    refused = lead.post(f"/escalations/{escalation.pk}/decision", {"action": "approve"}).json()
+
+    former = "claimed" + "_by"  # the former name, kept for clients that read it
+    assert (shown["taken_by"], shown[former]) == ("lead2", "lead2")
+    assert (refused["taken_by"], refused[former]) == ("lead2", "lead2")
 
 
 # ---------------------------------------------------------------- Idempotency-Keys through broker faults

@@ -171,36 +171,36 @@ def test_ops_staff_cannot_decide(blocked, users):
     assert not Decision.objects.exists()
 
 
-def test_claim_takes_a_pending_escalation_and_release_gives_it_back(blocked, users):
-    assert decisions.claim(blocked.pk, users.lead)
+def test_take_holds_a_pending_escalation_and_release_gives_it_back(blocked, users):
+    assert decisions.take(blocked.pk, users.lead)
     blocked.refresh_from_db()
-    assert blocked.claimed_by == users.lead and blocked.claimed_at is not None
+    assert blocked.taken_by == users.lead and blocked.taken_at is not None
 
     assert decisions.release(blocked.pk, users.lead)
     blocked.refresh_from_db()
-    assert blocked.claimed_by is None and blocked.claimed_at is None
+    assert blocked.taken_by is None and blocked.taken_at is None
 
 
-def test_a_lead_cannot_take_or_release_another_leads_claim(blocked, users):
-    decisions.claim(blocked.pk, users.lead)
+def test_a_lead_cannot_take_or_release_what_another_lead_took(blocked, users):
+    decisions.take(blocked.pk, users.lead)
 
-    assert not decisions.claim(blocked.pk, users.lead2)
+    assert not decisions.take(blocked.pk, users.lead2)
     assert not decisions.release(blocked.pk, users.lead2)
-    assert Escalation.objects.get(pk=blocked.pk).claimed_by == users.lead
+    assert Escalation.objects.get(pk=blocked.pk).taken_by == users.lead
 
 
-def test_claiming_again_your_own_claim_is_fine(blocked, users):
-    assert decisions.claim(blocked.pk, users.lead)
-    assert decisions.claim(blocked.pk, users.lead)
+def test_taking_again_what_you_took_is_fine(blocked, users):
+    assert decisions.take(blocked.pk, users.lead)
+    assert decisions.take(blocked.pk, users.lead)
 
 
-def test_a_decided_escalation_cannot_be_claimed(blocked, users):
+def test_a_decided_escalation_cannot_be_taken(blocked, users):
     decisions.decide(blocked.pk, users.lead, "approve")
-    assert not decisions.claim(blocked.pk, users.lead2)
+    assert not decisions.take(blocked.pk, users.lead2)
 
 
-def test_a_claim_does_not_stop_another_lead_from_deciding(blocked, users):
-    decisions.claim(blocked.pk, users.lead)
+def test_taking_does_not_stop_another_lead_from_deciding(blocked, users):
+    decisions.take(blocked.pk, users.lead)
 
     outcome = decisions.decide(blocked.pk, users.lead2, "approve")
 

@@ -1,6 +1,6 @@
 """The review desk's presentation: how a decided run reads on every page, for every role that can
 see it; times in the viewer's zone; the inbox's live state, bulk reject, grouping and the
-claimed-by-someone-else warning."""
+taken-by-someone-else warning."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -132,38 +132,38 @@ def test_approve_sits_with_the_whole_text_the_diff_and_the_guard(login):
     assert row.count('value="approve"') == 1  # no approve outside the opened row
 
 
-def test_deciding_an_item_another_lead_claimed_warns_first(login, users):
+def test_deciding_an_item_another_lead_took_warns_first(login, users):
     escalation = make_escalation()
-    decisions.claim(escalation.pk, users.lead2)
+    decisions.take(escalation.pk, users.lead2)
     client = login("lead")
     html = client.get("/inbox/").content.decode()
-    assert "Lars claimed this: decide anyway" in html and 'name="over_claim" required' in html
+    assert "Lars took this: decide anyway" in html and 'name="over_taken" required' in html
 
     response = client.post(f"/escalations/{escalation.pk}/decide/", {"action": "approve", "from": "row"}, **HTMX)
     assert response.status_code == 422
-    assert "Lars claimed this escalation" in response.content.decode()
+    assert "Lars took this escalation" in response.content.decode()
     assert Escalation.objects.get(pk=escalation.pk).status == "pending"
 
     response = client.post(f"/escalations/{escalation.pk}/decide/",
-                           {"action": "approve", "from": "row", "over_claim": "on"}, **HTMX)
+                           {"action": "approve", "from": "row", "over_taken": "on"}, **HTMX)
     assert response.status_code == 200
     assert Escalation.objects.get(pk=escalation.pk).status == "approved"
 
 
-def test_own_claim_needs_no_warning(login, users):
+def test_taken_by_oneself_needs_no_warning(login, users):
     escalation = make_escalation()
-    decisions.claim(escalation.pk, users.lead)
+    decisions.take(escalation.pk, users.lead)
     response = login("lead").post(f"/escalations/{escalation.pk}/decide/", {"action": "approve"})
     assert response.status_code == 302
     assert Escalation.objects.get(pk=escalation.pk).status == "approved"
 
 
-def test_claiming_from_the_row_swaps_the_row(login):
+def test_taking_from_the_row_swaps_the_row(login):
     escalation = make_escalation()
-    response = login("lead").post(f"/escalations/{escalation.pk}/claim/", {"from": "row"}, **HTMX)
+    response = login("lead").post(f"/escalations/{escalation.pk}/take/", {"from": "row"}, **HTMX)
     html = response.content.decode()
     assert f'id="esc-row-{escalation.pk}"' in html and "Release" in html and "<html" not in html
-    assert Escalation.objects.get(pk=escalation.pk).claimed_by.username == "lead"
+    assert Escalation.objects.get(pk=escalation.pk).taken_by.username == "lead"
 
 
 def test_bulk_reject_rejects_the_selected_items_with_one_reason(login):
@@ -225,15 +225,15 @@ def test_the_badge_is_hidden_at_zero(login, users):
     assert 'id="pending-count"\n  hidden>0</span>' in login("lead").get("/").content.decode()
 
 
-def test_bulk_reject_warns_about_items_another_lead_claimed(login, users):
+def test_bulk_reject_warns_about_items_another_lead_took(login, users):
     mine, theirs = make_escalation(), make_escalation()
-    decisions.claim(theirs.pk, users.lead2)
+    decisions.take(theirs.pk, users.lead2)
     client = login("lead")
     data = {"ids": f"{mine.pk},{theirs.pk}", "note": "Duplicate."}
     response = client.post("/inbox/reject/", data, follow=True)
-    assert f"other leads claimed #{theirs.pk}" in response.content.decode()
+    assert f"other leads took #{theirs.pk}" in response.content.decode()
     assert Escalation.objects.filter(status="pending").count() == 2
-    client.post("/inbox/reject/", data | {"over_claim": "on"})
+    client.post("/inbox/reject/", data | {"over_taken": "on"})
     assert Escalation.objects.filter(status="rejected").count() == 2
 
 
@@ -278,17 +278,17 @@ def test_model_text_in_marks_stays_escaped(login, demo_data):
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-def test_deciding_on_the_page_swaps_status_claim_box_and_badge_out_of_band(login, users):
+def test_deciding_on_the_page_swaps_status_take_box_and_badge_out_of_band(login, users):
     escalation = make_escalation()
-    decisions.claim(escalation.pk, users.lead)
+    decisions.take(escalation.pk, users.lead)
     response = login("lead").post(f"/escalations/{escalation.pk}/decide/",
                                   {"action": "reject", "note": "Not needed."}, **HTMX)
     html = response.content.decode()
     assert 'id="decision-panel"' in html
     assert '<span id="esc-status" hx-swap-oob="true"\n    class="status status-rejected">rejected</span>' in html
-    assert '<div id="claim-box" class="claim-box" hx-swap-oob="true">' in html
-    claim_box = html[html.index('id="claim-box"'):]
-    assert "Release" not in claim_box  # no claim controls once decided
+    assert '<div id="take-box" class="take-box" hx-swap-oob="true">' in html
+    take_box = html[html.index('id="take-box"'):]
+    assert "Release" not in take_box  # no take controls once decided
     assert 'id="pending-count" hx-swap-oob="true"' in html
 
 

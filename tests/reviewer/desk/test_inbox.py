@@ -102,8 +102,8 @@ def test_the_inbox_filters_by_stop_reason(login, make_escalation):
 
 
 def test_the_inbox_filters_to_the_escalations_assigned_to_me(login, users, make_escalation):
-    mine = make_escalation(claimed_by=users.lead)
-    theirs = make_escalation(claimed_by=users.lead2)
+    mine = make_escalation(taken_by=users.lead)
+    theirs = make_escalation(taken_by=users.lead2)
     nobodys = make_escalation()
 
     html = login("lead").get(reverse("inbox"), {"mine": "1"}).content.decode()
@@ -159,7 +159,7 @@ def test_the_inbox_query_count_does_not_grow_with_the_rows(login, users, make_es
     counts = []
     for total in (5, 50):
         while Escalation.objects.filter(status="pending").count() < total:
-            make_escalation(claimed_by=users.lead2)
+            make_escalation(taken_by=users.lead2)
         with django_assert_max_num_queries(12) as captured:
             response = client.get(reverse("inbox"))
         assert response.content.decode().count('class="esc-row"') == total
@@ -189,7 +189,7 @@ def test_ops_staff_and_outsiders_get_403_with_a_clear_message(login, make_escala
 
 
 @pytest.mark.parametrize("name", ["ops", "outsider"])
-@pytest.mark.parametrize("view", ["escalation_decide", "escalation_check", "escalation_claim", "escalation_release"])
+@pytest.mark.parametrize("view", ["escalation_decide", "escalation_check", "escalation_take", "escalation_release"])
 def test_ops_staff_and_outsiders_cannot_post_decisions(login, make_escalation, name, view):
     escalation = make_escalation()
 
@@ -198,7 +198,7 @@ def test_ops_staff_and_outsiders_cannot_post_decisions(login, make_escalation, n
     assert response.status_code == 403
     assert "Only support leads can decide escalations." in response.content.decode()
     escalation.refresh_from_db()
-    assert escalation.status == "pending" and escalation.claimed_by is None
+    assert escalation.status == "pending" and escalation.taken_by is None
 
 
 @pytest.mark.parametrize("view", ["inbox", "escalation", "escalation_decide"])
@@ -319,12 +319,12 @@ def test_the_diff_has_a_side_by_side_view_that_works_without_javascript(login, m
     assert "<ins>some </ins>" in side
 
 
-def test_the_escalation_page_shows_the_claim_holder(login, users, make_escalation):
-    escalation = make_escalation(claimed_by=users.lead2)
+def test_the_escalation_page_shows_who_took_it(login, users, make_escalation):
+    escalation = make_escalation(taken_by=users.lead2)
 
     html = login("lead").get(reverse("escalation", args=[escalation.pk])).content.decode()
 
-    assert "Claimed by <strong>Lars</strong>" in html
+    assert "Taken by <strong>Lars</strong>" in html
 
 
 def test_check_edit_returns_the_violation_for_an_edit_adding_in_99_minutes(login, policy_escalation):
@@ -438,39 +438,49 @@ def test_a_second_decider_from_the_list_gets_the_decided_row(client, users, poli
     assert row(policy_escalation) in html and "Already decided by <strong>Lena</strong>" in html
 
 
-# ---------------------------------------------------------------- claims
+# ---------------------------------------------------------------- taking
 
 
-def test_claim_and_release_without_htmx_redirect_to_the_escalation(login, users, make_escalation):
+def test_take_and_release_without_htmx_redirect_to_the_escalation(login, users, make_escalation):
     escalation = make_escalation()
     client = login("lead")
     page = reverse("escalation", args=[escalation.pk])
 
-    response = client.post(reverse("escalation_claim", args=[escalation.pk]))
+    response = client.post(reverse("escalation_take", args=[escalation.pk]))
     assert response.status_code == 302 and response["Location"] == page
-    assert Escalation.objects.get(pk=escalation.pk).claimed_by == users.lead
+    assert Escalation.objects.get(pk=escalation.pk).taken_by == users.lead
 
     client.post(reverse("escalation_release", args=[escalation.pk]))
-    assert Escalation.objects.get(pk=escalation.pk).claimed_by is None
+    assert Escalation.objects.get(pk=escalation.pk).taken_by is None
 
 
-def test_claim_with_htmx_returns_the_claim_box(login, make_escalation):
+def test_take_with_htmx_returns_the_take_box(login, make_escalation):
     escalation = make_escalation()
 
-    response = login("lead").post(reverse("escalation_claim", args=[escalation.pk]), **HTMX)
+    response = login("lead").post(reverse("escalation_take", args=[escalation.pk]), **HTMX)
 
     html = response.content.decode()
-    assert "<html" not in html and 'id="claim-box"' in html and "Claimed by <strong>Lena</strong>" in html
+    assert "<html" not in html and 'id="take-box"' in html and "Taken by <strong>Lena</strong>" in html
     assert reverse("escalation_release", args=[escalation.pk]) in html
 
 
-def test_a_lead_cannot_take_another_leads_claim_and_is_told_so(login, users, make_escalation):
-    escalation = make_escalation(claimed_by=users.lead2)
+def test_a_lead_cannot_take_what_another_lead_took_and_is_told_so(login, users, make_escalation):
+    escalation = make_escalation(taken_by=users.lead2)
 
-    response = login("lead").post(reverse("escalation_claim", args=[escalation.pk]), follow=True)
+    response = login("lead").post(reverse("escalation_take", args=[escalation.pk]), follow=True)
 
     assert "nobody else holds" in response.content.decode()
-    assert Escalation.objects.get(pk=escalation.pk).claimed_by == users.lead2
+    assert Escalation.objects.get(pk=escalation.pk).taken_by == users.lead2
+
+
+def test_the_former_path_still_takes_an_escalation(login, users, make_escalation):
+    escalation = make_escalation()
+    former = f"/escalations/{escalation.pk}/" + "claim/"  # the path under its former name, for bookmarks
+
+    response = login("lead").post(former)
+
+    assert response.status_code == 302 and response["Location"] == reverse("escalation", args=[escalation.pk])
+    assert Escalation.objects.get(pk=escalation.pk).taken_by == users.lead
 
 
 # ---------------------------------------------------------------- escaping

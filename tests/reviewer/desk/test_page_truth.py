@@ -1,5 +1,5 @@
 """After every desk action the page agrees with the database: the requested revision's polling and
-its landing, a decision, a claim and a decision from an inbox row (the htmx branches, with
+its landing, a decision, a take and a decision from an inbox row (the htmx branches, with
 HTTP_HX_REQUEST), and the deadline an escalation page shows."""
 
 from datetime import timedelta
@@ -108,28 +108,28 @@ def test_a_decision_on_the_page_swaps_the_history_and_the_published_diff_too(esc
     assert 'id="esc-status" hx-swap-oob="true"' in page
 
 
-def test_a_claim_swaps_each_forms_decide_anyway_tick(escalation, users, login):
-    decisions.claim(escalation.pk, users.lead2)  # Lars claimed it after the lead's page was drawn
+def test_a_take_swaps_each_forms_decide_anyway_tick(escalation, users, login):
+    decisions.take(escalation.pk, users.lead2)  # Lars took it after the lead's page was drawn
 
-    response = login("lead").post(reverse("escalation_claim", args=[escalation.pk]), {"from": "panel"}, **HTMX)
+    response = login("lead").post(reverse("escalation_take", args=[escalation.pk]), {"from": "panel"}, **HTMX)
 
     page = response.content.decode()
-    assert page.lstrip().startswith('<div id="claim-box"') and "Lars" in page
-    for slot in inbox_views.OVER_CLAIM_SLOTS:
-        tick = page[page.index(f'id="over-claim-{slot}"'):]
-        assert tick.startswith(f'id="over-claim-{slot}" class="over-claim-slot" hx-swap-oob="true"')
-        assert "claimed this: decide anyway" in tick[:tick.index("</span>")]
+    assert page.lstrip().startswith('<div id="take-box"') and "Lars" in page
+    for slot in inbox_views.OVER_TAKEN_SLOTS:
+        tick = page[page.index(f'id="over-taken-{slot}"'):]
+        assert tick.startswith(f'id="over-taken-{slot}" class="over-taken-slot" hx-swap-oob="true"')
+        assert "took this: decide anyway" in tick[:tick.index("</span>")]
 
 
-def test_a_claim_on_an_escalation_decided_meanwhile_swaps_the_panel_to_say_who_decided(escalation, users, login):
+def test_a_take_on_an_escalation_decided_meanwhile_swaps_the_panel_to_say_who_decided(escalation, users, login):
     decisions.decide(escalation.pk, users.lead2, "reject", note="Not ours.")  # after the lead's page was drawn
 
-    response = login("lead").post(reverse("escalation_claim", args=[escalation.pk]), {"from": "panel"}, **HTMX)
+    response = login("lead").post(reverse("escalation_take", args=[escalation.pk]), {"from": "panel"}, **HTMX)
 
     page = response.content.decode()
     assert (response["HX-Retarget"], response["HX-Reswap"]) == ("#decision-panel", "outerHTML")
     assert page.lstrip().startswith('<div id="decision-panel"') and "Already decided by <strong>Lars</strong>" in page
-    assert 'id="claim-box" class="claim-box" hx-swap-oob="true"' in page and "Approve the candidate" not in page
+    assert 'id="take-box" class="take-box" hx-swap-oob="true"' in page and "Approve the candidate" not in page
 
 
 def test_a_decision_in_a_row_swaps_decided_recently_too(escalation, login):

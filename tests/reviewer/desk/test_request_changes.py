@@ -112,9 +112,9 @@ def test_request_changes_is_for_leads_and_pending_escalations_with_instructions(
     assert not ChangeRequest.objects.exists()
 
 
-def test_request_changes_over_another_leads_claim_needs_the_tick_on_the_page_and_in_the_api(
+def test_request_changes_on_what_another_lead_took_needs_the_tick_on_the_page_and_in_the_api(
         escalation, users, login, api, django_capture_on_commit_callbacks):
-    decisions.claim(escalation.pk, users.lead2)
+    decisions.take(escalation.pk, users.lead2)
     client = login("lead")
     url = reverse("escalation_request_changes", args=[escalation.pk])
 
@@ -122,12 +122,12 @@ def test_request_changes_over_another_leads_claim_needs_the_tick_on_the_page_and
     refused = client.post(url, {"instructions": ASK})
     answer = api("lead").post(f"/escalations/{escalation.pk}/decision", {"action": "request_changes", "note": ASK})
 
-    assert 'id="over-claim-changes"' in page
-    assert refused.status_code == 422 and "claimed this escalation" in refused.content.decode()
-    assert answer.status_code == 409 and answer.json()["claimed_by"] == "lead2"
+    assert 'id="over-taken-changes"' in page
+    assert refused.status_code == 422 and "took this escalation" in refused.content.decode()
+    assert answer.status_code == 409 and answer.json()["taken_by"] == "lead2"
     assert not ChangeRequest.objects.exists()
     with django_capture_on_commit_callbacks(execute=False):
-        assert client.post(url, {"instructions": ASK, "over_claim": "on"}).status_code == 302
+        assert client.post(url, {"instructions": ASK, "over_taken": "on"}).status_code == 302
     assert ChangeRequest.objects.get().requested_by == users.lead
 
 

@@ -7,6 +7,7 @@ number rules know which values are ratios. Plain Python: no Django here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -57,10 +58,17 @@ def show(value: Any, unit: str) -> str:
     if unit == "ratio":
         return f"{Decimal(str(value)) * 100:f}".rstrip("0").rstrip(".") + "%"
     if unit == "%":
-        return f"{value:g}%"
+        return f"{_plain(value)}%"
     if unit in ("minutes", "ms"):
-        return f"{value:g} {'minutes' if unit == 'minutes' else 'ms'}"
-    return f"{value:g}"
+        return f"{_plain(value)} {'minutes' if unit == 'minutes' else 'ms'}"
+    return _plain(value)
+
+
+def _plain(value: int | float) -> str:
+    """Every digit, no exponent: 1234567 stays 1234567 (``:g`` wrote 1.23457e+06), 27.0 is 27."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return f"{Decimal(str(value)).normalize():f}"
 
 
 def ratio_values(context: Mapping[str, Any]) -> frozenset[Decimal] | None:

@@ -35,6 +35,12 @@ def test_values_are_shown_in_their_unit():
         ["3.4%", "27%", "45 minutes", "1800 ms", "x"]
 
 
+def test_large_and_fractional_values_keep_every_digit():
+    # Not "1.23457e+06": a count of a million people is shown as the number it is.
+    assert [show(1234567, "count"), show(1e6, "count"), show(27.0, "%"), show(2.25, "minutes")] == \
+        ["1234567", "1000000", "27%", "2.25 minutes"]
+
+
 def context(**facts) -> dict:
     """A context whose facts are ``key=(value, unit)``."""
     return {"region": "US", "incident": {"incident_id": "inc_1", **{k: v for k, (v, _) in facts.items()}},

@@ -8,7 +8,7 @@ Screenshots: test-artifacts/device-<role>-<width>-<page>.png."""
 import pytest
 from playwright.sync_api import expect
 
-from agents.models import Run
+from agents.models import PipelinePolicy, Run
 from reviewer.models import Escalation
 from tests.browser.conftest import EVERY_IMPACT
 from tests.browser.helpers import assert_fits, log_in
@@ -67,6 +67,7 @@ def pages_of(role: str) -> dict[str, str]:
         "400": "/runs/?stop_reason=a%01b",  # a control character in the address
         "breaches": "/breaches/",
         "status": "/status/",
+        "status-history": "/status/history/",
         "escalation": f"/escalations/{Escalation.objects.order_by('pk').first().pk}/",  # ops and admins read it
     }
     if failed is not None:
@@ -74,6 +75,7 @@ def pages_of(role: str) -> dict[str, str]:
     passed = Run.objects.filter(status="ok").order_by("pk").first()
     if role in ("ops", "lead"):
         pages["ready-to-publish"] = "/publish/"
+        pages["held-deliveries"] = "/deliveries/held/"
     if role in ("ops", "lead") and passed is not None:
         pages["publish-confirm"] = f"/runs/{passed.pk}/publish/"
     if role == "lead":
@@ -81,9 +83,12 @@ def pages_of(role: str) -> dict[str, str]:
     else:
         pages["403"] = "/inbox/"
     if role == "padmin":
+        policy = PipelinePolicy.objects.order_by("pk").first()
         pages |= {"admin": "/admin/", "admin-policies": "/admin/agents/pipelinepolicy/",
                   "admin-incident-add": "/admin/agents/incident/add/",
-                  "admin-claims": "/admin/agents/restrictedclaim/"}
+                  "admin-claims": "/admin/agents/restrictedclaim/",
+                  "admin-policy": f"/admin/agents/pipelinepolicy/{policy.pk}/change/",
+                  "admin-users": "/admin/auth/user/", "admin-user-add": "/admin/auth/user/add/"}
     return pages
 
 

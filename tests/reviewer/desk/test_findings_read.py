@@ -68,3 +68,10 @@ def test_the_run_page_says_why_the_run_stopped_in_a_sentence(escalation, login):
     header = page[page.index('id="run-header"'):page.index("</section>", page.index('id="run-header"'))]
     assert findings(header) == [(SENTENCE, CODE)]
     assert bare_codes(page) == []
+
+
+def test_the_incident_pages_runs_say_why_each_run_stopped_in_a_sentence(escalation, login):
+    page = login("ops").get(reverse("incident", args=[escalation.run.incident.incident_id])).content.decode()
+
+    assert (SENTENCE, CODE) in findings(page)
+    assert bare_codes(page) == []

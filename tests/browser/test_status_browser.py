@@ -1,6 +1,6 @@
 """The public status page in a browser, as a customer reads it: what is broken and what is being
 done, on a laptop and a phone. No page scrolls sideways at any common width, axe-core finds nothing
-critical or serious (the autouse ``accessible_pages`` fixture) and the Content-Security-Policy holds.
+(the autouse ``accessible_pages`` fixture) and the Content-Security-Policy holds.
 Screenshots: test-artifacts/status-<page>-<width>.png."""
 
 from datetime import UTC, datetime

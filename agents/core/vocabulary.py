@@ -116,6 +116,12 @@ premature early position fraction fractions lead leads leading led declare decla
 locked blocked blocking missing resend resent scale scaled scaling
 recurrence reoccurrence happen happens happened newly application applications rely safeguard safeguards
 contain contains chart charts graph graphs widget widgets
+shoppers buyers participants attendees callers guests readers
+outdated stale choppy garbled distorted frozen unresponsive sluggish wrong empty broken unreachable inaccessible
+inconsistent erratic flaky hanging stuck glitches pinpoint pinpointed rebuild rebuilding rebuilt render rendering
+rendered reindex reindexing reindexed reprocess reprocessing reprocessed propagate propagating propagated edit
+edited editing edits audio sound video text image images photo photos picture pictures document documents thing
+things
 """.split()
 
 UPDATE_PHRASES = (
@@ -136,6 +142,7 @@ UPDATE_PHRASES = (
     "with a delay", "in order", "out of order", "sign ups", "sign-ups", "cannot guarantee", "can't guarantee",
     "can not guarantee", "not able to guarantee", "unable to guarantee", "cannot promise", "can't promise",
     "in the future", "right away", "let you know", "let us know", "the trouble this caused", "take this seriously",
+    "start it again", "start again",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -149,7 +156,7 @@ ADVICE_LANGUAGE = (
     "notice", "still", "errors", "accept our apologies", "your day", "make sure", "up to date",
     "reload the page", "refresh the page", "reload", "refresh", "use", "instead", "as usual", "working",
     "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
-    "hang up",
+    "hang up", "start it again", "start again",
 )
 
 

@@ -116,3 +116,25 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
     assert not terms["record"].enabled and "customers' data" in terms["record"].note
     assert not terms["reload"].enabled and terms["reload"].note == "Not on our pages."  # kept off, now advice
     assert terms["our own word"].enabled
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0029_adds_the_symptom_words_and_keeps_what_its_admins_switched_off():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("agents", "0028_incident_components")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    Term = executor.loader.project_state(before).apps.get_model("agents", "GroundingTerm")
+    Term.objects.filter(text__in=["choppy", "participants", "start it again"]).delete()
+    Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    terms = {t.text: t for t in GroundingTerm.objects.all()}
+    assert {"choppy", "participants", "start it again"} <= set(terms)
+    assert terms["start it again"].advice and not terms["choppy"].advice
+    assert not terms["audio"].enabled and terms["audio"].note == "Not a word we use."

@@ -323,7 +323,7 @@ def _masked(text: str, contacts: list) -> str:
     return "".join(pieces) + text[pos:]
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=256)
 def _without_contacts(text: str) -> str:
     return _masked(text, find_contacts(text))
 

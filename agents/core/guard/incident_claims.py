@@ -100,7 +100,7 @@ def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
 # post the next update within 30 minutes" is a cadence (its number is checked like any number).
 _CADENCE = re.compile(
     r"\b(?:next|further|another|new|more|regular|follow-up)\s+(?:status\s+)?updates?\b"
-    r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|as\s+(?:soon|we))\b"
+    r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|shortly|soon|as\s+(?:soon|we))\b"
     r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
     r"(?:update|information|details|news)\b",

@@ -117,7 +117,7 @@ class _Text:
                 if tuple(word for word, _, _ in words[i : i + n]) == wanted] if n else []
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=256)
 def _public_words(public_text: str) -> _Text:
     """The words of an incident's public facts, read once: one run checks several texts against the
     same incident, and a replay checks many runs of it (a ``_Text`` is never changed once read)."""

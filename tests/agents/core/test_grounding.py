@@ -79,7 +79,7 @@ def test_the_words_of_the_facts_keys_and_labels_support_a_sentence():
 
 UNSUPPORTED = [
     ("Only customers on the legacy plan are affected.", "legacy"),
-    ("Most of the failures come from customers using outdated browsers.", "outdated browsers"),
+    ("Most of the failures come from customers using outdated browsers.", "browsers"),
     ("We will host a webinar about the incident next week.", "host, webinar"),
     ("Regulators have been informed as required by law.", "Regulators"),
 ]
@@ -156,10 +156,10 @@ def test_the_regions_names_in_words_and_the_words_of_dates_and_times_are_license
 
 
 def test_an_irregular_form_of_a_licensed_word_is_licensed_by_its_dictionary_form():
-    # "rebuilt" is no stem of "rebuild" nor "froze" of "freeze": their dictionary forms join them.
-    actions = {**PAYMENTS, "approved_actions": ["rebuild the payment index", "freeze payment retries"]}
-    assert unsupported("We rebuilt the payment index and froze payment retries.", actions) == []
-    assert unsupported("We reindexed the payments.", actions) == ["reindexed"]
+    # "rewrote" is no stem of "rewrite" nor "froze" of "freeze": their dictionary forms join them.
+    actions = {**PAYMENTS, "approved_actions": ["rewrite the payment rules", "freeze payment retries"]}
+    assert unsupported("We rewrote the payment rules and froze payment retries.", actions) == []
+    assert unsupported("We recompiled the payments.", actions) == ["recompiled"]
 
 
 def test_a_claim_in_a_key_messages_own_words_passes_and_a_state_claim_or_one_word_does_not():

@@ -258,6 +258,12 @@ def test_a_cadence_the_facts_state_passes_in_strict_mode_while_a_fix_time_does_n
     assert findings("API latency in the US will be fixed within 30 minutes.", strict, strict_claims=True)
 
 
+def test_a_promise_to_update_soon_is_a_cadence_not_a_fix_time():
+    passes("API latency in the US is elevated and we will update shortly.", LATENCY)
+    passes("We are investigating US API latency and will update this page soon.", LATENCY)
+    stopped("API latency in the US will be fixed shortly.", LATENCY, "invalid_answer:time_commitment", "shortly")
+
+
 # ---------------------------------------------------------------- places and days
 
 def test_places_outside_the_incidents_regions_are_new_regions():

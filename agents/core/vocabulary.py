@@ -122,6 +122,15 @@ inconsistent erratic flaky hanging stuck glitches pinpoint pinpointed rebuild re
 rendered reindex reindexing reindexed reprocess reprocessing reprocessed propagate propagating propagated edit
 edited editing edits audio sound video text image images photo photos picture pictures document documents thing
 things
+repository repositories repo repos commit commits branch branches pull pulls clone clones push pushes merge merges
+ticket tickets comment comments thread threads channel channels conversation conversations chat chats inbox inboxes
+folder folders calendar calendars invite invites invitation invitations meeting meetings room rooms board boards
+list lists table tables field fields form forms survey surveys link links url urls post posts feed feeds timeline
+story stories stream streams streaming playback player export exports import imports report reports query queries
+search searches filter filters result results webhook webhooks build builds workflow workflows map maps cart carts
+checkout catalog listing listings editor editors preview previews template templates theme themes extension
+extensions plugin plugins profile profiles avatar avatars preference preferences analytics metric metrics button
+buttons menu menus tab tabs sidebar notification notifications call calls
 """.split()
 
 UPDATE_PHRASES = (

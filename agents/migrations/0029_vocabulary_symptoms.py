@@ -1,21 +1,36 @@
 """The grounding vocabulary grown by the words real updates use to describe what customers see and who
 they are, found by reading sample updates written in the style of published status pages: symptoms
 ("choppy", "stale", "unresponsive"), what a team does ("pinpointed", "rebuilding", "reindexing"), what is
-on a screen ("audio", "images", "documents") and the people using it ("participants", "shoppers"), and
-the advice to start something again. None of them says what happened or what will happen on its own:
-the sentence's other words still need the incident. A store's own terms stay as its admins left them."""
+on a screen and in a product ("audio", "images", "documents", "repositories", "inbox", "calendar"), the
+people using it ("participants", "shoppers"), and the advice to start something again. None of them
+says what happened or what will happen on its own: the sentence's other words still need the incident.
+A store's own terms stay as its admins left them."""
 
 from django.db import migrations
 
 ADDED = (
-    'attendees', 'audio', 'broken', 'buyers', 'callers', 'choppy', 'distorted', 'document', 'documents',
-    'edit', 'edited', 'editing', 'edits', 'empty', 'erratic', 'flaky', 'frozen', 'garbled', 'glitches',
-    'guests', 'hanging', 'image', 'images', 'inaccessible', 'inconsistent', 'outdated', 'participants',
-    'photo', 'photos', 'picture', 'pictures', 'pinpoint', 'pinpointed', 'propagate', 'propagated',
-    'propagating', 'readers', 'rebuild', 'rebuilding', 'rebuilt', 'reindex', 'reindexed', 'reindexing',
-    'render', 'rendered', 'rendering', 'reprocess', 'reprocessed', 'reprocessing', 'shoppers', 'sluggish',
-    'sound', 'stale', 'start again', 'start it again', 'stuck', 'text', 'thing', 'things',
-    'unreachable', 'unresponsive', 'video', 'wrong',
+    'analytics', 'attendees', 'audio', 'avatar', 'avatars', 'board', 'boards', 'branch', 'branches',
+    'broken', 'build', 'builds', 'button', 'buttons', 'buyers', 'calendar', 'calendars', 'call', 'callers',
+    'calls', 'cart', 'carts', 'catalog', 'channel', 'channels', 'chat', 'chats', 'checkout', 'choppy',
+    'clone', 'clones', 'comment', 'comments', 'commit', 'commits', 'conversation', 'conversations',
+    'distorted', 'document', 'documents', 'edit', 'edited', 'editing', 'editor', 'editors', 'edits',
+    'empty', 'erratic', 'export', 'exports', 'extension', 'extensions', 'feed', 'feeds', 'field', 'fields',
+    'filter', 'filters', 'flaky', 'folder', 'folders', 'form', 'forms', 'frozen', 'garbled', 'glitches',
+    'guests', 'hanging', 'image', 'images', 'import', 'imports', 'inaccessible', 'inbox', 'inboxes',
+    'inconsistent', 'invitation', 'invitations', 'invite', 'invites', 'link', 'links', 'list', 'listing',
+    'listings', 'lists', 'map', 'maps', 'meeting', 'meetings', 'menu', 'menus', 'merge', 'merges', 'metric',
+    'metrics', 'notification', 'notifications', 'outdated', 'participants', 'photo', 'photos', 'picture',
+    'pictures', 'pinpoint', 'pinpointed', 'playback', 'player', 'plugin', 'plugins', 'post', 'posts',
+    'preference', 'preferences', 'preview', 'previews', 'profile', 'profiles', 'propagate', 'propagated',
+    'propagating', 'pull', 'pulls', 'push', 'pushes', 'queries', 'query', 'readers', 'rebuild',
+    'rebuilding', 'rebuilt', 'reindex', 'reindexed', 'reindexing', 'render', 'rendered', 'rendering',
+    'repo', 'report', 'reports', 'repos', 'repositories', 'repository', 'reprocess', 'reprocessed',
+    'reprocessing', 'result', 'results', 'room', 'rooms', 'search', 'searches', 'shoppers', 'sidebar',
+    'sluggish', 'sound', 'stale', 'start again', 'start it again', 'stories', 'story', 'stream',
+    'streaming', 'streams', 'stuck', 'survey', 'surveys', 'tab', 'table', 'tables', 'tabs', 'template',
+    'templates', 'text', 'theme', 'themes', 'thing', 'things', 'thread', 'threads', 'ticket', 'tickets',
+    'timeline', 'unreachable', 'unresponsive', 'url', 'urls', 'video', 'webhook', 'webhooks', 'workflow',
+    'workflows', 'wrong',
 )
 
 ADVICE = ('start again', 'start it again')

@@ -160,6 +160,9 @@ def _words_only(text: str) -> list[str]:
     return [m.group() for m in _TOKEN.finditer(text) if not any(c.isdigit() for c in m.group())]
 
 
+_NO_VOCABULARY = Vocabulary(frozenset(), frozenset(), {})
+
+
 @dataclass(frozen=True)
 class Unsupported:
     """A sentence with words nothing licenses: ``words`` are [start, end) offsets into the sentence."""
@@ -219,10 +222,16 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         condition = _condition_end(sentence) if advice else 0
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
         covered = _phrase_cover(tokens, vocabulary, advice, condition)
+        causes = _cause_spans(sentence)
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
-            strict = advice and a >= condition
-            if covered[i] or _licensed(word, licensed, vocabulary, strict) or _skipped(start + a, start + b, skip):
+            if any(mark <= a and b <= c for mark, c, _ in causes):
+                ok = True  # the words that say a cause follows: "due to", "caused by"
+            elif any(c <= a and b <= d for _, c, d in causes):
+                ok = _licensed(word, licensed, _NO_VOCABULARY, False) or word.lower() in _CAUSE_NEUTRAL
+            else:
+                ok = covered[i] or _licensed(word, licensed, vocabulary, advice and a >= condition)
+            if ok or _skipped(start + a, start + b, skip):
                 continue
             if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
                 runs[-1].append(i)
@@ -232,6 +241,36 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             words = tuple((tokens[run[0]][0], tokens[run[-1]][1]) for run in runs)
             found.append(Unsupported(sentence, start, words))
     return found
+
+
+# What a sentence gives as the cause ("caused by ...", "because ...", "due to ...", "the root cause was
+# ..."): only the incident can say why it happened, so the words of a cause are licensed by the incident
+# alone, not by the vocabulary of ordinary update language. "The delays were caused by customers sending
+# large files" stops even though each of its words is ordinary; "caused by a backlog in the dispatch
+# queue" passes where the incident's cause says so. A cause may be given as a time ("errors started after
+# our latest release"). Words that only point back at the incident itself
+# ("due to this incident", "because of the outage") stay neutral.
+_CAUSE_MARK = re.compile(
+    r"\b(?:caused\s+by|due\s+to|because(?:\s+of)?|as\s+a\s+(?:direct\s+)?result\s+of|(?:the\s+)?result\s+of|"
+    r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:back\s+)?to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
+    r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
+    r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",
+    re.IGNORECASE,
+)
+_CAUSE_END = re.compile(r"[,;:.!?()]|\s(?:and|but|so|while|which)\s", re.IGNORECASE)
+_CAUSE_NEUTRAL = frozenset(
+    "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
+    "ongoing current earlier above same".split()
+)
+
+
+def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
+    """(where the marker starts, where the cause starts, where it ends) for each cause the sentence gives."""
+    spans = []
+    for m in _CAUSE_MARK.finditer(sentence):
+        end = _CAUSE_END.search(sentence, m.end())
+        spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
+    return spans
 
 
 def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, advice: bool) -> bool:

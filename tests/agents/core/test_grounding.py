@@ -241,3 +241,33 @@ def test_words_are_stemmed_alike_from_many_threads_at_once():
     finally:
         sys.setswitchinterval(interval)
     assert all(result == expected * 50 for result in results)
+
+
+# ---------------------------------------------------------------- causes
+
+WEBHOOKS = {"report_date": "2026-11-21", "region": "US",
+            "incident": {"incident_id": "inc_webhooks", "status": "degraded",
+                         "cause": "a backlog in the webhook dispatch queue"}}
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    # Every word here is ordinary update language; only the incident can say why it happened.
+    ("Webhook deliveries were delayed because customers sent unusually large payloads.",
+     "customers sent unusually large payloads"),
+    ("The delays were caused by a spike in traffic.", "spike in traffic"),
+    ("Webhook deliveries are delayed due to a recent change on our side.", "recent change on our side"),
+    ("The delays started right after our latest release.", "latest release"),
+])
+def test_a_cause_the_incident_does_not_give_stops_however_ordinary_its_words(text, words):
+    assert unsupported(text, WEBHOOKS) == [words]
+
+
+@pytest.mark.parametrize("text", [
+    "Webhook deliveries are delayed because of a backlog in the dispatch queue.",
+    "The delays were caused by a backlog in the webhook dispatch queue, and we are working on it.",
+    "We apologize for the inconvenience caused by this incident.",
+    "Some webhook deliveries are delayed due to the ongoing issue.",
+    "The delays started after 14:05 UTC.",  # a time: the number check judges it
+])
+def test_a_cause_the_incident_gives_or_the_incident_itself_passes(text):
+    assert unsupported(text, WEBHOOKS) == []

@@ -105,7 +105,7 @@ def test_the_corpus_is_large_and_wide_enough():
     assert len(RECORDS) >= 480
     assert len({r["incident_kind"] for r in RECORDS}) >= 14
     per_kind = Counter(i["kind"] for i in INCIDENTS)
-    assert all(2 <= count <= 3 for count in per_kind.values()), per_kind
+    assert all(2 <= count <= 4 for count in per_kind.values()), per_kind  # no kind outweighs the rest
     assert {i["state"] for i in INCIDENTS} == {"investigating", "identified", "monitoring", "resolved"}
     assert any(i["internal_facts"] for i in INCIDENTS) and any(i.get("contacts") for i in INCIDENTS)
     assert all(i.get("approved_actions") for i in INCIDENTS)

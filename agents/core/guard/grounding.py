@@ -257,17 +257,27 @@ _CAUSE_MARK = re.compile(
     r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",
     re.IGNORECASE,
 )
-_CAUSE_END = re.compile(r"[,;:.!?()]|\s(?:and|but|so|while|which)\s", re.IGNORECASE)
+# What customers are told they will get ("you will receive …", "each affected team will also get …",
+# "customers will be sent …") is read the same way: a promise to customers is the incident's to make.
+_PROMISE_MARK = re.compile(
+    r"\b(?:you|customers|users|they|(?:each|every|all)(?:\s+\w+){1,2}?|affected\s+\w+)\s+"
+    r"(?:will|['’]ll|are\s+going\s+to|shall|can\s+expect\s+to)\s+(?:also\s+|then\s+|soon\s+)?"
+    r"(?:receive|get|be\s+(?:given|sent|offered|issued|emailed|credited|provided\s+with))\s+",
+    re.IGNORECASE,
+)
+_CAUSE_END = re.compile(r"[,;:.!?()]|\s(?:and|but|so|while|which|when|whenever|if|until|once|after|before)\s",
+                        re.IGNORECASE)
 _CAUSE_NEUTRAL = frozenset(
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
-    "ongoing current earlier above same".split()
+    "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings".split()
 )
 
 
 def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
-    """(where the marker starts, where the cause starts, where it ends) for each cause the sentence gives."""
+    """(where the marker starts, where the cause or the promise starts, where it ends) for each the
+    sentence gives."""
     spans = []
-    for m in _CAUSE_MARK.finditer(sentence):
+    for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence)):
         end = _CAUSE_END.search(sentence, m.end())
         spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
     return spans

@@ -271,3 +271,23 @@ def test_a_cause_the_incident_does_not_give_stops_however_ordinary_its_words(tex
 ])
 def test_a_cause_the_incident_gives_or_the_incident_itself_passes(text):
     assert unsupported(text, WEBHOOKS) == []
+
+
+# ---------------------------------------------------------------- promises to customers
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("Each affected team will also receive a summary of the delayed events.", "summary of the delayed events"),
+    ("You will get a report of every webhook that was delayed.", "report, delayed"),
+])
+def test_what_customers_are_told_they_will_get_is_the_incidents_to_promise(text, words):
+    assert unsupported(text, WEBHOOKS) == [words]
+
+
+@pytest.mark.parametrize("text", [
+    "Until the backlog clears, you will get an error when you resend a webhook.",  # a symptom
+    "Customers will receive every delayed webhook from the dispatch queue.",  # the incident says so
+])
+def test_a_symptom_or_what_the_incident_promises_passes(text):
+    context = {**WEBHOOKS, "approved_actions": ["deliver every delayed webhook from the dispatch queue"]}
+    assert unsupported(text, context) == []

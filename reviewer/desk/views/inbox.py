@@ -18,7 +18,7 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer.desk import approvals, decisions, live
+from reviewer.desk import approvals, decisions, live, repairs
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
@@ -210,10 +210,20 @@ def _page(request, pk: int, *, status: int = 200, **extra):
         "changed": any(op != "equal" for op, _ in diff),
         "side_by_side": request.GET.get("view") == "side",
     }
+    context["guard_findings"] = _guard_findings(request, escalation)
+    context["repair_count"] = sum(len(fixes) for _, fixes in context["guard_findings"])
     if escalation.stopped_by_brake and context["review"] is not None and "instructions" not in context:
         # The brake stopped the reviewer's revision: offer its fix plan as the instructions to send.
         context["instructions"] = "\n".join(context["review"].instructions or [])
     return render(request, "inbox/escalation.html", context, status=status)
+
+
+def _guard_findings(request, escalation: Escalation) -> list[tuple[dict, list[repairs.Offered]]]:
+    """The guard panel's findings, each with the fixes offered for it (to a lead, while it is pending)."""
+    findings = (escalation.guard or {}).get("violations") or []
+    if escalation.status != Escalation.Status.PENDING or not request.user.has_perm(DECIDE):
+        return [(finding, []) for finding in findings]
+    return list(zip(findings, repairs.offered(escalation, escalation.candidate, findings), strict=True))
 
 
 @require_perm(READ)  # everyone who can see the run reads how it was decided; only leads act on it

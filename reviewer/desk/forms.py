@@ -163,6 +163,7 @@ class InboxFilterForm(forms.Form):
     pipeline = forms.ChoiceField(required=False, choices=[("", "All pipelines"), *PIPELINE_CHOICES])
     stop_reason = forms.CharField(required=False, max_length=200)  # Escalation.stop_reason's column
     mine = forms.BooleanField(required=False, label="Taken by me")
+    snoozed = forms.BooleanField(required=False, label="Snoozed")  # only those a lead said "Not now" to
 
     def clean_stop_reason(self) -> str:
         return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")

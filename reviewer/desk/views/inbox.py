@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
@@ -18,7 +19,7 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer.desk import approvals, decisions, live, repairs
+from reviewer.desk import approvals, decisions, live, repairs, snoozing
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
@@ -39,8 +40,16 @@ def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
     form.is_valid()
     data = form.cleaned_data
     filters = {"pipeline": data.get("pipeline", ""), "stop_reason": data.get("stop_reason", ""),
-               "mine": data.get("mine", False)}
+               "mine": data.get("mine", False), "snoozed": data.get("snoozed", False)}
     return filters, form
+
+
+def _pending(filters: dict, user):
+    """The pending escalations under the filters: those awake, or (``snoozed``) those snoozed now."""
+    pending = Escalation.objects.pending()
+    pending = pending.snoozed() if filters["snoozed"] else pending.awake()
+    return pending.filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
+                            taken_by=user if filters["mine"] else None)
 
 
 @require_perm(VIEW)
@@ -48,9 +57,7 @@ def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
 @vary_on_headers("HX-Request")
 def inbox(request):
     filters, form = _filters(request.GET)
-    pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
-                                                     taken_by=request.user if filters["mine"] else None)
-               .by_deadline())
+    pending = _pending(filters, request.user).by_deadline()
     # Paged by id: the count and the page's ids read the escalation table's index alone (the page's
     # order is that index's order); the rows with their run, incident and newest facts are read for
     # the page's ids only, in the same query (a subquery), however deep the page.
@@ -60,6 +67,7 @@ def inbox(request):
         "page": page,
         "pending_count": page.paginator.count,
         "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"]),
+        "snoozed_count": Escalation.objects.pending().snoozed().count(),
         "groups": _identical_groups(page.object_list),
         "filters": filters,
         "filter_form": form,
@@ -146,8 +154,7 @@ def _list_count(request) -> dict:
     if not request.htmx or not request.htmx.current_url:
         return {}
     filters, _ = _filters(QueryDict(urlsplit(request.htmx.current_url).query))
-    count = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
-                                                   taken_by=request.user if filters["mine"] else None).count())
+    count = _pending(filters, request.user).count()
     return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
@@ -173,6 +180,7 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "decision": escalation.decisions.select_related("actor").exclude(action__in=NOT_FINAL).last(),
         "history": escalation.decisions.select_related("actor", "corrects"),  # read only where shown
         "approvals": escalation.approvals.select_related("user"),
+        "snoozes": escalation.snoozes.select_related("by", "ended_by"),
         "current_approvals": approvals.current(escalation).select_related("user"),
         "can_decide": request.user.has_perm(DECIDE),
         "text": escalation.candidate if text is None else text,
@@ -211,6 +219,8 @@ def _page(request, pk: int, *, status: int = 200, **extra):
         "side_by_side": request.GET.get("view") == "side",
     }
     context["guard_findings"] = _guard_findings(request, escalation)
+    context["snooze_now"] = snoozing.current(escalation)
+    context["snooze_choices"] = snoozing.CHOICES
     context["repair_count"] = sum(len(fixes) for _, fixes in context["guard_findings"])
     if escalation.stopped_by_brake and context["review"] is not None and "instructions" not in context:
         # The brake stopped the reviewer's revision: offer its fix plan as the instructions to send.
@@ -374,4 +384,29 @@ def request_changes(request, pk):
                      form_action="request_changes")
     # No flash message: it would stay above the page, saying "revising", after the revision is back.
     # The page's requested changes say it while it is true.
+    return redirect("escalation", pk)
+
+
+@require_perm(DECIDE)
+@require_POST
+def snooze(request, pk):
+    """"Not now": out of the inbox until the chosen time, undecided."""
+    get_object_or_404(Escalation, pk=pk)
+    try:
+        until = snoozing.until_for(request.POST.get("until", ""))
+        snoozing.snooze(pk, request.user, until)
+    except decisions.DecisionInvalid as invalid:
+        return _page(request, pk, status=422, snooze_error=str(invalid))
+    messages.success(request, f"Escalation #{pk} is snoozed: it is back in the inbox at "
+                              f"{timezone.localtime(until):%Y-%m-%d %H:%M %Z}.")
+    return redirect("inbox")
+
+
+@require_perm(DECIDE)
+@require_POST
+def wake(request, pk):
+    """"Back now": a snoozed escalation returns to the inbox before its time."""
+    get_object_or_404(Escalation, pk=pk)
+    if not snoozing.wake(pk, request.user):
+        messages.error(request, "This escalation is not snoozed.")
     return redirect("escalation", pk)

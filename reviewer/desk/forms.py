@@ -204,11 +204,13 @@ class NotificationChannelForm(forms.ModelForm):
 
 
 # What each group is told by default: leads that an escalation waits and is nearly due; the second
-# group that a deadline passed; ops that a lead approved a text, ready to publish.
+# group that a deadline passed; ops that a lead approved a text, ready to publish; policy admins that an
+# approval rule can no longer be met.
 GROUP_EVENTS = {
     NotificationChannel.Group.LEADS: [NotificationChannel.Event.OPENED, NotificationChannel.Event.REMINDER],
     NotificationChannel.Group.SECOND: [NotificationChannel.Event.BREACH],
     NotificationChannel.Group.OPS: [NotificationChannel.Event.APPROVED],
+    NotificationChannel.Group.ADMINS: [NotificationChannel.Event.UNMEETABLE],
 }
 
 

@@ -182,6 +182,7 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "approvals": escalation.approvals.select_related("user"),
         "snoozes": escalation.snoozes.select_related("by", "ended_by"),
         "current_approvals": approvals.current(escalation).select_related("user"),
+        "shortfall": approvals.shortfall(escalation),  # a rule that can no longer be met says so at once
         "can_decide": request.user.has_perm(DECIDE),
         "text": escalation.candidate if text is None else text,
         "unchanged": unchanged,

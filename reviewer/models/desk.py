@@ -226,7 +226,8 @@ class Escalation(models.Model):
 
 
 class Decision(models.Model):
-    """An append-only record of what a person decided. Never edited; a correction links to the original."""
+    """An append-only record of what a person decided. Never edited. A decided escalation is final: what
+    corrects a published text is the incident's next update, not another decision."""
 
     class Action(models.TextChoices):
         APPROVE = "approve"
@@ -252,7 +253,6 @@ class Decision(models.Model):
     incident_version = models.ForeignKey(IncidentVersion, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="decisions")
     policy = models.JSONField(default=dict, blank=True)
-    corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections")
 
     class Meta:
         ordering = ["at", "id"]

@@ -68,6 +68,7 @@ def inbox(request):
         "pending_count": page.paginator.count,
         "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"]),
         "snoozed_count": Escalation.objects.pending().snoozed().count(),
+        "count_word": "snoozed" if filters["snoozed"] else "pending",
         "groups": _identical_groups(page.object_list),
         "filters": filters,
         "filter_form": form,
@@ -155,7 +156,8 @@ def _list_count(request) -> dict:
         return {}
     filters, _ = _filters(QueryDict(urlsplit(request.htmx.current_url).query))
     count = _pending(filters, request.user).count()
-    return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
+    return {"pending_count": count, "count_word": "snoozed" if filters["snoozed"] else "pending",
+            "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
 def _escalation(pk: int, viewer=None) -> Escalation:
@@ -178,7 +180,7 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "escalation": escalation,
         # The decision that decided it (requests for changes and edits under a quorum decide nothing).
         "decision": escalation.decisions.select_related("actor").exclude(action__in=NOT_FINAL).last(),
-        "history": escalation.decisions.select_related("actor", "corrects"),  # read only where shown
+        "history": escalation.decisions.select_related("actor"),  # read only where shown
         "approvals": escalation.approvals.select_related("user"),
         "snoozes": escalation.snoozes.select_related("by", "ended_by"),
         "current_approvals": approvals.current(escalation).select_related("user"),

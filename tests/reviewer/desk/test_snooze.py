@@ -102,3 +102,27 @@ def test_only_leads_snooze_and_a_decided_escalation_cannot_be(login, escalation,
     response = login("lead").post(reverse("escalation_snooze", args=[escalation.pk]), {"until": "60"})
     assert response.status_code == 422 and "already decided" in response.content.decode()
     assert not Snooze.objects.exists()
+
+
+# ---------------------------------------------------------------- through the API
+
+
+def test_the_api_snoozes_and_brings_back_and_shows_until_when(api, escalation):
+    lead = api("lead")
+    until = (NOW + timedelta(hours=2)).isoformat()
+
+    snoozed = lead.post(f"/escalations/{escalation.pk}/snooze", {"until": until})
+
+    assert snoozed.status_code == 200 and snoozed.json()["snoozed_until"] == "2026-11-24T16:00:00Z"
+    assert Snooze.objects.get().by.username == "lead"
+    back = lead.post(f"/escalations/{escalation.pk}/snooze", {"until": None})
+    assert back.status_code == 200 and back.json()["snoozed_until"] is None
+    assert Snooze.objects.get().ended_by.username == "lead"
+
+
+def test_the_api_refuses_a_snooze_it_cannot_record(api, escalation):
+    lead = api("lead")
+    past = lead.post(f"/escalations/{escalation.pk}/snooze", {"until": (NOW - timedelta(hours=1)).isoformat()})
+    assert past.status_code == 422 and "a time still to come" in past.json()["message"]
+    assert api("ops").post(f"/escalations/{escalation.pk}/snooze", {"until": None}).status_code == 403
+    assert lead.post("/escalations/999999/snooze", {"until": None}).status_code == 404

@@ -173,6 +173,10 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
     check = extra.get("check")
     unchanged = text is None or normalize(text) == normalize(escalation.candidate)
     edited = escalation.outcome == "edited"
+    violations = check["violations"] if check and not unchanged else []
+    # The edit box's findings offer their fixes too, made on the edited text: a lead fixes one after another.
+    fixes = (repairs.offered(escalation, text, violations) if violations and request.user.has_perm(DECIDE)
+             and escalation.status == Escalation.Status.PENDING else [[] for _ in violations])
     return {
         # The chain of trust, once decided: what the lead overrode and what they changed.
         "overridden": escalation.overridden,
@@ -189,6 +193,7 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "text": escalation.candidate if text is None else text,
         "unchanged": unchanged,
         "needs_justification": bool(check and check["violations"] and not unchanged),
+        "check_findings": list(zip(violations, fixes, strict=True)),
         **extra,
     }
 

@@ -95,3 +95,23 @@ def test_a_decided_escalation_offers_no_fix(login, escalation, users):
     html = login("lead").get(reverse("escalation", args=[escalation.pk])).content.decode()
 
     assert "data-repair-key" not in html
+
+
+def test_the_edit_boxs_check_offers_fixes_of_the_edited_text(login, users):
+    escalation = blocked(TEXT + " Our engineers replaced the faulty router.")
+    edited = FIXED + " Our engineers replaced the faulty router."  # the first fix chosen, one finding left
+
+    response = login("lead").post(reverse("escalation_check", args=[escalation.pk]), {"text": edited},
+                                  HTTP_HX_REQUEST="true")
+
+    html = response.content.decode()
+    assert 'id="edit-violations"' in html and 'data-repair-key="1"' in html
+    assert escape("Remove the sentence “Our engineers replaced the faulty router.”") in html
+    assert f'value="{FIXED}"' in html  # the fix is made on the edited text, not on the candidate
+
+
+def test_without_javascript_a_fix_in_the_edit_box_posts_the_edit_form_with_the_fix_as_the_text(login, escalation):
+    # The fix's button is in the edit form: the form's text comes first, the button's value last, and counts.
+    response = login("lead").post(reverse("escalation_check", args=[escalation.pk]), {"text": [TEXT + " x", FIXED]})
+
+    assert f">{FIXED}</textarea>" in response.content.decode()

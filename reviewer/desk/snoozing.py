@@ -3,7 +3,8 @@
 The inbox leaves it out until then and lists it under "Snoozed"; when the time comes it is back by
 itself (the inbox compares ``snoozed_until`` with the clock: nothing has to run). Each snooze is a
 :class:`~reviewer.models.Snooze` row (who, when, until when; who brought it back early), shown in the
-escalation's history. A snooze changes nothing else: the deadline, its reminders and its breach run
+escalation's history and recorded in the ledger (a ``snooze`` entry when it starts, another when a
+lead ends it early). A snooze changes nothing else: the deadline, its reminders and its breach run
 as before, and any lead may still decide it.
 """
 
@@ -16,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reviewer.desk.decisions import DECIDE_PERMISSION, DecisionInvalid
+from reviewer.ledger.events import record_snooze
 from reviewer.models import Escalation, Snooze
 
 # What the page offers: minutes from now, or "tomorrow" (09:00 the next day, in the lead's zone).
@@ -48,9 +50,18 @@ def snooze(escalation_pk: int, user, until: datetime) -> Snooze:
         if not Escalation.objects.filter(pk=escalation_pk, status=Escalation.Status.PENDING).update(
                 snoozed_until=until):
             raise DecisionInvalid("This escalation is already decided; there is nothing to snooze.")
-        Snooze.objects.filter(escalation_id=escalation_pk, ended_at__isnull=True, until__gt=now).update(
-            ended_at=now, ended_by=user)  # a new snooze replaces the one running
-        return Snooze.objects.create(escalation_id=escalation_pk, by=user, at=now, until=until)
+        _end_running(escalation_pk, user, now)  # a new snooze replaces the one running
+        snooze = Snooze.objects.create(escalation_id=escalation_pk, by=user, at=now, until=until)
+        record_snooze(snooze)
+        return snooze
+
+
+def _end_running(escalation_pk: int, user, now) -> None:
+    """End by hand the snooze still running (recorded, each in the ledger)."""
+    for running in Snooze.objects.filter(escalation_id=escalation_pk, ended_at__isnull=True, until__gt=now):
+        running.ended_at, running.ended_by = now, user
+        running.save(update_fields=["ended_at", "ended_by"])
+        record_snooze(running)
 
 
 def wake(escalation_pk: int, user) -> bool:
@@ -61,8 +72,7 @@ def wake(escalation_pk: int, user) -> bool:
     with transaction.atomic():
         if not Escalation.objects.filter(pk=escalation_pk, snoozed_until__gt=now).update(snoozed_until=None):
             return False
-        Snooze.objects.filter(escalation_id=escalation_pk, ended_at__isnull=True, until__gt=now).update(
-            ended_at=now, ended_by=user)
+        _end_running(escalation_pk, user, now)
     return True
 
 

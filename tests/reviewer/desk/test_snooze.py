@@ -1,6 +1,7 @@
 """"Not now": a lead snoozes an escalation until a time without deciding it; the inbox leaves it out (a filter
 shows it), it comes back by itself when the time comes, and its history says who snoozed it until when."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,7 +10,8 @@ from django.urls import reverse
 from django.utils.html import strip_tags
 
 from reviewer.desk import decisions, snoozing
-from reviewer.models import Escalation, Snooze
+from reviewer.ledger import chain
+from reviewer.models import Escalation, LedgerEntry, Snooze
 from tests import factories
 
 NOW = datetime(2026, 11, 24, 14, 0, tzinfo=UTC)
@@ -126,3 +128,16 @@ def test_the_api_refuses_a_snooze_it_cannot_record(api, escalation):
     assert past.status_code == 422 and "a time still to come" in past.json()["message"]
     assert api("ops").post(f"/escalations/{escalation.pk}/snooze", {"until": None}).status_code == 403
     assert lead.post("/escalations/999999/snooze", {"until": None}).status_code == 404
+
+
+def test_a_snooze_and_its_early_end_are_in_the_ledger(escalation, users):
+    snooze = snoozing.snooze(escalation.pk, users.lead, NOW + timedelta(hours=2))
+    snoozing.wake(escalation.pk, users.lead2)
+
+    entries = [json.loads(e.content) for e in LedgerEntry.objects.filter(kind="snooze").order_by("seq")]
+    assert [e["subject"] for e in entries] == [f"snooze:{snooze.pk}"] * 2
+    started, ended = (e["data"] for e in entries)
+    assert (started["escalation"], started["by"]) == (escalation.pk, "lead")
+    assert started["until"] == "2026-11-24T16:00:00.000000+00:00"
+    assert "ended_by" not in started and ended["ended_by"] == "lead2"
+    assert chain.verify().ok

@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models.signals import post_delete, post_migrate, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
 
 
 class ReviewerConfig(AppConfig):
@@ -11,11 +11,14 @@ class ReviewerConfig(AppConfig):
     def ready(self):
         from importlib import import_module
 
+        from django.contrib.auth import get_user_model
+
         from agents.lab import register_decided_texts
         from agents.models import PolicyChange
         from agents.signals import run_finished
         from reviewer.accounts.sso import check_settings
         from reviewer.celery import TASK_PACKAGES
+        from reviewer.desk.approvals import people_changed
         from reviewer.desk.decided import decided_texts
         from reviewer.desk.decisions import open_escalation
         from reviewer.ledger.events import policy_changed
@@ -44,5 +47,9 @@ class ReviewerConfig(AppConfig):
         post_save.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_saved")
         post_delete.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_deleted")
         post_migrate.connect(status_page_changed, sender=self, dispatch_uid="reviewer.status_page_migrated")
+        # A member deactivated or taken out of a group: an approval rule may be out of reach now.
+        post_save.connect(people_changed, sender=get_user_model(), dispatch_uid="reviewer.user_saved_rules")
+        m2m_changed.connect(people_changed, sender=get_user_model().groups.through,
+                            dispatch_uid="reviewer.groups_changed_rules")
         # The ledger records every policy change, in the transaction that records the change.
         post_save.connect(policy_changed, sender=PolicyChange, dispatch_uid="reviewer.ledger_policy_change")

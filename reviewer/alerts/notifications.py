@@ -83,6 +83,7 @@ HEADLINES = {
     Event.REMINDER: "Reminder: escalation #{pk} is due {due}",
     Event.BREACH: "Deadline breached: escalation #{pk} was not decided in time",
     Event.APPROVED: "Ready to publish: {incident} — approved by {lead}",
+    Event.UNMEETABLE: "Approval rule out of reach: escalation #{pk} cannot get the approvals it needs",
 }
 
 
@@ -103,6 +104,10 @@ def message(escalation: Escalation, event: str, channel: NotificationChannel) ->
         f"Deadline: {due}",
         escalation_link(escalation.pk),
     ]
+    if event == Event.UNMEETABLE:
+        lines.insert(0, f"Its rule, {escalation.approval_rule_text or 'an approval rule'}, can no longer be met: too "
+                        "few members of the group who may approve are left. Add members to the group (or give back "
+                        "the support lead role), or a lead rejects it; the escalation page says who is left.")
     if event == Event.BREACH:
         lines.insert(0, "Nothing was approved: the escalation still waits for a lead."
                      + (" An approved holding statement can be published from the incident page."

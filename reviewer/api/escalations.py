@@ -25,7 +25,7 @@ from reviewer.api.common import (
     need,
     rows_of,
 )
-from reviewer.desk import approvals, decisions
+from reviewer.desk import approvals, decisions, snoozing
 from reviewer.models import Approval, Escalation
 
 router = Router(tags=["escalations"])
@@ -60,6 +60,8 @@ class EscalationOut(Schema):
     text_by: str | None = Field(description="Who wrote the current version (null: the model); they cannot approve it.")
     approvals_so_far: int
     approvals: list[ApprovalOut]
+    snoozed_until: datetime | None = Field(description=(
+        "“Not now”: out of the inbox until this time, undecided (null: not snoozed, or the time has come)."))
 
 
 class ApprovalOut(Schema):
@@ -83,6 +85,11 @@ class ChangeRequestOut(Schema):
     stop_reason: str
     guard: dict[str, Any] | None
     finished_at: datetime | None
+
+
+class SnoozeIn(Schema):
+    until: datetime | None = Field(description=(
+        "Out of the inbox until this time (within 7 days, with its offset); null brings it back now."))
 
 
 class DecideIn(Schema):
@@ -124,6 +131,7 @@ def _escalation_out(e: Escalation) -> dict:
              "superseded_at": a.superseded_at, "superseded_because": a.superseded_because}
             for a in rows_of(e, "approvals", _approvals_query().filter(escalation=e))]),
         "approvals_so_far": sum(a["counted"] for a in given),
+        "snoozed_until": e.snoozed_until if e.is_snoozed else None,
     }
 
 
@@ -219,3 +227,23 @@ def decide(request, body: DecideIn, escalation_id: int = RowId):
     return Status(201, _escalation_out(escalation))
 
 
+
+
+@router.post("/escalations/{escalation_id}/snooze",
+             response={200: EscalationOut, 400: Error, 401: Error, 403: Error, 404: Error, 422: Error})
+def snooze(request, body: SnoozeIn, escalation_id: int = RowId):
+    """“Not now”: the escalation leaves the inbox until ``until``, undecided, and comes back by itself;
+    ``until`` null brings it back now. Only a pending escalation (422 otherwise, or for a time past or
+    more than 7 days away). The deadline still applies, and anyone may still decide it."""
+    need(request, decisions.DECIDE_PERMISSION)
+    _load_escalation(escalation_id)
+    try:
+        if body.until is None:
+            snoozing.wake(escalation_id, request.user)
+        else:
+            if body.until.tzinfo is None:
+                raise decisions.DecisionInvalid("Give the time with its offset (e.g. 2026-11-24T15:00:00+00:00).")
+            snoozing.snooze(escalation_id, request.user, body.until)
+    except decisions.DecisionInvalid as invalid:
+        raise ApiError(422, str(invalid), stop_reason=_load_escalation(escalation_id).stop_reason) from None
+    return _escalation_out(_load_escalation(escalation_id))

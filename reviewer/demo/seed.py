@@ -191,6 +191,7 @@ DEMO_NOTIFICATION_CHANNELS = {
     "Support leads on call (demo)": ("leads", ["opened", "reminder"]),
     "Second group (demo)": ("second", ["breach"]),
     "Ops on duty (demo)": ("ops", ["approved"]),
+    "Policy admins (demo)": ("admins", ["unmeetable"]),  # an approval rule that can no longer be met
 }
 # The parts of the service customers know by name, on the status page: (name, description).
 DEMO_COMPONENTS = [

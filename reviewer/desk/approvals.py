@@ -15,14 +15,18 @@ and only the approval that completes the quorum decides (``reviewer.desk.decisio
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.core.text import text_hash
+from reviewer.alerts import notifications
 from reviewer.ledger.events import record_approval, record_approvals_reset
-from reviewer.models import Approval, ApprovalRule, Escalation
+from reviewer.models import Approval, ApprovalRule, Escalation, NotificationChannel
 from reviewer.roles import SUPPORT_LEAD
 
 # Why approvals stopped counting (Approval.superseded_because), as the history says it.
@@ -155,6 +159,8 @@ def reset(escalation_pk: int, *, because: str, by, at, **changes) -> bool:
         Approval.objects.filter(pk__in=[a.pk for a in superseded]).update(superseded_at=at, superseded_because=because)
         escalation = Escalation.objects.get(pk=escalation_pk)
         record_approvals_reset(escalation, superseded, because=because, by=by, at=at)
+    if "text_by" in changes:  # its author's approval cannot count: the rule may be out of reach now
+        tell_if_unmeetable([escalation_pk])
     return True
 
 
@@ -173,3 +179,67 @@ def counted_message(escalation: Escalation, decision) -> str:
 def progress(escalation: Escalation) -> str:
     """“1 of 2 approvals” for an escalation under a quorum."""
     return f"{escalation.approvals_so_far} of {escalation.required_approvals} approvals"
+
+
+# ---------------------------------------------------------------- a rule that can no longer be met
+
+DECIDE = "reviewer.decide_escalation"  # reviewer.desk.decisions.DECIDE_PERMISSION (which imports this module)
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A pending escalation's rule that cannot be met: ``needed`` approvals, and only ``left`` (their
+    names) can still give one."""
+    needed: int
+    left: tuple[str, ...]
+    group: str
+
+    @property
+    def sentence(self) -> str:
+        people = (f"only {len(self.left)} member who may approve it is left ({', '.join(self.left)})"
+                  if len(self.left) == 1 else
+                  f"only {len(self.left)} members who may approve it are left ({', '.join(self.left)})"
+                  if self.left else "no member who may approve it is left")
+        return (f"This approval rule can no longer be met: the text needs {needed_text(self.needed)} from members "
+                f"of “{self.group}”, and {people}. A policy admin can add members to the group (or give back "
+                "the support lead role), or change the rule for new escalations; a lead can still reject it.")
+
+
+def shortfall(escalation: Escalation) -> Shortfall | None:
+    """Why a pending escalation under an approval rule can no longer be approved (None while it can):
+    fewer active members of its group who may decide, have not approved its text and did not write it,
+    than the approvals it still needs."""
+    if escalation.status != Escalation.Status.PENDING or not under_rule(escalation):
+        return None
+    needed = escalation.required_approvals - current(escalation).count()
+    if needed <= 0:
+        return None
+    group = group_of(escalation)
+    members = (get_user_model().objects.filter(is_active=True, groups=group)
+               .exclude(pk__in=current(escalation).values("user")).order_by("first_name", "username"))
+    if escalation.under_quorum and escalation.text_by_id:
+        members = members.exclude(pk=escalation.text_by_id)  # their approval of their own text cannot count
+    left = tuple(u.get_full_name() or u.get_username() for u in members if u.has_perm(DECIDE))
+    return Shortfall(needed, left, group.name) if len(left) < needed else None
+
+
+def tell_if_unmeetable(escalation_pks: list[int] | None = None) -> list[int]:
+    """Tell the channels that want it about each pending escalation (of ``escalation_pks``, or all under a
+    rule) whose rule can no longer be met; each channel once per escalation (the notifications' constraint).
+    Returns the escalations found out of reach."""
+    rows = (Escalation.objects.pending().filter(Q(required_approvals__gt=1) | Q(approval_group__isnull=False))
+            .select_related("approval_group"))
+    if escalation_pks is not None:
+        rows = rows.filter(pk__in=escalation_pks)
+    out_of_reach = [e.pk for e in rows if shortfall(e) is not None]
+    notifications.enqueue_many(out_of_reach, NotificationChannel.Event.UNMEETABLE)
+    return out_of_reach
+
+
+def people_changed(sender, **kwargs) -> None:
+    """A user saved (deactivated) or their groups changed: the rules of pending escalations are looked at
+    again once it commits (connected in ``ReviewerConfig.ready``)."""
+    action = kwargs.get("action")
+    if action is not None and action not in ("post_remove", "post_clear"):
+        return  # a group added or a pre-signal: no rule gets harder to meet
+    transaction.on_commit(tell_if_unmeetable)

@@ -172,6 +172,8 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
         # Told after the commit, by a task: never in the run's transaction. robust: a broker that is
         # down must not fail the run's commit; the deadline sweep sends the notice instead.
         enqueue_on_commit("reviewer.tasks.notify_opened", escalation.pk, robust=True)
+        if approvals.under_rule(escalation):  # a rule its group cannot meet from the start says so too
+            approvals.tell_if_unmeetable([escalation.pk])
 
 
 def _block_results(escalation: Escalation) -> dict:

@@ -163,6 +163,7 @@ class InboxFilterForm(forms.Form):
     pipeline = forms.ChoiceField(required=False, choices=[("", "All pipelines"), *PIPELINE_CHOICES])
     stop_reason = forms.CharField(required=False, max_length=200)  # Escalation.stop_reason's column
     mine = forms.BooleanField(required=False, label="Taken by me")
+    snoozed = forms.BooleanField(required=False, label="Snoozed")  # only those a lead said "Not now" to
 
     def clean_stop_reason(self) -> str:
         return refuse_control_characters(self.cleaned_data["stop_reason"].strip(), "stop reason")
@@ -203,11 +204,13 @@ class NotificationChannelForm(forms.ModelForm):
 
 
 # What each group is told by default: leads that an escalation waits and is nearly due; the second
-# group that a deadline passed; ops that a lead approved a text, ready to publish.
+# group that a deadline passed; ops that a lead approved a text, ready to publish; policy admins that an
+# approval rule can no longer be met.
 GROUP_EVENTS = {
     NotificationChannel.Group.LEADS: [NotificationChannel.Event.OPENED, NotificationChannel.Event.REMINDER],
     NotificationChannel.Group.SECOND: [NotificationChannel.Event.BREACH],
     NotificationChannel.Group.OPS: [NotificationChannel.Event.APPROVED],
+    NotificationChannel.Group.ADMINS: [NotificationChannel.Event.UNMEETABLE],
 }
 
 

@@ -17,11 +17,12 @@ from reviewer.outbox.ready import ready_to_publish
 
 
 def pending_count(request):
-    """The pending-escalation count in the navigation, for people who may see the inbox (one COUNT)."""
+    """The pending-escalation count in the navigation, for people who may see the inbox (one COUNT);
+    a snoozed escalation counts again once its time comes."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated or not user.has_perm("reviewer.view_escalation"):
         return {"pending_escalations": None}
-    return {"pending_escalations": Escalation.objects.filter(status=Escalation.Status.PENDING).count()}
+    return {"pending_escalations": Escalation.objects.filter(status=Escalation.Status.PENDING).awake().count()}
 
 
 def ready_count(request):

@@ -36,6 +36,8 @@ urlpatterns = [
     # The path before "take" was the word (bookmarks, scripts): the same view.
     path("escalations/<int:pk>/claim/", inbox.take, name="escalation_take_old_path"),
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),
+    path("escalations/<int:pk>/snooze/", inbox.snooze, name="escalation_snooze"),
+    path("escalations/<int:pk>/wake/", inbox.wake, name="escalation_wake"),
     path("breaches/", breaches.breach_list, name="breaches"),
     path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
 ]

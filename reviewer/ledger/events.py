@@ -5,7 +5,7 @@ tables; the hash shows whether a row there was changed since)."""
 from __future__ import annotations
 
 from reviewer.ledger.chain import Kind, append, append_many, sha256
-from reviewer.models import Approval, DeadlineBreach, Decision, Escalation, LedgerEntry, PublishedUpdate
+from reviewer.models import Approval, DeadlineBreach, Decision, Escalation, LedgerEntry, PublishedUpdate, Snooze
 
 
 def _username(user) -> str:
@@ -42,6 +42,16 @@ def record_approvals_reset(escalation: Escalation, superseded: list[Approval], *
         "escalation": escalation.pk, "because": because, "by": _username(by), "at": at,
         "text_version": escalation.text_version, "approvals": [a.pk for a in superseded],
     }, at=at)
+
+
+def record_snooze(snooze: Snooze) -> LedgerEntry:
+    """A lead's "Not now" on an escalation (until when), or its end by hand ("Back now": who, when)."""
+    ended = snooze.ended_at is not None
+    return append(Kind.SNOOZE, f"snooze:{snooze.pk}", {
+        "snooze": snooze.pk, "escalation": snooze.escalation_id, "by": _username(snooze.by), "at": snooze.at,
+        "until": snooze.until, **({"ended_by": _username(snooze.ended_by), "ended_at": snooze.ended_at}
+                                  if ended else {}),
+    }, at=snooze.ended_at if ended else snooze.at)
 
 
 def record_publication(update: PublishedUpdate) -> LedgerEntry:

@@ -52,17 +52,19 @@ class NotificationChannel(models.Model):
         LEADS = "leads", "support leads"
         SECOND = "second", "second group (breaches)"
         OPS = "ops", "ops staff (ready to publish)"
+        ADMINS = "admins", "policy admins (approval rules)"
 
     class Event(models.TextChoices):
         OPENED = "opened", "escalation opened"
         REMINDER = "reminder", "deadline near"
         BREACH = "breach", "deadline breached"
         APPROVED = "approved", "text approved, ready to publish"
+        UNMEETABLE = "unmeetable", "approval rule can no longer be met"
 
     name = models.CharField(max_length=100, unique=True)
     destination = models.CharField(max_length=100, help_text="A destination the operator declared.")
     group = models.CharField(max_length=10, choices=Group.choices, default=Group.LEADS)
-    events = models.JSONField(default=list, help_text="opened, reminder, breach, approved")
+    events = models.JSONField(default=list, help_text="opened, reminder, breach, approved, unmeetable")
     active = models.BooleanField(default=True, help_text="Off: the channel is kept, but no notification goes to it.")
 
     class Meta:

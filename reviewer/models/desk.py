@@ -28,6 +28,14 @@ class EscalationQuerySet(models.QuerySet):
     def decided(self):
         return self.exclude(status=Escalation.Status.PENDING)
 
+    def awake(self, now=None):
+        """Not snoozed, or snoozed until a time that has come: a snooze ends by itself."""
+        return self.filter(models.Q(snoozed_until__isnull=True) | models.Q(snoozed_until__lte=now or timezone.now()))
+
+    def snoozed(self, now=None):
+        """Snoozed ("Not now") until a time still to come."""
+        return self.filter(snoozed_until__gt=now or timezone.now())
+
     def filtered(self, *, pipeline: str = "", stop_reason: str = "", taken_by=None):
         """The inbox's filters."""
         rows = self
@@ -110,6 +118,9 @@ class Escalation(models.Model):
     text_version = models.PositiveIntegerField(default=1)
     text_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                 related_name="+")
+    # "Not now" (reviewer.desk.snoozing): out of the inbox until this time, undecided; the Snooze rows keep
+    # who and when. Nothing clears it when the time comes: the inbox compares it with the clock.
+    snoozed_until = models.DateTimeField(null=True, blank=True)
 
     objects = EscalationQuerySet.as_manager()
 
@@ -202,6 +213,11 @@ class Escalation(models.Model):
         return self.approvals.filter(text_version=self.text_version, superseded_at__isnull=True).count()
 
     @property
+    def is_snoozed(self) -> bool:
+        return (self.status == self.Status.PENDING and self.snoozed_until is not None
+                and self.snoozed_until > timezone.now())
+
+    @property
     def summary(self) -> str:
         """One line for a list: the reviewer's reason, else the first guard message, else the explanation."""
         violations = (self.guard or {}).get("violations") or [{}]
@@ -210,7 +226,8 @@ class Escalation(models.Model):
 
 
 class Decision(models.Model):
-    """An append-only record of what a person decided. Never edited; a correction links to the original."""
+    """An append-only record of what a person decided. Never edited. A decided escalation is final: what
+    corrects a published text is the incident's next update, not another decision."""
 
     class Action(models.TextChoices):
         APPROVE = "approve"
@@ -236,7 +253,6 @@ class Decision(models.Model):
     incident_version = models.ForeignKey(IncidentVersion, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="decisions")
     policy = models.JSONField(default=dict, blank=True)
-    corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections")
 
     class Meta:
         ordering = ["at", "id"]
@@ -245,6 +261,25 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.actor} on escalation {self.escalation_id}"
+
+
+class Snooze(models.Model):
+    """A lead's "Not now" on a pending escalation: out of the inbox until ``until``, undecided. Kept as
+    history; ``ended_at`` is set when a lead brings it back early ("Back now")."""
+
+    escalation = models.ForeignKey(Escalation, on_delete=models.PROTECT, related_name="snoozes")
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+    until = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                 related_name="+")
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"Snooze of escalation {self.escalation_id} until {self.until:%Y-%m-%d %H:%M} by {self.by}"
 
 
 class ChangeRequest(models.Model):

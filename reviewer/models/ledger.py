@@ -36,6 +36,7 @@ class LedgerEntry(models.Model):
         EXPORT = "export", "dataset export"
         APPROVAL = "approval", "approval (of a quorum)"
         APPROVALS_RESET = "approvals_reset", "approvals reset"
+        SNOOZE = "snooze", "snooze (not now)"
 
     seq = models.PositiveBigIntegerField(unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)

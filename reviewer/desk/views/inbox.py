@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
@@ -18,7 +19,7 @@ from agents.core.audit import word_diff
 from agents.core.evidence import context_facts
 from agents.core.policy import PIPELINE_CHOICES
 from agents.core.text import normalize
-from reviewer.desk import approvals, decisions, live
+from reviewer.desk import approvals, decisions, live, repairs, snoozing
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
 from reviewer.permissions import require_perm
@@ -39,8 +40,16 @@ def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
     form.is_valid()
     data = form.cleaned_data
     filters = {"pipeline": data.get("pipeline", ""), "stop_reason": data.get("stop_reason", ""),
-               "mine": data.get("mine", False)}
+               "mine": data.get("mine", False), "snoozed": data.get("snoozed", False)}
     return filters, form
+
+
+def _pending(filters: dict, user):
+    """The pending escalations under the filters: those awake, or (``snoozed``) those snoozed now."""
+    pending = Escalation.objects.pending()
+    pending = pending.snoozed() if filters["snoozed"] else pending.awake()
+    return pending.filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
+                            taken_by=user if filters["mine"] else None)
 
 
 @require_perm(VIEW)
@@ -48,9 +57,7 @@ def _filters(query: QueryDict) -> tuple[dict, InboxFilterForm]:
 @vary_on_headers("HX-Request")
 def inbox(request):
     filters, form = _filters(request.GET)
-    pending = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
-                                                     taken_by=request.user if filters["mine"] else None)
-               .by_deadline())
+    pending = _pending(filters, request.user).by_deadline()
     # Paged by id: the count and the page's ids read the escalation table's index alone (the page's
     # order is that index's order); the rows with their run, incident and newest facts are read for
     # the page's ids only, in the same query (a subquery), however deep the page.
@@ -60,6 +67,8 @@ def inbox(request):
         "page": page,
         "pending_count": page.paginator.count,
         "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"]),
+        "snoozed_count": Escalation.objects.pending().snoozed().count(),
+        "count_word": "snoozed" if filters["snoozed"] else "pending",
         "groups": _identical_groups(page.object_list),
         "filters": filters,
         "filter_form": form,
@@ -146,9 +155,9 @@ def _list_count(request) -> dict:
     if not request.htmx or not request.htmx.current_url:
         return {}
     filters, _ = _filters(QueryDict(urlsplit(request.htmx.current_url).query))
-    count = (Escalation.objects.pending().filtered(pipeline=filters["pipeline"], stop_reason=filters["stop_reason"],
-                                                   taken_by=request.user if filters["mine"] else None).count())
-    return {"pending_count": count, "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
+    count = _pending(filters, request.user).count()
+    return {"pending_count": count, "count_word": "snoozed" if filters["snoozed"] else "pending",
+            "filtered": bool(filters["pipeline"] or filters["stop_reason"] or filters["mine"])}
 
 
 def _escalation(pk: int, viewer=None) -> Escalation:
@@ -164,6 +173,10 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
     check = extra.get("check")
     unchanged = text is None or normalize(text) == normalize(escalation.candidate)
     edited = escalation.outcome == "edited"
+    violations = check["violations"] if check and not unchanged else []
+    # The edit box's findings offer their fixes too, made on the edited text: a lead fixes one after another.
+    fixes = (repairs.offered(escalation, text, violations) if violations and request.user.has_perm(DECIDE)
+             and escalation.status == Escalation.Status.PENDING else [[] for _ in violations])
     return {
         # The chain of trust, once decided: what the lead overrode and what they changed.
         "overridden": escalation.overridden,
@@ -171,13 +184,16 @@ def _panel_context(request, escalation: Escalation, **extra) -> dict:
         "escalation": escalation,
         # The decision that decided it (requests for changes and edits under a quorum decide nothing).
         "decision": escalation.decisions.select_related("actor").exclude(action__in=NOT_FINAL).last(),
-        "history": escalation.decisions.select_related("actor", "corrects"),  # read only where shown
+        "history": escalation.decisions.select_related("actor"),  # read only where shown
         "approvals": escalation.approvals.select_related("user"),
+        "snoozes": escalation.snoozes.select_related("by", "ended_by"),
         "current_approvals": approvals.current(escalation).select_related("user"),
+        "shortfall": approvals.shortfall(escalation),  # a rule that can no longer be met says so at once
         "can_decide": request.user.has_perm(DECIDE),
         "text": escalation.candidate if text is None else text,
         "unchanged": unchanged,
         "needs_justification": bool(check and check["violations"] and not unchanged),
+        "check_findings": list(zip(violations, fixes, strict=True)),
         **extra,
     }
 
@@ -210,10 +226,22 @@ def _page(request, pk: int, *, status: int = 200, **extra):
         "changed": any(op != "equal" for op, _ in diff),
         "side_by_side": request.GET.get("view") == "side",
     }
+    context["guard_findings"] = _guard_findings(request, escalation)
+    context["snooze_now"] = snoozing.current(escalation)
+    context["snooze_choices"] = snoozing.CHOICES
+    context["repair_count"] = sum(len(fixes) for _, fixes in context["guard_findings"])
     if escalation.stopped_by_brake and context["review"] is not None and "instructions" not in context:
         # The brake stopped the reviewer's revision: offer its fix plan as the instructions to send.
         context["instructions"] = "\n".join(context["review"].instructions or [])
     return render(request, "inbox/escalation.html", context, status=status)
+
+
+def _guard_findings(request, escalation: Escalation) -> list[tuple[dict, list[repairs.Offered]]]:
+    """The guard panel's findings, each with the fixes offered for it (to a lead, while it is pending)."""
+    findings = (escalation.guard or {}).get("violations") or []
+    if escalation.status != Escalation.Status.PENDING or not request.user.has_perm(DECIDE):
+        return [(finding, []) for finding in findings]
+    return list(zip(findings, repairs.offered(escalation, escalation.candidate, findings), strict=True))
 
 
 @require_perm(READ)  # everyone who can see the run reads how it was decided; only leads act on it
@@ -364,4 +392,29 @@ def request_changes(request, pk):
                      form_action="request_changes")
     # No flash message: it would stay above the page, saying "revising", after the revision is back.
     # The page's requested changes say it while it is true.
+    return redirect("escalation", pk)
+
+
+@require_perm(DECIDE)
+@require_POST
+def snooze(request, pk):
+    """"Not now": out of the inbox until the chosen time, undecided."""
+    get_object_or_404(Escalation, pk=pk)
+    try:
+        until = snoozing.until_for(request.POST.get("until", ""))
+        snoozing.snooze(pk, request.user, until)
+    except decisions.DecisionInvalid as invalid:
+        return _page(request, pk, status=422, snooze_error=str(invalid))
+    messages.success(request, f"Escalation #{pk} is snoozed: it is back in the inbox at "
+                              f"{timezone.localtime(until):%Y-%m-%d %H:%M %Z}.")
+    return redirect("inbox")
+
+
+@require_perm(DECIDE)
+@require_POST
+def wake(request, pk):
+    """"Back now": a snoozed escalation returns to the inbox before its time."""
+    get_object_or_404(Escalation, pk=pk)
+    if not snoozing.wake(pk, request.user):
+        messages.error(request, "This escalation is not snoozed.")
     return redirect("escalation", pk)

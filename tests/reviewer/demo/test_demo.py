@@ -180,7 +180,7 @@ def test_the_seed_declares_every_channel_and_component_once(db, tmp_path, monkey
             assert destinations.resolve(channel.destination).host == "127.0.0.1"
     assert destinations.resolve(kinds["webhook"].destination).secret == "a-demo-secret"  # signed
     notified = NotificationChannel.objects.all()
-    assert {c.group for c in notified} == {"leads", "second", "ops"}
+    assert {c.group for c in notified} == {"leads", "second", "ops", "admins"}
     assert all(destinations.resolve(c.destination).url == "http://127.0.0.1:18301/notifications" for c in notified)
     assert list(StatusComponent.objects.values_list("name", flat=True)) == ["Checkout", "Public API", "Wallet",
                                                                             "Sign-in"]

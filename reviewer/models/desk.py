@@ -12,6 +12,8 @@ import json
 
 from django.conf import settings
 from django.db import models
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.functional import cached_property
 
@@ -19,6 +21,11 @@ from agents.core.stops import explain, stopped_by_brake
 from agents.core.text import normalize
 from agents.models import IncidentVersion, Run, changes_text, fact_changes
 from reviewer.models.approvals import Approval
+
+# How a decided escalation ended, for the review analytics (EscalationQuerySet.with_outcome).
+REVIEW_OUTCOMES = ("as_is", "edited", "changes_requested", "rejected")
+# The decisions by which a person wrote the text to approve.
+PERSON_WROTE = ("edit_approve", "edit")
 
 
 class EscalationQuerySet(models.QuerySet):
@@ -60,6 +67,29 @@ class EscalationQuerySet(models.QuerySet):
         if viewer is not None:
             rows = rows.annotate(approved_by_viewer=models.Exists(current.filter(user=viewer)))
         return rows
+
+    # -- the review analytics (reviewer.desk.analytics, /metrics; docs/analytics.md)
+
+    def with_outcome(self):
+        """``review_outcome`` of each decided escalation, one of :data:`REVIEW_OUTCOMES`: ``rejected``; else
+        ``edited`` when a person wrote a version of the text (edit then approve, or an edit under a
+        quorum); else ``changes_requested`` when a lead asked the model for a revision; else ``as_is``."""
+        acted = Decision.objects.filter(escalation=models.OuterRef("pk"))
+        return self.annotate(review_outcome=models.Case(
+            models.When(status=Escalation.Status.REJECTED, then=models.Value("rejected")),
+            models.When(models.Exists(acted.filter(action__in=PERSON_WROTE)), then=models.Value("edited")),
+            models.When(models.Exists(acted.filter(action=Decision.Action.REQUEST_CHANGES)),
+                        then=models.Value("changes_requested")),
+            default=models.Value("as_is")))
+
+    def with_decision_time(self):
+        """``decision_time``: from the escalation's opening to its final decision (None while pending), and
+        ``severity``: the incident's severity as the run saw it ("" for a run on no incident)."""
+        return self.annotate(
+            decision_time=models.ExpressionWrapper(models.F("decided_at") - models.F("opened_at"),
+                                                   output_field=models.DurationField()),
+            severity=Coalesce(KeyTextTransform("severity", KeyTransform("incident", "run__context")), models.Value(""),
+                              output_field=models.CharField()))
 
     def with_latest_facts(self):
         newest = IncidentVersion.objects.filter(incident=models.OuterRef("run__incident")).order_by("-number")

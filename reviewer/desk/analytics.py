@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q, Window
+from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -30,6 +30,7 @@ DEFAULT_DAYS = 30
 VIEW_PERMISSIONS = ("reviewer.view_escalation", "reviewer.view_decision")
 # Who sees the figures of each person: those who may read every decision with its author anyway.
 PEOPLE_PERMISSION = "reviewer.view_decision"
+REFUSED = "Only support leads and policy admins can see the review analytics."
 PIPELINE_LABELS = dict(PIPELINE_CHOICES)
 PERCENTILES = {"median": 50, "p90": 90}
 FINAL = (Decision.Action.APPROVE, Decision.Action.EDIT_APPROVE, Decision.Action.REJECT)
@@ -171,14 +172,13 @@ def agreement(decided) -> dict:
     """Escalations that needed more than one approval (one query): ``agreed`` when no approval was set
     aside, neither by a later change of the text (an edit, a request for changes) nor by a rejection
     of the text it approved."""
-    set_aside = Approval.objects.filter(escalation=OuterRef("pk"), superseded_at__isnull=False)
-    standing = Approval.objects.filter(escalation=OuterRef("pk"), superseded_at__isnull=True)
-    rejected_over = Q(status=Escalation.Status.REJECTED) & Q(Exists(standing))
-    row = decided.filter(required_approvals__gt=1).aggregate(
-        decided=Count("pk"), changed_after_approval=Count("pk", filter=Q(Exists(set_aside))),
-        rejected_after_approval=Count("pk", filter=rejected_over),
-        agreed=Count("pk", filter=~Q(Exists(set_aside)) & ~rejected_over))
-    return {**row, "agreement_rate": row["agreed"] / row["decided"] if row["decided"] else None}
+    row = decided.filter(required_approvals__gt=1).with_agreement().aggregate(
+        n=Count("pk"), changed=Count("pk", filter=Q(changed_after_approval=True)),
+        rejected=Count("pk", filter=Q(rejected_after_approval=True)),
+        agreed=Count("pk", filter=Q(changed_after_approval=False, rejected_after_approval=False)))
+    return {"decided": row["n"], "agreed": row["agreed"], "changed_after_approval": row["changed"],
+            "rejected_after_approval": row["rejected"],
+            "agreement_rate": row["agreed"] / row["n"] if row["n"] else None}
 
 
 # -- reviewers -------------------------------------------------------------------------------------

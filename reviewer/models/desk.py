@@ -91,6 +91,17 @@ class EscalationQuerySet(models.QuerySet):
             severity=Coalesce(KeyTextTransform("severity", KeyTransform("incident", "run__context")), models.Value(""),
                               output_field=models.CharField()))
 
+    def with_agreement(self):
+        """Whether the approvers of each escalation agreed: ``changed_after_approval`` when an approval
+        was set aside by a later change of the text (an edit, a request for changes, a revision), and
+        ``rejected_after_approval`` when it was rejected while an approval stood on its text."""
+        given = Approval.objects.filter(escalation=models.OuterRef("pk"))
+        rejected = models.Q(status=Escalation.Status.REJECTED) & models.Q(
+            models.Exists(given.filter(superseded_at__isnull=True)))
+        return self.annotate(
+            changed_after_approval=models.Exists(given.filter(superseded_at__isnull=False)),
+            rejected_after_approval=models.ExpressionWrapper(rejected, output_field=models.BooleanField()))
+
     def with_latest_facts(self):
         newest = IncidentVersion.objects.filter(incident=models.OuterRef("run__incident")).order_by("-number")
         return self.annotate(latest_version_number=models.Subquery(newest.values("number")[:1]),

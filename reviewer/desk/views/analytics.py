@@ -7,14 +7,12 @@ from django.views.decorators.http import require_GET
 
 from reviewer.desk import analytics
 
-REFUSED = "Only support leads and policy admins can see the review analytics."
-
 
 @login_required
 @require_GET
 def review_analytics(request):
     if not analytics.may_see(request.user):
-        raise PermissionDenied(REFUSED)
+        raise PermissionDenied(analytics.REFUSED)
     try:
         days = int(request.GET.get("days", analytics.DEFAULT_DAYS))
     except ValueError:

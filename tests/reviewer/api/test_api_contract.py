@@ -25,8 +25,9 @@ EXAMPLES = int(os.environ.get("API_CONTRACT_EXAMPLES", "25"))
 def test_every_operation_answers_within_its_schema(live_server, demo_runs, users, mode):
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    # with publishing, an incident's updates, the texts ready to publish, the token, the datasets and the policy lab
-    assert len(operations) == 18
+    # with publishing, an incident's updates, the texts ready to publish, the token, the datasets, the policy lab
+    # and the review analytics
+    assert len(operations) == 19
 
     for operation in operations:
         # A token per operation (a superuser's: every operation is allowed), as revoking it is one of them.

@@ -34,12 +34,13 @@ def finish(escalation, actor, status, at, text=""):
     Escalation.objects.filter(pk=escalation.pk).update(status=status, decided_by=actor, decided_at=at, final_text=text)
 
 
-def write_history(leads, *, count: int = 90, seed: int = 3):
-    """``count`` escalations on two pipelines and three severities, opened up to 120 days ago (a third
-    within 6 days, a third within 28), each
-    decided by a story of decisions as the desk records them (some under a quorum, some pending)."""
+def write_history(leads, *, count: int = 90, seed: int = 3, now: datetime = NOW):
+    """``count`` escalations on two pipelines and three severities, opened up to 120 days before ``now``
+    (about a third within 6 days, a third within 28), each decided by a story of decisions as the desk
+    records them (some under a quorum, some left pending)."""
     rng = random.Random(seed)
-    incidents = [make_incident(f"inc_p1_{seed}", severity="P1"), make_incident(f"inc_p3_{seed}", severity="P3"), None]
+    incidents = [make_incident(f"inc_p1_{seed}", severity="P1"), make_incident(f"inc_p3_{seed}", severity="P3"),
+                 None]
     for i in range(count):
         story = STORIES[i % len(STORIES)]
         checks = rng.sample(CHECKS, rng.randint(0, 2))
@@ -48,8 +49,8 @@ def write_history(leads, *, count: int = 90, seed: int = 3):
                                      pipeline=rng.choice(["reflection", "self_critique"]),
                                      stop_reason=checks[0] if checks else "policy_escalation")
         Run.objects.filter(pk=escalation.run_id).update(guard={"violations": violations} if violations else None)
-        opened = NOW - timedelta(days=rng.uniform(0, rng.choice([6, 28, 120])))
-        decided = min(opened + timedelta(seconds=rng.randint(30, 3 * 86400)), NOW - timedelta(seconds=1))
+        opened = now - timedelta(days=rng.uniform(0, rng.choice([6, 28, 120])))
+        decided = min(opened + timedelta(seconds=rng.randint(30, 3 * 86400)), now - timedelta(seconds=1))
         decided = decided.replace(microsecond=0)
         Escalation.objects.filter(pk=escalation.pk).update(opened_at=opened)
         first, second, third = rng.sample(leads, 3)

@@ -1,18 +1,15 @@
 """Review analytics: how people decide escalations over a window of days (reviewer.desk.analytics)."""
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from reviewer.desk import analytics
+from reviewer.permissions import require_any_perm
 
 
-@login_required
+@require_any_perm(*analytics.VIEW_PERMISSIONS, message=analytics.REFUSED)
 @require_GET
 def review_analytics(request):
-    if not analytics.may_see(request.user):
-        raise PermissionDenied(analytics.REFUSED)
     try:
         days = int(request.GET.get("days", analytics.DEFAULT_DAYS))
     except ValueError:

@@ -199,16 +199,16 @@ class DatabaseCollector:
     def decision_times(self):
         """Time from an escalation's opening to its final decision, by pipeline and severity: one GROUP
         BY with a conditional count per bucket."""
-        within = {f"le_{i}": Count("id", filter=Q(decision_time__lte=timedelta(seconds=bound)))
+        within = {f"le_{i}": Count("id", filter=Q(decision_seconds__lte=bound))
                   for i, bound in enumerate(DECISION_SECONDS)}
         rows = (Escalation.objects.decided().with_decision_time().order_by().values("run__pipeline", "severity")
-                .annotate(n=Count("id"), total=Sum("decision_time"), **within))
+                .annotate(n=Count("id"), total=Sum("decision_seconds"), **within))
         family = HistogramMetricFamily(PREFIX + "time_to_decision_seconds", "From an escalation's opening to its "
                                        "final decision, by pipeline and the incident's severity (none: no incident).",
                                        labels=["pipeline", "severity"])
         for row in rows:
             family.add_metric([row["run__pipeline"], row["severity"] or "none"],
-                              cumulative(row, DECISION_SECONDS, row["n"]), row["total"].total_seconds())
+                              cumulative(row, DECISION_SECONDS, row["n"]), row["total"])
         yield family
 
     def quorum_agreement(self):

@@ -49,7 +49,8 @@ def write_history(leads, *, count: int = 90, seed: int = 3, now: datetime = NOW)
                                      pipeline=rng.choice(["reflection", "self_critique"]),
                                      stop_reason=checks[0] if checks else "policy_escalation")
         Run.objects.filter(pk=escalation.run_id).update(guard={"violations": violations} if violations else None)
-        opened = now - timedelta(days=rng.uniform(0, rng.choice([6, 28, 120])))
+        # Whole seconds: the analytics measure to the millisecond (docs/analytics.md).
+        opened = (now - timedelta(days=rng.uniform(0, rng.choice([6, 28, 120])))).replace(microsecond=0)
         decided = min(opened + timedelta(seconds=rng.randint(30, 3 * 86400)), now - timedelta(seconds=1))
         decided = decided.replace(microsecond=0)
         Escalation.objects.filter(pk=escalation.pk).update(opened_at=opened)

@@ -22,16 +22,22 @@ NO_ROLE = ("Your account has no role yet: ask an admin to add you to Support lea
 
 def require_perm(perm: str):
     """``@login_required`` plus a permission check that answers 403 with a sentence saying who may."""
+    return require_any_perm(perm, message=MESSAGES.get(perm, "Your role does not allow this."))
+
+
+def require_any_perm(*perms: str, message: str):
+    """``@login_required`` plus a check that the user has one of ``perms``; else 403 with ``message``
+    (and, for a user in no role, what is missing first)."""
 
     def decorator(view):
         @login_required
         @wraps(view)
         def wrapped(request, *args, **kwargs):
-            if not request.user.has_perm(perm):
-                message = MESSAGES.get(perm, "Your role does not allow this.")
+            if not any(request.user.has_perm(perm) for perm in perms):
+                refusal = message
                 if not request.user.groups.exists():
-                    message = f"{NO_ROLE} {message}"
-                raise PermissionDenied(message)
+                    refusal = f"{NO_ROLE} {message}"
+                raise PermissionDenied(refusal)
             return view(request, *args, **kwargs)
 
         return wrapped

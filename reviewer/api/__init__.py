@@ -18,7 +18,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
-from reviewer.api import datasets, escalations, incidents, policy_lab, publishing, runs, tokens
+from reviewer.api import analytics, datasets, escalations, incidents, policy_lab, publishing, runs, tokens
 from reviewer.api.common import ApiError, TokenAuth
 
 
@@ -38,6 +38,7 @@ api.add_router("", publishing.router)
 api.add_router("", tokens.router)
 api.add_router("", datasets.router)
 api.add_router("", policy_lab.router)
+api.add_router("", analytics.router)
 
 
 def _error(request, code: int, message: str, **fields):

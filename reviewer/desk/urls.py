@@ -1,9 +1,9 @@
 """The desk's pages: home, incidents, runs, publishing and deliveries, the inbox and its escalations,
-breaches."""
+breaches, the review analytics."""
 
 from django.urls import path
 
-from reviewer.desk.views import breaches, home, inbox, incidents, publishing, runs
+from reviewer.desk.views import analytics, breaches, home, inbox, incidents, publishing, runs
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -40,4 +40,5 @@ urlpatterns = [
     path("escalations/<int:pk>/wake/", inbox.wake, name="escalation_wake"),
     path("breaches/", breaches.breach_list, name="breaches"),
     path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
+    path("analytics/", analytics.review_analytics, name="analytics"),
 ]

@@ -23,6 +23,7 @@ from reviewer.models.desk import Escalation as Escalation
 from reviewer.models.desk import Decision as Decision
 from reviewer.models.desk import ChangeRequest as ChangeRequest
 from reviewer.models.desk import Snooze as Snooze
+from reviewer.models.desk import REVIEW_OUTCOMES as REVIEW_OUTCOMES
 from reviewer.models.approvals import ApprovalRule as ApprovalRule
 from reviewer.models.approvals import Approval as Approval
 from reviewer.models.api import ApiToken as ApiToken

@@ -35,6 +35,8 @@ PREFIX = "gated_review_"
 # Histogram bounds in seconds: a whole run (several model calls), and one model call.
 RUN_SECONDS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 CALL_SECONDS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# From an escalation's opening to its final decision: a minute to a week.
+DECISION_SECONDS = (60, 300, 900, 1800, 3600, 4 * 3600, 8 * 3600, 86400, 3 * 86400, 7 * 86400)
 # Stop reasons that name the guard's check which stopped the run (agents/core/guard/patch.py).
 GUARD_PREFIXES = ("patch_violation:", "invalid_answer:")
 CIRCUIT_OPEN = "llm_circuit_open"
@@ -66,7 +68,7 @@ def age_seconds(oldest, now) -> float:
 
 
 class DatabaseCollector:
-    """The figures of every process, aggregated from the rows they recorded (one scrape: 9 queries)."""
+    """The figures of every process, aggregated from the rows they recorded (one scrape: 12 queries)."""
 
     def collect(self):
         now = timezone.now()
@@ -76,6 +78,9 @@ class DatabaseCollector:
         yield from self.circuit_breakers(now)
         yield from self.escalations(now)
         yield from self.decisions()
+        yield from self.review_outcomes()
+        yield from self.decision_times()
+        yield from self.quorum_agreement()
         yield from self.deliveries()
         yield from self.notifications()
 
@@ -176,6 +181,46 @@ class DatabaseCollector:
         counts = dict(Decision.objects.order_by().values_list("action").annotate(n=Count("id")))
         for action in Decision.Action.values:
             family.add_metric([action], counts.get(action, 0))
+        yield family
+
+    # -- the review analytics (docs/analytics.md): never a figure per person, whoever reads the monitoring
+
+    def review_outcomes(self):
+        """How decided escalations ended, by pipeline: one GROUP BY."""
+        rows = (Escalation.objects.decided().with_outcome().order_by().values("run__pipeline", "review_outcome")
+                .annotate(n=Count("id")))
+        family = CounterMetricFamily(PREFIX + "escalation_outcomes", "Decided escalations, by pipeline and how "
+                                     "they ended (as_is, edited, changes_requested, rejected).",
+                                     labels=["pipeline", "outcome"])
+        for row in rows:
+            family.add_metric([row["run__pipeline"], row["review_outcome"]], row["n"])
+        yield family
+
+    def decision_times(self):
+        """Time from an escalation's opening to its final decision, by pipeline and severity: one GROUP
+        BY with a conditional count per bucket."""
+        within = {f"le_{i}": Count("id", filter=Q(decision_seconds__lte=bound))
+                  for i, bound in enumerate(DECISION_SECONDS)}
+        rows = (Escalation.objects.decided().with_decision_time().order_by().values("run__pipeline", "severity")
+                .annotate(n=Count("id"), total=Sum("decision_seconds"), **within))
+        family = HistogramMetricFamily(PREFIX + "time_to_decision_seconds", "From an escalation's opening to its "
+                                       "final decision, by pipeline and the incident's severity (none: no incident).",
+                                       labels=["pipeline", "severity"])
+        for row in rows:
+            family.add_metric([row["run__pipeline"], row["severity"] or "none"],
+                              cumulative(row, DECISION_SECONDS, row["n"]), row["total"])
+        yield family
+
+    def quorum_agreement(self):
+        """Decided escalations that needed more than one approval, by whether the approvers agreed: one query."""
+        agreed = Q(changed_after_approval=False, rejected_after_approval=False)
+        row = Escalation.objects.decided().filter(required_approvals__gt=1).with_agreement().aggregate(
+            yes=Count("id", filter=agreed), no=Count("id", filter=~agreed))
+        family = CounterMetricFamily(PREFIX + "quorum_escalations", "Decided escalations that needed more than one "
+                                     "approval: agreed (no approval set aside by a later change of the text or a "
+                                     "rejection) or disagreed.", labels=["approvers"])
+        family.add_metric(["agreed"], row["yes"])
+        family.add_metric(["disagreed"], row["no"])
         yield family
 
     def deliveries(self):

@@ -362,3 +362,27 @@ def deadline_label(escalation) -> SafeString:
         text = f"overdue by {_minutes(left)}" if state == "overdue" else f"due in {_minutes(left)}"
     return format_html('<span class="deadline deadline-{}" title="Deadline {}">{}</span>', state,
                        local_time(escalation.deadline_at), text)
+
+
+@register.filter
+def duration(seconds) -> str:
+    """A span of seconds as a person reads it: "45 s", "12 min", "2 h 5 min", "3 d 4 h"; "—" for None."""
+    if seconds is None:
+        return "—"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+@register.filter
+def share(fraction) -> str:
+    """A fraction as a whole percentage ("63%"); "—" for None."""
+    return "—" if fraction is None else f"{fraction * 100:.0f}%"

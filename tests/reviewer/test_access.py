@@ -86,6 +86,8 @@ def test_no_page_answers_500_to_any_role(login, url_args, role):
     ("policy_admin", "incidents", True),
     ("outsider", "incident", False), ("lead", "incident", True), ("ops", "incident", True),
     ("policy_admin", "incident", True), ("policy_admin", "run", True),
+    ("outsider", "analytics", False), ("ops", "analytics", False), ("lead", "analytics", True),
+    ("policy_admin", "analytics", True),
 ])
 def test_pages_follow_the_roles(client, login, url_args, policy_admin, role, name, allowed):
     params = [p for n, p in product_urls() if n == name][0]

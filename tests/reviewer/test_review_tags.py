@@ -4,7 +4,7 @@ import pytest
 from django.template import Context, Template
 
 from agents.core.audit import word_diff
-from reviewer.templatetags.review import step_status
+from reviewer.templatetags.review import duration, share, step_status
 
 OPS = word_diff("We see <b>errors</b>. Update soon.", "We see some <b>errors</b>. Update at 5 & soon.")
 
@@ -124,3 +124,14 @@ def test_a_finding_quotes_what_was_found_only_when_its_message_does_not(found, s
 
     assert (f'<q class="found">{found}</q>' in html) is shown
     assert "finding-sentence" not in html and "found by" not in html
+
+
+@pytest.mark.parametrize("seconds, shown", [(None, "—"), (0, "0 s"), (59.6, "1 min"), (754, "12 min"),
+                                            (3600, "1 h"), (7500, "2 h 5 min"), (86400, "1 d"),
+                                            (3 * 86400 + 4 * 3600 + 59, "3 d 4 h")])
+def test_a_duration_reads_in_the_largest_units_that_matter(seconds, shown):
+    assert duration(seconds) == shown
+
+
+def test_a_share_is_a_whole_percentage():
+    assert (share(None), share(0), share(0.634), share(1)) == ("—", "0%", "63%", "100%")

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents.core.stops import opens_escalation
 from agents.models import Run, since
-from reviewer.desk import live
+from reviewer.desk import analytics, live
 from reviewer.desk.forms import IN_FLIGHT
 from reviewer.ledger.chain import last_verification, verify_and_record
 from reviewer.models import Escalation
@@ -34,6 +34,7 @@ def home(request):
         "ledger": last_verification() if request.user.is_staff else None,
         "show_ledger": request.user.is_staff,
         "may_verify_ledger": may_verify_ledger(request.user),
+        "may_see_analytics": analytics.may_see(request.user),
     }
     if live.polled(request, "dashboard-counts"):
         return live.fragment(request, "home.html#dashboard-counts", context)

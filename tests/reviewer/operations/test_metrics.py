@@ -4,14 +4,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from agents.models import ModelCall, Run
 from reviewer.models import (
+    Approval,
     DeadlineBreach,
     Decision,
     Delivery,
     DeliveryChannel,
+    Escalation,
     NotificationChannel,
     PublishedUpdate,
 )
@@ -179,6 +182,65 @@ def test_notifications_are_counted_by_event_and_state_failures_included(client, 
     assert value(found, "gated_review_notifications", event="breach", status="failed") == 1
 
 
+# -- the review analytics (docs/analytics.md) ------------------------------------------------------------
+
+
+def decided(escalation, actor, *actions, status="approved", waited_minutes=10):
+    """The escalation decided ``waited_minutes`` after it opened, by ``actions`` in order."""
+    for action in actions:
+        Decision.objects.create(escalation=escalation, actor=actor, action=action)
+    Escalation.objects.filter(pk=escalation.pk).update(
+        status=status, decided_by=actor, decided_at=escalation.opened_at + timedelta(minutes=waited_minutes))
+
+
+def test_decided_escalations_are_counted_by_pipeline_and_how_they_ended(client, db, users):
+    decided(make_escalation(), users.lead, "approve")
+    decided(make_escalation(), users.lead, "edit_approve")
+    decided(make_escalation(), users.lead, "request_changes", "approve")
+    decided(make_escalation(pipeline="self_critique"), users.lead, "reject", status="rejected")
+    make_escalation()  # pending: not counted
+    found = {labels: v for (name, labels), v in samples(client).items()
+             if name == "gated_review_escalation_outcomes_total"}
+    assert found == {(("outcome", "as_is"), ("pipeline", "reflection")): 1,
+                     (("outcome", "edited"), ("pipeline", "reflection")): 1,
+                     (("outcome", "changes_requested"), ("pipeline", "reflection")): 1,
+                     (("outcome", "rejected"), ("pipeline", "self_critique")): 1}
+
+
+def test_time_to_decision_is_a_histogram_by_pipeline_and_severity(client, db, users):
+    p1 = make_incident(severity="P1")
+    for minutes in (3, 20, 90):
+        decided(make_escalation(incident=p1), users.lead, "approve", waited_minutes=minutes)
+    decided(make_escalation(), users.lead2, "approve", waited_minutes=2 * 24 * 60)
+    found = samples(client)
+    name = "gated_review_time_to_decision_seconds"
+    assert value(found, name + "_bucket", pipeline="reflection", severity="P1", le="300.0") == 1
+    assert value(found, name + "_bucket", pipeline="reflection", severity="P1", le="1800.0") == 2
+    assert value(found, name + "_bucket", pipeline="reflection", severity="P1", le="14400.0") == 3
+    assert value(found, name + "_count", pipeline="reflection", severity="P1") == 3
+    assert value(found, name + "_sum", pipeline="reflection", severity="P1") == pytest.approx(113 * 60)
+    assert value(found, name + "_bucket", pipeline="reflection", severity="none", le="86400.0") == 0
+    assert value(found, name + "_bucket", pipeline="reflection", severity="none", le="259200.0") == 1
+
+
+def test_quorum_escalations_are_counted_by_whether_the_approvers_agreed(client, db, users):
+    agreed, edited = make_escalation(required_approvals=2), make_escalation(required_approvals=2)
+    for escalation in (agreed, edited):
+        Approval.objects.create(escalation=escalation, user=users.lead, text_version=1, text_hash="h",
+                                superseded_at=timezone.now() if escalation is edited else None)
+        decided(escalation, users.lead2, "approve")
+    decided(make_escalation(), users.lead, "approve")  # one approval asked: no quorum
+    found = samples(client)
+    assert value(found, "gated_review_quorum_escalations_total", approvers="agreed") == 1
+    assert value(found, "gated_review_quorum_escalations_total", approvers="disagreed") == 1
+
+
+def test_no_series_names_a_person(client, db, users):
+    decided(make_escalation(), users.lead, "approve")
+    labels = {value for (_, pairs), _ in samples(client).items() for _, value in pairs}
+    assert not labels & {"lead", "lead2", "Lena", "Lars"}
+
+
 def grow(n: int, users):
     """n runs of each kind with their calls, escalations, decisions and deliveries."""
     incident = make_incident(f"inc_m_{Run.objects.count()}")
@@ -189,8 +251,9 @@ def grow(n: int, users):
         ModelCall.objects.create(run=run, stage="draft", model="m", latency_ms=5)
         make_run("routing", status="stopped", stop_reason=f"patch_violation:check_{i}")
         make_run("routing")
-        escalation = make_escalation(age_minutes=i)
+        escalation = make_escalation(age_minutes=i, required_approvals=1 + i % 2)
         Decision.objects.create(escalation=escalation, actor=users.lead, action="approve")
+        Escalation.objects.filter(pk=escalation.pk).update(status="approved", decided_at=timezone.now())
         update = PublishedUpdate.objects.create(incident=incident, version=start + i + 1, text="An update.",
                                                 text_hash="0" * 12, published_by=users.ops)
         Delivery.objects.create(update=update, channel=channel, status="delivered")
@@ -199,7 +262,7 @@ def grow(n: int, users):
 def test_a_scrape_takes_the_same_number_of_queries_however_many_rows_there_are(
         client, users, django_assert_num_queries):
     grow(2, users)
-    with django_assert_num_queries(9) as few:
+    with django_assert_num_queries(12) as few:
         samples(client)
     grow(20, users)
     with django_assert_num_queries(len(few)):

@@ -15,7 +15,7 @@ import os
 import socket
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
 
 from celery import shared_task
@@ -98,8 +98,11 @@ def start_run(
         if existing:
             return existing, False
     snapshot = active_policy_snapshot(pipeline)
+    # One statement needs no transaction of its own: only an incident's version (written with the run) or
+    # a key that may race (an IntegrityError to recover from, inside a caller's transaction too) does.
+    together = transaction.atomic() if incident is not None or idempotency_key else nullcontext()
     try:
-        with transaction.atomic():
+        with together:
             version = incident.record_version(user) if incident is not None else None
             run = Run.objects.create(
                 pipeline=pipeline, goal=goal, incident=incident, incident_version=version,

@@ -197,6 +197,21 @@ def active_policy_snapshot(pipeline: str) -> dict[str, Any]:
     return snapshot
 
 
+_stored_policies: dict[str, tuple[str, dict[str, Any], Policy]] = {}  # pipeline -> the last one a run stored
+
+
+def stored_policy(pipeline: str, text: str) -> tuple[Policy, dict[str, Any]]:
+    """The policy a run stored (its column's JSON text as read), built, and as JSON data. The last one of
+    each pipeline is kept in this process by its text: the runs of a worker mostly store the same
+    snapshot, which is then neither decoded nor built again. Both are shared: read them, never change them
+    (the policy is frozen)."""
+    kept = _stored_policies.get(pipeline)
+    if kept is None or kept[0] != text:
+        data = json.loads(text)
+        kept = _stored_policies[pipeline] = (text, data, POLICY_CLASSES[pipeline].from_dict(data))
+    return kept[2], kept[1]
+
+
 def policy_snapshot(policy: Policy) -> dict[str, Any]:
     """What a run stores: ``policy.to_dict()`` as JSON data; ``type(policy).from_dict`` rebuilds it."""
     return json.loads(json.dumps(policy.to_dict()))

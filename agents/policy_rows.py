@@ -178,22 +178,25 @@ def _allowlist(row: PipelinePolicy, name: str) -> frozenset[str]:
     return frozenset()
 
 
-_active_snapshots: dict[str, tuple[int, str]] = {}  # pipeline -> (policy stamp, snapshot as JSON)
+_active_snapshots: dict[str, tuple[int, dict[str, Any]]] = {}  # pipeline -> (policy stamp, snapshot)
 
 
 def active_policy_snapshot(pipeline: str) -> dict[str, Any]:
-    """``load_policy(pipeline).to_dict()``, the snapshot a new run stores, kept in this process by the
-    policy stamp (``agents/policy_stamp.py``: one row the database rewrites on any change to any table a
-    policy is built from): while nothing of the policy changed, a run starts with one plain read.
-    Kept only when the stamp is the same after building it as before, so a change made meanwhile is
-    never kept under the old stamp; without a stamp nothing is kept."""
+    """``load_policy(pipeline).to_dict()`` as JSON data, the snapshot a new run stores, kept in this
+    process by the policy stamp (``agents/policy_stamp.py``: one row the database rewrites on any change
+    to any table a policy is built from): while nothing of the policy changed, a run starts with one
+    plain read. Kept only when the stamp is the same after building it as before, so a change made
+    meanwhile is never kept under the old stamp; without a stamp nothing is kept.
+
+    The kept snapshot is shared by every run this process starts (a copy would make ~3,000 objects a
+    run for the garbage collector): read it, never change it."""
     stamp = read_stamp()
     kept = _active_snapshots.get(pipeline)
     if stamp is not None and kept is not None and kept[0] == stamp:
-        return json.loads(kept[1])
-    snapshot = load_policy(pipeline).to_dict()
+        return kept[1]
+    snapshot = policy_snapshot(load_policy(pipeline))
     if stamp is not None and read_stamp() == stamp:
-        _active_snapshots[pipeline] = (stamp, json.dumps(snapshot))
+        _active_snapshots[pipeline] = (stamp, snapshot)
     return snapshot
 
 

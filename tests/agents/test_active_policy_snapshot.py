@@ -66,7 +66,7 @@ def test_the_kept_snapshot_is_the_built_one_and_is_not_built_again(pipeline):
         again = active_policy_snapshot(pipeline)
     assert json.dumps(again, sort_keys=True) == json.dumps(first, sort_keys=True) == json.dumps(
         load_policy(pipeline).to_dict(), sort_keys=True)
-    assert again is not first
+    assert again is first  # kept, not built again
     # One plain read of the stamp: none of the ORM's queries with their joins and orders.
     [query] = queries.captured_queries
     assert tables_read(queries) == {"agents_policystamp"}, query

@@ -7,13 +7,12 @@ be read allows nothing, never everything.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from typing import Any
 
 from django.apps import apps as django_apps
-from django.db import connection, models
+from django.db import models
 
 from agents.core.llm.endpoints import DEFAULT_ENDPOINT
 from agents.core.policy import (
@@ -41,9 +40,9 @@ from agents.models import (
     RegionToken,
     RestrictedClaim,
     RouteTarget,
-    StagePrompt,
     policy_fields,
 )
+from agents.policy_stamp import read_stamp
 
 log = logging.getLogger(__name__)
 
@@ -179,40 +178,41 @@ def _allowlist(row: PipelinePolicy, name: str) -> frozenset[str]:
     return frozenset()
 
 
-# The tables load_policy reads, by the field of the pipeline's policy that needs them (None: every pipeline).
-POLICY_SOURCES = ((None, (PipelinePolicy, StagePrompt)), ("issue_types", (IssueType,)),
-                 ("guard", (RestrictedClaim, RegionToken, GroundingTerm)), ("routes", (RouteTarget,)))
-_active_snapshots: dict[str, tuple[bytes, str]] = {}  # pipeline -> (policy version, snapshot as JSON)
-
-
-def policy_version(pipeline: str) -> bytes:
-    """The version of ``pipeline``'s active policy: a digest of every row of every table
-    :func:`load_policy` reads for it, read as stored (one plain query a table, none of the ORM's work).
-    Any change to any of those rows, by any process and any means (admin, the policy lab, a shell, an
-    UPDATE), gives another version."""
-    used = policy_fields(pipeline)
-    digest = hashlib.blake2b(digest_size=16)
-    with connection.cursor() as cursor:
-        for field, tables in POLICY_SOURCES:
-            for model in tables if field is None or field in used else ():
-                cursor.execute(f"SELECT * FROM {connection.ops.quote_name(model._meta.db_table)} ORDER BY 1")
-                digest.update(repr(cursor.fetchall()).encode())
-    return digest.digest()
+_active_snapshots: dict[str, tuple[int, dict[str, Any]]] = {}  # pipeline -> (policy stamp, snapshot)
 
 
 def active_policy_snapshot(pipeline: str) -> dict[str, Any]:
-    """``load_policy(pipeline).to_dict()``, the snapshot a new run stores, kept in this process by the
-    policy's version (:func:`policy_version`): while nothing of the policy changed, a run starts without
-    building it again. Kept only when the version is the same after building it as before, so a change
-    made meanwhile is never kept under the old version."""
-    version = policy_version(pipeline)
+    """``load_policy(pipeline).to_dict()`` as JSON data, the snapshot a new run stores, kept in this
+    process by the policy stamp (``agents/policy_stamp.py``: one row the database rewrites on any change
+    to any table a policy is built from): while nothing of the policy changed, a run starts with one
+    plain read. Kept only when the stamp is the same after building it as before, so a change made
+    meanwhile is never kept under the old stamp; without a stamp nothing is kept.
+
+    The kept snapshot is shared by every run this process starts (a copy would make ~3,000 objects a
+    run for the garbage collector): read it, never change it."""
+    stamp = read_stamp()
     kept = _active_snapshots.get(pipeline)
-    if kept is not None and kept[0] == version:
-        return json.loads(kept[1])
-    snapshot = load_policy(pipeline).to_dict()
-    if policy_version(pipeline) == version:
-        _active_snapshots[pipeline] = (version, json.dumps(snapshot))
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        return kept[1]
+    snapshot = policy_snapshot(load_policy(pipeline))
+    if stamp is not None and read_stamp() == stamp:
+        _active_snapshots[pipeline] = (stamp, snapshot)
     return snapshot
+
+
+_stored_policies: dict[str, tuple[str, dict[str, Any], Policy]] = {}  # pipeline -> the last one a run stored
+
+
+def stored_policy(pipeline: str, text: str) -> tuple[Policy, dict[str, Any]]:
+    """The policy a run stored (its column's JSON text as read), built, and as JSON data. The last one of
+    each pipeline is kept in this process by its text: the runs of a worker mostly store the same
+    snapshot, which is then neither decoded nor built again. Both are shared: read them, never change them
+    (the policy is frozen)."""
+    kept = _stored_policies.get(pipeline)
+    if kept is None or kept[0] != text:
+        data = json.loads(text)
+        kept = _stored_policies[pipeline] = (text, data, POLICY_CLASSES[pipeline].from_dict(data))
+    return kept[2], kept[1]
 
 
 def policy_snapshot(policy: Policy) -> dict[str, Any]:

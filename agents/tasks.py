@@ -15,13 +15,13 @@ import os
 import socket
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, transaction
-from django.db.models import F, Q
+from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from opentelemetry.trace import Span
 
@@ -30,10 +30,10 @@ from agents.core.llm.base import LLM
 from agents.core.llm.client import client_from_env, effective_policy, judge_from_env
 from agents.core.llm.endpoints import key_variables
 from agents.core.pipelines import RunResult, run_pipeline
-from agents.core.policy import POLICY_CLASSES, Policy
+from agents.core.policy import Policy
 from agents.models import Incident, Run, TraceStep
 from agents.observer import DatabaseObserver, fit, record_result, release_connection
-from agents.policy_rows import active_policy_snapshot
+from agents.policy_rows import active_policy_snapshot, stored_policy
 from agents.slots import DatabaseSlots, limits_per_run
 from agents.store import database_workers
 
@@ -98,8 +98,11 @@ def start_run(
         if existing:
             return existing, False
     snapshot = active_policy_snapshot(pipeline)
+    # One statement needs no transaction of its own: only an incident's version (written with the run) or
+    # a key that may race (an IntegrityError to recover from, inside a caller's transaction too) does.
+    together = transaction.atomic() if incident is not None or idempotency_key else nullcontext()
     try:
-        with transaction.atomic():
+        with together:
             version = incident.record_version(user) if incident is not None else None
             run = Run.objects.create(
                 pipeline=pipeline, goal=goal, incident=incident, incident_version=version,
@@ -146,23 +149,43 @@ def take_run(run_pk: int) -> int | None:
 
 
 def take(run_pk: int) -> Run | None:
-    """Take the run for this worker; returns the taken row (read once), or None when another has it.
+    """Take the run for this worker; returns the taken row, or None when another has it.
 
     A queued run is taken once. A running run is taken over only when its heartbeat is stale (its
     worker died and the broker delivered the task again); its partial trace is cleared first.
+    One statement either way: the conditional UPDATE returns the row (its policy snapshot as stored,
+    read through :func:`agents.policy_rows.stored_policy`).
     """
     now = timezone.now()
     me = f"{socket.gethostname()}:{threading.get_ident()}"
-    fields = {"status": Run.Status.RUNNING, "started_at": now, "heartbeat_at": now, "worker": me,
-              "deliveries": F("deliveries") + 1}
-    if not Run.objects.filter(pk=run_pk, status=Run.Status.QUEUED).update(**fields):
+    run = _take_if(run_pk, Run.Status.QUEUED, now, me)
+    if run is None:
         stale = now - timedelta(seconds=settings.RUN_STALE_SECONDS)
         with transaction.atomic():
-            if not Run.objects.filter(pk=run_pk, status=Run.Status.RUNNING, heartbeat_at__lt=stale).update(**fields):
+            run = _take_if(run_pk, Run.Status.RUNNING, now, me, heartbeat_before=stale)
+            if run is None:
                 return None
             TraceStep.objects.filter(run_id=run_pk).delete()
         log.warning("run %s taken over after its worker went silent", run_pk)
-    return Run.objects.get(pk=run_pk)
+    run.policy = stored_policy(run.pipeline, run.stored_policy)[1]
+    return run
+
+
+def _take_if(run_pk: int, status: str, now: datetime, me: str, heartbeat_before: datetime | None = None) -> Run | None:
+    """``UPDATE … WHERE`` the run is in ``status`` (and its heartbeat older than ``heartbeat_before``)
+    ``RETURNING`` the row: the run as taken, or None. The policy column comes back as its stored text,
+    ``stored_policy``, not decoded."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in Run._meta.concrete_fields if f.name != "policy")
+    condition, params = f"{quote('id')} = %s AND {quote('status')} = %s", [run_pk, status]
+    if heartbeat_before is not None:
+        condition += f" AND {quote('heartbeat_at')} < %s"
+        params.append(heartbeat_before)
+    sql = (f"UPDATE {quote(Run._meta.db_table)} SET {quote('status')} = %s, {quote('started_at')} = %s, "
+           f"{quote('heartbeat_at')} = %s, {quote('worker')} = %s, {quote('deliveries')} = {quote('deliveries')} + 1 "
+           f"WHERE {condition} RETURNING {columns}, {quote('policy')} AS stored_policy")
+    taken = list(Run.objects.raw(sql, [Run.Status.RUNNING, now, now, me, *params]))
+    return taken[0] if taken else None
 
 
 class Heartbeat:
@@ -242,7 +265,7 @@ def _execute(run: Run, llm: LLM | None, span: Span) -> RunResult:
     """Run the taken ``run`` and record its result; with tracing on, its steps and calls are spans
     under ``span``."""
     run_pk, delivery = run.pk, run.deliveries
-    policy = POLICY_CLASSES[run.pipeline].from_dict(run.policy)
+    policy, _ = stored_policy(run.pipeline, run.stored_policy)  # as take() read it
     try:
         # The model settings the run executes under (its row's, the environment winning), computed
         # once: the prompts and the client both read them, and the run records them.

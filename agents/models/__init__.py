@@ -23,6 +23,7 @@ from agents.models.policies import GroundingTerm as GroundingTerm
 from agents.models.policies import IssueType as IssueType
 from agents.models.policies import PipelinePolicy as PipelinePolicy
 from agents.models.policies import PolicyChange as PolicyChange
+from agents.models.policies import PolicyStamp as PolicyStamp
 from agents.models.policies import RegionToken as RegionToken
 from agents.models.policies import RestrictedClaim as RestrictedClaim
 from agents.models.policies import RouteTarget as RouteTarget

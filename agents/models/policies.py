@@ -704,3 +704,14 @@ class PolicyChange(models.Model):
     def changed_fields(self) -> list[str]:
         before, after = self.before or {}, self.after or {}
         return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k) and k != "id")
+
+
+class PolicyStamp(models.Model):
+    """One row whose stamp the database rewrites, with a trigger on every table a policy is built from,
+    whenever any of their rows changes, by whatever means: the version a worker keeps a policy's snapshot
+    by (``agents/policy_stamp.py``). Written by no Python code but that module."""
+
+    stamp = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"policy stamp {self.stamp}"

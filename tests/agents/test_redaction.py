@@ -206,6 +206,22 @@ def test_a_text_or_key_with_a_lone_surrogate_is_redacted_all_the_same():
     assert redact("x SK-KEY-ABCDEF y", ["sk-key-\udcff-abcdef"]) == "x [redacted] y"  # a byte no text can hold
 
 
+def test_a_key_deep_in_a_record_is_redacted_and_a_record_without_one_is_kept_as_it_is():
+    from agents.core.llm.base import CallRecord
+
+    def record(raw):
+        return CallRecord(stage="draft", attempt=1, try_number=1, model="m", latency_ms=1.0, outcome="ok", raw=raw,
+                          messages=({"role": "user", "content": "Update"},))
+
+    clean = {"steps": [{"output": "all good", "n": 3}], "call": record("fine"), ("a", "b"): None}
+    assert redact(clean, [KEY]) is clean  # nothing to redact: no copy
+    leaky = {"steps": [{"output": "all good", KEY.upper(): 3}], "call": record(f"the key is {KEY}")}
+    stored = redact(leaky, [KEY])
+    assert stored["steps"] == [{"output": "all good", "[redacted]": 3}]
+    assert stored["call"].raw == "the key is [redacted]" and stored["call"].messages == leaky["call"].messages
+    assert leaky["call"].raw == f"the key is {KEY}"  # the copy is redacted, not what was given
+
+
 SEPARATORS = st.sampled_from([" ", "-", "_", ".", "\n", "\r\n", "\t", "\u200b", "\u00a0", " - "])
 
 

@@ -122,6 +122,19 @@ def test_an_admin_policy_change_reaches_the_next_run_and_not_the_stored_one(clie
     assert Run.objects.get(pk=after.pk).stop_reason == "review_decision_denied_execution:revise"
 
 
+def test_each_run_executes_the_snapshot_it_stored_whatever_the_worker_ran_before(demo_data):
+    """A worker keeps the last snapshot it built by its stored text: a run whose stored snapshot differs
+    (here changed in its row after it was queued) is built from its own."""
+    runs = [start_run(pipeline="reflection", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)[0]
+            for _ in range(3)]
+    braked = {**runs[1].policy, "auto_revision": False}
+    Run.objects.filter(pk=runs[1].pk).update(policy=braked)
+    for run in runs:
+        run_now(run.pk)
+    assert [Run.objects.get(pk=run.pk).stop_reason for run in runs] == [
+        "success", "review_decision_denied_execution:revise", "success"]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_run_pipeline_with_incident_stores_the_run(demo_data):
     from tests.factories import database_url
@@ -327,7 +340,8 @@ def test_a_run_updates_its_row_when_taken_at_calls_and_at_its_result_and_reads_i
         demo_data, django_assert_max_num_queries):
     """The observer writes a step or a call as one INSERT (no UPDATE of the run after each
     step); the run row is updated only when a model call starts (the stage the in-flight line names),
-    and record_result writes without reading the run, its review or its audit first."""
+    it is read once, by the UPDATE that takes it, and record_result writes without reading the run, its
+    review or its audit first."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -344,7 +358,9 @@ def test_a_run_updates_its_row_when_taken_at_calls_and_at_its_result_and_reads_i
     # The model label and endpoint go with the first call's UPDATE, not in one of their own.
     assert ['"model_label" = ' in s and '"endpoint" = ' in s for s in call_starts] == [True] + [False] * (
         len(call_starts) - 1)
-    assert len(run_reads) == 1, run_reads  # the row as taken
+    # The row as taken comes back from the taking UPDATE (RETURNING): no SELECT of it.
+    assert not run_reads, run_reads
+    assert [" RETURNING " in s for s in run_updates if '"status" = ' in s.split(" WHERE ")[0]] == [True, False]
     assert not [s for s in statements if s.startswith("SELECT") and ("agents_review" in s or "agents_auditdiff" in s)]
     run.refresh_from_db()
     assert (run.model_calls, run.phase) == (result.usage["model_calls"], result.phase or "")

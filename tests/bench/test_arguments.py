@@ -4,6 +4,7 @@ The benchmarks are run by hand (see README "Performance"); these tests only hold
 ``bench/overhead.py --slow-runs 0`` used to divide by zero after the fast pass.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,6 +127,12 @@ def test_worker_path_with_one_run_a_side_prints_a_table_per_pipeline():
         assert f"### {pipeline} (" in done.stdout
     assert "outcomes: reference success, 3 calls; product success, 3 calls" in done.stdout
     assert "load average at start" in done.stdout and "machine:" in done.stdout
+    # The summary: each pipeline's ratio against its target, and its statements a run within their limit.
+    summary = done.stdout.split("### The worker path against the reference (")[1]
+    assert "median of 1 rounds, load average " in summary
+    for pipeline, limit in (("reflection", 31), ("self_critique", 31), ("routing", 22)):
+        line = rf"\| {pipeline} +\| \d\.\d\d +\| (met|MISSED) +\| \d\.\d\d +\| \d+ +\| {limit}: met "
+        assert re.search(line, summary), summary
 
 
 def test_worker_path_without_the_reference_pipelines_says_so_and_exits_2(tmp_path):

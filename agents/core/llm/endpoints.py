@@ -317,7 +317,25 @@ def redact(value: Any, keys: Iterable[str] | None = None) -> Any:
     model passes through here."""
     keys = configured_keys() if keys is None else sorted((k for k in keys if len(k) >= MIN_KEY_CHARS),
                                                          key=len, reverse=True)
-    return _redact(value, _keys_pattern(tuple(keys))) if keys else value
+    if not keys:
+        return value
+    pattern = _keys_pattern(tuple(keys))
+    # Most values hold no key: looking costs no copy (a run redacts every step, call and result).
+    return _redact(value, pattern) if _holds_key(value, pattern) else value
+
+
+def _holds_key(value: Any, pattern) -> bool:
+    """Whether :func:`_redact` would change anything in ``value`` (a string with a lone surrogate is
+    always redacted part by part)."""
+    if isinstance(value, str):
+        return bool(_SURROGATE.search(value) or pattern.search(value))
+    if isinstance(value, dict):
+        return any(_holds_key(k, pattern) or _holds_key(v, pattern) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_key(item, pattern) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return any(_holds_key(getattr(value, f.name), pattern) for f in fields(value) if f.init)
+    return False
 
 
 def _redact(value: Any, pattern) -> Any:

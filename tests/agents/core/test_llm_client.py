@@ -9,6 +9,7 @@ import logging
 import time
 from datetime import UTC, datetime
 
+import openai
 import pytest
 import time_machine
 
@@ -125,6 +126,31 @@ def test_json_mode_asks_for_a_json_object_and_returns_the_content(make_chat, fak
     [sent] = fake_openai.requests
     assert sent["response_format"] == {"type": "json_object"}
     assert "tools" not in sent and "tool_choice" not in sent
+
+
+@pytest.mark.parametrize("mode", ["tools", "json"])
+def test_the_request_is_the_one_the_sdks_create_sends(mode, make_chat, fake_openai):
+    """The client posts its params as they are, without ``chat.completions.create``'s walk over them:
+    the SDK's own ``create`` with the same params sends the same body (its keys in its own order) and the
+    same headers."""
+    request = REVIEW_REQUEST if mode == "tools" else JSON_REVIEW_REQUEST
+    answer = tool_call("reflect", REVIEW) if mode == "tools" else content(json.dumps(REVIEW))
+    fake_openai.script(answer, answer)
+    chat = make_chat(model="gpt-test", structured_output=mode)
+    chat.complete(request)
+    ours = fake_openai.requests[0]
+
+    sdk = openai.OpenAI(api_key=KEY, base_url=fake_openai.base_url, max_retries=0)
+    try:
+        sdk.chat.completions.create(**ours, timeout=0.5)
+    finally:
+        sdk.close()
+    theirs = fake_openai.requests[1]
+
+    assert dict(ours) == dict(theirs)
+    assert ours.path == theirs.path == "/v1/chat/completions"
+    assert ours.headers == theirs.headers
+    assert ours.headers["authorization"] == f"Bearer {KEY}"
 
 
 @pytest.mark.parametrize("mode", ["tools", "json"])

@@ -14,7 +14,7 @@ def drop_triggers(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("agents", "0028_incident_components"),
+        ("agents", "0029_vocabulary_symptoms"),
     ]
 
     operations = [

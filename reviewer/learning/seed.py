@@ -49,10 +49,12 @@ PRIORITY = "This is our highest priority."
 SUBSET = "The issue is limited to a subset of transactions."
 SAFE = "Your data is safe."
 FINE = "Everything is fine on our side."
+SERIOUSLY = "We take this seriously."
 SCENARIOS = (
     Scenario("plan", 30, (PLAN,)),
     Scenario("clock", 20, (CLOCK,)),
-    Scenario("assured", 20, (ASSURED, PRIORITY)),
+    Scenario("assured", 12, (ASSURED, PRIORITY)),
+    Scenario("seriously", 10, (ASSURED, SERIOUSLY)),
     Scenario("subset", 15, (SAFE, SUBSET)),
     Scenario("fine", 8, (FINE,)),
     Scenario("passes", 7, (PRIORITY,)),  # passes every check: no escalation, nobody reads it
@@ -133,6 +135,8 @@ def _choose(rng: random.Random, scenario: str, leads) -> tuple[object, str, str,
     if scenario == "clock":
         return (lead, "approve", "", rng.choice(CLOCK_JUSTIFICATIONS)) if roll < 0.85 else \
             (lead, "edit_approve", "clock", "Shorter.")
+    if scenario == "seriously":
+        return lead, "edit_approve", "seriously", "Removed the boilerplate."
     if scenario == "assured":
         if roll < 0.2:
             return lead, "request_changes", "assured", "Remove the reassurance and the priority line."
@@ -144,7 +148,8 @@ def _choose(rng: random.Random, scenario: str, leads) -> tuple[object, str, str,
     return lead, "reject", "", "The incident is not fine."
 
 
-EDITS = {"plan": (PLAN,), "clock": (CLOCK,), "assured": (ASSURED, PRIORITY), "subset": (SAFE, SUBSET)}
+EDITS = {"plan": (PLAN,), "clock": (CLOCK,), "assured": (ASSURED, PRIORITY), "seriously": (ASSURED, SERIOUSLY),
+         "subset": (SAFE, SUBSET)}
 
 
 def seed(count: int = 200, *, seed_value: int = 33, correct: bool = True) -> dict:

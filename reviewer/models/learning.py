@@ -305,7 +305,11 @@ class Amendment(models.Model):
     # agree with and contradict (contradictions first), the agreement gain.
     replay = models.JSONField(default=dict)
     proposed_at = models.DateTimeField(default=timezone.now)
+    # What a loosening needs, fixed when it is proposed (as an escalation keeps its rule): the strictest
+    # approval rule on overriding the guard that fits the check (reviewer.learning.amendments.loosening_rule).
     required_approvals = models.PositiveSmallIntegerField(default=1)
+    approval_group = models.ForeignKey("auth.Group", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+                                       help_text="Whose approvals count besides the permission; none: policy admins.")
     approval_rule_text = models.CharField(max_length=300, blank=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="+")

@@ -91,8 +91,9 @@ def _quorum(proposal: Proposal) -> dict:
     if rule is None:
         return {}
     group = rule.group.name if rule.group_id else "policy admins"
+    text = f"“{rule.name}” (rule {rule.pk}): {rule.required_approvals} approvals from {group}"
     return {"required_approvals": rule.required_approvals, "approval_group_id": rule.group_id,
-            "approval_rule_text": f"“{rule.name}” (rule {rule.pk}): {rule.required_approvals} approvals from {group}"[:300]}
+            "approval_rule_text": text[:300]}
 
 
 def propose(decisions=None) -> list[Amendment]:

@@ -2,7 +2,8 @@
 the demo incidents, with a scripted model whose drafts carry what leads meet every day, so every
 finding is the guard's own; then the leads' decisions through the desk's own actions (approvals
 despite findings with justifications, edits, rejections, requests for changes). Deterministic: one
-seeded random generator decides who decides what. The learning loop's tests, its benchmark and the
+seeded random generator decides who decides what. The demo's incidents must be loaded first
+(``reviewer.demo.seed.load_incidents``: the command does it). The learning loop's tests, its benchmark and the
 demo read it (docs/learning-loop.md)."""
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from agents.core.llm.base import CallRecord, ModelReply, StageRequest
 from agents.core.llm.offline import draft_from_context
 from agents.incidents import update_incident
 from agents.models import Incident, Run
-from agents.store import load_demo_data
 from agents.tasks import run_now, start_run
-from reviewer.demo.seed import load_incidents
 from reviewer.desk import decisions
 from reviewer.models import Decision, Escalation
 from reviewer.roles import SUPPORT_LEAD
@@ -156,9 +155,9 @@ def seed(count: int = 200, *, seed_value: int = 33, correct: bool = True) -> dic
     """About ``count`` runs with their decisions (the runs that pass every check are decided by nobody).
     Returns what was made: runs, escalations decided, decisions, seconds."""
     started = time.perf_counter()
-    load_demo_data()
-    if not Incident.objects.filter(incident_id__in=INCIDENTS).count() == len(INCIDENTS):
-        load_incidents()
+    if Incident.objects.filter(incident_id__in=INCIDENTS).count() != len(INCIDENTS):
+        raise ValueError(f"the seeded history runs on the demo incidents {', '.join(INCIDENTS)}: load them first "
+                         "(reviewer.demo.seed.load_incidents; manage.py seed_decisions does)")
     leads = ensure_leads()
     rng = random.Random(seed_value)
     incidents = list(Incident.objects.filter(incident_id__in=INCIDENTS).order_by("incident_id"))

@@ -210,7 +210,8 @@ def guard_scorecard(now):
     card = scorecard(Decision.objects.filter(at__gte=now - timedelta(days=SCORECARD_DAYS)))
     family = GaugeMetricFamily(PREFIX + "guard_scorecard", f"Final decisions of the last {SCORECARD_DAYS} days "
                                "whose text a check fired on, by check, claim family and what the lead did (fired: "
-                               "all of them; overridden, edit_removed, rejected).", labels=["check", "family", "outcome"])
+                               "all of them; overridden, edit_removed, rejected).",
+                               labels=["check", "family", "outcome"])
     for figures in card.checks:
         for outcome in SCORECARD_OUTCOMES:
             family.add_metric([figures.check, figures.family, outcome], getattr(figures, outcome))

@@ -27,7 +27,8 @@ def counted_from_the_rows() -> tuple[Counter, int, int]:
     texts quoting the p95 latency the correction changed."""
     counts: Counter = Counter()
     missed = contradicted = 0
-    corrected_at = IncidentVersion.objects.filter(incident__incident_id="inc_api_4021").order_by("-number")[0].created_at
+    versions = IncidentVersion.objects.filter(incident__incident_id="inc_api_4021").order_by("-number")
+    corrected_at = versions[0].created_at
     for decision in Decision.objects.filter(action__in=FINAL).select_related("escalation"):
         escalation = decision.escalation
         fired: dict[tuple[str, str], list[str]] = {}

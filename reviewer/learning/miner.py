@@ -130,11 +130,10 @@ def _hedge_word(group: _Group, words: str, row: RestrictedClaim) -> str | None:
     """The word before the claim that most distinct leads' justifications name (at least the threshold's
     leads), or None."""
     known = {w.lower() for w in split_words(row.hedges)}
-    before: set[str] = set()
-    for sentence in group.sentences:
-        start = sentence.lower().find(words)
-        before.update(w for w in words_of(sentence[:start])[-HEDGE_REACH:]
-                      if w not in STOPWORDS and w not in known and w.isalpha())
+    windows = [set(words_of(sentence[:sentence.lower().find(words)])[-HEDGE_REACH:]) for sentence in group.sentences]
+    if windows and all(window & known for window in windows):
+        return None  # a hedge the family has already stands before the claim in every sentence
+    before = {w for window in windows for w in window if w not in STOPWORDS and w not in known and w.isalpha()}
     named = {word: sum(1 for notes in group.notes.values() if any(word in words_of(n) for n in notes))
              for word in sorted(before)}
     best = max(named, key=lambda w: (named[w], -len(w)), default=None)

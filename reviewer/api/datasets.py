@@ -32,7 +32,8 @@ JSONL = {"description": "One JSON object a line (docs/datasets.md).",
 def export_dataset(request, dataset: Literal["chat", "preference", "evals", "guard", "scorecard"],
                    filters: Query[DatasetFilters]):
     """One JSON object per line (``application/jsonl``): chat fine-tuning, preference pairs, eval
-    samples or guard regression cases. Internal facts and API keys are never in it."""
+    samples or guard regression cases; or the guard's scorecard of those decisions (counts). Internal
+    facts and API keys are never in it."""
     need(request, datasets.EXPORT_PERMISSION)
     try:
         wanted = datasets.Filters(**filters.dict())

@@ -44,7 +44,9 @@ from reviewer.outbox import destinations
 from reviewer.permissions import MESSAGES
 
 EXPORT_PERMISSION = "reviewer.export_decisions"
-FORMATS = ("chat", "preference", "evals", "guard", "scorecard")
+FORMATS = ("chat", "preference", "evals", "guard")  # a line per decision
+SCORECARD = "scorecard"  # the decisions' scorecard (docs/learning-loop.md): lines of counts
+EXPORTS = (*FORMATS, SCORECARD)
 FINAL_ACTIONS = (Decision.Action.APPROVE, Decision.Action.EDIT_APPROVE, Decision.Action.REJECT)
 INTERNAL_MASK = "[internal]"
 CONTACT_MASKS = {"email": "[email]", "phone": "[phone]"}
@@ -197,10 +199,10 @@ def _line(dataset: str, decision: Decision, published: dict[int, str]) -> dict |
 
 
 def lines(dataset: str, rows: QuerySet[Decision]) -> list[dict]:
-    if dataset not in FORMATS:
-        raise ExportInvalid(f"“{dataset[:40]}” is not a format; one of: {', '.join(FORMATS)}.")
-    if dataset == "scorecard":
+    if dataset == SCORECARD:
         return scorecard_lines(rows)
+    if dataset not in FORMATS:
+        raise ExportInvalid(f"“{dataset[:40]}” is not a format; one of: {', '.join(EXPORTS)}.")
     published = {}
     if dataset == "chat":
         updates = PublishedUpdate.objects.filter(escalation__in=rows.values("escalation")).order_by("version")

@@ -1,5 +1,5 @@
-"""Amendments mined from a seeded history, replayed, then accepted or dismissed (acceptance 1 of issue
-33): the miner proposes loosening and tightening changes, each card names its flips and its agreement
+"""Amendments mined from a seeded history, replayed, then accepted or dismissed (docs/learning-loop.md):
+the miner proposes loosening and tightening changes, each card names its flips and its agreement
 gain, nothing is applied without an admin's acceptance (a loosening's quorum included), and both an
 acceptance and a dismissal are in the policy history and the ledger."""
 

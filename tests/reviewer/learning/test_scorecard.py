@@ -1,5 +1,5 @@
-"""The guard's scorecard equals what the decision rows say, counted here another way (acceptance 2 of
-issue 33): each figure per check and claim family, and the misses."""
+"""The guard's scorecard equals what the decision rows say, counted here another way: each figure per
+check and claim family, and the misses (docs/learning-loop.md)."""
 
 import json
 import re

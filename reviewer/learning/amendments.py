@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from agents.core.policy import TEXT_PIPELINES
 from agents.lab import KINDS, LabInputError, PreviewStopped, preview, proposed_row
-from agents.models import PolicyChange, snapshot
+from agents.models import PolicyChange, RestrictedClaim, snapshot, split_words
 from reviewer.learning.miner import Proposal, mine
 from reviewer.models import Amendment, AmendmentApproval, ApprovalRule
 
@@ -45,7 +45,8 @@ def replay(amendment_or_proposal) -> dict:
     try:
         row = proposed_row(amendment_or_proposal.target, amendment_or_proposal.target_key or None,
                            amendment_or_proposal.changes)
-        report = preview(row, last=settings.LEARNING_REPLAY_RUNS)
+        # Bounded as a preview from the admin is: mining runs in the admin's request.
+        report = preview(row, last=settings.LEARNING_REPLAY_RUNS, cpu_seconds=settings.POLICY_LAB_CPU_SECONDS)
     except (LabInputError, PreviewStopped) as error:
         return {"error": str(error)}
     contradicts = [f for f in report.text_flips if f.contradicts]
@@ -161,9 +162,20 @@ def _check_group(amendment: Amendment, user) -> None:
                                f"({amendment.approval_rule_text}).")
 
 
+def _changes_now(amendment: Amendment) -> dict:
+    """The values to apply: a hedge joins the family's hedges as they are now (another admin may have
+    changed them since the proposal), the other kinds as proposed."""
+    if amendment.kind != Amendment.Kind.HEDGE:
+        return amendment.changes
+    row = RestrictedClaim.objects.filter(family=amendment.target_key).first()
+    hedges = list(split_words(row.hedges)) if row is not None else []
+    word = amendment.evidence.get("hedge", "")
+    return {"hedges": ", ".join(hedges if word.lower() in {h.lower() for h in hedges} else [*hedges, word])}
+
+
 def _apply(amendment: Amendment, user, reason: str, approvers: list[str]) -> PolicyChange:
     try:
-        row = proposed_row(amendment.target, amendment.target_key or None, amendment.changes)
+        row = proposed_row(amendment.target, amendment.target_key or None, _changes_now(amendment))
     except LabInputError as error:
         raise AmendmentRefused(f"The policy row cannot take this change any more: {error}") from None
     before = snapshot(type(row).objects.get(pk=row.pk)) if row.pk is not None else None

@@ -37,6 +37,7 @@ SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 TERM_TEXT = re.compile(r"[a-z][a-z'’-]*(?: [a-z][a-z'’-]*){0,7}")
 HEDGE_REACH = 6  # words before the claim whose one may become its hedge
 EXAMPLES = 5  # decisions quoted on a card
+SENTENCES_READ = 500
 
 
 @dataclass
@@ -57,15 +58,21 @@ class _Group:
     decisions: list[int] = field(default_factory=list)
     leads: set[int] = field(default_factory=set)
     notes: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))  # lead -> justifications
-    sentences: list[str] = field(default_factory=list)
+    texts: dict[int, str] = field(default_factory=dict)  # decision -> the text the lead approved unchanged
 
-    def add(self, label: Label, sentence: str = "") -> None:
+    def add(self, label: Label, text: str = "") -> None:
         self.decisions.append(label.decision)
         self.leads.add(label.actor)
         if label.note:
             self.notes[label.actor].append(label.note)
-        if sentence:
-            self.sentences.append(sentence)
+        if text:
+            self.texts[label.decision] = text
+
+    def sentences(self, words: str) -> list[str]:
+        """The sentences holding ``words``, of the first ``SENTENCES_READ`` decisions (by id): read only for a
+        group that has enough decisions behind it, and a sample is as good as all to find the words."""
+        texts = {self.texts[pk] for pk in sorted(self.texts)[:SENTENCES_READ]}
+        return sorted({sentence for text in texts if (sentence := sentence_with(text, words))})
 
     def enough(self) -> bool:
         return len(self.leads) >= settings.LEARNING_MIN_LEADS and len(self.decisions) >= settings.LEARNING_MIN_DECISIONS
@@ -108,12 +115,13 @@ def hedges(read: list[Label], families: dict[str, RestrictedClaim]) -> list[Prop
         for (check, family), found in label.fired.items():
             if family in families and (check, family) in label.overridden:
                 for words in {f.lower() for f in found if f}:
-                    groups[(check, family, words)].add(label, sentence_with(label.candidate, words))
+                    groups[(check, family, words)].add(label, label.candidate)
     proposals = []
     for (check, family, words), group in sorted(groups.items()):
         if not group.enough():
             continue
-        hedge = _hedge_word(group, words, families[family])
+        sentences = group.sentences(words)
+        hedge = _hedge_word(group, sentences, words, families[family])
         if hedge is None:
             continue
         row = families[family]
@@ -122,15 +130,15 @@ def hedges(read: list[Label], families: dict[str, RestrictedClaim]) -> list[Prop
             Amendment.Kind.HEDGE, "claim", family, {"hedges": hedges_now},
             f"Hedge “{hedge}” for the “{family}” family ({check})", f"hedge:{family}:{hedge}",
             group.evidence(check=check, family=family, words=words, hedge=hedge,
-                           sentences=sorted(set(group.sentences))[:EXAMPLES])))
+                           sentences=sentences[:EXAMPLES])))
     return proposals
 
 
-def _hedge_word(group: _Group, words: str, row: RestrictedClaim) -> str | None:
+def _hedge_word(group: _Group, sentences: list[str], words: str, row: RestrictedClaim) -> str | None:
     """The word before the claim that most distinct leads' justifications name (at least the threshold's
     leads), or None."""
     known = {w.lower() for w in split_words(row.hedges)}
-    windows = [set(words_of(sentence[:sentence.lower().find(words)])[-HEDGE_REACH:]) for sentence in group.sentences]
+    windows = [set(words_of(sentence[:sentence.lower().find(words)])[-HEDGE_REACH:]) for sentence in sentences]
     if windows and all(window & known for window in windows):
         return None  # a hedge the family has already stands before the claim in every sentence
     before = {w for window in windows for w in window if w not in STOPWORDS and w not in known and w.isalpha()}
@@ -146,18 +154,19 @@ def grounding_terms(read: list[Label], terms: dict[str, GroundingTerm]) -> list[
         if label.action != Decision.Action.APPROVE or (GROUNDING, "") not in label.overridden:
             continue
         for words in {f.lower() for f in label.fired.get((GROUNDING, ""), []) if f}:
-            groups[words].add(label, sentence_with(label.candidate, words))
+            groups[words].add(label, label.candidate)
     proposals = []
     for words, group in sorted(groups.items()):
         if not group.enough():
             continue
-        text = _shared_phrase(words, group.sentences)
+        sentences = group.sentences(words)
+        text = _shared_phrase(words, sentences)
         if not TERM_TEXT.fullmatch(text) or text in terms:
             continue
         proposals.append(Proposal(
             Amendment.Kind.TERM, "term", "", {"text": text, "note": "Mined from sentences leads approved unchanged."},
             f"Grounding term “{text}”", f"term:{text}",
-            group.evidence(check=GROUNDING, words=words, sentences=sorted(set(group.sentences))[:EXAMPLES])))
+            group.evidence(check=GROUNDING, words=words, sentences=sentences[:EXAMPLES])))
     return proposals
 
 

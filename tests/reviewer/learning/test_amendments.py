@@ -69,12 +69,17 @@ def test_the_miner_proposes_replayed_amendments_and_nothing_changes_until_admins
     with pytest.raises(amendments.AmendmentRefused):
         amendments.accept(hedge.pk, first, "Again.")
     assert policy_rows() == rows and PolicyChange.objects.count() == history
+    # Meanwhile another admin changes the family's hedges: the amendment adds its word to them as they are.
+    family_row = RestrictedClaim.objects.get(family="time commitments")
+    family_row.hedges += ", tentatively"
+    family_row.save()
 
     # The second approval completes the quorum: the family gets its hedge, recorded in the history and the ledger.
     assert amendments.accept(hedge.pk, second, "Agreed: a plan is worded as a plan.").done
     hedge.refresh_from_db()
     change = hedge.policy_change
     assert hedge.status == "accepted" and change.action == "changed" and change.changed_fields == ["hedges"]
+    assert change.after["hedges"].endswith(", tentatively, plan")
     assert change.preview["amendment"] == hedge.pk and change.preview["approved_by"] == ["pia", "paul"]
     assert LedgerEntry.objects.filter(kind="policy_change", subject=f"policy_change:{change.pk}").exists()
     assert passes(PLAN, demo_data["inc_pay_2041"])

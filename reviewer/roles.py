@@ -37,7 +37,9 @@ ROLE_PERMISSIONS = {
                    # their own API tokens (admin shows a policy admin only theirs; reviewer/admin/api.py)
                    "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken",
                    # decisions as datasets (reviewer.desk.datasets), each export recorded in the ledger
-                   "reviewer.export_decisions", "reviewer.view_decision", "reviewer.view_ledgerentry"],
+                   "reviewer.export_decisions", "reviewer.view_decision", "reviewer.view_ledgerentry",
+                   # the learning loop: the guard's scorecard and the amendments mined from decisions
+                   "reviewer.amendment*"],
 }
 # What a run recorded and the incidents it ran on: never edited through a role's blanket grant.
 RUN_RECORDS = ("incident", "run", "tracestep", "modelcall", "review", "auditdiff")

@@ -185,6 +185,11 @@ SSO_ADDRESS_FAILURE_LIMIT = envint("SSO_ADDRESS_FAILURE_LIMIT", 50)
 
 # The processor seconds one policy-lab preview (admin, API) may use before it stops with a message.
 POLICY_LAB_CPU_SECONDS = envint("POLICY_LAB_CPU_SECONDS", 20)
+# The learning loop's miner (docs/learning-loop.md): a proposal needs this many distinct support leads
+# and this many decisions behind it; each is replayed on the newest LEARNING_REPLAY_RUNS stored runs.
+LEARNING_MIN_LEADS = envint("LEARNING_MIN_LEADS", 3)
+LEARNING_MIN_DECISIONS = envint("LEARNING_MIN_DECISIONS", 5)
+LEARNING_REPLAY_RUNS = envint("LEARNING_REPLAY_RUNS", 1000)
 AXES_HANDLER = "reviewer.accounts.lockout.LockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"

@@ -3,7 +3,7 @@
 1. The core (``agents/core/``) is plain Python: it imports no Django, no Celery, no reviewer and none
    of the agents app's Django modules.
 2. One direction between the apps: reviewer imports agents, agents never imports reviewer.
-3. Inside reviewer, the concerns form a one-way chain: api -> desk -> alerts -> outbox -> ledger; status,
+3. Inside reviewer, the concerns form a one-way chain: api -> learning -> desk -> alerts -> outbox -> ledger; status,
    accounts and operations read the models only, and the project's wiring imports no concern except
    through its doors. reviewer/'s root holds the wiring only. In no package does a module import
    another in a circle.
@@ -58,13 +58,13 @@ def test_the_agents_app_never_imports_the_reviewer_app():
     assert offenders == []
 
 
-# Each concern of reviewer/ with the concerns it must not import: the chain api -> desk -> alerts ->
+# Each concern of reviewer/ with the concerns it must not import: the chain api -> learning -> desk -> alerts ->
 # outbox -> ledger, read from the bottom up. The ledger is at the bottom because every concern above
 # records into it (a decision, a publication, a breach, an export) inside its own transaction; it
 # imports only the models. Beside the chain, reading the models only and imported by the doors only:
 # status (the public page), accounts (signing in, single sign-on, the lockout) and operations
 # (metrics, health checks, logs, error pages, the broker, the web server's worker). demo seeds data.
-CHAIN = ("api", "desk", "alerts", "outbox", "ledger")
+CHAIN = ("api", "learning", "desk", "alerts", "outbox", "ledger")
 SIDES = ("status", "accounts", "operations")
 CONCERNS = (*CHAIN, *SIDES, "demo")
 FORBIDDEN = {

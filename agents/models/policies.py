@@ -654,6 +654,9 @@ def snapshot(obj: models.Model) -> dict:
 
 class PolicyChange(models.Model):
     ADDED, CHANGED, DELETED = "added", "changed", "deleted"
+    # A proposed change an admin turned down (reviewer.learning: an amendment mined from decisions): kept
+    # in the history with its reason, the row unchanged.
+    DISMISSED = "dismissed"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -668,7 +671,8 @@ class PolicyChange(models.Model):
         help_text="The policy the changed row belongs to, while it exists.",
     )
     action = models.CharField(
-        max_length=10, choices=[(ADDED, "added"), (CHANGED, "changed"), (DELETED, "deleted")]
+        max_length=10, choices=[(ADDED, "added"), (CHANGED, "changed"), (DELETED, "deleted"),
+                 (DISMISSED, "proposed, dismissed")]
     )
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)

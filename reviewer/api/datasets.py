@@ -29,10 +29,11 @@ JSONL = {"description": "One JSON object a line (docs/datasets.md).",
 
 @router.get("/datasets/{dataset}", response={200: None, 401: Error, 403: Error, 422: Error},
             summary="Export decisions as a JSON Lines dataset", openapi_extra={"responses": {200: JSONL}})
-def export_dataset(request, dataset: Literal["chat", "preference", "evals", "guard"],
+def export_dataset(request, dataset: Literal["chat", "preference", "evals", "guard", "scorecard"],
                    filters: Query[DatasetFilters]):
     """One JSON object per line (``application/jsonl``): chat fine-tuning, preference pairs, eval
-    samples or guard regression cases. Internal facts and API keys are never in it."""
+    samples or guard regression cases; or the guard's scorecard of those decisions (counts). Internal
+    facts and API keys are never in it."""
     need(request, datasets.EXPORT_PERMISSION)
     try:
         wanted = datasets.Filters(**filters.dict())

@@ -10,6 +10,8 @@ that fine-tuning, preference-tuning and eval tools take as they are.
   asking a reviewer whether to publish the draft], "ideal": "reject", "reason": the lead's reason}``.
 - ``guard``: guard regression cases, one line per final decision: the candidate, its public
   context, the lead's decision and the guard's findings, for a policy lab to replay.
+- ``scorecard``: the guard's scorecard of the chosen decisions (docs/learning-loop.md), one line per
+  check and claim family (all policy versions, then each), and one line of misses: counts only.
 
 Nothing internal, personal or secret leaves (``scrub``, on every string of every line: texts,
 messages, the context, the guard's findings): the context's internal facts and approved actions are
@@ -37,11 +39,14 @@ from agents.core.policy import PIPELINE_CHOICES
 from reviewer.ledger.chain import sha256
 from reviewer.ledger.events import record_export
 from reviewer.models import Decision, PublishedUpdate
+from reviewer.models.learning import scorecard
 from reviewer.outbox import destinations
 from reviewer.permissions import MESSAGES
 
 EXPORT_PERMISSION = "reviewer.export_decisions"
-FORMATS = ("chat", "preference", "evals", "guard")
+FORMATS = ("chat", "preference", "evals", "guard")  # a line per decision
+SCORECARD = "scorecard"  # the decisions' scorecard (docs/learning-loop.md): lines of counts
+EXPORTS = (*FORMATS, SCORECARD)
 FINAL_ACTIONS = (Decision.Action.APPROVE, Decision.Action.EDIT_APPROVE, Decision.Action.REJECT)
 INTERNAL_MASK = "[internal]"
 CONTACT_MASKS = {"email": "[email]", "phone": "[phone]"}
@@ -194,8 +199,10 @@ def _line(dataset: str, decision: Decision, published: dict[int, str]) -> dict |
 
 
 def lines(dataset: str, rows: QuerySet[Decision]) -> list[dict]:
+    if dataset == SCORECARD:
+        return scorecard_lines(rows)
     if dataset not in FORMATS:
-        raise ExportInvalid(f"“{dataset[:40]}” is not a format; one of: {', '.join(FORMATS)}.")
+        raise ExportInvalid(f"“{dataset[:40]}” is not a format; one of: {', '.join(EXPORTS)}.")
     published = {}
     if dataset == "chat":
         updates = PublishedUpdate.objects.filter(escalation__in=rows.values("escalation")).order_by("version")
@@ -203,6 +210,17 @@ def lines(dataset: str, rows: QuerySet[Decision]) -> list[dict]:
     keys = secrets()
     return [scrub(line, d.escalation.run.context or {}, keys) for d in rows
             if (line := _line(dataset, d, published)) is not None]
+
+
+def scorecard_lines(rows: QuerySet[Decision]) -> list[dict]:
+    """The scorecard of ``rows`` as lines: a check and family over every policy version ("section":
+    "check"), then per version ("version"), then the misses. Counts only: the phrases leads removed are
+    not exported, since they may hold what the masks cannot recognise out of their context."""
+    card = scorecard(rows)
+    return [*({"section": "check", **figures.as_dict()} for figures in card.checks),
+            *({"section": "version", **figures.as_dict()} for figures in card.by_version),
+            {"section": "misses", "decisions": card.decisions, "edits_removing_unflagged": card.missed_edits,
+             "contradicted_by_correction": card.contradicted}]
 
 
 def export(user, dataset: str, filters: Filters = Filters(), *, rows: QuerySet[Decision] | None = None,

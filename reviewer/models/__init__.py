@@ -8,7 +8,8 @@
 - ``outbox``: delivery channels, published updates and their outbox rows (deliveries);
 - ``alerts``: deadline rules, notification channels and notifications, holding statements, breaches;
 - ``ledger``: the hash-chained ledger, its head and its verifications;
-- ``accounts``: single sign-on's group mappings, identities and the roles it gave.
+- ``accounts``: single sign-on's group mappings, identities and the roles it gave;
+- ``learning``: what decisions teach the guard: their labels, the scorecard, the amendments mined from them.
 
 They sit below every concern of ``reviewer/`` (docs/architecture.md): their references run across the
 concerns (a published update names its escalation, a delivery its subscriber), while the concerns'
@@ -59,4 +60,6 @@ from reviewer.models.ledger import LedgerVerification as LedgerVerification
 from reviewer.models.accounts import SsoGroupMapping as SsoGroupMapping
 from reviewer.models.accounts import SsoIdentity as SsoIdentity
 from reviewer.models.accounts import SsoRoleGrant as SsoRoleGrant
+from reviewer.models.learning import Amendment as Amendment
+from reviewer.models.learning import AmendmentApproval as AmendmentApproval
 # isort: on

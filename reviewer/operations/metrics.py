@@ -30,6 +30,7 @@ from prometheus_client.exposition import generate_latest
 
 from agents.models import ModelCall, Run
 from reviewer.models import DeadlineBreach, Decision, Delivery, Escalation, Notification
+from reviewer.models.learning import scorecard
 
 PREFIX = "gated_review_"
 # Histogram bounds in seconds: a whole run (several model calls), and one model call.
@@ -68,7 +69,7 @@ def age_seconds(oldest, now) -> float:
 
 
 class DatabaseCollector:
-    """The figures of every process, aggregated from the rows they recorded (one scrape: 12 queries)."""
+    """The figures of every process, aggregated from the rows they recorded (one scrape: 15 queries)."""
 
     def collect(self):
         now = timezone.now()
@@ -83,6 +84,7 @@ class DatabaseCollector:
         yield from self.quorum_agreement()
         yield from self.deliveries()
         yield from self.notifications()
+        yield from guard_scorecard(now)
 
     def runs(self):
         """Runs, guard violations, durations and tokens: one GROUP BY read from the ``run_metrics`` index."""
@@ -239,6 +241,32 @@ class DatabaseCollector:
         for row in rows:
             family.add_metric([row["event"], row["status"]], row["n"])
         yield family
+
+
+# The learning loop's scorecard (docs/learning-loop.md) over the decisions of the last days: a scrape
+# reads one window, not the whole history.
+SCORECARD_DAYS = 7
+SCORECARD_OUTCOMES = ("fired", "overridden", "edit_removed", "rejected")
+
+
+def guard_scorecard(now):
+    """The guard's scorecard of the last ``SCORECARD_DAYS`` days, per check, claim family and outcome, and
+    its misses (a fixed number of queries: reviewer.models.learning.labels reads the decisions at once)."""
+    card = scorecard(Decision.objects.filter(at__gte=now - timedelta(days=SCORECARD_DAYS)))
+    family = GaugeMetricFamily(PREFIX + "guard_scorecard", f"Final decisions of the last {SCORECARD_DAYS} days "
+                               "whose text a check fired on, by check, claim family and what the lead did (fired: "
+                               "all of them; overridden, edit_removed, rejected).",
+                               labels=["check", "family", "outcome"])
+    for figures in card.checks:
+        for outcome in SCORECARD_OUTCOMES:
+            family.add_metric([figures.check, figures.family, outcome], getattr(figures, outcome))
+    yield family
+    misses = GaugeMetricFamily(PREFIX + "guard_misses", f"What no check flagged in the last {SCORECARD_DAYS} days: "
+                               "edits that removed unflagged words (unflagged_removal), approved texts a later "
+                               "correction of the facts contradicted (contradicted).", labels=["kind"])
+    misses.add_metric(["unflagged_removal"], card.missed_edits)
+    misses.add_metric(["contradicted"], card.contradicted)
+    yield misses
 
 
 def exposition() -> bytes:

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
-from reviewer.desk.datasets import FORMATS, ExportInvalid, Filters, export
+from reviewer.desk.datasets import EXPORTS, ExportInvalid, Filters, export
 
 
 def day(value: str) -> date:
@@ -22,7 +22,7 @@ class Command(BaseCommand):
     help = "Export decisions as a JSON Lines dataset (chat, preference, evals or guard)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--format", required=True, choices=EXPORTS)
         parser.add_argument("--since", type=day, help="Decided on or after this day (YYYY-MM-DD, UTC).")
         parser.add_argument("--until", type=day, help="Decided on or before this day.")
         parser.add_argument("--pipeline", default="")

@@ -371,13 +371,14 @@ def _drill_pass_only() -> None:
 
 @pytest.fixture
 def private_postgres():
-    """A PostgreSQL server of this test's own (tests/services.py) that it may stop and restart."""
-    from tests.services import PostgresServer, postgres_bin
+    """A PostgreSQL server of this test's own (tests/services.py) that it may stop and restart, its
+    database migrated: a copy of a cluster migrated once per test process."""
+    from tests.services import PostgresServer, migrated_cluster, postgres_bin
 
     _drill_pass_only()
     if postgres_bin() is None:
         pytest.skip("no PostgreSQL server installed (apt-get install postgresql)")
-    server = PostgresServer().start()
+    server = PostgresServer(template=migrated_cluster()).start()
     yield server
     server.remove()
 

@@ -9,14 +9,13 @@ snippet run in a child process with the product's settings) and reads the outcom
     pg = PostgresServer().start()
     redis = RedisServer(tmp_path / "redis").start()
     env = product_env(tmp_path, pg.url(), redis.url())
-    migrate(env)                   # with PostgresServer(template=migrated_cluster()): nothing left to do
+    migrate(env)                   # from PostgresServer(template=...): nothing left to do
     ...
     pg.stop(); pg.start()          # the database goes away and comes back on the same port
 """
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -72,7 +71,7 @@ def _wait_for_port(port: int, timeout: float, what: str, process: subprocess.Pop
 
 class PostgresServer:
     """A throwaway PostgreSQL cluster with a ``gated_review`` database, trust auth, on loopback.
-    ``PostgresServer(template=migrated_cluster())`` starts from a copy of a cluster whose database is
+    ``PostgresServer(template=migrated_cluster().data)`` starts from a copy of a cluster whose database is
     migrated already, instead of initdb, createdb and the migrations."""
 
     def __init__(self, port: int | None = None, template: Path | None = None):
@@ -133,23 +132,17 @@ class PostgresServer:
         return path.read_text(errors="replace") if path.exists() else ""
 
 
-_migrated_cluster: Path | None = None
-
-
-def migrated_cluster() -> Path:
-    """The data folder of a stopped cluster whose ``gated_review`` database has every migration, made
-    once per test process (initdb and the migrations cost each drill's server 10-40 s of a busy
-    machine); removed when the process ends."""
-    global _migrated_cluster
-    if _migrated_cluster is None:
-        server = PostgresServer().start()
-        try:
-            migrate(product_env(server.folder, server.url(), "memory://"))
-        finally:
-            server.stop()
-        atexit.register(shutil.rmtree, server.folder, True)
-        _migrated_cluster = server.data
-    return _migrated_cluster
+def migrated_cluster() -> PostgresServer:
+    """A stopped cluster whose ``gated_review`` database has every migration: each drill's server
+    starts from a copy of its data folder (``PostgresServer(template=...)``) instead of initdb and the
+    migrations, which cost each drill 10-40 s of a busy machine. ``tests/conftest.py`` makes one per
+    test process and removes it at the end."""
+    server = PostgresServer().start()
+    try:
+        migrate(product_env(server.folder, server.url(), "memory://"))
+    finally:
+        server.stop()
+    return server
 
 
 class RedisServer:

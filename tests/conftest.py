@@ -369,15 +369,27 @@ def _drill_pass_only() -> None:
         pytest.skip("a drill with its own PostgreSQL and Redis: the PostgreSQL + Redis pass runs it")
 
 
+@pytest.fixture(scope="session")
+def migrated_postgres_cluster():
+    """The data folder of a PostgreSQL cluster migrated once per test process (tests/services.py),
+    which every drill's private server copies; removed at the end."""
+    from tests.services import migrated_cluster
+
+    template = migrated_cluster()
+    yield template.data
+    template.remove()
+
+
 @pytest.fixture
-def private_postgres():
-    """A PostgreSQL server of this test's own (tests/services.py) that it may stop and restart."""
+def private_postgres(request):
+    """A PostgreSQL server of this test's own (tests/services.py) that it may stop and restart, its
+    database migrated: a copy of ``migrated_postgres_cluster``."""
     from tests.services import PostgresServer, postgres_bin
 
     _drill_pass_only()
     if postgres_bin() is None:
         pytest.skip("no PostgreSQL server installed (apt-get install postgresql)")
-    server = PostgresServer().start()
+    server = PostgresServer(template=request.getfixturevalue("migrated_postgres_cluster")).start()
     yield server
     server.remove()
 

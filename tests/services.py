@@ -9,7 +9,7 @@ snippet run in a child process with the product's settings) and reads the outcom
     pg = PostgresServer().start()
     redis = RedisServer(tmp_path / "redis").start()
     env = product_env(tmp_path, pg.url(), redis.url())
-    migrate(env)
+    migrate(env)                   # from PostgresServer(template=...): nothing left to do
     ...
     pg.stop(); pg.start()          # the database goes away and comes back on the same port
 """
@@ -70,9 +70,11 @@ def _wait_for_port(port: int, timeout: float, what: str, process: subprocess.Pop
 
 
 class PostgresServer:
-    """A throwaway PostgreSQL cluster with a ``gated_review`` database, trust auth, on loopback."""
+    """A throwaway PostgreSQL cluster with a ``gated_review`` database, trust auth, on loopback.
+    ``PostgresServer(template=migrated_cluster().data)`` starts from a copy of a cluster whose database is
+    migrated already, instead of initdb, createdb and the migrations."""
 
-    def __init__(self, port: int | None = None):
+    def __init__(self, port: int | None = None, template: Path | None = None):
         self.bin = postgres_bin()
         if self.bin is None:
             raise RuntimeError("no PostgreSQL server installed (apt-get install postgresql)")
@@ -80,6 +82,7 @@ class PostgresServer:
         # pytest's private temporary folders.
         self.folder, self.port = Path(tempfile.mkdtemp(prefix="gated-review-pg-")), port or free_port()
         self.data = self.folder / "data"
+        self.template = template
 
     def url(self, database: str = "gated_review") -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
@@ -94,6 +97,10 @@ class PostgresServer:
             self.folder.mkdir(parents=True, exist_ok=True)
             if os.geteuid() == 0:
                 shutil.chown(self.folder, "postgres")
+            if self.template is not None:
+                self._run("cp", "-a", str(self.template), str(self.data))  # as postgres: its files stay its own
+                self._pg_ctl_start()
+                return self
             self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
             self._pg_ctl_start()
             self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
@@ -123,6 +130,19 @@ class PostgresServer:
     def log(self) -> str:
         path = self.folder / "postgres.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+
+def migrated_cluster() -> PostgresServer:
+    """A stopped cluster whose ``gated_review`` database has every migration: each drill's server
+    starts from a copy of its data folder (``PostgresServer(template=...)``) instead of initdb and the
+    migrations, which cost each drill 10-40 s of a busy machine. ``tests/conftest.py`` makes one per
+    test process and removes it at the end."""
+    server = PostgresServer().start()
+    try:
+        migrate(product_env(server.folder, server.url(), "memory://"))
+    finally:
+        server.stop()
+    return server
 
 
 class RedisServer:

@@ -38,7 +38,9 @@ def browser_type_launch_args(browser_type_launch_args):
 class Axe:
     """axe-core in the pages of one test: ``check(page)`` runs it on the page as it is now and
     returns its violations of every impact, each as one readable line; ``check(page, impacts)`` only
-    those of the given impacts."""
+    those of the given impacts. ``check(page, fresh=True)`` says the page is as it loaded (nothing done
+    on it since): when that check of every impact finds nothing, the end of the test does not load
+    and check that address again at that window size."""
 
     def __init__(self):
         pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["axe-core"]
@@ -48,8 +50,9 @@ class Axe:
             pytest.fail(f"axe-core {pinned} is not installed in node_modules/ (found: {version}): run `npm ci` "
                         "in the project folder (the test command does it)")
         self.source = AXE.read_text()
+        self.clean_as_loaded: set[tuple[str, int, int]] = set()  # (address, width, height)
 
-    def check(self, page, impacts=FAILING_IMPACTS) -> list[str]:
+    def check(self, page, impacts=FAILING_IMPACTS, *, fresh: bool = False) -> list[str]:
         if not page.url.startswith("http") or page.evaluate("() => document.contentType") != "text/html":
             return []
         # Evaluated through the DevTools protocol, so the pages' Content-Security-Policy (no inline
@@ -59,18 +62,27 @@ class Axe:
         results = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
         path = page.url.split("//", 1)[-1].split("/", 1)[-1]
         viewport = page.viewport_size or {}
-        return [
+        found = [
             f"/{path} at {viewport.get('width')}px: {v['impact']} {v['id']} ({v['help']}) on "
             + ", ".join(" ".join(node["target"]) for node in v["nodes"][:5])
             for v in results["violations"] if v["impact"] in impacts
         ]
+        if fresh and not found and set(FAILING_IMPACTS) <= set(impacts):
+            self.clean_as_loaded.add(self.seen_as(page))
+        return found
+
+    @staticmethod
+    def seen_as(page, url: str | None = None) -> tuple[str, int, int]:
+        viewport = page.viewport_size or {}
+        return (url or page.url).split("#", 1)[0], viewport.get("width", 0), viewport.get("height", 0)
 
 
 @pytest.fixture(autouse=True)
 def accessible_pages(request):
     """Every browser test is checked with axe-core: on every page of the product it loaded (revisited at the end,
-    with the same login and viewport) and on the last page as the test left it (after its htmx
-    swaps). Any violation fails the test, moderate and minor included. Tests without a page are untouched."""
+    with the same login and viewport, unless the test checked it as loaded) and on the last page as the
+    test left it (after its htmx swaps). Any violation fails the test, moderate and minor included.
+    Tests without a page are untouched."""
     from playwright.sync_api import Page
 
     page = request.getfixturevalue("page") if "page" in request.fixturenames else None
@@ -93,6 +105,8 @@ def accessible_pages(request):
     page.remove_listener("framenavigated", navigated)
     violations = axe.check(page)
     for url in dict.fromkeys(visited):
+        if axe.seen_as(page, url) in axe.clean_as_loaded:
+            continue  # the test checked it as loaded, at this size, and found nothing
         page.goto(url)
         violations += axe.check(page)
     assert not violations, "axe-core found violations:\n" + "\n".join(dict.fromkeys(violations))

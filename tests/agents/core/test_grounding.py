@@ -291,3 +291,14 @@ def test_what_customers_are_told_they_will_get_is_the_incidents_to_promise(text,
 def test_a_symptom_or_what_the_incident_promises_passes(text):
     context = {**WEBHOOKS, "approved_actions": ["deliver every delayed webhook from the dispatch queue"]}
     assert unsupported(text, context) == []
+
+
+def test_a_platform_the_incident_names_licenses_its_other_names():
+    ios = {**WEBHOOKS, "incident": {**WEBHOOKS["incident"], "title": "Webhook deliveries delayed for iOS apps"}}
+
+    def words(text, context):
+        return [v["found"] for v in final(text, context, goal="").violations
+                if v["check"] == "invalid_answer:unsupported_statement"]
+
+    assert words("Some iPhone apps see webhook deliveries late; the App Store version is the same.", ios) == []
+    assert words("Some iPhone apps see webhook deliveries late.", WEBHOOKS) == ["iPhone"]

@@ -131,6 +131,8 @@ search searches filter filters result results webhook webhooks build builds work
 checkout catalog listing listings editor editors preview previews template templates theme themes extension
 extensions plugin plugins profile profiles avatar avatars preference preferences analytics metric metrics button
 buttons menu menus tab tabs sidebar notification notifications call calls
+incoming outgoing inbound outbound hear heard hearing silence tone tones busy pipeline pipelines promptly navigate
+navigating navigation verification
 """.split()
 
 UPDATE_PHRASES = (

@@ -40,7 +40,10 @@ HTML = "text/html; charset=utf-8"
 JSON = "application/json"
 HISTORY_PER_PAGE = 20
 # What the rebuild task builds every time; others (history pages, incident pages) when one is asked for.
-MAIN = ("page", "feed.atom", "feed.rss", "summary.json", "status.json", "history:1")
+MAIN = ("page", "feed.atom", "feed.rss", "summary.json", "status.json", "components.json", "incidents.json",
+        "incidents/unresolved.json", "history:1")
+# How many incidents incidents.json lists, the latest first (as many as Statuspage's).
+INCIDENTS_LISTED = 50
 # The time an empty feed says it was updated: a fixed instant, so an empty feed's bytes never change.
 NOTHING_YET = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -121,7 +124,7 @@ def _component(view) -> dict:
     component = view.component
     return {"id": str(component.pk), "name": component.name, "status": view.status,
             "position": component.position, "description": component.description or None,
-            "updated_at": iso(view.updated_at), "showcase": True, "only_show_if_degraded": False,
+            "created_at": None, "updated_at": iso(view.updated_at), "showcase": True, "only_show_if_degraded": False,
             "group": False, "group_id": None, "page_id": page_id()}
 
 
@@ -168,6 +171,23 @@ def _status(page: StatusPage) -> tuple[str, str]:
     return _json({"page": _page_json(page), "status": {"indicator": page.indicator, "description": page.banner}})
 
 
+# The JSON API's lists (Statuspage's components.json, incidents.json, incidents/unresolved.json): the
+# same objects as in summary.json, each list beside the page it belongs to.
+
+
+def _components(page: StatusPage) -> tuple[str, str]:
+    return _json({"page": _page_json(page), "components": [_component(view) for view in page.components]})
+
+
+def _incidents(page: StatusPage, incidents: list[PublicIncident]) -> tuple[str, str]:
+    return _json({"page": _page_json(page), "incidents": [_incident_json(page, incident) for incident in incidents]})
+
+
+LISTS = {"components.json": _components,
+         "incidents.json": lambda page: _incidents(page, page.incidents[:INCIDENTS_LISTED]),
+         "incidents/unresolved.json": lambda page: _incidents(page, page.unresolved)}
+
+
 def render(name: str, page: StatusPage) -> tuple[str, str] | None:
     """The body and content type of the representation ``name``, or None when there is no such thing
     (a history page past the last, an incident with no public update)."""
@@ -181,6 +201,8 @@ def render(name: str, page: StatusPage) -> tuple[str, str] | None:
         return _summary(page)
     if name == "status.json":
         return _status(page)
+    if name in LISTS:
+        return LISTS[name](page)
     kind, _, key = name.partition(":")
     if kind == "history" and key.isdigit():
         return _history(page, int(key))

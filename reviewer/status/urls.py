@@ -16,4 +16,8 @@ urlpatterns = [
     path("feed/rss/", views.stored, {"name": "feed.rss"}, name="status_feed_rss"),
     path("api/v2/summary.json", views.stored, {"name": "summary.json"}, name="status_summary"),
     path("api/v2/status.json", views.stored, {"name": "status.json"}, name="status_json"),
+    path("api/v2/components.json", views.stored, {"name": "components.json"}, name="status_components"),
+    path("api/v2/incidents.json", views.stored, {"name": "incidents.json"}, name="status_incidents"),
+    path("api/v2/incidents/unresolved.json", views.stored, {"name": "incidents/unresolved.json"},
+         name="status_unresolved"),
 ]

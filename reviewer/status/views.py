@@ -13,7 +13,7 @@ from django.utils.http import http_date
 from django.views.decorators.http import require_safe
 
 from reviewer.models import StatusSnapshot
-from reviewer.status.snapshots import current
+from reviewer.status.snapshots import JSON, current
 
 # Seconds a browser, proxy or CDN may reuse an answer without asking: short, as an incident moves fast.
 MAX_AGE = 10
@@ -51,6 +51,10 @@ def serve(request, name: str) -> HttpResponse:
     response["ETag"] = snapshot.etag
     response["Last-Modified"] = http_date(modified)
     patch_cache_control(response, public=True, max_age=MAX_AGE)
+    if snapshot.content_type == JSON:
+        # Public data for any site's script (Statuspage's widget embedded on a customer's site): no
+        # cookie or credential is ever read here.
+        response["Access-Control-Allow-Origin"] = "*"
     return response
 
 

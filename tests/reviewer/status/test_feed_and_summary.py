@@ -50,7 +50,7 @@ def test_an_empty_feed_is_valid_and_its_bytes_do_not_change(client, db):
     assert client.get("/status/feed/").content == body
 
 
-COMPONENT_KEYS = {"id", "name", "status", "position", "description", "updated_at", "showcase",
+COMPONENT_KEYS = {"id", "name", "status", "position", "description", "created_at", "updated_at", "showcase",
                   "only_show_if_degraded", "group", "group_id", "page_id"}
 INCIDENT_KEYS = {"id", "name", "status", "impact", "created_at", "updated_at", "started_at", "monitoring_at",
                  "resolved_at", "shortlink", "page_id", "incident_updates", "components"}

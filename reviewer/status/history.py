@@ -31,7 +31,7 @@ from reviewer.models import (
 DAYS = 90
 # How much of a second in each status counts as down: a major outage fully, a partial outage for
 # 30 %, degraded performance and operational not at all (the weights Statuspage uses).
-DOWN_WEIGHT = {ComponentStatus.MAJOR: 1.0, ComponentStatus.PARTIAL: 0.3}
+DOWN_WEIGHT = {ComponentStatus.MAJOR.value: 1.0, ComponentStatus.PARTIAL.value: 0.3}
 
 
 def changed_at() -> datetime:

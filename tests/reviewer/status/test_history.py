@@ -33,7 +33,7 @@ def bars_on(page: str, name: str) -> list[tuple[str, str]]:
     """A component's bars as the page writes them: (the bar's status class, its accessible name)."""
     bars = re.search(rf'<ol class="bars" aria-label="{re.escape(name)}, last 90 days: [^"]*">(.*?)</ol>', page, re.S)[1]
     return [(status, unescape(label)) for status, label in re.findall(
-        r'<button type="button" class="bar bar-([a-z_]+)"><span class="visually-hidden">([^<]*)</span>', bars)]
+        r'<button type="button" class="bar bar-([a-z_]+)"\s*><span class="visually-hidden">([^<]*)</span>', bars)]
 
 
 def expected(changes: dict[date, tuple[str, str]]) -> list[tuple[str, str]]:
@@ -144,8 +144,8 @@ def test_a_group_folds_its_components_and_shows_the_worst_of_their_statuses(clie
     rebuild()
     page = client.get("/status/").content.decode()
     group = re.search(r'<li class="component component-group">\s*<details>(.*?)</details>', page, re.S)[1]
-    assert re.search(r'<span class="component-name">Access\s*<span class="small muted">2 components</span>\s*</span>'
-                     r'\s*<span class="component-status component-major_outage">Major outage</span>', group)
+    assert re.search(r'<span class="component-name">Access\s*<span class="small muted"\s*>2 components</span>\s*</span>'
+                     r'\s*<span class="component-status component-major_outage"\s*>Major outage</span>', group)
     assert re.findall(r'<span class="component-name">(\w[\w-]*)', group) == ["Access", "API", "Sign-in"]
     # The group comes first (position 0), Checkout after it, outside it.
     assert page.index("Access") < page.index('<span class="component-name">Checkout')

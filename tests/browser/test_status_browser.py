@@ -180,6 +180,9 @@ def test_the_uptime_bars_are_reached_by_keyboard_and_each_tells_its_day(
         expect(tip).to_be_hidden()
         assert accessible_pages.check(page) == []
         screenshot(page, f"status-bars-focus-{width}")
+        page.keyboard.press("Escape")  # the details step aside; the bar keeps the focus
+        expect(details).to_be_hidden()
+        expect(bar).to_be_focused()
         page.keyboard.press("Tab")  # the next day's bar, and only its details
         expect(details).to_be_hidden()
         expect(page.locator(".bar:focus").locator("xpath=..").locator(".day-tip")).to_contain_text(

@@ -150,3 +150,25 @@ def test_a_group_folds_its_components_and_shows_the_worst_of_their_statuses(clie
     # The group comes first (position 0), Checkout after it, outside it.
     assert page.index("Access") < page.index('<span class="component-name">Checkout')
     assert "Checkout" not in group
+
+
+def test_a_held_status_delivery_marked_sent_shows_and_is_recorded(client, db, users, publish_update, time_machine):
+    """A person marks a held delivery to the status page as sent: the page shows its statuses at the
+    next request and the history dates the change when it was marked."""
+    from reviewer.models import Delivery
+    from reviewer.outbox.publishing import mark_held_delivery_sent
+
+    time_machine.move_to(ADDED, tick=False)
+    checkout = StatusComponent.objects.create(name="Checkout")
+    client.get("/status/")  # the page as built before the update
+    update = publish_update(make_incident("inc_pay_1"), deliver=False, title="Card payments failing",
+                            components={"Checkout": "major_outage"})
+    delivery = update.deliveries.get(channel__kind="status")
+    Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.HELD)
+    time_machine.move_to(at(1, 15, 11), tick=False)
+    assert mark_held_delivery_sent(Delivery.objects.get(pk=delivery.pk), users.ops)
+
+    page = client.get("/status/").content.decode()
+    assert 'component-major_outage">Major outage' in page
+    assert [(row.status, row.at) for row in checkout.status_changes.all()] == [
+        ("operational", ADDED), ("major_outage", at(1, 15, 11))]

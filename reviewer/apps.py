@@ -22,10 +22,11 @@ class ReviewerConfig(AppConfig):
         from reviewer.desk.decided import decided_texts
         from reviewer.desk.decisions import open_escalation
         from reviewer.ledger.events import policy_changed
-        from reviewer.models import StatusComponent, status_page_changed
+        from reviewer.models import StatusComponent, StatusComponentGroup, status_page_changed
         from reviewer.outbox.destinations import DestinationError, allowed_recipients, declared, resolve
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
+        from reviewer.status.history import component_added
 
         try:
             declared()
@@ -47,6 +48,10 @@ class ReviewerConfig(AppConfig):
         post_save.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_saved")
         post_delete.connect(status_page_changed, sender=StatusComponent, dispatch_uid="reviewer.component_deleted")
         post_migrate.connect(status_page_changed, sender=self, dispatch_uid="reviewer.status_page_migrated")
+        # A component's history starts when it is added; a group folds components on the page.
+        post_save.connect(component_added, sender=StatusComponent, dispatch_uid="reviewer.component_added")
+        post_save.connect(status_page_changed, sender=StatusComponentGroup, dispatch_uid="reviewer.group_saved")
+        post_delete.connect(status_page_changed, sender=StatusComponentGroup, dispatch_uid="reviewer.group_deleted")
         # A member deactivated or taken out of a group: an approval rule may be out of reach now.
         post_save.connect(people_changed, sender=get_user_model(), dispatch_uid="reviewer.user_saved_rules")
         m2m_changed.connect(people_changed, sender=get_user_model().groups.through,

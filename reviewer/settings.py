@@ -428,6 +428,8 @@ CELERY_BEAT_SCHEDULE = {
     "verify-ledger": {"task": "reviewer.tasks.verify_ledger", "schedule": 3600.0},
     "anchor-ledger": {"task": "reviewer.tasks.anchor_ledger", "schedule": 3600.0},
     "prune-ledger": {"task": "reviewer.tasks.prune_ledger", "schedule": 86400.0},
+    # the status page's uptime bars (docs/status-page.md, "Uptime history"): today's bar grows hourly
+    "rebuild-status-page": {"task": "reviewer.tasks.rebuild_status_page", "schedule": 3600.0},
 }
 
 # How many due deadline events (breaches, reminders, lost "opened" notices) one sweep takes, oldest

@@ -1,9 +1,9 @@
-"""The status page in the admin: its components and its email subscribers."""
+"""The status page in the admin: its components, their groups and its email subscribers."""
 
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from reviewer.models import StatusComponent, Subscriber
+from reviewer.models import StatusComponent, StatusComponentGroup, Subscriber
 
 
 class SubscriberState(admin.SimpleListFilter):
@@ -49,6 +49,17 @@ class StatusComponentAdmin(admin.ModelAdmin):
     """The parts of the service the public status page lists; saving or deleting one rebuilds the page
     (``reviewer.models.status_page_changed``). A component an update named cannot be deleted."""
 
-    list_display = ["name", "position", "description"]
-    list_editable = ["position"]
+    list_display = ["name", "group", "position", "description"]
+    list_editable = ["group", "position"]
+    list_filter = ["group"]
     search_fields = ["name", "description"]
+
+
+@admin.register(StatusComponentGroup)
+class StatusComponentGroupAdmin(admin.ModelAdmin):
+    """A heading that folds components on the status page (each component's own form picks its group);
+    deleting one leaves its components ungrouped."""
+
+    list_display = ["name", "position"]
+    list_editable = ["position"]
+    search_fields = ["name"]

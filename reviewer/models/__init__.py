@@ -36,7 +36,9 @@ from reviewer.models.status import Impact as Impact
 from reviewer.models.status import IMPACT_OF_STATUS as IMPACT_OF_STATUS
 from reviewer.models.status import DEFAULT_TITLE as DEFAULT_TITLE
 from reviewer.models.status import worst_status as worst_status
+from reviewer.models.status import ComponentStatusChange as ComponentStatusChange
 from reviewer.models.status import StatusComponent as StatusComponent
+from reviewer.models.status import StatusComponentGroup as StatusComponentGroup
 from reviewer.models.status import UpdateComponent as UpdateComponent
 from reviewer.models.status import SubscriberQuerySet as SubscriberQuerySet
 from reviewer.models.status import StatusSnapshotQuerySet as StatusSnapshotQuerySet

@@ -56,6 +56,20 @@ def worst_status(statuses) -> str:
     return max(statuses, key=order.index, default=ComponentStatus.OPERATIONAL)
 
 
+class StatusComponentGroup(models.Model):
+    """A heading that folds several components on the status page (“Payments”: Checkout, Refunds); it
+    shows the worst status of its components. Editing one rebuilds the page, like a component."""
+
+    name = models.CharField(max_length=100, unique=True)
+    position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first on the status page.")
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class StatusComponent(models.Model):
     """A part of the service customers know by name (“Checkout”, “Sign-in”, “API”). Its status on the
     status page is not stored here: it is what the latest published update of each unresolved
@@ -64,12 +78,30 @@ class StatusComponent(models.Model):
     name = models.CharField(max_length=100, unique=True)
     description = models.CharField(max_length=200, blank=True, help_text="One line customers read under the name.")
     position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first on the status page.")
+    group = models.ForeignKey(StatusComponentGroup, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="components", help_text="The group it is folded under, if any.")
 
     class Meta:
         ordering = ["position", "name"]
 
     def __str__(self) -> str:
         return self.name
+
+
+class ComponentStatusChange(models.Model):
+    """From ``at`` on, the component had ``status`` on the public page, until its next change: the
+    history the page's 90-day bars are drawn from (``reviewer.status.history`` records these when a
+    status delivery is delivered, when a component is added, and at each rebuild of the page)."""
+
+    component = models.ForeignKey(StatusComponent, on_delete=models.CASCADE, related_name="status_changes")
+    status = models.CharField(max_length=24, choices=ComponentStatus.choices)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["component", "at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.component.name}: {self.get_status_display()} from {self.at:%Y-%m-%d %H:%M}"
 
 
 class UpdateComponent(models.Model):
@@ -149,7 +181,7 @@ def status_page_changed(sender, **kwargs) -> None:
     """A component was added, edited or removed (the page lists them), or a deploy migrated (its
     templates may have changed); connected in ReviewerConfig.ready. After a migration the next
     request rebuilds: no task is sent while a deploy may not have its workers yet."""
-    StatusSnapshot.objects.outdate(rebuild=sender is StatusComponent)
+    StatusSnapshot.objects.outdate(rebuild=sender in (StatusComponent, StatusComponentGroup))
 
 
 class ConfirmationMail(models.Model):

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from reviewer.models import Delivery
+from reviewer.models import Delivery, DeliveryChannel, StatusSnapshot
 
 log = logging.getLogger("agents.deliveries")
 
@@ -109,7 +109,10 @@ def mark_delivered(entry: dict) -> int:
     delivered, with the answer as its evidence. Returns 1, or 0 when that attempt is no longer in
     flight (its outcome was written, or a person decided)."""
     evidence = {key: value for key, value in entry.items() if key != "delivery"}
-    return Delivery.objects.filter(pk=entry["delivery"], attempts=entry["attempt"],
-                                   status__in=(Delivery.Status.SENDING, Delivery.Status.HELD)).update(
+    delivered = Delivery.objects.filter(pk=entry["delivery"], attempts=entry["attempt"],
+                                        status__in=(Delivery.Status.SENDING, Delivery.Status.HELD)).update(
         status=Delivery.Status.DELIVERED, delivered_at=parse_datetime(entry["at"]) or timezone.now(),
         last_error="", evidence=evidence)
+    if delivered and Delivery.objects.filter(pk=entry["delivery"], channel__kind=DeliveryChannel.Kind.STATUS).exists():
+        StatusSnapshot.objects.outdate()  # the update is public now: the page and its history show it
+    return delivered

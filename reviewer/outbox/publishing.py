@@ -38,6 +38,7 @@ from reviewer.models import (
     Impact,
     PublishedUpdate,
     StatusComponent,
+    StatusSnapshot,
     Subscriber,
     UpdateComponent,
     worst_status,
@@ -513,5 +514,8 @@ def _send_again(delivery: Delivery, user, status: str) -> bool:
 def mark_held_delivery_sent(delivery: Delivery, user) -> bool:
     """A person's "mark as sent" of a held delivery that did arrive: delivered, never sent again (its
     last error stays, saying why it was held); False if it is not held."""
-    return bool(Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.HELD).update(
-        status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), marked_sent_by=user))
+    marked = Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.HELD).update(
+        status=Delivery.Status.DELIVERED, delivered_at=timezone.now(), marked_sent_by=user)
+    if marked and delivery.channel.kind == DeliveryChannel.Kind.STATUS:
+        StatusSnapshot.objects.outdate()  # the update is public now: the page and its history show it
+    return bool(marked)

@@ -92,6 +92,23 @@ class ComponentView:
     component: StatusComponent
     status: str = ComponentStatus.OPERATIONAL
     updated_at: datetime | None = None  # when a public update last named it
+    bars: object = None  # its 90 daily bars (reviewer.status.history.Bars), on the page only
+
+    @property
+    def status_label(self) -> str:
+        return ComponentStatus(self.status).label
+
+
+@dataclass
+class GroupView:
+    """A component group on the page: its components, folded under it; it shows their worst status."""
+
+    group: object  # a StatusComponentGroup
+    members: list[ComponentView]
+
+    @property
+    def status(self) -> str:
+        return worst_status(view.status for view in self.members)
 
     @property
     def status_label(self) -> str:
@@ -141,6 +158,23 @@ class StatusPage:
     def updated_at(self) -> datetime | None:
         return self.updates[0].published_at if self.updates else None
 
+    @property
+    def sections(self) -> list[ComponentView | GroupView]:
+        """The components as the page lists them: each group where its position puts it, its members
+        folded under it in their order; a group with no component is not shown."""
+        groups: dict[int, GroupView] = {}
+        sections: list[tuple[tuple, ComponentView | GroupView]] = []
+        for view in self.components:
+            group = view.component.group
+            if group is None:
+                sections.append(((view.component.position, view.component.name), view))
+            elif group.pk not in groups:
+                groups[group.pk] = GroupView(group, [view])
+                sections.append(((group.position, group.name), groups[group.pk]))
+            else:
+                groups[group.pk].members.append(view)
+        return [section for _, section in sorted(sections, key=lambda pair: pair[0])]
+
     def incident(self, incident_id: str) -> PublicIncident | None:
         return next((i for i in self.incidents if i.incident_id == incident_id), None)
 
@@ -162,7 +196,7 @@ def status_page() -> StatusPage:
     for update in updates:  # newest first, so each incident's list is too, and incidents come by their newest
         by_incident.setdefault(update.public_incident_id, []).append(update)
     incidents = [PublicIncident(incident_id, rows) for incident_id, rows in by_incident.items()]
-    components = {c.pk: ComponentView(c) for c in StatusComponent.objects.all()}
+    components = {c.pk: ComponentView(c) for c in StatusComponent.objects.select_related("group")}
     for incident in incidents:
         for update in incident.updates:
             for row in update.component_statuses.all():

@@ -26,6 +26,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, linebreaks
 
 from reviewer.models import StatusSnapshot
+from reviewer.status.history import component_bars, record_statuses
 from reviewer.status.public import (
     STATE_LABELS,
     UNSTATED,
@@ -67,6 +68,14 @@ def iso(value: datetime | None) -> str | None:
 def _html(template: str, page: StatusPage, **context) -> tuple[str, str]:
     context = {"page": page, "name": settings.STATUS_PAGE_NAME, **context}
     return render_to_string(f"status/{template}", context), HTML
+
+
+def _with_bars(page: StatusPage) -> StatusPage:
+    """The page with each component's 90-day bars, drawn now and stored with the page."""
+    drawn = component_bars(page)
+    for view in page.components:
+        view.bars = drawn[view.component.pk]
+    return page
 
 
 def _history(page: StatusPage, number: int) -> tuple[str, str] | None:
@@ -192,7 +201,7 @@ def render(name: str, page: StatusPage) -> tuple[str, str] | None:
     """The body and content type of the representation ``name``, or None when there is no such thing
     (a history page past the last, an incident with no public update)."""
     if name == "page":
-        return _html("index.html", page)
+        return _html("index.html", _with_bars(page))
     if name == "feed.atom":
         return _feed(page, AtomFeed)
     if name == "feed.rss":
@@ -237,9 +246,12 @@ def build(name: str, page: StatusPage | None = None) -> StatusSnapshot | None:
     if row is None and page is None and not _may_exist(name):
         return None
     generation = row.generation if row is not None else 1
+    if page is None:
+        page = status_page()
+        record_statuses(page)  # a delivery that changed a status is recorded before the page shows it
     # Times in UTC, whatever zone the request that happens to build it was in.
     with timezone.override(UTC):
-        rendered = render(name, page if page is not None else status_page())
+        rendered = render(name, page)
     if rendered is None:
         return None
     body, content_type = rendered
@@ -288,6 +300,7 @@ def rebuild() -> list[str]:
     """Rebuild the main representations and every stored one that is out of date, from one read of
     the updates; returns their names. The rebuild task runs this after each publication."""
     page = status_page()
+    record_statuses(page)  # each component's history (reviewer.status.history), before the page draws it
     stale = StatusSnapshot.objects.exclude(name__in=MAIN).filter(
         built_generation__lt=F("generation")).values_list("name", flat=True)
     names = [*MAIN, *stale]

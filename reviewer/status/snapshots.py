@@ -30,6 +30,7 @@ from reviewer.status.history import component_bars, record_statuses
 from reviewer.status.public import (
     STATE_LABELS,
     UNSTATED,
+    GroupView,
     PublicIncident,
     StatusPage,
     previous_statuses,
@@ -134,7 +135,29 @@ def _component(view) -> dict:
     return {"id": str(component.pk), "name": component.name, "status": view.status,
             "position": component.position, "description": component.description or None,
             "created_at": None, "updated_at": iso(view.updated_at), "showcase": True, "only_show_if_degraded": False,
-            "group": False, "group_id": None, "page_id": page_id()}
+            "group": False, "group_id": _group_id(component.group_id), "page_id": page_id()}
+
+
+def _group_id(pk: int | None) -> str | None:
+    return None if pk is None else f"group-{pk}"
+
+
+def _components_json(page: StatusPage) -> list[dict]:
+    """Every component and, as Statuspage lists them, each group as a component of its own (``group``
+    true, its members' ids in ``components``, its members' worst status)."""
+    found = []
+    for section in page.sections:
+        if isinstance(section, GroupView):
+            members = [_component(view) for view in section.members]
+            found.append({"id": _group_id(section.group.pk), "name": section.group.name, "status": section.status,
+                          "position": section.group.position, "description": None, "created_at": None,
+                          "updated_at": max((m["updated_at"] for m in members if m["updated_at"]), default=None),
+                          "showcase": False, "only_show_if_degraded": False, "group": True, "group_id": None,
+                          "page_id": page_id(), "components": [m["id"] for m in members]})
+            found += members
+        else:
+            found.append(_component(section))
+    return found
 
 
 def _incident_json(page: StatusPage, incident: PublicIncident) -> dict:
@@ -170,7 +193,7 @@ def _json(data: dict) -> tuple[str, str]:
 
 
 def _summary(page: StatusPage) -> tuple[str, str]:
-    return _json({"page": _page_json(page), "components": [_component(view) for view in page.components],
+    return _json({"page": _page_json(page), "components": _components_json(page),
                   "incidents": [_incident_json(page, incident) for incident in page.unresolved],
                   "scheduled_maintenances": [],
                   "status": {"indicator": page.indicator, "description": page.banner}})
@@ -185,7 +208,7 @@ def _status(page: StatusPage) -> tuple[str, str]:
 
 
 def _components(page: StatusPage) -> tuple[str, str]:
-    return _json({"page": _page_json(page), "components": [_component(view) for view in page.components]})
+    return _json({"page": _page_json(page), "components": _components_json(page)})
 
 
 def _incidents(page: StatusPage, incidents: list[PublicIncident]) -> tuple[str, str]:

@@ -96,3 +96,20 @@ def test_each_list_is_cached_like_the_summary(client, components, publish_update
 def test_the_lists_are_stored_by_the_rebuild(components, publish_update, incident):
     publish_update(incident, title="Card payments failing")
     assert set(LISTS) <= set(snapshots.rebuild())
+
+
+def test_a_group_is_listed_as_a_component_of_its_own_and_its_members_name_it(client, components, publish_update,
+                                                                           incident):
+    from reviewer.models import StatusComponent, StatusComponentGroup
+
+    payments = StatusComponentGroup.objects.create(name="Payments", position=0)
+    StatusComponent.objects.filter(name__in=["Checkout", "API"]).update(group=payments)
+    publish_update(incident, title="Card payments failing", components={"Checkout": "partial_outage"})
+    listed = read(client, "components.json")["components"]
+    group = next(c for c in listed if c["group"])
+    members = [c for c in listed if c["group_id"] == group["id"]]
+    assert (group["name"], group["status"], group["group_id"]) == ("Payments", "partial_outage", None)
+    assert sorted(group["components"]) == sorted(c["id"] for c in members)
+    assert sorted(c["name"] for c in members) == ["API", "Checkout"]
+    assert next(c for c in listed if c["name"] == "Sign-in")["group_id"] is None
+    assert read(client, "summary.json")["components"] == listed

@@ -44,6 +44,10 @@ from reviewer.models.status import StatusSnapshot as StatusSnapshot
 from reviewer.models.status import status_page_changed as status_page_changed
 from reviewer.models.status import ConfirmationMail as ConfirmationMail
 from reviewer.models.status import Subscriber as Subscriber
+from reviewer.models.status import MaintenanceStatus as MaintenanceStatus
+from reviewer.models.status import Maintenance as Maintenance
+from reviewer.models.status import MaintenanceUpdate as MaintenanceUpdate
+from reviewer.models.status import MaintenanceNotice as MaintenanceNotice
 from reviewer.models.outbox import DeliveryChannel as DeliveryChannel
 from reviewer.models.outbox import PublishedUpdateQuerySet as PublishedUpdateQuerySet
 from reviewer.models.outbox import PublishedUpdate as PublishedUpdate

@@ -208,7 +208,8 @@ def test_ops_schedule_and_cancel_from_the_desk(client, clock, components, users)
         "title": "Later", "components": [components["API"].pk], "starts_at": "2026-12-02T11:00",
         "ends_at": "2026-12-02T12:00", "text": "Maintenance is now in progress."})
     assert refused.status_code == 400 and "The guard stopped the text" in refused.content.decode()
-    client.post(f"/maintenance/{maintenance.pk}/update/", {"text": "We called off the upgrade; nothing changes for you.", "cancel": "on"})
+    client.post(f"/maintenance/{maintenance.pk}/update/",
+                {"text": "We called off the upgrade; nothing changes for you.", "cancel": "on"})
     maintenance.refresh_from_db()
     assert maintenance.status == "cancelled"
     client.force_login(users.outsider)

@@ -405,7 +405,7 @@ class IncidentEditForm(forms.Form):
 
 
 class MaintenanceForm(forms.Form):
-    """A scheduled maintenance window (reviewer.status.maintenance.schedule): times in UTC."""
+    """A scheduled maintenance window (reviewer.outbox.maintenance.schedule): times in UTC."""
 
     title = forms.CharField(label="Public title", max_length=200)
     components = forms.ModelMultipleChoiceField(label="Components", queryset=StatusComponent.objects.all(),

@@ -231,7 +231,7 @@ class MaintenanceStatus(models.TextChoices):
 
 class Maintenance(models.Model):
     """A window ops planned: the components it touches, when it starts and ends, what customers read.
-    Published as scheduled; ``reviewer.status.maintenance.advance`` moves it to in progress and to
+    Published as scheduled; ``reviewer.outbox.maintenance.advance`` moves it to in progress and to
     completed at its times (telling subscribers only when ``notify_moves``); an update extends or
     cancels it. Its components show "under maintenance" while it is in progress."""
 

@@ -23,10 +23,3 @@ def subscribe_to_status(self, email: str, components: list[int], client: str = "
     except Exception as error:
         raise self.retry(exc=error, countdown=60 * 2 ** self.request.retries) from None
 
-
-@shared_task(name="reviewer.tasks.sweep_maintenance", ignore_result=True)
-def sweep_maintenance() -> int:
-    """Sent by beat: scheduled maintenance's reminders and its moves at its times (idempotent)."""
-    from reviewer.status.maintenance import advance
-
-    return advance()

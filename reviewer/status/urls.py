@@ -16,7 +16,7 @@ urlpatterns = [
     path("feed/rss/", views.stored, {"name": "feed.rss"}, name="status_feed_rss"),
     path("api/v2/summary.json", views.stored, {"name": "summary.json"}, name="status_summary"),
     path("api/v2/status.json", views.stored, {"name": "status.json"}, name="status_json"),
-    # scheduled maintenance (reviewer.status.maintenance)
+    # scheduled maintenance (reviewer.outbox.maintenance)
     path("api/v2/scheduled-maintenances.json", views.stored, {"name": "scheduled-maintenances.json"},
          name="status_maintenances"),
     path("api/v2/scheduled-maintenances/upcoming.json", views.stored,

@@ -1,6 +1,6 @@
 """Scheduled maintenance for ops (docs/status-page.md, 'Scheduled maintenance'): the windows, the
 form that schedules one, and the form that extends or cancels one. Whoever may publish updates may
-do this; the texts pass the guard as a published update's (reviewer.status.maintenance)."""
+do this; the texts pass the guard as a published update's (reviewer.outbox.maintenance)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from reviewer.desk.forms import MaintenanceForm, MaintenanceUpdateForm
 from reviewer.models import Maintenance, MaintenanceStatus
+from reviewer.outbox.maintenance import MaintenanceRefused, post_update, schedule
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
 from reviewer.permissions import require_perm
-from reviewer.status.maintenance import MaintenanceRefused, post_update, schedule
 
 SHOWN = 50
 

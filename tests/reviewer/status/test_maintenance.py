@@ -13,7 +13,7 @@ from django.core import mail
 
 from agents.core.guard.incident_claims import state_supports
 from reviewer.models import Maintenance, MaintenanceNotice, Subscriber
-from reviewer.status.maintenance import MaintenanceRefused, advance, post_update, remind, schedule
+from reviewer.outbox.maintenance import MaintenanceRefused, advance, post_update, remind, schedule
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 TEXT = "We will upgrade the Checkout database. Checkout may be slow for a few minutes."

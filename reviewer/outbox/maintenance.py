@@ -10,6 +10,7 @@ and subscriber, so a sweep run twice sends nothing twice (at most once, like eve
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -31,7 +32,11 @@ from reviewer.models import (
     status_page_name,
 )
 
+logger = logging.getLogger(__name__)
+
 MAX_TEXT_CHARS = 2000
+# How far back the sweep looks for an update whose emails a stopped process did not finish sending.
+CATCH_UP = timedelta(hours=6)
 # A title is a name, not a sentence: the checks of prose do not apply to it (as for an update's title).
 NOT_FOR_TITLES = {"invalid_answer:malformed_text", "invalid_answer:uninformative",
                   "invalid_answer:unsupported_statement"}
@@ -147,6 +152,8 @@ def advance(now: datetime | None = None) -> int:
     whole span passed between two sweeps goes straight to completed). Returns the moves made."""
     now = now or timezone.now()
     remind(now)
+    for update in MaintenanceUpdate.objects.filter(notified=True, created_at__gte=now - CATCH_UP):
+        notify(update)  # only those not emailed yet: a web process may have stopped half-way
     moves = 0
     for maintenance in Maintenance.objects.filter(status=MaintenanceStatus.SCHEDULED, starts_at__lte=now,
                                                   ends_at__gt=now):
@@ -191,7 +198,11 @@ def _send_all(maintenance: Maintenance, update: MaintenanceUpdate | None, kind: 
                                                  kind=kind)
         except IntegrityError:
             continue
-        _send(maintenance, update, subscriber)
+        try:
+            _send(maintenance, update, subscriber)
+        except Exception:  # at most once: recorded, not sent again; the others still go
+            logger.exception("A maintenance email to subscriber %s was not sent", subscriber.pk)
+            continue
         sent += 1
     return sent
 

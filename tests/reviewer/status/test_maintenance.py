@@ -214,3 +214,26 @@ def test_ops_schedule_and_cancel_from_the_desk(client, clock, components, users)
     assert maintenance.status == "cancelled"
     client.force_login(users.outsider)
     assert client.get("/maintenance/").status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_email_that_fails_is_not_sent_twice_and_the_others_still_go(clock, subscribers, users, components,
+                                                                      monkeypatch):
+    from django.core.mail import EmailMessage
+
+    send = EmailMessage.send
+
+    def failing(message, *args, **kwargs):
+        if message.to == ["checkout@example.com"]:
+            raise ConnectionRefusedError("mail server down")
+        return send(message, *args, **kwargs)
+
+    monkeypatch.setattr(EmailMessage, "send", failing)
+    window(components, users)
+    assert recipients() == ["every@example.com"]
+    monkeypatch.setattr(EmailMessage, "send", send)
+    advance()  # the sweep catches up only with what was never tried
+    assert recipients() == ["every@example.com"]
+    late = Subscriber.objects.create(email="late@example.com", confirmed_at=NOW)
+    advance()
+    assert recipients() == ["every@example.com", late.email]

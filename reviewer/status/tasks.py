@@ -22,4 +22,3 @@ def subscribe_to_status(self, email: str, components: list[int], client: str = "
         subscribe(email, components, client=client)
     except Exception as error:
         raise self.retry(exc=error, countdown=60 * 2 ** self.request.retries) from None
-

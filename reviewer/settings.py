@@ -340,6 +340,10 @@ if not 1 <= STATUS_FEED_ENTRIES <= 1000:
 # How long each web process reuses a stored representation it read before asking the database again
 # (0: ask on every request).
 STATUS_PAGE_REUSE_SECONDS = envint("STATUS_PAGE_REUSE_SECONDS", 1)
+# Minutes before a scheduled maintenance starts that its subscribers are reminded of it (0: never).
+MAINTENANCE_REMINDER_MINUTES = envint("MAINTENANCE_REMINDER_MINUTES", 60)
+if not 0 <= MAINTENANCE_REMINDER_MINUTES <= 7 * 24 * 60:
+    raise ValueError(f"MAINTENANCE_REMINDER_MINUTES must be 0-10080, got {MAINTENANCE_REMINDER_MINUTES}")
 if not 0 <= STATUS_PAGE_REUSE_SECONDS <= 60:
     raise ValueError(f"STATUS_PAGE_REUSE_SECONDS must be 0-60, got {STATUS_PAGE_REUSE_SECONDS}")
 # The subscribe form's confirmation emails within SUBSCRIBE_LIMIT_WINDOW_MINUTES (docs/subscriptions.md):
@@ -430,6 +434,8 @@ CELERY_BEAT_SCHEDULE = {
     "prune-ledger": {"task": "reviewer.tasks.prune_ledger", "schedule": 86400.0},
     # the status page's uptime bars (docs/status-page.md, "Uptime history"): today's bar grows hourly
     "rebuild-status-page": {"task": "reviewer.tasks.rebuild_status_page", "schedule": 3600.0},
+    # scheduled maintenance (docs/status-page.md): reminders, then the moves at its times
+    "sweep-maintenance": {"task": "reviewer.tasks.sweep_maintenance", "schedule": 30.0},
 }
 
 # How many due deadline events (breaches, reminders, lost "opened" notices) one sweep takes, oldest

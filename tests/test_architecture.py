@@ -250,7 +250,8 @@ def test_every_task_enqueued_by_name_is_registered_and_every_task_keeps_its_name
         "reviewer.tasks.sweep_deliveries", "reviewer.tasks.execute_change_request", "reviewer.tasks.notify_opened",
         "reviewer.tasks.send_notification", "reviewer.tasks.notify_held", "reviewer.tasks.send_held_notice",
         "reviewer.tasks.sweep_deadlines", "reviewer.tasks.rebuild_status_page", "reviewer.tasks.subscribe_to_status",
-        "reviewer.tasks.verify_ledger", "reviewer.tasks.prune_ledger", "reviewer.tasks.anchor_ledger"}
+        "reviewer.tasks.verify_ledger", "reviewer.tasks.prune_ledger", "reviewer.tasks.anchor_ledger",
+        "reviewer.tasks.sweep_maintenance"}
 
 
 def test_no_view_module_imports_another():

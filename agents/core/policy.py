@@ -41,6 +41,7 @@ SUPPORTS: dict[str, str] = {
     "investigating": "the incident is still being investigated (its cause is not identified)",
     "identified": "the incident's cause is identified (identified, monitoring or resolved)",
     "time": "the statement is about the next update; otherwise the facts must make it",
+    "in_progress": "a maintenance window is in progress (before it starts, or after it ends, it is not)",
 }
 HEDGING = {"any": "negations, conditions, expectations and hedge words", "negation": "only a negation"}
 
@@ -241,6 +242,14 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         pattern=r"\b(?:planned|scheduled)\s+(?:outage|maintenance|downtime|work|upgrade|migration)\b",
         paraphrases=(r"\b(?:routine|regular)\s+maintenance\b", r"\bmaintenance\s+window\b"),
         supported_by=(r"\bmaintenance\b", r"\bplanned\b", r"\bscheduled\b"),
+    ),
+    ClaimFamily(
+        name="maintenance in progress", check="state_claim", support="in_progress",
+        pattern=r"\b(?:maintenance|work|upgrade|migration)\s+(?:is|are)\s+(?:now\s+|currently\s+)?"
+        r"(?:in\s+progress|under\s*way|ongoing)\b",
+        paraphrases=(r"\b(?:under|undergoing)\s+(?:scheduled\s+|planned\s+)?maintenance\b",
+                     r"\b(?:we\s+are|we[’']re)\s+(?:now\s+|currently\s+)?(?:performing|carrying\s+out|doing)\s+"
+                     r"(?:the\s+)?(?:scheduled\s+|planned\s+)?maintenance\b"),
     ),
     ClaimFamily(
         name="credits and refunds", check="liability", hedging="negation",

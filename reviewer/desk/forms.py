@@ -402,3 +402,24 @@ class IncidentEditForm(forms.Form):
             {"original_key": f.key, "key": f.key, "label": f.label, "value": f.value, "unit": f.unit,
              "visibility": f.visibility} for f in incident.fact_list()])
         return form, facts
+
+
+class MaintenanceForm(forms.Form):
+    """A scheduled maintenance window (reviewer.outbox.maintenance.schedule): times in UTC."""
+
+    title = forms.CharField(label="Public title", max_length=200)
+    components = forms.ModelMultipleChoiceField(label="Components", queryset=StatusComponent.objects.all(),
+                                                widget=forms.CheckboxSelectMultiple)
+    starts_at = forms.DateTimeField(label="Starts (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    ends_at = forms.DateTimeField(label="Ends (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    text = forms.CharField(label="Text customers read", widget=forms.Textarea(attrs={"rows": 4}), max_length=2000)
+    notify_moves = forms.BooleanField(required=False, label="Email subscribers when it starts and ends by itself")
+
+
+class MaintenanceUpdateForm(forms.Form):
+    """An extension or a cancellation of a window, with a text subscribers are sent."""
+
+    text = forms.CharField(label="Text customers read", widget=forms.Textarea(attrs={"rows": 3}), max_length=2000)
+    ends_at = forms.DateTimeField(label="New end (UTC), to extend it", required=False,
+                                  widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    cancel = forms.BooleanField(required=False, label="Cancel the maintenance")

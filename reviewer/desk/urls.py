@@ -3,7 +3,7 @@ breaches, the review analytics."""
 
 from django.urls import path
 
-from reviewer.desk.views import analytics, breaches, home, inbox, incidents, publishing, runs
+from reviewer.desk.views import analytics, breaches, home, inbox, incidents, maintenance, publishing, runs
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -41,4 +41,6 @@ urlpatterns = [
     path("breaches/", breaches.breach_list, name="breaches"),
     path("breaches/<int:pk>/publish/", breaches.publish_holding_statement, name="breach_publish"),
     path("analytics/", analytics.review_analytics, name="analytics"),
+    path("maintenance/", maintenance.maintenance_list, name="maintenance"),
+    path("maintenance/<int:pk>/update/", maintenance.maintenance_update, name="maintenance_update"),
 ]

@@ -35,6 +35,8 @@ from reviewer.models.status import ComponentStatus as ComponentStatus
 from reviewer.models.status import Impact as Impact
 from reviewer.models.status import IMPACT_OF_STATUS as IMPACT_OF_STATUS
 from reviewer.models.status import DEFAULT_TITLE as DEFAULT_TITLE
+from reviewer.models.status import UNDER_MAINTENANCE as UNDER_MAINTENANCE
+from reviewer.models.status import status_label as status_label
 from reviewer.models.status import worst_status as worst_status
 from reviewer.models.status import ComponentStatusChange as ComponentStatusChange
 from reviewer.models.status import StatusComponent as StatusComponent
@@ -46,6 +48,10 @@ from reviewer.models.status import StatusSnapshot as StatusSnapshot
 from reviewer.models.status import status_page_changed as status_page_changed
 from reviewer.models.status import ConfirmationMail as ConfirmationMail
 from reviewer.models.status import Subscriber as Subscriber
+from reviewer.models.status import MaintenanceStatus as MaintenanceStatus
+from reviewer.models.status import Maintenance as Maintenance
+from reviewer.models.status import MaintenanceUpdate as MaintenanceUpdate
+from reviewer.models.status import MaintenanceNotice as MaintenanceNotice
 from reviewer.models.outbox import DeliveryChannel as DeliveryChannel
 from reviewer.models.outbox import PublishedUpdateQuerySet as PublishedUpdateQuerySet
 from reviewer.models.outbox import PublishedUpdate as PublishedUpdate

@@ -50,10 +50,20 @@ IMPACT_OF_STATUS = {ComponentStatus.OPERATIONAL: Impact.NONE, ComponentStatus.DE
 DEFAULT_TITLE = "Service disruption"
 
 
+# Statuspage's fifth component status: a component in a scheduled maintenance in progress
+# (reviewer.status.public). Nobody sets it on an update; it ranks above operational only.
+UNDER_MAINTENANCE = "under_maintenance"
+
+
 def worst_status(statuses) -> str:
-    """The worst of ``statuses`` (operational for none)."""
-    order = list(ComponentStatus.values)
+    """The worst of ``statuses`` (operational for none); under maintenance is worse than operational only."""
+    order = [ComponentStatus.OPERATIONAL, UNDER_MAINTENANCE, *ComponentStatus.values[1:]]
     return max(statuses, key=order.index, default=ComponentStatus.OPERATIONAL)
+
+
+def status_label(status: str) -> str:
+    """A component status in words, under maintenance included."""
+    return "Under maintenance" if status == UNDER_MAINTENANCE else ComponentStatus(status).label
 
 
 class StatusComponentGroup(models.Model):
@@ -247,3 +257,88 @@ class Subscriber(models.Model):
         """Stop every update to the address; False if it was unsubscribed already (idempotent)."""
         return bool(Subscriber.objects.filter(pk=self.pk, unsubscribed_at__isnull=True).update(
             unsubscribed_at=timezone.now()))
+
+
+# -- scheduled maintenance (docs/status-page.md, 'Scheduled maintenance') ---------------------------
+
+
+class MaintenanceStatus(models.TextChoices):
+    """A maintenance window's state, named as Statuspage names it."""
+
+    SCHEDULED = "scheduled", "Scheduled"
+    IN_PROGRESS = "in_progress", "In progress"
+    COMPLETED = "completed", "Completed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Maintenance(models.Model):
+    """A window ops planned: the components it touches, when it starts and ends, what customers read.
+    Published as scheduled; ``reviewer.outbox.maintenance.advance`` moves it to in progress and to
+    completed at its times (telling subscribers only when ``notify_moves``); an update extends or
+    cancels it. Its components show "under maintenance" while it is in progress."""
+
+    title = models.CharField(max_length=200)
+    components = models.ManyToManyField(StatusComponent, related_name="maintenances")
+    starts_at = models.DateTimeField(db_index=True)
+    ends_at = models.DateTimeField(db_index=True)
+    status = models.CharField(max_length=12, choices=MaintenanceStatus.choices, default=MaintenanceStatus.SCHEDULED)
+    notify_moves = models.BooleanField(default=False, help_text="Tell subscribers when it starts and ends by itself.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)  # completed or cancelled
+    reminded_at = models.DateTimeField(null=True, blank=True)  # the subscribers' reminder went out
+
+    class Meta:
+        ordering = ["starts_at", "id"]
+        constraints = [models.CheckConstraint(condition=models.Q(ends_at__gt=models.F("starts_at")),
+                                              name="maintenance_ends_after_start")]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.get_status_display()})"
+
+
+class MaintenanceUpdate(models.Model):
+    """One step of a window as customers read it (Statuspage's ``incident_updates``): the text it was
+    scheduled with, each automatic move, an extension or a cancellation. Never edited."""
+
+    maintenance = models.ForeignKey(Maintenance, on_delete=models.CASCADE, related_name="updates")
+    status = models.CharField(max_length=12, choices=MaintenanceStatus.choices)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    automatic = models.BooleanField(default=False)  # a move at its time, not written by a person
+    notified = models.BooleanField(default=False)  # subscribers were emailed this step
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.maintenance.title}: {self.get_status_display()}"
+
+
+class MaintenanceNotice(models.Model):
+    """An email about a window sent to one subscriber: at most one per step and kind, so a re-run of
+    the sweep sends nothing twice."""
+
+    class Kind(models.TextChoices):
+        UPDATE = "update", "Update"
+        REMINDER = "reminder", "Reminder"
+
+    maintenance = models.ForeignKey(Maintenance, on_delete=models.CASCADE, related_name="notices")
+    update = models.ForeignKey(MaintenanceUpdate, on_delete=models.CASCADE, null=True, related_name="notices")
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="maintenance_notices")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["sent_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["update", "subscriber"], condition=models.Q(kind="update"),
+                                    name="maintenance_update_notice_once"),
+            models.UniqueConstraint(fields=["maintenance", "subscriber"], condition=models.Q(kind="reminder"),
+                                    name="maintenance_reminder_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} to {self.subscriber} about {self.maintenance.title}"

@@ -314,3 +314,11 @@ def anchor_ledger(self) -> str:
         log.warning("the ledger's head was not anchored: %s", error)
         raise self.retry(countdown=60) from None
     return "sent" if sent else "not configured"
+
+
+@shared_task(name="reviewer.tasks.sweep_maintenance", ignore_result=True)
+def sweep_maintenance() -> int:
+    """Sent by beat: scheduled maintenance's reminders and its moves at its times (idempotent)."""
+    from reviewer.outbox.maintenance import advance
+
+    return advance()

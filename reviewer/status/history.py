@@ -25,12 +25,13 @@ from reviewer.models import (
     Delivery,
     DeliveryChannel,
     StatusComponent,
+    status_label,
     worst_status,
 )
 
 DAYS = 90
 # How much of a second in each status counts as down: a major outage fully, a partial outage for
-# 30 %, degraded performance and operational not at all (the weights Statuspage uses).
+# 30 %, degraded performance, maintenance and operational not at all (the weights Statuspage uses).
 DOWN_WEIGHT = {ComponentStatus.MAJOR.value: 1.0, ComponentStatus.PARTIAL.value: 0.3}
 
 
@@ -86,7 +87,7 @@ class Day:
 
     @property
     def status_label(self) -> str:
-        return ComponentStatus(self.status).label if self.status else "No data"
+        return status_label(self.status) if self.status else "No data"
 
 
 @dataclass

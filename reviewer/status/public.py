@@ -15,11 +15,16 @@ from django.db.models import F, Prefetch
 from reviewer.models import (
     DEFAULT_TITLE,
     IMPACT_OF_STATUS,
+    UNDER_MAINTENANCE,
     ComponentStatus,
     Impact,
+    Maintenance,
+    MaintenanceStatus,
+    MaintenanceUpdate,
     PublishedUpdate,
     StatusComponent,
     UpdateComponent,
+    status_label,
     worst_status,
 )
 
@@ -33,6 +38,12 @@ STATE_LABELS = {"investigating": "Investigating", "identified": "Identified", "m
 BANNERS = {Impact.NONE: "All systems operational", Impact.MINOR: "Degraded performance",
            Impact.MAJOR: "Partial outage", Impact.CRITICAL: "Major outage"}
 RECENTLY_RESOLVED = 5
+# Scheduled maintenance (docs/status-page.md): a component in a window in progress is "under
+# maintenance" (Statuspage's status) unless an incident says worse; the banner and indicator too.
+MAINTENANCE_INDICATOR = "maintenance"
+MAINTENANCE_BANNER = "Under maintenance"
+# How long a finished window stays in scheduled-maintenances.json.
+MAINTENANCE_KEPT = 50
 
 
 @dataclass
@@ -96,7 +107,7 @@ class ComponentView:
 
     @property
     def status_label(self) -> str:
-        return ComponentStatus(self.status).label
+        return status_label(self.status)
 
 
 @dataclass
@@ -112,7 +123,7 @@ class GroupView:
 
     @property
     def status_label(self) -> str:
-        return ComponentStatus(self.status).label
+        return status_label(self.status)
 
 
 @dataclass
@@ -122,6 +133,15 @@ class StatusPage:
     incidents: list[PublicIncident]  # newest update first
     components: list[ComponentView]
     updates: list[PublishedUpdate] = field(default_factory=list)  # every public update, newest first
+    maintenances: list[Maintenance] = field(default_factory=list)  # the newest windows, by start
+
+    @property
+    def upcoming_maintenances(self) -> list[Maintenance]:
+        return [m for m in self.maintenances if m.status == MaintenanceStatus.SCHEDULED]
+
+    @property
+    def active_maintenances(self) -> list[Maintenance]:
+        return [m for m in self.maintenances if m.status == MaintenanceStatus.IN_PROGRESS]
 
     @property
     def unresolved(self) -> list[PublicIncident]:
@@ -137,9 +157,16 @@ class StatusPage:
 
     @property
     def indicator(self) -> str:
+        """The impact (:meth:`impact`), or "maintenance" when nothing is wrong but a window is in
+        progress, as Statuspage's indicator says it."""
+        impact = self.impact
+        return MAINTENANCE_INDICATOR if impact == Impact.NONE and self.active_maintenances else impact
+
+    @property
+    def impact(self) -> str:
         """How bad it is overall: the worst component's status as an impact, or the worst impact an
         unresolved incident declares (an incident may name no component), as Statuspage reckons it."""
-        impacts = [IMPACT_OF_STATUS[worst_status(c.status for c in self.components)]]
+        impacts = [IMPACT_OF_STATUS[worst_status(c.status for c in self.components if c.status != UNDER_MAINTENANCE)]]
         impacts += [incident.impact for incident in self.unresolved]
         return max(impacts, key=list(Impact.values).index)
 
@@ -152,11 +179,13 @@ class StatusPage:
 
     @property
     def banner(self) -> str:
-        return BANNERS[self.indicator]
+        return MAINTENANCE_BANNER if self.indicator == MAINTENANCE_INDICATOR else BANNERS[self.indicator]
 
     @property
     def updated_at(self) -> datetime | None:
-        return self.updates[0].published_at if self.updates else None
+        times = [self.updates[0].published_at] if self.updates else []
+        times += [u.created_at for m in self.maintenances for u in m.updates.all()[:1]]
+        return max(times, default=None)
 
     @property
     def sections(self) -> list[ComponentView | GroupView]:
@@ -207,7 +236,25 @@ def status_page() -> StatusPage:
             for row in incident.latest.component_statuses.all():
                 view = components[row.component_id]
                 view.status = worst_status([view.status, row.status])
-    return StatusPage(incidents=incidents, components=list(components.values()), updates=updates)
+    maintenances = public_maintenances()
+    for maintenance in maintenances:
+        if maintenance.status == MaintenanceStatus.IN_PROGRESS:
+            for component in maintenance.components.all():
+                view = components.get(component.pk)
+                if view is not None and view.status == ComponentStatus.OPERATIONAL:
+                    view.status = UNDER_MAINTENANCE
+    return StatusPage(incidents=incidents, components=list(components.values()), updates=updates,
+                      maintenances=maintenances)
+
+
+def public_maintenances() -> list[Maintenance]:
+    """Every upcoming and active window, and the newest finished ones, by start (three queries)."""
+    updates = MaintenanceUpdate.objects.order_by("-created_at", "-id")
+    rows = (Maintenance.objects.prefetch_related("components", Prefetch("updates", queryset=updates))
+            .order_by("-starts_at", "-id"))
+    open_ = (MaintenanceStatus.SCHEDULED, MaintenanceStatus.IN_PROGRESS)
+    finished = list(rows.exclude(status__in=open_)[:MAINTENANCE_KEPT])
+    return sorted([*rows.filter(status__in=open_), *finished], key=lambda m: (m.starts_at, m.pk), reverse=True)
 
 
 def previous_statuses(incident: PublicIncident, update: PublishedUpdate) -> dict[int, str]:

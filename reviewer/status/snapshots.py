@@ -46,6 +46,10 @@ MAIN = ("page", "feed.atom", "feed.rss", "summary.json", "status.json", "compone
         "incidents/unresolved.json", "history:1")
 # How many incidents incidents.json lists, the latest first (as many as Statuspage's).
 INCIDENTS_LISTED = 50
+# Scheduled maintenance's JSON (built every time too): its name -> which windows it lists.
+MAINTENANCE_JSON = {"scheduled-maintenances.json": "all", "scheduled-maintenances/upcoming.json": "upcoming",
+                    "scheduled-maintenances/active.json": "active"}
+MAIN += tuple(MAINTENANCE_JSON)
 # The time an empty feed says it was updated: a fixed instant, so an empty feed's bytes never change.
 NOTHING_YET = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -195,8 +199,37 @@ def _json(data: dict) -> tuple[str, str]:
 def _summary(page: StatusPage) -> tuple[str, str]:
     return _json({"page": _page_json(page), "components": _components_json(page),
                   "incidents": [_incident_json(page, incident) for incident in page.unresolved],
-                  "scheduled_maintenances": [],
+                  "scheduled_maintenances": [_maintenance_json(page, m) for m in
+                                             [*page.active_maintenances, *page.upcoming_maintenances]],
                   "status": {"indicator": page.indicator, "description": page.banner}})
+
+
+def _maintenance_json(page: StatusPage, maintenance) -> dict:
+    """A window in Statuspage's ``scheduled_maintenances`` shape (docs/status-page.md)."""
+    names = {c.pk for c in maintenance.components.all()}
+    updates = list(maintenance.updates.all())  # newest first
+    return {
+        "id": f"m{maintenance.pk}", "name": maintenance.title, "status": maintenance.status, "impact": "maintenance",
+        "created_at": iso(maintenance.created_at), "updated_at": iso(updates[0].created_at if updates else None),
+        "monitoring_at": None, "started_at": iso(maintenance.started_at),
+        "resolved_at": iso(maintenance.finished_at), "shortlink": absolute(reverse("status")),
+        "scheduled_for": iso(maintenance.starts_at), "scheduled_until": iso(maintenance.ends_at),
+        "page_id": page_id(),
+        "incident_updates": [{"id": f"mu{update.pk}", "incident_id": f"m{maintenance.pk}", "status": update.status,
+                              "body": update.text, "created_at": iso(update.created_at),
+                              "updated_at": iso(update.created_at), "display_at": iso(update.created_at),
+                              "affected_components": [{"code": str(c.pk), "name": c.name}
+                                                      for c in maintenance.components.all()]}
+                             for update in updates],
+        "components": [_component(view) for view in page.components if view.component.pk in names],
+    }
+
+
+def _maintenances(page: StatusPage, which: str) -> tuple[str, str]:
+    chosen = {"all": page.maintenances, "upcoming": page.upcoming_maintenances,
+              "active": page.active_maintenances}[which]
+    return _json({"page": _page_json(page),
+                  "scheduled_maintenances": [_maintenance_json(page, m) for m in chosen]})
 
 
 def _status(page: StatusPage) -> tuple[str, str]:
@@ -235,6 +268,8 @@ def render(name: str, page: StatusPage) -> tuple[str, str] | None:
         return _status(page)
     if name in LISTS:
         return LISTS[name](page)
+    if name in MAINTENANCE_JSON:
+        return _maintenances(page, MAINTENANCE_JSON[name])
     kind, _, key = name.partition(":")
     if kind == "history" and key.isdigit():
         return _history(page, int(key))

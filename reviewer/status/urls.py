@@ -20,4 +20,11 @@ urlpatterns = [
     path("api/v2/incidents.json", views.stored, {"name": "incidents.json"}, name="status_incidents"),
     path("api/v2/incidents/unresolved.json", views.stored, {"name": "incidents/unresolved.json"},
          name="status_unresolved"),
+    # scheduled maintenance (reviewer.outbox.maintenance)
+    path("api/v2/scheduled-maintenances.json", views.stored, {"name": "scheduled-maintenances.json"},
+         name="status_maintenances"),
+    path("api/v2/scheduled-maintenances/upcoming.json", views.stored,
+         {"name": "scheduled-maintenances/upcoming.json"}, name="status_maintenances_upcoming"),
+    path("api/v2/scheduled-maintenances/active.json", views.stored,
+         {"name": "scheduled-maintenances/active.json"}, name="status_maintenances_active"),
 ]

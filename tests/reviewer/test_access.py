@@ -14,6 +14,7 @@ from tests.factories import make_user
 PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_history", "status_incident",
           "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
           "status_unsubscribe", "status_components", "status_incidents", "status_unresolved"}
+PUBLIC |= {"status_maintenances", "status_maintenances_upcoming", "status_maintenances_active"}
 # Read by machines, not people: /metrics answers by network and token, never by login
 # (tests/reviewer/operations/test_metrics.py refuses an address outside the allowed networks and a wrong token).
 MACHINES = {"metrics"}

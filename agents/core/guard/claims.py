@@ -133,7 +133,7 @@ _CHECK_WORDS = {
 
 # Supports the incident's state decides alone when it speaks against the claim: a stale key message
 # saying "we are investigating" does not make a resolved incident ongoing.
-_STATE_DECIDES = ("ongoing", "investigating", "identified")
+_STATE_DECIDES = ("ongoing", "investigating", "identified", "in_progress")
 
 
 def _claim_message(found: str, family: ClaimFamily, strict: bool, state: str | None = None) -> str:

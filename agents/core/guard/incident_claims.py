@@ -28,11 +28,16 @@ from agents.core.units import fact_meta
 
 # The lifecycle a status page shows, in order.
 STATES = ("investigating", "identified", "monitoring", "resolved")
+# A scheduled maintenance window's states (reviewer.outbox.maintenance checks its texts with these).
+MAINTENANCE_STATES = ("scheduled", "in_progress", "completed")
 _STATE_WORDS = {
     "investigating": "is still being investigated",
     "identified": "has its cause identified but is not fixed yet",
     "monitoring": "is being monitored after a fix",
     "resolved": "is resolved",
+    "scheduled": "is scheduled and has not started",
+    "in_progress": "is in progress",
+    "completed": "is completed",
 }
 
 
@@ -54,7 +59,7 @@ def incident_state(context: Mapping | None) -> str | None:
     if not isinstance(incident, Mapping):
         return None
     state = incident.get("state")
-    if state in STATES:
+    if state in STATES or state in MAINTENANCE_STATES:
         return state
     status = incident.get("status")
     if state is None and isinstance(status, str) and not _NEGATED_STATUS.search(status):
@@ -65,6 +70,10 @@ def incident_state(context: Mapping | None) -> str | None:
 def state_supports(support: str, state: str | None) -> bool | None:
     """Whether the incident's state supports a family's claim: True, False, or None when the state
     says nothing either way (then the evidence decides)."""
+    if support == "in_progress":  # only a maintenance window's state says; an incident's text is not a window's
+        return state == "in_progress" if state in MAINTENANCE_STATES else True
+    if state in MAINTENANCE_STATES:  # a window has no cause or fix: only "going on" has a meaning
+        return state == "in_progress" if support == "ongoing" else None
     if state is None:
         return True if support in ("ongoing", "investigating", "identified") else None
     if support == "resolved":
@@ -83,6 +92,10 @@ def state_supports(support: str, state: str | None) -> bool | None:
 def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
     """Why a state claim is not supported, for a support lead."""
     named = f"“{found}” is a claim of the “{family.name}” family" if family.name else f"“{found}” is a claim"
+    if family.support == "in_progress" and state is not None:
+        return f"{named}: it says the maintenance is going on, but it {_STATE_WORDS[state]}."
+    if family.support == "ongoing" and state in MAINTENANCE_STATES:
+        return f"{named}: it says something is going on, but the maintenance {_STATE_WORDS[state]}."
     if family.support == "ongoing":
         return f"{named}: it says the problem is still going on, but the incident is resolved."
     if family.support == "identified" and state is not None:

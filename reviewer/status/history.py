@@ -142,6 +142,8 @@ def bars(changes: list[ComponentStatusChange], incidents: list[tuple[datetime, d
                          and ended >= start]
         result.append(day)
     up = floor2(100 * (1 - down_total / seen_total)) if seen_total else None
+    if up is None and any(day.status for day in result):
+        up = 100.0  # recorded at the very moment of ``now`` (a component just added): no time down yet
     return Bars(days=result, up=up)
 
 

@@ -310,3 +310,18 @@ def test_maintenance_notices_reach_webhook_and_slack_subscribers_with_their_unsu
     assert message["text"].startswith("[Our service status] Scheduled: Database upgrade")
     assert message["mrkdwn"] is False
     assert "Unsubscribe: https://status.example.com/status/unsubscribe/" in message["text"]
+
+
+def test_admin_shows_the_kind_and_the_urls_host_never_the_url_or_the_secret(login):
+    admin = login("admin")
+    webhook = Subscriber.objects.create(kind="webhook", email="ops@customer.example",
+                                        url="https://hooks.customer.example/status/abc123token")
+    webhook.confirm()
+    slack = Subscriber.objects.create(kind="slack", url="https://hooks.slack.com/services/T01/B02/slacktoken")
+    pages = [admin.get("/admin/reviewer/subscriber/").content.decode(),
+             admin.get(f"/admin/reviewer/subscriber/{webhook.pk}/change/").content.decode(),
+             admin.get(f"/admin/reviewer/subscriber/{slack.pk}/change/").content.decode()]
+    assert "hooks.customer.example" in pages[0] and "hooks.slack.com" in pages[0] and "Webhook" in pages[0]
+    assert "hooks.customer.example" in pages[1] and "hooks.slack.com" in pages[2]
+    for page in pages:
+        assert webhook.secret not in page and "abc123token" not in page and "slacktoken" not in page

@@ -191,6 +191,7 @@ def _send_confirmation(subscriber: Subscriber) -> None:
         text = (f"Someone, probably someone in this channel, asked for the updates of {name} here.\n"
                 f"To confirm, open this link and press “Confirm”: {subscriber.confirm_url}\n"
                 "If nobody here asked, ignore this message: without confirming, nothing more is posted.")
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # shown as written, as updates are
         response = requests.post(subscriber.url, json={"text": text, "mrkdwn": False, "unfurl_links": False,
                                                        "unfurl_media": False},
                                  allow_redirects=False, timeout=settings.DELIVERY_TIMEOUT_SECONDS)
@@ -198,7 +199,7 @@ def _send_confirmation(subscriber: Subscriber) -> None:
             raise RuntimeError(f"Slack answered HTTP {response.status_code} to the confirmation message")
         return
     what = "at this address" if subscriber.kind == Subscriber.Kind.EMAIL else \
-        f"as JSON requests to a webhook at {subscriber.host}, confirmed by this address"
+        f"to be sent to a webhook at {subscriber.host}, and gave this address to confirm it"
     body = (f"Someone, probably you, asked for the updates of {name} {what}.\n\n"
             f"To confirm, open this link and press “Confirm”:\n{subscriber.confirm_url}\n\n"
             "If you did not ask, ignore this email: without confirming you get nothing more.\n")

@@ -25,7 +25,7 @@ class DeliveryChannel(models.Model):
         WEBHOOK = "webhook", "generic webhook (signed)"
         SLACK = "slack", "Slack incoming webhook"
         EMAIL = "email", "email"
-        SUBSCRIBERS = "subscribers", "status page subscribers (email)"
+        SUBSCRIBERS = "subscribers", "status page subscribers (email, webhook, Slack)"
 
     NEEDS_DESTINATION = (Kind.WEBHOOK, Kind.SLACK)
     # A customer's inbox and a Slack channel cannot drop a message sent twice: these are sent at most once

@@ -147,6 +147,29 @@ def test_a_webhook_subscriber_that_fails_is_tried_again_not_held_and_the_others_
     assert len(working.accepted) == 1 and sum(failing.requests.values()) == 1
 
 
+def test_a_webhook_subscriber_whose_receiver_times_out_is_tried_again_with_the_same_key(users, receiver, settings):
+    settings.DELIVERY_TIMEOUT_SECONDS = 0.5
+    hook = receiver(timeout_rate=1.0, hang_seconds=1.5)
+    Subscriber.objects.create(kind="webhook", email="a@customer.example", url=hook.url).confirm()
+    update, outcomes = publish_and_deliver(users, make_incident())
+    assert "retry" in outcomes.values()  # at least once: not held, as an email or Slack would be
+    assert update.deliveries.get(subscriber__isnull=False).status == "pending"
+
+
+def test_a_webhook_subscriber_to_some_components_gets_only_the_updates_about_them(users, receiver):
+    checkout = StatusComponent.objects.create(name="Checkout")
+    api = StatusComponent.objects.create(name="API")
+    hook = receiver()
+    subscriber = Subscriber.objects.create(kind="webhook", email="a@customer.example", url=hook.url)
+    subscriber.components.set([api])
+    subscriber.confirm()
+    incident = make_incident()
+    about_checkout, _ = publish_and_deliver(users, incident, components={checkout.pk: "degraded_performance"})
+    about_api, _ = publish_and_deliver(users, incident, components={api.pk: "degraded_performance"})
+    assert not about_checkout.deliveries.filter(subscriber=subscriber).exists()
+    assert list(hook.accepted) == [str(about_api.deliveries.get(subscriber=subscriber).key)]
+
+
 def test_a_webhook_subscriber_redirect_is_not_followed(users, receiver):
     elsewhere = receiver()
     hook = receiver(redirect=(307, elsewhere.url))

@@ -52,6 +52,7 @@ from reviewer.models.status import Subscriber as Subscriber
 from reviewer.models.status import MaintenanceStatus as MaintenanceStatus
 from reviewer.models.subscriber_urls import UnsafeURL as UnsafeURL
 from reviewer.models.subscriber_urls import check_subscriber_url as check_subscriber_url
+from reviewer.models.subscriber_urls import post_to_subscriber_url as post_to_subscriber_url
 from reviewer.models.status import Maintenance as Maintenance
 from reviewer.models.status import MaintenanceUpdate as MaintenanceUpdate
 from reviewer.models.status import MaintenanceNotice as MaintenanceNotice

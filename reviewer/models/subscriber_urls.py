@@ -6,7 +6,8 @@ unspecified address). A Slack URL must be on one of ``SUBSCRIBER_SLACK_HOSTS``.
 
 ``SUBSCRIBER_PRIVATE_ALLOWED`` lists hosts and networks taken despite their private address (for
 tests and a company's own receivers on its network); only those may use http. The check runs when the
-form is sent and again before each send, as a host's addresses can change in between.
+form is sent and again before each send, as a host's addresses can change in between, and the send
+connects to the address the check resolved (``post_to_subscriber_url``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
+import requests
 from django.conf import settings
+from requests.adapters import HTTPAdapter
 
 MAX_URL_CHARS = 2000
 
@@ -53,9 +56,8 @@ def _public(address) -> bool:
     return address.is_global and not address.is_multicast
 
 
-def check_subscriber_url(url: str, kind: str) -> str:
-    """``url`` as it will be used, for a subscriber of ``kind`` ("webhook" or "slack"); raises
-    :class:`UnsafeURL` saying why it is refused."""
+def _checked(url: str, kind: str) -> tuple[str, list]:
+    """``url`` as it will be used and its host's addresses; raises :class:`UnsafeURL` saying why not."""
     url = url.strip()
     if len(url) > MAX_URL_CHARS:
         raise UnsafeURL(f"The address is too long (at most {MAX_URL_CHARS} characters).")
@@ -78,4 +80,39 @@ def check_subscriber_url(url: str, kind: str) -> str:
         raise UnsafeURL("Use an https address: updates are not sent unencrypted.")
     if not exempt and not all(_public(address) for address in addresses):
         raise UnsafeURL(f"The host {host} has a private or reserved address; we only send to public addresses.")
-    return url
+    return url, addresses
+
+
+def check_subscriber_url(url: str, kind: str) -> str:
+    """``url`` as it will be used, for a subscriber of ``kind`` ("webhook" or "slack"); raises
+    :class:`UnsafeURL` saying why it is refused."""
+    return _checked(url, kind)[0]
+
+
+class _PinnedAdapter(HTTPAdapter):
+    """Connects to the address that was checked, while TLS names the URL's host (SNI, and the
+    certificate is checked against it)."""
+
+    def __init__(self, hostname: str):
+        self.hostname = hostname
+        super().__init__(max_retries=0)
+
+    def init_poolmanager(self, *args, **kwargs):
+        kwargs["server_hostname"] = self.hostname
+        super().init_poolmanager(*args, **kwargs)
+
+
+def post_to_subscriber_url(url: str, kind: str, **options) -> requests.Response:
+    """POST to a subscriber's URL once it passes the checks, connecting to the very address the check
+    resolved (so no second DNS answer can point it elsewhere), redirects not followed. Raises
+    :class:`UnsafeURL`, or what ``requests`` raises."""
+    url, addresses = _checked(url, kind)
+    parts = urlsplit(url)
+    address = addresses[0]
+    ip = f"[{address}]" if address.version == 6 else str(address)
+    pinned = parts._replace(netloc=f"{ip}:{parts.port}" if parts.port else ip).geturl()
+    options["headers"] = {**options.get("headers", {}), "Host": parts.netloc}
+    options["allow_redirects"] = False
+    with requests.Session() as session:
+        session.mount(f"{parts.scheme}://", _PinnedAdapter(parts.hostname))
+        return session.post(pinned, **options)

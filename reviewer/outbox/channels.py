@@ -10,7 +10,7 @@ except in the webhook, which the operator's own systems receive (docs/publishing
 A status page subscriber gets an email of their own, with a one-click unsubscribe (RFC 8058), and
 none once they have unsubscribed, even for an update published before (:class:`NotSent`). A webhook
 subscriber gets the public fields as JSON signed with its own secret, a Slack subscription a message;
-both with the unsubscribe link, to a URL checked again before each send (``check_subscriber_url``).
+both with the unsubscribe link, to a URL checked again before each send (``post_to_subscriber_url``).
 
 A webhook's URL and signing secret come from the operator's allowlist (``reviewer.outbox.destinations``)
 by the channel's destination name, at the moment of sending: the secret only ever goes to the URL
@@ -46,7 +46,7 @@ from reviewer.models import (
     Subscriber,
     UnsafeURL,
     absolute_url,
-    check_subscriber_url,
+    post_to_subscriber_url,
     status_page_name,
 )
 from reviewer.outbox.destinations import Destination, DestinationError, resolve
@@ -279,26 +279,27 @@ def send_to_subscriber_url(subscriber: Subscriber, body: dict, key: str, answere
     a Slack subscription, once its URL passes the checks again (its host's addresses may have changed
     since it subscribed); raises :class:`DeliveryFailed` otherwise."""
     where = Destination(f"{subscriber.get_kind_display().lower()} subscriber", subscriber.url)
-    try:
-        check_subscriber_url(subscriber.url, subscriber.kind)
-    except UnsafeURL as refused:
-        raise DeliveryFailed(f"{where.name} ({where.host}): refused: {refused}") from None
     raw = json.dumps(body, ensure_ascii=False, sort_keys=True).encode()
     headers = {"Content-Type": "application/json", "Idempotency-Key": key, "User-Agent": USER_AGENT}
     if subscriber.kind == Subscriber.Kind.WEBHOOK:
         if not subscriber.secret:
             raise DeliveryFailed(f"{where.name} ({where.host}): no signing secret; it was never confirmed")
         headers[SIGNATURE_HEADER] = signature(subscriber.secret, int(time.time()), key, raw)
-    post(where, raw, headers, answered)
+    try:  # checked again, and sent to the address the check resolved
+        post(where, raw, headers, answered,
+             request=lambda url, **options: post_to_subscriber_url(url, subscriber.kind, **options))
+    except UnsafeURL as refused:  # raised before any connection: nothing left
+        raise DeliveryFailed(f"{where.name} ({where.host}): refused: {refused}") from None
 
 
-def post(destination: Destination, body: bytes, headers: dict, answered=None) -> None:
-    """POST ``body`` to a declared destination, redirects not followed; raises :class:`DeliveryFailed`
-    naming the destination and its host (never the URL) unless it answers 2xx. A 2xx status line is
-    the answer (``answered``), read before the body: a connection that breaks in the body took it."""
+def post(destination: Destination, body: bytes, headers: dict, answered=None, request=None) -> None:
+    """POST ``body`` to a declared destination (or a subscriber's, through ``request``), redirects not
+    followed; raises :class:`DeliveryFailed` naming the destination and its host (never the URL) unless
+    it answers 2xx. A 2xx status line is the answer (``answered``), read before the body: a connection
+    that breaks in the body took it."""
     where = f"{destination.name} ({destination.host})"
     try:
-        response = requests.post(destination.url, data=body, headers=headers, allow_redirects=False,
+        response = (request or requests.post)(destination.url, data=body, headers=headers, allow_redirects=False,
                                  timeout=settings.DELIVERY_TIMEOUT_SECONDS, stream=True)
     except requests.ConnectTimeout:  # no connection was made: nothing was sent
         raise DeliveryFailed(f"{where}: no connection within {settings.DELIVERY_TIMEOUT_SECONDS} s") from None

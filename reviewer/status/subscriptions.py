@@ -19,7 +19,6 @@ import logging
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-import requests
 from axes.helpers import get_client_ip_address
 from django import forms
 from django.conf import settings
@@ -36,6 +35,7 @@ from reviewer.models import (
     Subscriber,
     UnsafeURL,
     check_subscriber_url,
+    post_to_subscriber_url,
     status_page_name,
 )
 from reviewer.models.subscriber_urls import MAX_URL_CHARS
@@ -192,9 +192,9 @@ def _send_confirmation(subscriber: Subscriber) -> None:
                 f"To confirm, open this link and press “Confirm”: {subscriber.confirm_url}\n"
                 "If nobody here asked, ignore this message: without confirming, nothing more is posted.")
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # shown as written, as updates are
-        response = requests.post(subscriber.url, json={"text": text, "mrkdwn": False, "unfurl_links": False,
-                                                       "unfurl_media": False},
-                                 allow_redirects=False, timeout=settings.DELIVERY_TIMEOUT_SECONDS)
+        response = post_to_subscriber_url(subscriber.url, subscriber.kind, timeout=settings.DELIVERY_TIMEOUT_SECONDS,
+                                          json={"text": text, "mrkdwn": False, "unfurl_links": False,
+                                                "unfurl_media": False})
         if not 200 <= response.status_code < 300:
             raise RuntimeError(f"Slack answered HTTP {response.status_code} to the confirmation message")
         return

@@ -122,7 +122,8 @@ def test_the_signature_is_hmac_sha256_over_the_time_the_key_and_the_body_with_th
     from reviewer.outbox import channels
 
     sent = []
-    monkeypatch.setattr(channels, "post", lambda where, raw, headers, answered=None: sent.append((raw, headers)))
+    monkeypatch.setattr(channels, "post", lambda where, raw, headers, answered=None, request=None:
+                        sent.append((raw, headers)))
     subscriber = Subscriber.objects.create(kind="webhook", email="ops@customer.example",
                                            url="http://127.0.0.1:9/hook")
     assert subscriber.confirm() and len(subscriber.secret) == 64
@@ -348,3 +349,73 @@ def test_admin_shows_the_kind_and_the_urls_host_never_the_url_or_the_secret(logi
     assert "hooks.customer.example" in pages[1] and "hooks.slack.com" in pages[2]
     for page in pages:
         assert webhook.secret not in page and "abc123token" not in page and "slacktoken" not in page
+
+
+@pytest.fixture
+def tls_receiver(tmp_path, monkeypatch):
+    """An HTTPS receiver on 127.0.0.1 with a certificate for hooks.test only, trusted through
+    REQUESTS_CA_BUNDLE; hooks.test resolves to 127.0.0.1 in this process, and each lookup is counted."""
+    import datetime
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks.test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("hooks.test")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                         serialization.PrivateFormat.PKCS8,
+                                                         serialization.NoEncryption()))
+    received = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append((self.headers["Host"], self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "cert.pem"))
+    lookups = []
+    real = socket.getaddrinfo
+
+    def resolve(host, port, *args, **kwargs):
+        if host == "hooks.test":
+            lookups.append(host)
+            return real("127.0.0.1", port, *args, **kwargs)
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(subscriber_urls.socket, "getaddrinfo", resolve)
+    yield f"https://hooks.test:{server.server_address[1]}/hook", received, lookups
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_send_connects_to_the_address_it_checked_naming_the_host_in_tls(users, tls_receiver):
+    url, received, lookups = tls_receiver
+    Subscriber.objects.create(kind="webhook", email="a@customer.example", url=url).confirm()
+    update, outcomes = publish_and_deliver(users, make_incident())
+    assert set(outcomes.values()) == {"delivered"}  # the certificate of hooks.test was checked and taken
+    ((host, body),) = received
+    assert host == urlsplit(url).netloc and b'"type": "incident_update"' in body
+    assert lookups == ["hooks.test"]  # resolved once, by the check: the connection used that address

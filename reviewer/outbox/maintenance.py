@@ -214,7 +214,8 @@ def email_subject(maintenance: Maintenance, update: MaintenanceUpdate | None) ->
     return f"[{status_page_name()}] {step}: {maintenance.title}"
 
 
-def email_body(maintenance: Maintenance, update: MaintenanceUpdate | None, unsubscribe_url: str) -> str:
+def email_body(maintenance: Maintenance, update: MaintenanceUpdate | None, unsubscribe_url: str,
+               medium: str = "email") -> str:
     lines = [maintenance.title, ""]
     if update is None:
         lines.append(f"Reminder: this maintenance starts at {_utc(maintenance.starts_at)}.")
@@ -224,7 +225,7 @@ def email_body(maintenance: Maintenance, update: MaintenanceUpdate | None, unsub
               "Components: " + ", ".join(c.name for c in maintenance.components.all())]
     text = update.text if update is not None else maintenance.updates.order_by("created_at", "id").first().text
     lines += ["", text, "", f"Status page: {absolute_url('status')}",
-              "", "-- ", f"You get this email because you subscribed to {status_page_name()}.",
+              "", "-- ", f"You get this {medium} because you subscribed to {status_page_name()}.",
               f"Unsubscribe: {unsubscribe_url}"]
     return "\n".join(lines) + "\n"
 
@@ -246,7 +247,7 @@ def _send(maintenance: Maintenance, update: MaintenanceUpdate | None, subscriber
                                                   f":{subscriber.pk}"))
         if subscriber.kind == Subscriber.Kind.SLACK:
             url = subscriber.unsubscribe_url
-            text = email_subject(maintenance, update) + "\n\n" + email_body(maintenance, update, url)
+            text = email_subject(maintenance, update) + "\n\n" + email_body(maintenance, update, url, "message")
             body = {"text": slack_escaped(text), "mrkdwn": False, "unfurl_links": False, "unfurl_media": False}
         else:
             body = webhook_body(maintenance, update, subscriber)

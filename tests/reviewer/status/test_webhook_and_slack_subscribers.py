@@ -333,7 +333,8 @@ def test_maintenance_notices_reach_webhook_and_slack_subscribers_with_their_unsu
     ((_, message),) = slack.accepted.items()
     assert message["text"].startswith("[Our service status] Scheduled: Database upgrade")
     assert message["mrkdwn"] is False
-    assert "Unsubscribe: https://status.example.com/status/unsubscribe/" in message["text"]
+    assert "You get this message because you subscribed to Our service status.\nUnsubscribe: " \
+           "https://status.example.com/status/unsubscribe/" in message["text"]
 
 
 def test_admin_shows_the_kind_and_the_urls_host_never_the_url_or_the_secret(login):

@@ -1,6 +1,6 @@
 """The public status page's records (docs/status-page.md, docs/subscriptions.md): the components
 customers know and the status each update gives them, the stored representations of the page, and
-the customers who subscribed by email with the confirmation emails sent to them."""
+the customers who subscribed (by email, webhook or Slack) with the confirmations sent to them."""
 
 from __future__ import annotations
 
@@ -230,7 +230,7 @@ class Subscriber(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.EMAIL)
     # Where the confirmation link goes: the address updates go to, or a webhook owner's; none for Slack.
     email = models.EmailField(blank=True)
-    # A webhook's or Slack's URL (reviewer.status.endpoints checked it); a credential: never shown whole.
+    # A webhook's or Slack's URL (reviewer/models/subscriber_urls.py checked it); a credential: never shown whole.
     url = models.URLField(max_length=2000, blank=True)
     # A webhook's signing key, made when it is confirmed and shown once on the confirmation page.
     secret = models.CharField(max_length=64, blank=True)

@@ -1,4 +1,4 @@
-"""The status page in the admin: its components, their groups and its email subscribers."""
+"""The status page in the admin: its components, their groups and its subscribers (email, webhook, Slack)."""
 
 from django.contrib import admin, messages
 from django.utils import timezone
@@ -27,16 +27,24 @@ class SubscriberAdmin(admin.ModelAdmin):
     opt-in), so nobody adds or confirms an address here; an admin may narrow its components or
     unsubscribe it (on its owner's request)."""
 
-    list_display = ["email", "created_at", "confirmed_at", "unsubscribed_at"]
-    list_filter = [SubscriberState]
+    # A webhook's or Slack's URL shows by its host only (a Slack URL is itself a credential), and a
+    # webhook's signing secret never shows.
+    list_display = ["__str__", "kind", "email", "url_host", "created_at", "confirmed_at", "unsubscribed_at"]
+    list_filter = [SubscriberState, "kind"]
     search_fields = ["email"]
-    fields = ["email", "components", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
-    readonly_fields = ["email", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    fields = ["kind", "email", "url_host", "components", "created_at", "confirmation_sent_at", "confirmed_at",
+              "unsubscribed_at"]
+    readonly_fields = ["kind", "email", "url_host", "created_at", "confirmation_sent_at", "confirmed_at",
+                       "unsubscribed_at"]
     filter_horizontal = ["components"]
     actions = ["unsubscribe"]
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="URL host")
+    def url_host(self, subscriber):
+        return subscriber.host or "—"
 
     @admin.action(description="Unsubscribe the selected addresses")
     def unsubscribe(self, request, queryset):

@@ -4,7 +4,8 @@
 - ``approvals``: approval rules and each person's approval under a quorum;
 - ``api``: the JSON API's tokens and Idempotency-Keys;
 - ``status``: the status page's components, the status each update gives them, its stored
-  representations, its email subscribers and their confirmation emails;
+  representations, its subscribers (email, webhook, Slack) and their confirmation emails;
+- ``subscriber_urls``: which webhook and Slack URLs a subscriber may give (public hosts, https);
 - ``outbox``: delivery channels, published updates and their outbox rows (deliveries);
 - ``alerts``: deadline rules, notification channels and notifications, holding statements, breaches;
 - ``ledger``: the hash-chained ledger, its head and its verifications;
@@ -49,6 +50,9 @@ from reviewer.models.status import status_page_changed as status_page_changed
 from reviewer.models.status import ConfirmationMail as ConfirmationMail
 from reviewer.models.status import Subscriber as Subscriber
 from reviewer.models.status import MaintenanceStatus as MaintenanceStatus
+from reviewer.models.subscriber_urls import UnsafeURL as UnsafeURL
+from reviewer.models.subscriber_urls import check_subscriber_url as check_subscriber_url
+from reviewer.models.subscriber_urls import post_to_subscriber_url as post_to_subscriber_url
 from reviewer.models.status import Maintenance as Maintenance
 from reviewer.models.status import MaintenanceUpdate as MaintenanceUpdate
 from reviewer.models.status import MaintenanceNotice as MaintenanceNotice

@@ -25,7 +25,7 @@ class DeliveryChannel(models.Model):
         WEBHOOK = "webhook", "generic webhook (signed)"
         SLACK = "slack", "Slack incoming webhook"
         EMAIL = "email", "email"
-        SUBSCRIBERS = "subscribers", "status page subscribers (email)"
+        SUBSCRIBERS = "subscribers", "status page subscribers (email, webhook, Slack)"
 
     NEEDS_DESTINATION = (Kind.WEBHOOK, Kind.SLACK)
     # A customer's inbox and a Slack channel cannot drop a message sent twice: these are sent at most once
@@ -48,6 +48,12 @@ class DeliveryChannel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.get_kind_display()})"
+
+    @classmethod
+    def at_most_once(cls, kind: str, subscriber_kind: str | None = None) -> bool:
+        """Whether a delivery on a channel of ``kind`` (to a subscriber of ``subscriber_kind``) is sent at
+        most once: a webhook subscriber drops duplicates by the Idempotency-Key, so it gets at least once."""
+        return kind in cls.AT_MOST_ONCE and subscriber_kind != "webhook"
 
     @property
     def recipient_list(self) -> list[str]:

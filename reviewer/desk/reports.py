@@ -12,7 +12,7 @@ from django.db import transaction
 
 from agents import tasks
 from agents.models import Incident, Run
-from reviewer.models import POSTMORTEM, PostIncidentReport
+from reviewer.models import POSTMORTEM, PostIncidentReport, PublishedUpdate
 from reviewer.outbox.publishing import RESOLVED, last_published
 
 REPORT_PIPELINE = "reflection"
@@ -27,15 +27,14 @@ class ReportRefused(Exception):
     """No report can be drafted now; the message is for the person who asked."""
 
 
-def may_have_report(incident: Incident) -> bool:
-    """Whether customers were told the incident is resolved: its last published update says so."""
-    last = last_published(incident)
+def resolved_in_public(last: PublishedUpdate | None) -> bool:
+    """Whether customers were told the incident is resolved: ``last``, its last published update, says so."""
     return last is not None and last.state in (RESOLVED, POSTMORTEM)
 
 
 def draft_report(incident: Incident, user, *, idempotency_key: str = "") -> Run:
     """Start the run that drafts ``incident``'s post-incident report (enqueued once it commits)."""
-    if not may_have_report(incident):
+    if not resolved_in_public(last_published(incident)):
         raise ReportRefused("A post-incident report is drafted once the incident's resolution is published.")
     with transaction.atomic():
         run, created = tasks.start_run(pipeline=REPORT_PIPELINE, goal=REPORT_GOAL, incident=incident, user=user,

@@ -66,14 +66,16 @@ def _render_incident(request, incident, form, *, status=200, edit=None):
     edit_form, fact_forms = edit if edit is not None else (
         IncidentEditForm.for_incident(incident, latest=versions[0] if versions else None) if can_edit
         else (None, None))
-    context = _updates(request, incident) | {
+    timeline = _updates(request, incident)
+    context = timeline | {
         "can_edit": can_edit, "edit_form": edit_form, "fact_forms": fact_forms, "editing": edit is not None,
         "form": form,
         "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),
         "versions": versions,
         "report_runs": list(reports.report_runs(incident)),
-        "may_report": reports.may_have_report(incident),
+        # The updates are newest first: the first says whether the incident is resolved in public.
+        "may_report": reports.resolved_in_public(next(iter(timeline["updates"]), None)),
         "report_key": uuid.uuid4(),
     }
     if context["can_publish_any"]:

@@ -158,13 +158,19 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
     the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
     """
     reason, candidate = result.escalation_reason or "", result.candidate or draft
-    if not opens_escalation(result.stop_reason):
-        # A post-incident report that passed every gate still waits for a person's approval.
-        if result.stop_reason != "success" or not result.answer or not PostIncidentReport.objects.filter(
-                run=run).exists():
+    escalates = opens_escalation(result.stop_reason)
+    if not escalates and (result.stop_reason != "success" or not result.answer):
+        return
+    report = PostIncidentReport.objects.filter(run=run).exists()
+    if not escalates:
+        if not report:
             return
+        # A post-incident report that passed every gate still waits for a person's approval.
         reason, candidate = REPORT_NEEDS_APPROVAL, result.answer
     opened_at = timezone.now()
+    # A report is written after the incident: the deadlines of live updates (and their breaches, which offer a
+    # holding statement) do not apply to it.
+    deadlines = {"deadline_at": None, "remind_at": None} if report else deadline_fields(run, opened_at)
     escalation, created = Escalation.objects.get_or_create(run=run, defaults={
         "stop_reason": result.stop_reason,
         "reason": reason,
@@ -172,7 +178,7 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
         "candidate": candidate,
         "guard": result.guard,
         "opened_at": opened_at,
-        **deadline_fields(run, opened_at),
+        **deadlines,
         **approvals.approval_fields(run, result.stop_reason, result.guard),
     })
     if created:

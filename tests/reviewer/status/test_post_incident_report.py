@@ -17,7 +17,7 @@ from agents.testing.scripted_demo import APPROVE
 from agents.testing.scripted_server import tool_call
 from reviewer.desk.decisions import REPORT_NEEDS_APPROVAL, decide
 from reviewer.desk.reports import REPORT_GOAL, ReportRefused, draft_report
-from reviewer.models import DeliveryChannel, Escalation, PostIncidentReport, PublishedUpdate
+from reviewer.models import DeadlineRule, DeliveryChannel, Escalation, PostIncidentReport, PublishedUpdate
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import PublicFields, PublishRefused, publish
 from tests.factories import make_incident, make_run, make_subscriber
@@ -68,7 +68,8 @@ def deliver(update: PublishedUpdate) -> None:
 @pytest.fixture
 def resolved(users):
     """Card payments failing in the EU, published as identified, then resolved, both delivered."""
-    incident = make_incident("inc_pay_7", title="P1: card payments failed in the EU", state="identified", facts=FACTS)
+    incident = make_incident("inc_pay_7", title="P1: card payments failed in the EU", state="identified", severity="P1",
+                             facts=FACTS)
     for state, text in [("identified", "Card payments fail in the EU. We found the cause and are fixing it."),
                         ("resolved", "Card payments work again in the EU.")]:
         run = make_run(incident=incident, snapshot=True, status=Run.Status.OK, answer=text)
@@ -107,6 +108,7 @@ def test_a_report_is_drafted_only_once_the_resolution_is_published(users):
 def test_the_model_drafts_a_report_a_lead_approves_it_and_it_is_published_as_the_postmortem_stage(
         client, login, users, model, resolved):
     subscriber = make_subscriber("reader@example.com")
+    DeadlineRule.objects.create(severity="P1", minutes=10, reminder_minutes=3)  # for live updates
     mail.outbox.clear()
     response = login("ops").post(f"/incidents/{resolved.incident_id}/report/")
     run = Run.objects.get(report__isnull=False)
@@ -121,6 +123,7 @@ def test_the_model_drafts_a_report_a_lead_approves_it_and_it_is_published_as_the
     # Clean, yet it waits for a person: the inbox has it, and nothing is published before a lead decides.
     escalation = Escalation.objects.get(run=run)
     assert (escalation.status, escalation.reason, escalation.candidate) == ("pending", REPORT_NEEDS_APPROVAL, REPORT)
+    assert escalation.deadline_at is None  # a live update's deadline rule (P1: minutes) is not a report's
     assert f"/escalations/{escalation.pk}/" in login("lead").get("/inbox/").content.decode()
     with pytest.raises(PublishRefused, match="waits for a support lead"):
         publish(resolved, REPORT, actor=users.ops, source_run=run)

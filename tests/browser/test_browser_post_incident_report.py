@@ -70,6 +70,7 @@ def test_ops_draft_a_lead_approves_and_publishes_and_the_customer_reads_the_repo
     expect(page.locator("main")).to_contain_text("A post-incident report: it passed every gate")
     assert_fits(page, f"report-escalation-{width}", screenshot)
     page.click("button:has-text('Approve the candidate')")
+    expect(page.locator("#esc-status")).to_have_text("approved")
     page.goto(f"{live_server.url}/incidents/{incident.incident_id}/")
     page.click("#report a:has-text('Publish the report')")
     expect(page.locator("h1")).to_contain_text("Publish the post-incident report")

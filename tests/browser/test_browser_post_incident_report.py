@@ -86,7 +86,9 @@ def test_ops_draft_a_lead_approves_and_publishes_and_the_customer_reads_the_repo
 
     # The customer reads it on the incident's public page.
     page.context.clear_cookies()
-    page.goto(f"{live_server.url}/status/incidents/{incident.incident_id}/")
+    page.goto(f"{live_server.url}/status/")
+    assert_fits(page, f"report-status-home-{width}", screenshot)
+    page.click(".resolved-list a:has-text('Post-incident report')")
     section = page.locator("#report")
     expect(section.locator("h2")).to_have_text("Post-incident report")
     expect(section).to_contain_text("The cause was an expired certificate on the payment gateway.")

@@ -148,6 +148,7 @@ def test_the_model_drafts_a_report_a_lead_approves_it_and_it_is_published_as_the
     assert "updated <time" not in page  # one version so far
     assert "P1: card payments" not in page
     assert "Post-incident report" in client.get("/status/history/").content.decode()
+    assert f'/status/incidents/{resolved.incident_id}/#report"' in client.get("/status/").content.decode()
     feed = client.get("/status/feed/").content.decode()
     assert "Card payments failing in the EU: Post-incident report" in feed
     assert f"#update-{update.pk}" in feed

@@ -6,7 +6,8 @@
 - ``status``: the status page's components, the status each update gives them, its stored
   representations, its subscribers (email, webhook, Slack) and their confirmation emails;
 - ``subscriber_urls``: which webhook and Slack URLs a subscriber may give (public hosts, https);
-- ``outbox``: delivery channels, published updates and their outbox rows (deliveries);
+- ``outbox``: delivery channels, published updates and their outbox rows (deliveries), the runs that
+  draft post-incident reports;
 - ``alerts``: deadline rules, notification channels and notifications, holding statements, breaches;
 - ``ledger``: the hash-chained ledger, its head and its verifications;
 - ``accounts``: single sign-on's group mappings, identities and the roles it gave;
@@ -61,6 +62,8 @@ from reviewer.models.outbox import PublishedUpdateQuerySet as PublishedUpdateQue
 from reviewer.models.outbox import PublishedUpdate as PublishedUpdate
 from reviewer.models.outbox import DeliveryQuerySet as DeliveryQuerySet
 from reviewer.models.outbox import Delivery as Delivery
+from reviewer.models.outbox import POSTMORTEM as POSTMORTEM
+from reviewer.models.outbox import PostIncidentReport as PostIncidentReport
 from reviewer.models.alerts import DeadlineRule as DeadlineRule
 from reviewer.models.alerts import NotificationChannel as NotificationChannel
 from reviewer.models.alerts import Notification as Notification

@@ -15,6 +15,7 @@ from django.db.models import F, Prefetch
 from reviewer.models import (
     DEFAULT_TITLE,
     IMPACT_OF_STATUS,
+    POSTMORTEM,
     UNDER_MAINTENANCE,
     ComponentStatus,
     Impact,
@@ -33,7 +34,7 @@ RESOLVED = "resolved"
 # public stays on the page until someone publishes its resolution.
 UNSTATED = "investigating"
 STATE_LABELS = {"investigating": "Investigating", "identified": "Identified", "monitoring": "Monitoring",
-                RESOLVED: "Resolved"}
+                RESOLVED: "Resolved", POSTMORTEM: "Post-incident report"}
 # The overall banner, by how bad it is (Statuspage's indicator: none, minor, major, critical).
 BANNERS = {Impact.NONE: "All systems operational", Impact.MINOR: "Degraded performance",
            Impact.MAJOR: "Partial outage", Impact.CRITICAL: "Major outage"}
@@ -48,10 +49,21 @@ MAINTENANCE_KEPT = 50
 
 @dataclass
 class PublicIncident:
-    """An incident as its published updates tell it; ``updates`` newest first."""
+    """An incident as its published updates tell it; ``updates`` newest first. ``reports`` are its
+    published post-incident reports, newest first: the first one published, then each correction."""
 
     incident_id: str
     updates: list[PublishedUpdate]
+    reports: list[PublishedUpdate] = field(default_factory=list)
+
+    @property
+    def report(self) -> PublishedUpdate | None:
+        """The post-incident report customers read: the newest version (None before one is published)."""
+        return self.reports[0] if self.reports else None
+
+    @property
+    def report_published_at(self) -> datetime | None:
+        return self.reports[-1].published_at if self.reports else None
 
     @property
     def latest(self) -> PublishedUpdate:
@@ -63,7 +75,8 @@ class PublicIncident:
 
     @property
     def state(self) -> str:
-        return self.latest.state or UNSTATED
+        """Its stage in public: the latest update's state, or ``postmortem`` once a report is published."""
+        return POSTMORTEM if self.reports and self.resolved else (self.latest.state or UNSTATED)
 
     @property
     def state_label(self) -> str:
@@ -79,7 +92,7 @@ class PublicIncident:
 
     @property
     def resolved(self) -> bool:
-        return self.state == RESOLVED
+        return self.latest.state == RESOLVED
 
     @property
     def started_at(self) -> datetime:
@@ -87,7 +100,7 @@ class PublicIncident:
 
     @property
     def updated_at(self) -> datetime:
-        return self.latest.published_at
+        return max([self.latest.published_at, *(report.published_at for report in self.reports[:1])])
 
     def first_at(self, state: str) -> datetime | None:
         """When the incident first reached ``state`` in public (None if it never did)."""
@@ -222,9 +235,13 @@ def status_page() -> StatusPage:
     """The whole public picture: three queries, whatever the number of incidents."""
     updates = list(public_updates())
     by_incident: dict[str, list[PublishedUpdate]] = {}
+    reports: dict[str, list[PublishedUpdate]] = {}
     for update in updates:  # newest first, so each incident's list is too, and incidents come by their newest
-        by_incident.setdefault(update.public_incident_id, []).append(update)
-    incidents = [PublicIncident(incident_id, rows) for incident_id, rows in by_incident.items()]
+        by_incident.setdefault(update.public_incident_id, [])
+        into = reports if update.state == POSTMORTEM else by_incident  # a report is not an update of the lifecycle
+        into.setdefault(update.public_incident_id, []).append(update)
+    incidents = [PublicIncident(incident_id, rows, reports.get(incident_id, []))
+                 for incident_id, rows in by_incident.items() if rows]
     components = {c.pk: ComponentView(c) for c in StatusComponent.objects.select_related("group")}
     for incident in incidents:
         for update in incident.updates:

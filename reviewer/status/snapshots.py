@@ -128,7 +128,10 @@ def _feed(page: StatusPage, kind: type[feedgenerator.SyndicationFeed]) -> tuple[
         incident = incidents[update.public_incident_id]
         url = f"{incident_url(incident)}#update-{update.pk}"
         title = update.public_title or incident.title
-        feed.add_item(title=f"{title}: {STATE_LABELS[update.state or UNSTATED]}", link=url, unique_id=url,
+        label = STATE_LABELS[update.state or UNSTATED]
+        if update in incident.reports[:-1]:  # a correction of the report published before
+            label += " (updated)"
+        feed.add_item(title=f"{title}: {label}", link=url, unique_id=url,
                       unique_id_is_permalink=True, pubdate=update.published_at, updateddate=update.published_at,
                       description=linebreaks(escape(update.text)), text=update.text)
     return feed.writeString("utf-8"), kind.content_type
@@ -182,6 +185,11 @@ def _incident_json(page: StatusPage, incident: PublicIncident) -> dict:
         "created_at": iso(incident.started_at), "updated_at": iso(incident.updated_at),
         "started_at": iso(incident.started_at), "monitoring_at": iso(incident.first_at("monitoring")),
         "resolved_at": iso(incident.resolved_at), "shortlink": incident_url(incident), "page_id": page_id(),
+        # Statuspage's post-incident report fields: the newest version's text, when the first version was
+        # published and when the text last changed (null before a report is published).
+        "postmortem_body": incident.report.text if incident.report else None,
+        "postmortem_published_at": iso(incident.report_published_at),
+        "postmortem_body_last_updated_at": iso(incident.report.published_at if incident.report else None),
         "incident_updates": updates,
         "components": [_component(view) for view in page.components if view.component.pk in named],
     }

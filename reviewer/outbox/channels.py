@@ -82,9 +82,11 @@ def headline(update: PublishedUpdate) -> str:
     return f"{title} — {update.get_state_display()}" if update.state else title
 
 
-def component_lines(update: PublishedUpdate) -> list[str]:
-    """“Checkout: Partial outage”, one per component the update names."""
-    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components]
+def component_lines(update: PublishedUpdate, *, public: bool = False) -> list[str]:
+    """“Checkout: Partial outage”, one per component the update names (with ``public``, only those
+    on the public page: never an audience's own)."""
+    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components
+            if not public or row.component.audience_id is None]
 
 
 def email_subject(update: PublishedUpdate) -> str:
@@ -92,12 +94,13 @@ def email_subject(update: PublishedUpdate) -> str:
 
 
 def email_body(update: PublishedUpdate, unsubscribe_url: str = "") -> str:
-    """The plain-text email of an update: what the status page shows of it, and where to read more."""
+    """The plain-text email of an update: what the status page shows of it, and where to read more. A
+    subscriber's (with ``unsubscribe_url``) names the public components only, as the public page does."""
     lines = [update.public_title or DEFAULT_TITLE, ""]
     if update.state:
         lines.append(f"Status: {update.get_state_display()}")
     lines.append(f"Impact: {update.get_impact_display()}")
-    components = component_lines(update)
+    components = component_lines(update, public=bool(unsubscribe_url))
     if components:
         lines += ["", "Components:", *(f"- {line}" for line in components)]
     lines += ["", update.text, "",

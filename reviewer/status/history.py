@@ -43,12 +43,12 @@ def changed_at() -> datetime:
 
 
 def record_statuses(page=None, at: datetime | None = None) -> list[ComponentStatusChange]:
-    """Record each component whose status on the page (``page``, else read now) differs from the last
-    one recorded for it, as changed at ``at`` (by default when the status page last received a
-    delivery, which is what changed it); returns the rows written."""
-    from reviewer.status.public import status_page
+    """Record each component whose status (on ``page``, else on staff's page of every component, read
+    now) differs from the last one recorded for it, as changed at ``at`` (by default when the status
+    page last received a delivery, which is what changed it); returns the rows written."""
+    from reviewer.status.public import EVERYONE, status_page
 
-    page = status_page() if page is None else page
+    page = status_page(EVERYONE) if page is None else page
     at = changed_at() if at is None else at
     last = ComponentStatusChange.objects.filter(component=OuterRef("pk")).order_by("-at", "-pk").values("status")[:1]
     recorded = dict(StatusComponent.objects.annotate(last=Subquery(last)).values_list("pk", "last"))

@@ -79,8 +79,8 @@ class _Links:
     """A URL configuration with the public page's names under an audience's signed prefix."""
 
     def __init__(self, prefix: str):
-        status = next(p for p in get_resolver().url_patterns
-                      if isinstance(p, URLResolver) and p.urlconf_name == "reviewer.status.urls")
+        status = next(p for p in get_resolver().url_patterns if isinstance(p, URLResolver)
+                      and getattr(p.urlconf_name, "__name__", "") == "reviewer.status.urls")
         public = [p for p in status.url_patterns if isinstance(p, URLPattern) and p.name
                   and p.name not in NOT_SHOWN and not p.name.startswith(("status_audience", "status_internal"))]
         self.urlpatterns = [path(prefix, include(public))]

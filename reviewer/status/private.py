@@ -66,6 +66,13 @@ def audience_signed(request, slug: str, token: str, rest: str = ""):
     return _private(views.serve(request, snapshot_name(audience, _representation(request, rest))))
 
 
+def _audiences(incident, names: dict[int, str]) -> list[str]:
+    """The audiences whose components a published incident named (where it shows besides the public page)."""
+    found = {row.component.audience_id for update in (incident.updates if incident else [])
+             for row in update.component_statuses.all()} - {None}
+    return sorted(names[pk] for pk in found)
+
+
 @require_perm(STAFF_PERMISSION)
 @require_safe
 def internal_page(request):
@@ -75,8 +82,10 @@ def internal_page(request):
     everything, public = status_page(EVERYONE), status_page()
     on_public_page = {incident.incident_id for incident in public.incidents}
     told = {incident.incident_id: incident for incident in everything.incidents}
+    names = dict(StatusAudience.objects.values_list("pk", "name"))
     incidents = [{"incident": incident, "told": told.get(incident.incident_id),
-                  "public": incident.incident_id in on_public_page}
+                  "public": incident.incident_id in on_public_page,
+                  "audiences": _audiences(told.get(incident.incident_id), names)}
                  for incident in Incident.objects.order_by("-updated_at")[:INCIDENTS_LISTED]]
     pending = (Escalation.objects.filter(status=Escalation.Status.PENDING).awake()
                .select_related("run__incident").order_by("opened_at"))

@@ -181,7 +181,7 @@ def test_the_internal_page_shows_everything_to_staff_and_sends_others_to_log_in(
     assert response.status_code == 200
     html = response.content.decode()
     for shown in (PRIVATE_INTERNAL, PRIVATE_TITLE, "P2 settlement lag", BOTH_TITLE, f"{PRIVATE_NAME}</td>",
-                  "Partner banks only", WINDOW_TITLE, "Its audience only", "Everyone"):
+                  "Partner banks only", WINDOW_TITLE, "Everyone"):
         assert shown in html, shown
     assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"]
     assert response["X-Robots-Tag"] == "noindex, nofollow"

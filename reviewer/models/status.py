@@ -166,11 +166,14 @@ class SubscriberQuerySet(models.QuerySet):
     def for_update(self, update):
         """The active subscribers a PublishedUpdate goes to: those who chose no component (every update)
         and those who chose one of the public components it names; nobody for an update that names
-        private components only (an audience's, never on the public page)."""
+        private components only (an audience's, never on the public page), nor for one that names none
+        in an incident that named private components only."""
+        named = UpdateComponent.objects.filter(update=update, component__audience__isnull=True).values("component")
         rows = UpdateComponent.objects.filter(update=update)
-        named = rows.filter(component__audience__isnull=True).values("component")
-        if rows.exists() and not named.exists():  # it names private components only: not a public update
-            return self.none()
+        if not rows.exists():  # it names none: its incident's updates say whether it is public
+            rows = UpdateComponent.objects.filter(update__incident_id=update.incident_id)
+        if rows.exists() and not rows.filter(component__audience__isnull=True).exists():
+            return self.none()  # private components only: not on the public page, so no email either
         return self.active().filter(models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
 
 

@@ -49,7 +49,7 @@ def world(components, publish_update, users, settings):
     publish_update(public, title="Card payments failing", components={"Checkout": "partial_outage"})
     private = make_incident("inc_vault", title=PRIVATE_INTERNAL)
     publish_update(private, PRIVATE_TEXT, title=PRIVATE_TITLE, components={PRIVATE_NAME: "major_outage"})
-    publish_update(private, PRIVATE_TEXT + " We are on it.", title=PRIVATE_TITLE, state="identified")
+    publish_update(private, PRIVATE_TEXT + " We are on it.", title=PRIVATE_TITLE, state="identified", components={})
     both = make_incident("inc_both", title="P2 settlement lag")
     publish_update(both, BOTH_TEXT, title=BOTH_TITLE, components={"Checkout": "degraded_performance",
                                                                   PRIVATE_NAME: "partial_outage"})
@@ -186,3 +186,22 @@ def test_the_internal_page_shows_everything_to_staff_and_sends_others_to_log_in(
     assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"]
     assert response["X-Robots-Tag"] == "noindex, nofollow"
     assert 'href="/status/internal/" aria-current="page"' in html
+
+
+def test_a_policy_admin_copies_the_signed_link_in_the_admin_and_rotates_it(client, world, users):
+    audience = world["audience"]
+    users.admin.is_superuser = False  # a policy admin by role
+    users.admin.save()
+    client.force_login(users.admin)
+    change = client.get(reverse("admin:reviewer_statusaudience_change", args=[audience.pk])).content.decode()
+    old = audiences.link(audience)
+    assert f'value="{old}"' in change and PRIVATE_NAME in change  # the link to copy, and its components
+    assert audiences.token(audience) not in change.replace(old, "")  # the token only as part of the link
+
+    response = client.post(reverse("admin:reviewer_statusaudience_changelist"),
+                           {"action": "rotate_links", "_selected_action": [audience.pk]})
+    assert response.status_code == 302
+    audience.refresh_from_db()
+    assert audience.key_version == 2 and audiences.link(audience) != old
+    client.logout()
+    assert client.get(old.removeprefix("https://status.example.com")).status_code == 404

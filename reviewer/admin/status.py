@@ -80,7 +80,6 @@ class StatusAudienceAdmin(admin.ModelAdmin):
     list_display = ["name", "slug"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    filter_horizontal = ["users", "groups"]
     readonly_fields = ["signed_link", "components"]
     actions = ["rotate_links"]
 
@@ -89,7 +88,8 @@ class StatusAudienceAdmin(admin.ModelAdmin):
         if audience.pk is None:
             return "Shown once the audience is saved."
         return format_html('<input type="text" readonly value="{}" size="70" aria-label="Signed link of {}"> '
-                           "<span class=\"help\">Select it and copy it; anyone holding it reads the page.</span>",
+                           "<span class=\"help\">Select it and copy it: anyone holding it reads the page. "
+                           "To stop every link handed out, rotate it (an action of the audiences' list).</span>",
                            link(audience), audience.name)
 
     @admin.display(description="Its components")

@@ -86,7 +86,7 @@ class StatusAudience(models.Model):
     internal page'). Rotating the link (``key_version``) makes every link handed out before it fail."""
 
     name = models.CharField(max_length=100, unique=True)
-    slug = models.SlugField(max_length=50, unique=True, help_text="In the address of its page: /status/a/<slug>/.")
+    slug = models.SlugField(max_length=50, unique=True, help_text="Its page's address is /status/a/ followed by this.")
     users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="status_audiences",
                                    help_text="People who read its page when signed in.")
     groups = models.ManyToManyField("auth.Group", blank=True, related_name="status_audiences",

@@ -150,7 +150,8 @@ def component_bars(page, now: datetime | None = None) -> dict[int, Bars]:
     to the last full hour, or to the latest change if later: a page built twice within the hour with
     no change in between is the same page (the same ETag); beat rebuilds it every hour."""
     now = timezone.now() if now is None else now
-    latest = ComponentStatusChange.objects.filter(at__lte=now).aggregate(at=Max("at"))["at"]
+    shown = [view.component.pk for view in page.components]  # a private component's change moves no public page
+    latest = ComponentStatusChange.objects.filter(at__lte=now, component__in=shown).aggregate(at=Max("at"))["at"]
     now = max(now.replace(minute=0, second=0, microsecond=0), latest or now.min.replace(tzinfo=UTC))
     since = now.astimezone(UTC) - timedelta(days=DAYS + 1)
     # The status each component had as the window opens (its last change before), then the changes in it.

@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.core import mail
+from django.db.models import F
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
@@ -105,6 +107,17 @@ def test_no_public_representation_names_a_private_component_or_its_incidents(cli
     # Checkout's partial outage, not the private component's major outage.
     assert summary["scheduled_maintenances"] == [] and summary["status"]["description"] == "Partial outage"
     assert PRIVATE_NAME not in client.get(reverse("status_subscribe")).content.decode()  # not a choice
+
+
+def test_a_private_publication_changes_no_byte_of_the_public_representations(client, world, publish_update):
+    """Not even a time: the public page's stored bytes (and ETags) are those of a page without audiences."""
+    with time_machine.travel(timezone.now(), tick=False):
+        addresses = public_addresses(world)
+        before = {address: client.get(address).get("ETag") for address in addresses}
+        publish_update(world["incidents"][1], "Exports are back on time.", title=PRIVATE_TITLE, state="resolved",
+                       components={PRIVATE_NAME: "operational"})
+        assert StatusSnapshot.objects.filter(built_generation__lt=F("generation")).exists()  # outdated, rebuilt
+        assert {address: client.get(address).get("ETag") for address in addresses} == before
 
 
 def test_subscribers_are_never_told_of_a_private_component(world):

@@ -15,10 +15,10 @@ from django.db.models import F
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from reviewer.models import DeliveryChannel, StatusAudience, StatusComponent, StatusSnapshot, Subscriber
+from reviewer.models import Delivery, DeliveryChannel, StatusAudience, StatusComponent, StatusSnapshot, Subscriber
 from reviewer.outbox.maintenance import schedule
 from reviewer.status import audiences, snapshots
-from tests.factories import make_incident, make_user
+from tests.factories import make_escalation, make_incident, make_user
 
 PRIVATE_NAME = "Vault ledger"
 PRIVATE_TITLE = "Ledger exports running late"
@@ -189,12 +189,16 @@ def test_the_internal_page_shows_everything_to_staff_and_sends_others_to_log_in(
     response = client.get(address)
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
+    make_escalation(incident=world["incidents"][1], stop_reason="policy_escalation")
+    held = Delivery.objects.filter(subscriber__email="every@example.com").first()
+    Delivery.objects.filter(pk=held.pk).update(status=Delivery.Status.HELD)
     client.force_login(users.lead)
     response = client.get(address)
     assert response.status_code == 200
-    html = response.content.decode()
+    html = " ".join(response.content.decode().split())
     for shown in (PRIVATE_INTERNAL, PRIVATE_TITLE, "P2 settlement lag", BOTH_TITLE, f"{PRIVATE_NAME}</td>",
-                  "Partner banks only", WINDOW_TITLE, "Everyone"):
+                  "Partner banks only", WINDOW_TITLE, "Everyone", "Subscribers to every@example.com:",
+                  f"{PRIVATE_INTERNAL}: <code>policy_escalation</code>", 'href="/status/a/partners/"'):
         assert shown in html, shown
     assert "no-store" in response["Cache-Control"] and "private" in response["Cache-Control"]
     assert response["X-Robots-Tag"] == "noindex, nofollow"

@@ -43,6 +43,7 @@ from reviewer.models.status import worst_status as worst_status
 from reviewer.models.status import ComponentStatusChange as ComponentStatusChange
 from reviewer.models.status import StatusComponent as StatusComponent
 from reviewer.models.status import StatusComponentGroup as StatusComponentGroup
+from reviewer.models.status import StatusAudience as StatusAudience
 from reviewer.models.status import UpdateComponent as UpdateComponent
 from reviewer.models.status import SubscriberQuerySet as SubscriberQuerySet
 from reviewer.models.status import StatusSnapshotQuerySet as StatusSnapshotQuerySet

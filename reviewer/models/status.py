@@ -82,6 +82,26 @@ class StatusComponentGroup(models.Model):
         return self.name
 
 
+class StatusAudience(models.Model):
+    """A named group of customers (“Partner banks”) who see components the public page does not: its
+    own page, reached by a signed link or by signing in (docs/status-page.md, 'Audiences and the
+    internal page'). Rotating the link (``key_version``) makes every link handed out before it fail."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True, help_text="Its page's address is /status/a/ followed by this.")
+    users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="status_audiences",
+                                   help_text="People who read its page when signed in.")
+    groups = models.ManyToManyField("auth.Group", blank=True, related_name="status_audiences",
+                                    help_text="Groups whose members read its page when signed in.")
+    key_version = models.PositiveIntegerField(default=1, editable=False)  # in the signed link; rotating bumps it
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class StatusComponent(models.Model):
     """A part of the service customers know by name (“Checkout”, “Sign-in”, “API”). Its status on the
     status page is not stored here: it is what the latest published update of each unresolved
@@ -92,6 +112,9 @@ class StatusComponent(models.Model):
     position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first on the status page.")
     group = models.ForeignKey(StatusComponentGroup, on_delete=models.SET_NULL, null=True, blank=True,
                               related_name="components", help_text="The group it is folded under, if any.")
+    audience = models.ForeignKey(StatusAudience, on_delete=models.PROTECT, null=True, blank=True,
+                                 related_name="components",
+                                 help_text="Only this audience sees it; empty: everyone (the public page).")
 
     class Meta:
         ordering = ["position", "name"]
@@ -144,8 +167,15 @@ class SubscriberQuerySet(models.QuerySet):
 
     def for_update(self, update):
         """The active subscribers a PublishedUpdate goes to: those who chose no component (every update)
-        and those who chose one of the components it names."""
-        named = UpdateComponent.objects.filter(update=update).values("component")
+        and those who chose one of the public components it names; nobody for an update that names
+        private components only (an audience's, never on the public page), nor for one that names none
+        in an incident that named private components only."""
+        named = UpdateComponent.objects.filter(update=update, component__audience__isnull=True).values("component")
+        rows = UpdateComponent.objects.filter(update=update)
+        if not rows.exists():  # it names none: its incident's updates say whether it is public
+            rows = UpdateComponent.objects.filter(update__incident_id=update.incident_id)
+        if rows.exists() and not rows.filter(component__audience__isnull=True).exists():
+            return self.none()  # private components only: not on the public page, so no email either
         return self.active().filter(models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
 
 

@@ -93,9 +93,11 @@ def headline(update: PublishedUpdate) -> str:
     return f"{title} — {update.get_state_display()}" if update.state else title
 
 
-def component_lines(update: PublishedUpdate) -> list[str]:
-    """“Checkout: Partial outage”, one per component the update names."""
-    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components]
+def component_lines(update: PublishedUpdate, *, public: bool = False) -> list[str]:
+    """“Checkout: Partial outage”, one per component the update names (with ``public``, only those
+    on the public page: never an audience's own)."""
+    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components
+            if not public or row.component.audience_id is None]
 
 
 def email_subject(update: PublishedUpdate) -> str:
@@ -103,12 +105,13 @@ def email_subject(update: PublishedUpdate) -> str:
 
 
 def email_body(update: PublishedUpdate, unsubscribe_url: str = "") -> str:
-    """The plain-text email of an update: what the status page shows of it, and where to read more."""
+    """The plain-text email of an update: what the status page shows of it, and where to read more. A
+    subscriber's (with ``unsubscribe_url``) names the public components only, as the public page does."""
     lines = [update.public_title or DEFAULT_TITLE, ""]
     if update.state:
         lines.append(f"Status: {update.get_state_display()}")
     lines.append(f"Impact: {update.get_impact_display()}")
-    components = component_lines(update)
+    components = component_lines(update, public=bool(unsubscribe_url))
     if components:
         lines += ["", "Components:", *(f"- {line}" for line in components)]
     lines += ["", update.text, "",
@@ -256,15 +259,17 @@ def send(delivery: Delivery, answered=None) -> None:
 
 
 def subscriber_body(update: PublishedUpdate, subscriber: Subscriber) -> dict:
-    """What a webhook subscriber receives of an update (the public fields only, as on the status page),
+    """What a webhook subscriber receives of an update (the public fields and components only, as on the status page),
     or the Slack message of a Slack subscription, each with the subscriber's unsubscribe link."""
     if subscriber.kind == Subscriber.Kind.SLACK:
-        lines = [*component_lines(update), "", update.text] if update.components else [update.text]
+        components = component_lines(update, public=True)
+        lines = [*components, "", update.text] if components else [update.text]
         lines += ["", f"Details: {incident_url(update)}", f"Unsubscribe: {subscriber.unsubscribe_url}"]
         return slack_message(headline(update), update.version, "\n".join(lines))
     return {"type": "incident_update", "title": update.public_title or DEFAULT_TITLE, "state": update.state,
             "impact": update.impact, "text": update.text, "version": update.version,
-            "components": [{"name": row.component.name, "status": row.status} for row in update.components],
+            "components": [{"name": row.component.name, "status": row.status} for row in update.components
+                           if row.component.audience_id is None],  # as on the public page: never an audience's
             "published_at": update.published_at.isoformat(), "url": incident_url(update),
             "unsubscribe_url": subscriber.unsubscribe_url}
 

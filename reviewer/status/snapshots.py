@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import nullcontext
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -25,7 +26,8 @@ from django.utils import feedgenerator, timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, linebreaks
 
-from reviewer.models import StatusSnapshot
+from reviewer.models import StatusAudience, StatusSnapshot
+from reviewer.status.audiences import audience_links, split
 from reviewer.status.history import component_bars, record_statuses
 from reviewer.status.public import (
     STATE_LABELS,
@@ -307,17 +309,22 @@ def _may_exist(name: str) -> bool:
 
 def build(name: str, page: StatusPage | None = None) -> StatusSnapshot | None:
     """Build ``name`` and store it, unless a build for a newer generation got there first; returns
-    the row as stored (None for a representation that does not exist)."""
+    the row as stored (None for a representation that does not exist). An audience's name
+    (``aud:<slug>:<name>``, reviewer.status.audiences) is built from that audience's page."""
+    slug, own_name = split(name)
+    audience = None if slug is None else StatusAudience.objects.filter(slug=slug).first()
+    if slug is not None and audience is None:
+        return None
     row = StatusSnapshot.objects.filter(name=name).first()
-    if row is None and page is None and not _may_exist(name):
+    if row is None and page is None and not _may_exist(own_name):
         return None
     generation = row.generation if row is not None else 1
     if page is None:
-        page = status_page()
-        record_statuses(page)  # a delivery that changed a status is recorded before the page shows it
+        record_statuses()  # a delivery that changed a status is recorded before the page shows it
+        page = status_page(audience)
     # Times in UTC, whatever zone the request that happens to build it was in.
-    with timezone.override(UTC):
-        rendered = render(name, page)
+    with timezone.override(UTC), (audience_links(audience) if audience else nullcontext()):
+        rendered = render(own_name, page)
     if rendered is None:
         return None
     body, content_type = rendered
@@ -365,13 +372,14 @@ def current(name: str) -> StatusSnapshot | None:
 def rebuild() -> list[str]:
     """Rebuild the main representations and every stored one that is out of date, from one read of
     the updates; returns their names. The rebuild task runs this after each publication."""
+    record_statuses()  # each component's history (reviewer.status.history), before the page draws it
     page = status_page()
-    record_statuses(page)  # each component's history (reviewer.status.history), before the page draws it
     stale = StatusSnapshot.objects.exclude(name__in=MAIN).filter(
         built_generation__lt=F("generation")).values_list("name", flat=True)
     names = [*MAIN, *stale]
     for name in names:
-        if build(name, page) is None:  # a page that no longer exists (an incident no longer public)
+        # An audience's page is built from its own picture (read here, at most once per build of a name).
+        if build(name, page if split(name)[0] is None else None) is None:  # no longer exists (not public)
             StatusSnapshot.objects.filter(name=name).delete()
     return names
 

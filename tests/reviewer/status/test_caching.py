@@ -179,3 +179,15 @@ def test_with_reuse_off_every_request_reads_the_stored_page(client, components, 
     with CaptureQueriesContext(connection) as read:
         client.get("/status/")
     assert len(read) == 1
+
+
+def test_every_address_that_serves_a_stored_representation_is_answered_early():
+    """A public address served from the store (views.stored, history, incident) skips the session and
+    login layers; the audiences' and staff's pages, which read who is asking, never do."""
+    from reviewer.status import urls
+    from reviewer.status.middleware import STATUS_URLS
+
+    stored = {p.name for p in urls.urlpatterns if p.callback in (views.stored, views.history, views.incident)}
+    assert stored == STATUS_URLS
+    private = {p.name for p in urls.urlpatterns if p.name.startswith(("status_audience", "status_internal"))}
+    assert private and not private & STATUS_URLS

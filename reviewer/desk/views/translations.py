@@ -1,0 +1,38 @@
+"""A lead writes or edits a translation of the text under review (docs/translations.md)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from reviewer.desk import decisions
+from reviewer.models import Escalation
+from reviewer.outbox import translations
+from reviewer.permissions import require_perm
+
+
+def rows(escalation: Escalation) -> list[dict]:
+    """One row per language of the status page: its translation (or None) for the escalation page."""
+    saved = {t.language: t for t in escalation.translations.select_related("written_by")}
+    names = dict(translations.settings.LANGUAGES)
+    return [{"code": code, "name": names.get(code, code), "translation": saved.get(code)}
+            for code in translations.languages()]
+
+
+@require_perm(decisions.DECIDE_PERMISSION)
+@require_POST
+def save_translation(request, pk, language):
+    escalation = get_object_or_404(Escalation, pk=pk)
+    try:
+        translation = translations.save(escalation, language, request.POST.get("text", ""),
+                                        title=request.POST.get("title", ""), user=request.user)
+    except translations.TranslationRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        if translation.stopped:
+            messages.warning(request, f"The {language} translation is stopped: {translation.findings[0]['message']}")
+        else:
+            messages.success(request, f"The {language} translation passes the check.")
+    return redirect(reverse("escalation", args=[pk]) + f"#translation-{language}")

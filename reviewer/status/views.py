@@ -72,7 +72,8 @@ def serve_in_language(request, base: str, language: str | None = None) -> HttpRe
     if source in ("header", "cookie", "default"):
         patch_vary_headers(response, ["Accept-Language", "Cookie"])
     if source == "url" and request.COOKIES.get(languages.COOKIE) != language:
-        response.set_cookie(languages.COOKIE, language, max_age=365 * 24 * 3600, samesite="Lax", secure=request.is_secure())
+        response.set_cookie(languages.COOKIE, language, max_age=365 * 24 * 3600, samesite="Lax",
+                            secure=request.is_secure())
     return response
 
 

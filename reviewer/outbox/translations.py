@@ -20,6 +20,8 @@ from agents.core.text import normalize
 from reviewer.models import Decision, Escalation, PublishedUpdate, UpdateTranslation
 
 SOURCE = "en"
+# The languages' names as the desk (in English) says them.
+NAMES = {"en": "English", "fr": "French", "de": "German"}
 
 
 class TranslationRefused(Exception):
@@ -76,10 +78,10 @@ def set_hashes(escalation: Escalation, text: str) -> dict[str, str]:
     hashes = {SOURCE: sha256(text)}
     for translation in escalation.translations.all():
         if translation.stopped:
-            raise TranslationRefused(f"The {translation.language} translation is stopped "
+            raise TranslationRefused(f"The {NAMES[translation.language]} translation is stopped "
                                      f"({translation.findings[0]['message']}): edit it or delete it first.")
         if translation.source_sha256 != hashes[SOURCE]:
-            raise TranslationRefused(f"The {translation.language} translation was checked against another "
+            raise TranslationRefused(f"The {NAMES[translation.language]} translation was checked against another "
                                      "version of the text: save it again to check it against this one.")
         hashes[translation.language] = translation.sha256
     return hashes

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
-from django.utils.formats import date_format
+from django.utils.formats import date_format, number_format
 from django.utils.translation import gettext, ngettext
 
 from reviewer.models import (
@@ -105,7 +105,8 @@ class Bars:
 
 
 def percent(value: float) -> str:
-    return f"{value:.2f} %"
+    """"99.95 %", with the decimal separator of the language being rendered ("99,95 %" in French)."""
+    return f"{number_format(value, 2)} %"
 
 
 def floor2(value: float) -> float:

@@ -16,8 +16,7 @@ from reviewer.permissions import require_perm
 def rows(escalation: Escalation) -> list[dict]:
     """One row per language of the status page: its translation (or None) for the escalation page."""
     saved = {t.language: t for t in escalation.translations.select_related("written_by")}
-    names = dict(translations.settings.LANGUAGES)
-    return [{"code": code, "name": names.get(code, code), "translation": saved.get(code)}
+    return [{"code": code, "name": translations.NAMES[code], "translation": saved.get(code)}
             for code in translations.languages()]
 
 
@@ -32,7 +31,8 @@ def save_translation(request, pk, language):
         messages.error(request, str(refused))
     else:
         if translation.stopped:
-            messages.warning(request, f"The {language} translation is stopped: {translation.findings[0]['message']}")
+            messages.warning(request, f"The {translations.NAMES[language]} translation is stopped: "
+                                      f"{translation.findings[0]['message']}")
         else:
-            messages.success(request, f"The {language} translation passes the check.")
+            messages.success(request, f"The {translations.NAMES[language]} translation passes the check.")
     return redirect(reverse("escalation", args=[pk]) + f"#translation-{language}")

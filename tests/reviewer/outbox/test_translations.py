@@ -42,7 +42,7 @@ def test_a_translation_that_changes_a_fact_stops_and_the_desk_shows_why(login, e
     assert translation.written_by.get_username() == "lead"
     html = page.content.decode()
     assert "stopped" in html and finding.replace("“", "&ldquo;")[:20] in html.replace("“", "&ldquo;")
-    with pytest.raises(decisions.DecisionInvalid, match="The fr translation is stopped"):
+    with pytest.raises(decisions.DecisionInvalid, match="The French translation is stopped"):
         decisions.decide(escalation.pk, translation.written_by, "approve")
     # The person edits it: a faithful edit passes, and the set can be approved.
     post(client, escalation, "fr", FRENCH)

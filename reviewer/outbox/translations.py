@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from agents.core.guard.translation import check_translation
+from agents.core.llm.base import LLM, LLMError, StageRequest
 from agents.core.text import normalize
 from reviewer.models import Decision, Escalation, PublishedUpdate, UpdateTranslation
 
@@ -108,3 +109,31 @@ def check_set(escalation: Escalation | None, text: str) -> list[UpdateTranslatio
 
 def attach(update: PublishedUpdate, translations: list[UpdateTranslation]) -> None:
     UpdateTranslation.objects.filter(pk__in=[t.pk for t in translations]).update(update=update)
+
+
+# What the model is asked: the same rules the check holds its answer to.
+DRAFT_SYSTEM = (
+    "You translate a customer-facing incident update from English into {language}. Keep every number with "
+    "its unit and any word like 'about' or 'more than', every time, date, id, link, email address, phone "
+    "number and region exactly as the text says them, written the {language} way. Add nothing: no promise, "
+    "no reassurance, no claim the text does not make, and keep its hedges. Answer with the translation only."
+)
+DRAFT_LIMIT = 2000  # completion tokens: an update is at most a few hundred words
+
+
+def draft(escalation: Escalation, language: str, llm: LLM) -> UpdateTranslation:
+    """The model drafts the translation as its own gated step: its answer goes through :func:`save`
+    like a person's, so a draft that changes a fact or adds a claim is stored stopped, with its
+    findings, for a person to edit. A model that answers nothing usable refuses, saying so."""
+    if language not in languages():
+        raise TranslationRefused(f"“{language[:8]}” is not one of the status page's languages.")
+    source = source_text(escalation)
+    request = StageRequest(stage="translate", system=DRAFT_SYSTEM.format(language=NAMES[language]), user=source,
+                           tool=None, inputs={"text": source, "language": language},
+                           max_completion_tokens=DRAFT_LIMIT)
+    try:
+        reply = llm.complete(request)
+    except (LLMError, ValueError) as error:  # ValueError: a model with no rule for this stage (offline)
+        raise TranslationRefused(f"The model did not draft a translation ({str(error)[:200]}); write it "
+                                 "yourself.") from None
+    return save(escalation, language, reply.text, model=getattr(llm, "label", "") or "the model")

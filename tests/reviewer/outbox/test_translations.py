@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.testing.scripted_server import status
 from reviewer.desk import decisions
 from reviewer.models import Decision, Escalation, UpdateTranslation
 from reviewer.outbox import translations
@@ -88,3 +89,25 @@ def test_a_translation_added_after_approval_is_refused_at_publication(users, esc
 def test_a_language_the_page_does_not_have_is_refused(users, escalation):
     with pytest.raises(translations.TranslationRefused, match="not one of the status page's languages"):
         translations.save(escalation, "es", "Hola.", user=users.lead)
+
+
+def test_the_model_drafts_a_translation_as_its_own_gated_step(users, escalation, scripted_tools):
+    # A draft that turns about 2% into 20 % is stored stopped, for a person, with its finding.
+    scripted_tools.text(FRENCH.replace("environ 2 %", "environ 20 %"))
+    drafted = translations.draft(escalation, "fr", scripted_tools.llm)
+    assert drafted.stopped and drafted.written_by is None and drafted.author == "the model (test-model)"
+    assert [f["message"] for f in drafted.findings] == [
+        "The translation says “environ 20 %” where the source says “about 2%”."]
+    request = scripted_tools.fake.requests[-1]
+    assert TEXT in str(request["messages"]) and "French" in str(request["messages"])
+    # A faithful draft passes and can be approved with the text.
+    scripted_tools.text(FRENCH)
+    assert translations.draft(escalation, "fr", scripted_tools.llm).findings == []
+    assert decisions.decide(escalation.pk, users.lead, "approve").won
+
+
+def test_a_model_that_answers_nothing_usable_leaves_the_translation_to_a_person(escalation, scripted_tools):
+    scripted_tools.reply(status(500, {"error": {"message": "down"}}))
+    with pytest.raises(translations.TranslationRefused, match="write it yourself"):
+        translations.draft(escalation, "fr", scripted_tools.llm)
+    assert not UpdateTranslation.objects.exists()

@@ -34,6 +34,12 @@ def languages() -> list[str]:
     return [code for code in settings.STATUS_LANGUAGES if code != SOURCE]
 
 
+def desk_rows(escalation: Escalation) -> list[dict]:
+    """One row per language of the status page: its translation (or None), for the escalation page."""
+    saved = {t.language: t for t in escalation.translations.select_related("written_by")}
+    return [{"code": code, "name": NAMES[code], "translation": saved.get(code)} for code in languages()]
+
+
 def sha256(text: str, title: str = "") -> str:
     return hashlib.sha256(f"{normalize(title)}\n{normalize(text)}".encode()).hexdigest()
 

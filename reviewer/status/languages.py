@@ -68,7 +68,7 @@ def chosen(request) -> tuple[str, str]:
 
 def translated(page: StatusPage, language: str) -> StatusPage:
     """The page with each update's approved translation into ``language`` (one query), copies only: the
-    same ``page`` is rendered in every language. Each update says its text's language (``text_lang``)."""
+    same ``page`` is rendered in every language. An update left in English says so (``text_lang``)."""
     rows = {t.update_id: t for t in UpdateTranslation.objects.filter(
         update__in=[u.pk for u in page.updates], language=language).only("update_id", "text", "title")}
     updates = {}
@@ -78,7 +78,6 @@ def translated(page: StatusPage, language: str) -> StatusPage:
         if translation is not None:
             shown.text = translation.text
             shown.public_title = translation.title or update.public_title
-            shown.text_lang = language
         else:
             shown.text_lang = SOURCE
         updates[update.pk] = shown

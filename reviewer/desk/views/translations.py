@@ -14,13 +14,6 @@ from reviewer.outbox import translations
 from reviewer.permissions import require_perm
 
 
-def rows(escalation: Escalation) -> list[dict]:
-    """One row per language of the status page: its translation (or None) for the escalation page."""
-    saved = {t.language: t for t in escalation.translations.select_related("written_by")}
-    return [{"code": code, "name": translations.NAMES[code], "translation": saved.get(code)}
-            for code in translations.languages()]
-
-
 @require_perm(decisions.DECIDE_PERMISSION)
 @require_POST
 def save_translation(request, pk, language):

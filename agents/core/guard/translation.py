@@ -243,12 +243,14 @@ _DE_HEDGES = frozenset({
     "schätzen", "geschätzt", "schätzung", "sollte", "sollten", "könnte", "könnten", "wahrscheinlich",
     "vermutlich", "ziel", "planen", "normalerweise", "wenn", "falls", "sobald", "bevor", "um", "früh",
     "bestätigen", "prüfen", "nicht", "kein", "keine", "keinen", "nie", "niemals", "ohne",
+    "von", "ab",  # a range ("von 22:00 bis 23:00 Uhr") is a window, not a deadline
 })  # fmt: skip
 _DE_NEGATIONS = frozenset({"nicht", "kein", "keine", "keinen", "keiner", "nie", "niemals", "ohne"})
 _DE = Language(
     code="de", name="Deutsch", decimal=",", thousands=(".", " ", "\u00a0", "\u202f"),
     numbers={"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9,
-             "zehn": 10, "elf": 11, "zwölf": 12, "fünfzehn": 15, "zwanzig": 20, "dreißig": 30, "zweimal": 2},
+             "zehn": 10, "elf": 11, "zwölf": 12, "fünfzehn": 15, "zwanzig": 20, "dreißig": 30, "zweimal": 2,
+             "doppelt": 2},
     units=(
         (r"%|Prozent", "%"),
         (r"Millisekunden?|ms", "ms"),

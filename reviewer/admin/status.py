@@ -1,9 +1,10 @@
-"""The status page in the admin: its components, their groups and its email subscribers."""
+"""The status page in the admin: its components, their groups, its email subscribers and the updates'
+translations (read only)."""
 
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from reviewer.models import StatusComponent, StatusComponentGroup, Subscriber
+from reviewer.models import StatusComponent, StatusComponentGroup, Subscriber, UpdateTranslation
 
 
 class SubscriberState(admin.SimpleListFilter):
@@ -63,3 +64,22 @@ class StatusComponentGroupAdmin(admin.ModelAdmin):
     list_display = ["name", "position"]
     list_editable = ["position"]
     search_fields = ["name"]
+
+
+@admin.register(UpdateTranslation)
+class UpdateTranslationAdmin(admin.ModelAdmin):
+    """Translations are written and checked at the desk and approved with their text by their hashes
+    (docs/translations.md): here they are only read, since an edit here would change what was approved."""
+
+    list_display = ["escalation", "language", "title", "written_by", "drafted_by_model", "update", "checked_at"]
+    list_filter = ["language"]
+    readonly_fields = [f.name for f in UpdateTranslation._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -15,7 +15,7 @@ import hashlib
 from django.conf import settings
 from django.utils import timezone
 
-from agents.core.guard.translation import check_translation
+from agents.core.guard.translation import check_title, check_translation
 from agents.core.llm.base import LLM, LLMError, StageRequest
 from agents.core.text import normalize
 from reviewer.models import Decision, Escalation, PublishedUpdate, UpdateTranslation
@@ -49,11 +49,11 @@ def source_text(escalation: Escalation) -> str:
     return escalation.candidate
 
 
-def findings(source: str, text: str, language: str, *, source_title: str = "", title: str = "") -> list[dict]:
+def findings(source: str, text: str, language: str, *, title: str = "") -> list[dict]:
+    """The check's findings on a translation; its title may only say what the source text says."""
     found = [f.as_dict() for f in check_translation(source, text, language)]
-    if title and source_title:
-        found += [{**f.as_dict(), "message": f"Title: {f.message}"}
-                  for f in check_translation(source_title, title, language)]
+    if title:
+        found += [{**f.as_dict(), "message": f"Title: {f.message}"} for f in check_title(source, title, language)]
     return found
 
 
@@ -74,7 +74,8 @@ def save(escalation: Escalation, language: str, text: str, *, title: str = "", u
     translation, _ = UpdateTranslation.objects.update_or_create(
         escalation=escalation, language=language,
         defaults={"text": text, "title": title, "sha256": sha256(text, title), "source_sha256": sha256(source),
-                  "written_by": user, "drafted_by_model": model, "findings": findings(source, text, language),
+                  "written_by": user, "drafted_by_model": model,
+                  "findings": findings(source, text, language, title=title),
                   "checked_at": timezone.now()})
     return translation
 

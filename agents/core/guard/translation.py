@@ -131,6 +131,9 @@ _EN = Language(
     ),
 )
 
+# The rest of a word, accented letters included (RE2's \w is ASCII: "rembours\w*" would stop at "é").
+_L = "[a-zà-öø-ÿß]*"
+
 # ---------------------------------------------------------------- French
 _FR_HEDGES = frozenset({
     "environ", "vers", "prévoyons", "prévoit", "prévu", "prévue", "estimons", "estimé", "estimée",
@@ -202,8 +205,8 @@ _FR = Language(
             r"\bcause\s+(?:a\s+été\s+|est\s+)?(?:identifiée|trouvée)",
         ), ("cause identified",)),
         TargetFamily("credits and refunds", "liability", (
-            r"\brembours\w*", r"\bcrédits?\s+de\s+service", r"\bavoirs?\s+(?:de|sur|commercial)",
-            r"\bun\s+avoir\b", r"\bdédommag\w*", r"\bindemnis\w*", r"\bcompens(?:ation|er|erons|é)\w*",
+            rf"\brembours{_L}", r"\bcrédits?\s+de\s+service", r"\bavoirs?\s+(?:de|sur|commercial)",
+            r"\bun\s+avoir\b", rf"\bdédommag{_L}", rf"\bindemnis{_L}", rf"\bcompens(?:ation|er|erons|é){_L}",
             r"\bgeste\s+commercial", r"\bgratuit(?:ement)?\b", r"\b(?:ne\s+sera|ne\s+serez|ne\s+seront)\s+pas\s+factur",
             r"\bfrais\s+(?:\w+\s+)?(?:seront|sont)\s+(?:annulés|offerts)",
         ), ("credits and refunds",), hedging="negation"),
@@ -220,11 +223,11 @@ _FR = Language(
             r"\bvos\s+données\s+n['’]ont\s+pas\s+été\s+(?:touchées|affectées|compromises)",
         ), ("data reassurance",)),
         TargetFamily("data breach", "data_safety", (
-            r"\bviolation\s+de\s+données", r"\bfuite\s+de\s+données", r"\bpirat\w*", r"\bcyberattaque",
+            r"\bviolation\s+de\s+données", r"\bfuite\s+de\s+données", rf"\bpirat{_L}", r"\bcyberattaque",
             r"\baccès\s+non\s+autorisé",
         ), ("data breach",)),
         TargetFamily("guarantees", "restricted_claims", (
-            r"\bgaranti\w*", r"\bnous\s+(?:vous\s+)?(?:promettons|assurons)",
+            rf"\bgaranti{_L}", r"\bnous\s+(?:vous\s+)?(?:promettons|assurons)",
             r"\bne\s+se\s+reproduira\s+(?:plus|jamais)",
             r"\b(?:totalement|parfaitement)\s+sûr",
         ), ("guarantees", "absolute assurances")),
@@ -295,19 +298,19 @@ _DE = Language(
             r"\bvollständig\s+wiederhergestellt",
         ), ("resolution", "recovery", "closure")),
         TargetFamily("working again", "state_claim", (
-            r"\bfunktionier\w*\s+(?:wieder|normal|einwandfrei)", r"\bwieder\s+(?:verfügbar|erreichbar|normal|online)",
+            rf"\bfunktionier{_L}\s+(?:wieder|normal|einwandfrei)", r"\bwieder\s+(?:verfügbar|erreichbar|normal|online)",
             r"\bwiederhergestellt\b", r"\blaufen\s+wieder\b", r"\bläuft\s+wieder\b", r"\bstabilisiert\b",
         ), ("resolution", "recovery", "closure", "recovered", "working again", "stability")),
         TargetFamily("cause identified", "state_claim", (
             r"\bUrsache\s+(?:\w+\s+)?(?:gefunden|identifiziert|ermittelt)",
         ), ("cause identified",)),
         TargetFamily("credits and refunds", "liability", (
-            r"\bGutschrift\w*", r"\berstatt\w*", r"\bRückerstattung\w*", r"\bentschädig\w*", r"\bEntschädigung",
+            rf"\bGutschrift{_L}", rf"\berstatt{_L}", rf"\bRückerstattung{_L}", rf"\bentschädig{_L}", r"\bEntschädigung",
             r"\bKompensation", r"\bkostenlos\b", r"\bnicht\s+(?:in\s+Rechnung\s+gestellt|berechnet)",
             r"\bGebühren\s+(?:\w+\s+)?(?:erlassen|entfallen)",
         ), ("credits and refunds",), hedging="negation"),
         TargetFamily("fault and negligence", "liability", (
-            r"\bunsere\s+Schuld", r"\bunser\s+(?:Fehler|Verschulden)", r"\bFahrlässig\w*",
+            r"\bunsere\s+Schuld", r"\bunser\s+(?:Fehler|Verschulden)", rf"\bFahrlässig{_L}",
             r"\b(?:übernehmen|tragen)\s+(?:die\s+)?(?:volle\s+)?Verantwortung", r"\bhaften\b", r"\bHaftung\b",
             r"\bVerletzung\s+(?:des|unseres)\s+(?:Vertrags|SLA)",
         ), ("fault and negligence",), hedging="negation"),
@@ -318,11 +321,11 @@ _DE = Language(
             r"\bIhre\s+Daten\s+(?:sind|waren)\s+nicht\s+betroffen",
         ), ("data reassurance",)),
         TargetFamily("data breach", "data_safety", (
-            r"\bDatenleck\w*", r"\bDatenschutzverletzung\w*", r"\bgehackt\b", r"\b(?:Hacker|Cyber)angriff\w*",
+            rf"\bDatenleck{_L}", rf"\bDatenschutzverletzung{_L}", r"\bgehackt\b", rf"\b(?:Hacker|Cyber)angriff{_L}",
             r"\bunbefugte[nr]?\s+Zugriff",
         ), ("data breach",)),
         TargetFamily("guarantees", "restricted_claims", (
-            r"\bgarantier\w*", r"\bGarantie\b", r"\bwir\s+versprechen", r"\bwird\s+(?:nie\s+)?wieder\s+vorkommen",
+            rf"\bgarantier{_L}", r"\bGarantie\b", r"\bwir\s+versprechen", r"\bwird\s+(?:nie\s+)?wieder\s+vorkommen",
             r"\bwird\s+nicht\s+wieder\s+(?:vorkommen|passieren)", r"\babsolut\s+sicher",
         ), ("guarantees", "absolute assurances")),
         TargetFamily("time commitments", "time_commitment", (
@@ -598,3 +601,12 @@ def check_translation(source: str, translation: str, language_code: str,
     language = LANGUAGES[language_code]
     return compare_facts(source, translation, language) + compare_claims(source, translation, language,
                                                                          tuple(source_families))
+
+
+def check_title(source: str, title: str, language_code: str,
+                source_families: Iterable[ClaimFamily] = DEFAULT_CLAIM_FAMILIES) -> list[Finding]:
+    """A translated title says less than the text, never more: every fact it names must be in the
+    source text, and it makes no claim the source text does not make (what it leaves out is fine)."""
+    language = LANGUAGES[language_code]
+    added = [f for f in compare_facts(source, title, language) if f.found]
+    return added + compare_claims(source, title, language, tuple(source_families))

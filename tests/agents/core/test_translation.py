@@ -99,3 +99,13 @@ def test_a_dropped_hedge_on_a_promise_stops():
 
 def test_an_empty_translation_stops():
     assert [f.kind for f in check_translation("Payments are delayed.", "  ", "de")] == ["text"]
+
+
+def test_a_title_says_less_than_the_text_never_more():
+    from agents.core.guard.translation import check_title
+
+    assert check_title(SOURCE, "Paiements par carte en échec dans l'UE", "fr") == []  # leaves facts out: fine
+    assert [f.message for f in check_title(SOURCE, "Kartenzahlungen in den USA: behoben", "de")] == [
+        "The translation says “USA” where the source says “EU”.",
+        "The translation speaks about the incident's state (“behoben”, resolution) where the source makes no "
+        "such claim."]

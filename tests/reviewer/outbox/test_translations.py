@@ -111,3 +111,13 @@ def test_a_model_that_answers_nothing_usable_leaves_the_translation_to_a_person(
     with pytest.raises(translations.TranslationRefused, match="write it yourself"):
         translations.draft(escalation, "fr", scripted_tools.llm)
     assert not UpdateTranslation.objects.exists()
+
+
+def test_a_title_that_adds_a_claim_stops_the_translation(users, escalation):
+    translation = translations.save(escalation, "fr", FRENCH, title="Paiements de nouveau disponibles, remboursés",
+                                    user=users.lead)
+    assert [f["message"] for f in translation.findings] == [
+        "Title: The translation speaks about the incident's state (“de nouveau disponibles”, working again) "
+        "where the source makes no such claim.",
+        "Title: The translation promises money or admits blame (“remboursés”, credits and refunds) where the "
+        "source makes no such claim."]

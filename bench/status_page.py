@@ -1,6 +1,6 @@
 """The public status page under incident traffic: requests per second and p95 of /status/, its Atom
-feed and its JSON (summary, components, incidents, unresolved incidents) on the production server,
-against a static file of the same size served by the same server (the ceiling).
+feed and its JSON (summary, components, incidents, unresolved incidents, scheduled maintenances) on
+the production server, against a static file of the same size served by the same server (the ceiling).
 
 Works in a throwaway database and VAR_DIR (bench.common.BenchDatabase) holding the demo data, a few
 components and --incidents incidents with published updates; starts gunicorn with
@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,10 @@ from reviewer import gunicorn_conf  # noqa: E402
 CEILING = "bench-ceiling.html"  # a static file of the status page's size, served by WhiteNoise
 PATHS = {"/status/": "status page", "/status/feed/": "Atom feed", "/status/api/v2/summary.json": "JSON summary",
          "/status/api/v2/components.json": "JSON components", "/status/api/v2/incidents.json": "JSON incidents",
-         "/status/api/v2/incidents/unresolved.json": "JSON unresolved incidents"}
+         "/status/api/v2/incidents/unresolved.json": "JSON unresolved incidents",
+         "/status/api/v2/scheduled-maintenances.json": "JSON maintenances",
+         "/status/api/v2/scheduled-maintenances/upcoming.json": "JSON upcoming maintenances",
+         "/status/api/v2/scheduled-maintenances/active.json": "JSON active maintenances"}
 TARGET_SHARE, TARGET_P95_MS = 0.5, 50.0
 SLICE_SECONDS = 1.0
 
@@ -162,6 +166,15 @@ def prepare(incidents: int) -> int:
             status = "operational" if states[version - 1] == "resolved" else "partial_outage"
             UpdateComponent.objects.create(update=update, component=components[number % 5], status=status)
             Delivery.objects.create(update=update, channel=channel, status="delivered", attempts=1, delivered_at=now)
+    # Two maintenance windows: one in progress, one tomorrow (their JSON lists something).
+    from reviewer.models import Maintenance, MaintenanceUpdate
+
+    for title, starts in (("Database upgrade", now - timedelta(minutes=5)), ("Network work", now + timedelta(days=1))):
+        window = Maintenance.objects.create(title=title, starts_at=starts, ends_at=starts + timedelta(hours=2),
+                                            status="in_progress" if starts < now else "scheduled")
+        window.components.set(components[:2])
+        MaintenanceUpdate.objects.create(maintenance=window, status=window.status,
+                                         text=f"{title}: checkout and the API may be slow for a few minutes.")
     snapshots.rebuild()
     body = snapshots.current("page").body.encode()
     call_command("collectstatic", interactive=False, verbosity=0)

@@ -22,7 +22,7 @@ class ReviewerConfig(AppConfig):
         from reviewer.desk.decided import decided_texts
         from reviewer.desk.decisions import open_escalation
         from reviewer.ledger.events import policy_changed
-        from reviewer.models import StatusComponent, StatusComponentGroup, status_page_changed
+        from reviewer.models import StatusAudience, StatusComponent, StatusComponentGroup, status_page_changed
         from reviewer.outbox.destinations import DestinationError, allowed_recipients, declared, resolve
         from reviewer.outbox.publishing import auto_publish, install_default_channel
         from reviewer.roles import ensure_roles
@@ -52,6 +52,9 @@ class ReviewerConfig(AppConfig):
         post_save.connect(component_added, sender=StatusComponent, dispatch_uid="reviewer.component_added")
         post_save.connect(status_page_changed, sender=StatusComponentGroup, dispatch_uid="reviewer.group_saved")
         post_delete.connect(status_page_changed, sender=StatusComponentGroup, dispatch_uid="reviewer.group_deleted")
+        # An audience's pages carry its name and its link (docs/status-page.md, 'Audiences and the internal page').
+        post_save.connect(status_page_changed, sender=StatusAudience, dispatch_uid="reviewer.audience_saved")
+        post_delete.connect(status_page_changed, sender=StatusAudience, dispatch_uid="reviewer.audience_deleted")
         # A member deactivated or taken out of a group: an approval rule may be out of reach now.
         post_save.connect(people_changed, sender=get_user_model(), dispatch_uid="reviewer.user_saved_rules")
         m2m_changed.connect(people_changed, sender=get_user_model().groups.through,

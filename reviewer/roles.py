@@ -32,8 +32,8 @@ ROLE_PERMISSIONS = {
                    "reviewer.view_publishedupdate", "reviewer.view_delivery",
                    # the status page's subscribers: narrowed or unsubscribed, never added by hand
                    "reviewer.view_subscriber", "reviewer.change_subscriber",
-                   # the components the public status page lists
-                   "reviewer.statuscomponent*",
+                   # the components the public status page lists, and the audiences of the private ones
+                   "reviewer.statuscomponent*", "reviewer.statusaudience*",
                    # their own API tokens (admin shows a policy admin only theirs; reviewer/admin/api.py)
                    "reviewer.add_apitoken", "reviewer.view_apitoken", "reviewer.change_apitoken",
                    # decisions as datasets (reviewer.desk.datasets), each export recorded in the ledger

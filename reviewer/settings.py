@@ -362,10 +362,16 @@ SUBSCRIBE_LIMIT_WINDOW_MINUTES = envint("SUBSCRIBE_LIMIT_WINDOW_MINUTES", 60)
 SUBSCRIBE_MAILBOX_LIMIT = envint("SUBSCRIBE_MAILBOX_LIMIT", 3)
 SUBSCRIBE_DOMAIN_LIMIT = envint("SUBSCRIBE_DOMAIN_LIMIT", 100)
 SUBSCRIBE_CLIENT_LIMIT = envint("SUBSCRIBE_CLIENT_LIMIT", 10)
+# ... and to one host of a webhook or Slack subscription's URL (a Slack workspace counts as a host).
+SUBSCRIBE_HOST_LIMIT = envint("SUBSCRIBE_HOST_LIMIT", 20)
 for _name in ("SUBSCRIBE_LIMIT_WINDOW_MINUTES", "SUBSCRIBE_MAILBOX_LIMIT", "SUBSCRIBE_DOMAIN_LIMIT",
-              "SUBSCRIBE_CLIENT_LIMIT"):
+              "SUBSCRIBE_CLIENT_LIMIT", "SUBSCRIBE_HOST_LIMIT"):
     if globals()[_name] < 1:
         raise ValueError(f"{_name} must be 1 or more, got {globals()[_name]}")
+# Webhook and Slack subscribers' URLs (reviewer/models/subscriber_urls.py): the hosts a Slack incoming
+# webhook may be on, and the hosts or networks taken despite a private address (and only they over http).
+SUBSCRIBER_SLACK_HOSTS = [host.lower() for host in envlist("SUBSCRIBER_SLACK_HOSTS", "hooks.slack.com")]
+SUBSCRIBER_PRIVATE_ALLOWED = envlist("SUBSCRIBER_PRIVATE_ALLOWED")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

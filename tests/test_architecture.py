@@ -73,8 +73,9 @@ FORBIDDEN = {
     "demo": ("api", *SIDES),
 }
 # What a side concern may import of reviewer/ besides itself: the models (and, for accounts, the roles
-# that single sign-on gives), no other module of the wiring or of the concerns.
-SIDE_READS = {"status": ("reviewer.models",), "operations": ("reviewer.models",),
+# that single sign-on gives; for status, the role check of its staff-only internal page), no other
+# module of the wiring or of the concerns.
+SIDE_READS = {"status": ("reviewer.models", "reviewer.permissions"), "operations": ("reviewer.models",),
               "accounts": ("reviewer.models", "reviewer.roles")}
 # The project's wiring at reviewer/'s root that may import concerns: the doors (URLs, admin, template
 # tags, commands, the middleware that answers the probes and gives each request its id) and the app's

@@ -1,10 +1,12 @@
-"""The status page in the admin: its components, their groups, its email subscribers and the updates'
-translations (read only)."""
+"""The status page in the admin: its components, their groups, its audiences, its subscribers (email, webhook,
+Slack) and the updates' translations (read only)."""
 
 from django.contrib import admin, messages
 from django.utils import timezone
+from django.utils.html import format_html
 
-from reviewer.models import StatusComponent, StatusComponentGroup, Subscriber, UpdateTranslation
+from reviewer.models import StatusAudience, StatusComponent, StatusComponentGroup, Subscriber, UpdateTranslation
+from reviewer.status.audiences import link, rotate
 
 
 class SubscriberState(admin.SimpleListFilter):
@@ -28,16 +30,29 @@ class SubscriberAdmin(admin.ModelAdmin):
     opt-in), so nobody adds or confirms an address here; an admin may narrow its components or
     unsubscribe it (on its owner's request)."""
 
-    list_display = ["email", "created_at", "confirmed_at", "unsubscribed_at"]
-    list_filter = [SubscriberState]
+    # A webhook's or Slack's URL shows by its host only (a Slack URL is itself a credential), and a
+    # webhook's signing secret never shows.
+    list_display = ["__str__", "kind", "email", "url_host", "created_at", "confirmed_at", "unsubscribed_at"]
+    list_filter = [SubscriberState, "kind"]
     search_fields = ["email"]
-    fields = ["email", "components", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
-    readonly_fields = ["email", "created_at", "confirmation_sent_at", "confirmed_at", "unsubscribed_at"]
+    fields = ["kind", "email", "url_host", "components", "created_at", "confirmation_sent_at", "confirmed_at",
+              "unsubscribed_at"]
+    readonly_fields = ["kind", "email", "url_host", "created_at", "confirmation_sent_at", "confirmed_at",
+                       "unsubscribed_at"]
     filter_horizontal = ["components"]
     actions = ["unsubscribe"]
 
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "components":  # the public ones: an audience's never reach subscribers
+            kwargs["queryset"] = StatusComponent.objects.filter(audience__isnull=True)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="URL host")
+    def url_host(self, subscriber):
+        return subscriber.host or "—"
 
     @admin.action(description="Unsubscribe the selected addresses")
     def unsubscribe(self, request, queryset):
@@ -50,9 +65,9 @@ class StatusComponentAdmin(admin.ModelAdmin):
     """The parts of the service the public status page lists; saving or deleting one rebuilds the page
     (``reviewer.models.status_page_changed``). A component an update named cannot be deleted."""
 
-    list_display = ["name", "group", "position", "description"]
+    list_display = ["name", "group", "audience", "position", "description"]
     list_editable = ["group", "position"]
-    list_filter = ["group"]
+    list_filter = ["group", "audience"]
     search_fields = ["name", "description"]
 
 
@@ -64,6 +79,38 @@ class StatusComponentGroupAdmin(admin.ModelAdmin):
     list_display = ["name", "position"]
     list_editable = ["position"]
     search_fields = ["name"]
+
+
+@admin.register(StatusAudience)
+class StatusAudienceAdmin(admin.ModelAdmin):
+    """A group of customers with a page of its own (its components are those whose audience it is). Its
+    signed link is shown to copy; rotating it makes every link handed out before answer 404."""
+
+    list_display = ["name", "slug"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["signed_link", "components"]
+    actions = ["rotate_links"]
+
+    @admin.display(description="Signed link")
+    def signed_link(self, audience):
+        if audience.pk is None:
+            return "Shown once the audience is saved."
+        return format_html('<input type="text" readonly value="{}" size="70" aria-label="Signed link of {}"> '
+                           "<span class=\"help\">Select it and copy it: anyone holding it reads the page. "
+                           "To stop every link handed out, rotate it (an action of the audiences' list).</span>",
+                           link(audience), audience.name)
+
+    @admin.display(description="Its components")
+    def components(self, audience):
+        names = ", ".join(c.name for c in audience.components.all())
+        return names or "None yet: choose this audience on a component."
+
+    @admin.action(description="Rotate the signed link (links handed out before stop working)")
+    def rotate_links(self, request, queryset):
+        for audience in queryset:
+            rotate(audience)
+        messages.success(request, f"New links for {', '.join(a.name for a in queryset)}: copy them from each page.")
 
 
 @admin.register(UpdateTranslation)

@@ -41,7 +41,7 @@ from reviewer.alerts.deadlines import deadline_fields
 from reviewer.celery import enqueue_on_commit
 from reviewer.desk import approvals
 from reviewer.ledger.events import record_decision
-from reviewer.models import Approval, ChangeRequest, Decision, Escalation, NotificationChannel
+from reviewer.models import Approval, ChangeRequest, Decision, Escalation, NotificationChannel, PostIncidentReport
 from reviewer.outbox import translations
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
@@ -49,6 +49,8 @@ DECIDE_PERMISSION = "reviewer.decide_escalation"
 # and "edit" is what "edit_approve" records under a quorum.
 ACTIONS = {choice.value for choice in Decision.Action} - {"request_changes", "edit"}
 INSTRUCTIONS_MAX_CHARS = 2000
+REPORT_NEEDS_APPROVAL = ("A post-incident report: it passed every gate, and is published only once a person "
+                         "approved it.")
 JUSTIFICATION_NEEDED = "Approving despite guard violations needs a written justification."
 
 # A person is not revising the model's draft: an unchanged text is simply an approval.
@@ -157,17 +159,28 @@ def open_escalation(sender, *, run, result, draft: str, **kwargs) -> None:
     Connected to ``agents.signals.run_finished``, which is sent inside the transaction that stores
     the result: the escalation commits with it. ``get_or_create`` keeps a redelivered task harmless.
     """
-    if not opens_escalation(result.stop_reason):
+    reason, candidate = result.escalation_reason or "", result.candidate or draft
+    escalates = opens_escalation(result.stop_reason)
+    if not escalates and (result.stop_reason != "success" or not result.answer):
         return
+    report = PostIncidentReport.objects.filter(run=run).exists()
+    if not escalates:
+        if not report:
+            return
+        # A post-incident report that passed every gate still waits for a person's approval.
+        reason, candidate = REPORT_NEEDS_APPROVAL, result.answer
     opened_at = timezone.now()
+    # A report is written after the incident: the deadlines of live updates (and their breaches, which offer a
+    # holding statement) do not apply to it.
+    deadlines = {"deadline_at": None, "remind_at": None} if report else deadline_fields(run, opened_at)
     escalation, created = Escalation.objects.get_or_create(run=run, defaults={
         "stop_reason": result.stop_reason,
-        "reason": result.escalation_reason or "",
+        "reason": reason,
         "draft": draft,
-        "candidate": result.candidate or draft,
+        "candidate": candidate,
         "guard": result.guard,
         "opened_at": opened_at,
-        **deadline_fields(run, opened_at),
+        **deadlines,
         **approvals.approval_fields(run, result.stop_reason, result.guard),
     })
     if created:

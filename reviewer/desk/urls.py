@@ -12,6 +12,7 @@ urlpatterns = [
     path("incidents/<slug:incident_id>/runs/", incidents.start_run, name="start_run"),
     path("incidents/<slug:incident_id>/run-form/", incidents.run_form, name="run_form"),
     path("incidents/<slug:incident_id>/edit/", incidents.edit_incident, name="edit_incident"),
+    path("incidents/<slug:incident_id>/report/", incidents.draft_report, name="draft_report"),
     path("runs/", runs.run_list, name="runs"),
     path("runs/failed/", runs.failed_runs, name="failed_runs"),
     path("runs/<int:pk>/", runs.run_detail, name="run"),

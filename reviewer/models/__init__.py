@@ -4,8 +4,10 @@
 - ``approvals``: approval rules and each person's approval under a quorum;
 - ``api``: the JSON API's tokens and Idempotency-Keys;
 - ``status``: the status page's components, the status each update gives them, its stored
-  representations, its email subscribers and their confirmation emails;
-- ``outbox``: delivery channels, published updates and their outbox rows (deliveries);
+  representations, its subscribers (email, webhook, Slack) and their confirmation emails;
+- ``subscriber_urls``: which webhook and Slack URLs a subscriber may give (public hosts, https);
+- ``outbox``: delivery channels, published updates and their outbox rows (deliveries), the runs that
+  draft post-incident reports;
 - ``alerts``: deadline rules, notification channels and notifications, holding statements, breaches;
 - ``ledger``: the hash-chained ledger, its head and its verifications;
 - ``accounts``: single sign-on's group mappings, identities and the roles it gave;
@@ -42,6 +44,7 @@ from reviewer.models.status import worst_status as worst_status
 from reviewer.models.status import ComponentStatusChange as ComponentStatusChange
 from reviewer.models.status import StatusComponent as StatusComponent
 from reviewer.models.status import StatusComponentGroup as StatusComponentGroup
+from reviewer.models.status import StatusAudience as StatusAudience
 from reviewer.models.status import UpdateComponent as UpdateComponent
 from reviewer.models.status import SubscriberQuerySet as SubscriberQuerySet
 from reviewer.models.status import StatusSnapshotQuerySet as StatusSnapshotQuerySet
@@ -50,6 +53,9 @@ from reviewer.models.status import status_page_changed as status_page_changed
 from reviewer.models.status import ConfirmationMail as ConfirmationMail
 from reviewer.models.status import Subscriber as Subscriber
 from reviewer.models.status import MaintenanceStatus as MaintenanceStatus
+from reviewer.models.subscriber_urls import UnsafeURL as UnsafeURL
+from reviewer.models.subscriber_urls import check_subscriber_url as check_subscriber_url
+from reviewer.models.subscriber_urls import post_to_subscriber_url as post_to_subscriber_url
 from reviewer.models.status import Maintenance as Maintenance
 from reviewer.models.status import MaintenanceUpdate as MaintenanceUpdate
 from reviewer.models.status import MaintenanceNotice as MaintenanceNotice
@@ -58,6 +64,8 @@ from reviewer.models.outbox import PublishedUpdateQuerySet as PublishedUpdateQue
 from reviewer.models.outbox import PublishedUpdate as PublishedUpdate
 from reviewer.models.outbox import DeliveryQuerySet as DeliveryQuerySet
 from reviewer.models.outbox import Delivery as Delivery
+from reviewer.models.outbox import POSTMORTEM as POSTMORTEM
+from reviewer.models.outbox import PostIncidentReport as PostIncidentReport
 from reviewer.models.alerts import DeadlineRule as DeadlineRule
 from reviewer.models.alerts import NotificationChannel as NotificationChannel
 from reviewer.models.alerts import Notification as Notification

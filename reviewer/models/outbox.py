@@ -15,6 +15,11 @@ from agents.models.incidents import STATES
 from reviewer.models.desk import Escalation
 from reviewer.models.status import Impact, Subscriber, UpdateComponent
 
+# The stage after resolution: a published post-incident report (Statuspage's "postmortem"). An update
+# declares it; the incident's own state stays resolved (docs/status-page.md, 'Post-incident report').
+POSTMORTEM = "postmortem"
+UPDATE_STATES = [*STATES, (POSTMORTEM, "Post-incident report")]
+
 
 class DeliveryChannel(models.Model):
     """Where a published update goes. Holds a destination's NAME, never a URL or a secret: those come
@@ -25,7 +30,7 @@ class DeliveryChannel(models.Model):
         WEBHOOK = "webhook", "generic webhook (signed)"
         SLACK = "slack", "Slack incoming webhook"
         EMAIL = "email", "email"
-        SUBSCRIBERS = "subscribers", "status page subscribers (email)"
+        SUBSCRIBERS = "subscribers", "status page subscribers (email, webhook, Slack)"
 
     NEEDS_DESTINATION = (Kind.WEBHOOK, Kind.SLACK)
     # A customer's inbox and a Slack channel cannot drop a message sent twice: these are sent at most once
@@ -48,6 +53,12 @@ class DeliveryChannel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.get_kind_display()})"
+
+    @classmethod
+    def at_most_once(cls, kind: str, subscriber_kind: str | None = None) -> bool:
+        """Whether a delivery on a channel of ``kind`` (to a subscriber of ``subscriber_kind``) is sent at
+        most once: a webhook subscriber drops duplicates by the Idempotency-Key, so it gets at least once."""
+        return kind in cls.AT_MOST_ONCE and subscriber_kind != "webhook"
 
     @property
     def recipient_list(self) -> list[str]:
@@ -134,7 +145,7 @@ class PublishedUpdate(models.Model):
     # What the status page shows with the text, approved with it by the person who published it and
     # checked by the guard; never the incident's internal title or state ("" on updates from before).
     public_title = models.CharField(max_length=200, blank=True)
-    state = models.CharField(max_length=16, choices=STATES, blank=True)
+    state = models.CharField(max_length=16, choices=UPDATE_STATES, blank=True)
     impact = models.CharField(max_length=10, choices=Impact.choices, default=Impact.NONE)
     # The chain of trust: the guard's findings a lead overrode when approving the text, the lead's
     # justification, and who acknowledged them when publishing (kept with the update for good).
@@ -265,3 +276,17 @@ class Delivery(models.Model):
         from django.utils.dateparse import parse_datetime
 
         return parse_datetime(self.evidence.get("at") or "") if self.evidence else None
+
+
+class PostIncidentReport(models.Model):
+    """A run that drafts an incident's post-incident report (docs/publishing.md, 'Post-incident
+    reports'): its text is gated like any update's, always waits for a person's approval, and is
+    published as the incident's ``postmortem`` stage."""
+
+    run = models.OneToOneField(Run, on_delete=models.PROTECT, related_name="report")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"Post-incident report draft (run {self.run_id})"

@@ -1,10 +1,12 @@
 """The public status page's records (docs/status-page.md, docs/subscriptions.md): the components
 customers know and the status each update gives them, the stored representations of the page, and
-the customers who subscribed by email with the confirmation emails sent to them."""
+the customers who subscribed (by email, webhook or Slack) with the confirmations sent to them."""
 
 from __future__ import annotations
 
+import secrets
 import uuid
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import models
@@ -80,6 +82,26 @@ class StatusComponentGroup(models.Model):
         return self.name
 
 
+class StatusAudience(models.Model):
+    """A named group of customers (“Partner banks”) who see components the public page does not: its
+    own page, reached by a signed link or by signing in (docs/status-page.md, 'Audiences and the
+    internal page'). Rotating the link (``key_version``) makes every link handed out before it fail."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True, help_text="Its page's address is /status/a/ followed by this.")
+    users = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="status_audiences",
+                                   help_text="People who read its page when signed in.")
+    groups = models.ManyToManyField("auth.Group", blank=True, related_name="status_audiences",
+                                    help_text="Groups whose members read its page when signed in.")
+    key_version = models.PositiveIntegerField(default=1, editable=False)  # in the signed link; rotating bumps it
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class StatusComponent(models.Model):
     """A part of the service customers know by name (“Checkout”, “Sign-in”, “API”). Its status on the
     status page is not stored here: it is what the latest published update of each unresolved
@@ -90,6 +112,9 @@ class StatusComponent(models.Model):
     position = models.PositiveSmallIntegerField(default=0, help_text="Lower comes first on the status page.")
     group = models.ForeignKey(StatusComponentGroup, on_delete=models.SET_NULL, null=True, blank=True,
                               related_name="components", help_text="The group it is folded under, if any.")
+    audience = models.ForeignKey(StatusAudience, on_delete=models.PROTECT, null=True, blank=True,
+                                 related_name="components",
+                                 help_text="Only this audience sees it; empty: everyone (the public page).")
 
     class Meta:
         ordering = ["position", "name"]
@@ -133,17 +158,24 @@ class SubscriberQuerySet(models.QuerySet):
     def active(self):
         return self.filter(confirmed_at__isnull=False, unsubscribed_at__isnull=True)
 
-    def ask(self, email: str, components: list[int], client: str) -> None:
+    def ask(self, email: str, components: list[int], client: str, *, kind: str = "email", url: str = "") -> None:
         """Hand the subscribe form's request to a worker (``reviewer.status.tasks``), by the task's name:
         the form does this, and only this, whatever the address, so its time tells nothing about it."""
         from reviewer.celery import app
 
-        app.tasks["reviewer.tasks.subscribe_to_status"].delay(email, components, client)
+        app.tasks["reviewer.tasks.subscribe_to_status"].delay(email, components, client, kind, url)
 
     def for_update(self, update):
         """The active subscribers a PublishedUpdate goes to: those who chose no component (every update)
-        and those who chose one of the components it names."""
-        named = UpdateComponent.objects.filter(update=update).values("component")
+        and those who chose one of the public components it names; nobody for an update that names
+        private components only (an audience's, never on the public page), nor for one that names none
+        in an incident that named private components only."""
+        named = UpdateComponent.objects.filter(update=update, component__audience__isnull=True).values("component")
+        rows = UpdateComponent.objects.filter(update=update)
+        if not rows.exists():  # it names none: its incident's updates say whether it is public
+            rows = UpdateComponent.objects.filter(update__incident_id=update.incident_id)
+        if rows.exists() and not rows.filter(component__audience__isnull=True).exists():
+            return self.none()  # private components only: not on the public page, so no email either
         return self.active().filter(models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
 
 
@@ -195,14 +227,17 @@ def status_page_changed(sender, **kwargs) -> None:
 
 
 class ConfirmationMail(models.Model):
-    """A confirmation email the subscribe form sent: who it went to (the mailbox, its domain) and which
-    client asked. The form's limits count these within SUBSCRIBE_LIMIT_WINDOW_MINUTES; older rows are
-    deleted as it goes (reviewer.status.subscriptions)."""
+    """A confirmation the subscribe form sent (an email, or a Slack subscription's first message): who
+    it went to (the mailbox, its domain; the URL's host) and which client asked. The form's limits count
+    these within SUBSCRIBE_LIMIT_WINDOW_MINUTES; older rows are deleted as it goes
+    (reviewer.status.subscriptions)."""
 
     sent_at = models.DateTimeField(db_index=True)
     mailbox = models.CharField(max_length=254, db_index=True)  # the address as its mailbox reads it
     domain = models.CharField(max_length=254, db_index=True)
     client = models.CharField(max_length=45, blank=True, db_index=True)  # the client's IP address
+    # A webhook or Slack subscription's URL, by its host (a Slack workspace: hooks.slack.com/T0123)
+    host = models.CharField(max_length=300, blank=True, db_index=True)
 
     class Meta:
         ordering = ["sent_at", "id"]
@@ -212,11 +247,23 @@ class ConfirmationMail(models.Model):
 
 
 class Subscriber(models.Model):
-    """A customer who asked for the status page's updates by email: to every update, or to those
-    affecting the chosen components. Confirmed by a link sent to the address (double opt-in);
-    unsubscribed by the link in every email. Kept after unsubscribing, so no update reaches them."""
+    """A customer who asked for the status page's updates: to every update, or to those affecting the
+    chosen components; by email, to a webhook of theirs (confirmed by a link emailed to ``email``), or
+    to a Slack channel's incoming webhook (confirmed by a link in a first message posted there).
+    Unsubscribed by the link in every message. Kept after unsubscribing, so no update reaches them."""
 
-    email = models.EmailField(unique=True)
+    class Kind(models.TextChoices):
+        EMAIL = "email", "Email"
+        WEBHOOK = "webhook", "Webhook"
+        SLACK = "slack", "Slack"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.EMAIL)
+    # Where the confirmation link goes: the address updates go to, or a webhook owner's; none for Slack.
+    email = models.EmailField(blank=True)
+    # A webhook's or Slack's URL (reviewer/models/subscriber_urls.py checked it); a credential: never shown whole.
+    url = models.URLField(max_length=2000, blank=True)
+    # A webhook's signing key, made when it is confirmed and shown once on the confirmation page.
+    secret = models.CharField(max_length=64, blank=True)
     components = models.ManyToManyField(StatusComponent, blank=True, related_name="subscribers",
                                         help_text="None chosen: every update.")
     key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)  # in the subscriber's links
@@ -230,9 +277,29 @@ class Subscriber(models.Model):
     objects = SubscriberQuerySet.as_manager()
 
     class Meta:
-        ordering = ["email"]
+        ordering = ["email", "url"]
+        constraints = [
+            models.UniqueConstraint(fields=["email"], condition=models.Q(kind="email"), name="subscriber_email_once"),
+            models.UniqueConstraint(fields=["url"], condition=~models.Q(kind="email"), name="subscriber_url_once"),
+        ]
 
     def __str__(self) -> str:
+        if self.kind == self.Kind.EMAIL:
+            return self.email
+        return f"{self.get_kind_display()} to {self.host}" + (f" ({self.email})" if self.email else "")
+
+    @property
+    def host(self) -> str:
+        """What a page may show of a webhook's or Slack's URL: its host."""
+        return urlsplit(self.url).hostname or ""
+
+    @property
+    def described(self) -> str:
+        """Where the updates go, in words for the subscriber's pages: an address, a webhook, a Slack channel."""
+        if self.kind == self.Kind.WEBHOOK:
+            return f"the webhook at {self.host}"
+        if self.kind == self.Kind.SLACK:
+            return "your Slack channel"
         return self.email
 
     @property
@@ -249,9 +316,15 @@ class Subscriber(models.Model):
 
     def confirm(self) -> bool:
         """Confirm the address (its owner clicked the emailed link); False if it was confirmed already, or
-        unsubscribed since it asked. A conditional update, so two clicks at once confirm once."""
-        return bool(Subscriber.objects.filter(pk=self.pk, confirmed_at__isnull=True, unsubscribed_at__isnull=True)
-                    .update(confirmed_at=timezone.now()))
+        unsubscribed since it asked. A conditional update, so two clicks at once confirm once. A webhook
+        gets a new signing secret here, which only the winning click sees."""
+        secret = secrets.token_hex(32) if self.kind == self.Kind.WEBHOOK else ""
+        confirmed = bool(Subscriber.objects.filter(pk=self.pk, confirmed_at__isnull=True,
+                                                   unsubscribed_at__isnull=True)
+                         .update(confirmed_at=timezone.now(), secret=secret))
+        if confirmed:
+            self.secret = secret
+        return confirmed
 
     def unsubscribe(self) -> bool:
         """Stop every update to the address; False if it was unsubscribed already (idempotent)."""

@@ -8,7 +8,9 @@ with it (the public title, state, impact and components), never the incident's i
 except in the webhook, which the operator's own systems receive (docs/publishing.md, 'The webhook').
 
 A status page subscriber gets an email of their own, with a one-click unsubscribe (RFC 8058), and
-none once they have unsubscribed, even for an update published before (:class:`NotSent`).
+none once they have unsubscribed, even for an update published before (:class:`NotSent`). A webhook
+subscriber gets the public fields as JSON signed with its own secret, a Slack subscription a message;
+both with the unsubscribe link, to a URL checked again before each send (``post_to_subscriber_url``).
 
 A webhook's URL and signing secret come from the operator's allowlist (``reviewer.outbox.destinations``)
 by the channel's destination name, at the moment of sending: the secret only ever goes to the URL
@@ -37,7 +39,16 @@ from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from urllib3.exceptions import NewConnectionError
 
-from reviewer.models import Delivery, DeliveryChannel, PublishedUpdate, absolute_url, status_page_name
+from reviewer.models import (
+    Delivery,
+    DeliveryChannel,
+    PublishedUpdate,
+    Subscriber,
+    UnsafeURL,
+    absolute_url,
+    post_to_subscriber_url,
+    status_page_name,
+)
 from reviewer.outbox.destinations import Destination, DestinationError, resolve
 from reviewer.outbox.publishing import DEFAULT_TITLE
 
@@ -82,9 +93,11 @@ def headline(update: PublishedUpdate) -> str:
     return f"{title} — {update.get_state_display()}" if update.state else title
 
 
-def component_lines(update: PublishedUpdate) -> list[str]:
-    """“Checkout: Partial outage”, one per component the update names."""
-    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components]
+def component_lines(update: PublishedUpdate, *, public: bool = False) -> list[str]:
+    """“Checkout: Partial outage”, one per component the update names (with ``public``, only those
+    on the public page: never an audience's own)."""
+    return [f"{row.component.name}: {row.get_status_display()}" for row in update.components
+            if not public or row.component.audience_id is None]
 
 
 def email_subject(update: PublishedUpdate) -> str:
@@ -92,12 +105,13 @@ def email_subject(update: PublishedUpdate) -> str:
 
 
 def email_body(update: PublishedUpdate, unsubscribe_url: str = "") -> str:
-    """The plain-text email of an update: what the status page shows of it, and where to read more."""
+    """The plain-text email of an update: what the status page shows of it, and where to read more. A
+    subscriber's (with ``unsubscribe_url``) names the public components only, as the public page does."""
     lines = [update.public_title or DEFAULT_TITLE, ""]
     if update.state:
         lines.append(f"Status: {update.get_state_display()}")
     lines.append(f"Impact: {update.get_impact_display()}")
-    components = component_lines(update)
+    components = component_lines(update, public=bool(unsubscribe_url))
     if components:
         lines += ["", "Components:", *(f"- {line}" for line in components)]
     lines += ["", update.text, "",
@@ -221,7 +235,9 @@ def send(delivery: Delivery, answered=None) -> None:
             raise DeliveryFailed("a subscribers delivery without a subscriber")
         if not subscriber.active:  # read when the attempt was taken: an unsubscribe before it stops it
             raise NotSent("not sent: the subscriber unsubscribed before it went out")
-        return _send_email(delivery, [subscriber.email], subscriber.unsubscribe_url, answered=answered)
+        if subscriber.kind == Subscriber.Kind.EMAIL:
+            return _send_email(delivery, [subscriber.email], subscriber.unsubscribe_url, answered=answered)
+        return send_to_subscriber_url(subscriber, subscriber_body(update, subscriber), str(delivery.key), answered)
     try:
         destination = resolve(channel.destination)
     except DestinationError as error:
@@ -242,13 +258,53 @@ def send(delivery: Delivery, answered=None) -> None:
     post(destination, body, headers, answered)
 
 
-def post(destination: Destination, body: bytes, headers: dict, answered=None) -> None:
-    """POST ``body`` to a declared destination, redirects not followed; raises :class:`DeliveryFailed`
-    naming the destination and its host (never the URL) unless it answers 2xx. A 2xx status line is
-    the answer (``answered``), read before the body: a connection that breaks in the body took it."""
+def subscriber_body(update: PublishedUpdate, subscriber: Subscriber) -> dict:
+    """What a webhook subscriber receives of an update (the public fields and components only, as on the status page),
+    or the Slack message of a Slack subscription, each with the subscriber's unsubscribe link."""
+    if subscriber.kind == Subscriber.Kind.SLACK:
+        components = component_lines(update, public=True)
+        lines = [*components, "", update.text] if components else [update.text]
+        lines += ["", f"Details: {incident_url(update)}", f"Unsubscribe: {subscriber.unsubscribe_url}"]
+        return slack_message(headline(update), update.version, "\n".join(lines))
+    return {"type": "incident_update", "title": update.public_title or DEFAULT_TITLE, "state": update.state,
+            "impact": update.impact, "text": update.text, "version": update.version,
+            "components": [{"name": row.component.name, "status": row.status} for row in update.components
+                           if row.component.audience_id is None],  # as on the public page: never an audience's
+            "published_at": update.published_at.isoformat(), "url": incident_url(update),
+            "unsubscribe_url": subscriber.unsubscribe_url}
+
+
+def incident_url(update: PublishedUpdate) -> str:
+    """The incident's public page, where the update and those before it are read."""
+    return absolute_url("status_incident", update.incident.incident_id)
+
+
+def send_to_subscriber_url(subscriber: Subscriber, body: dict, key: str, answered=None) -> None:
+    """POST ``body`` to a webhook subscriber (signed with its own secret, ``key`` as Idempotency-Key) or
+    a Slack subscription, once its URL passes the checks again (its host's addresses may have changed
+    since it subscribed); raises :class:`DeliveryFailed` otherwise."""
+    where = Destination(f"{subscriber.get_kind_display().lower()} subscriber", subscriber.url)
+    raw = json.dumps(body, ensure_ascii=False, sort_keys=True).encode()
+    headers = {"Content-Type": "application/json", "Idempotency-Key": key, "User-Agent": USER_AGENT}
+    if subscriber.kind == Subscriber.Kind.WEBHOOK:
+        if not subscriber.secret:
+            raise DeliveryFailed(f"{where.name} ({where.host}): no signing secret; it was never confirmed")
+        headers[SIGNATURE_HEADER] = signature(subscriber.secret, int(time.time()), key, raw)
+    try:  # checked again, and sent to the address the check resolved
+        post(where, raw, headers, answered,
+             request=lambda url, **options: post_to_subscriber_url(url, subscriber.kind, **options))
+    except UnsafeURL as refused:  # raised before any connection: nothing left
+        raise DeliveryFailed(f"{where.name} ({where.host}): refused: {refused}") from None
+
+
+def post(destination: Destination, body: bytes, headers: dict, answered=None, request=None) -> None:
+    """POST ``body`` to a declared destination (or a subscriber's, through ``request``), redirects not
+    followed; raises :class:`DeliveryFailed` naming the destination and its host (never the URL) unless
+    it answers 2xx. A 2xx status line is the answer (``answered``), read before the body: a connection
+    that breaks in the body took it."""
     where = f"{destination.name} ({destination.host})"
     try:
-        response = requests.post(destination.url, data=body, headers=headers, allow_redirects=False,
+        response = (request or requests.post)(destination.url, data=body, headers=headers, allow_redirects=False,
                                  timeout=settings.DELIVERY_TIMEOUT_SECONDS, stream=True)
     except requests.ConnectTimeout:  # no connection was made: nothing was sent
         raise DeliveryFailed(f"{where}: no connection within {settings.DELIVERY_TIMEOUT_SECONDS} s") from None

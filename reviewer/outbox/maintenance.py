@@ -11,6 +11,7 @@ and subscriber, so a sweep run twice sends nothing twice (at most once, like eve
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -31,6 +32,7 @@ from reviewer.models import (
     absolute_url,
     status_page_name,
 )
+from reviewer.outbox.channels import send_to_subscriber_url, slack_escaped
 
 logger = logging.getLogger(__name__)
 
@@ -179,8 +181,11 @@ def remind(now: datetime | None = None) -> int:
 
 
 def subscribers_of(maintenance: Maintenance):
-    """The active subscribers of every update, and those who chose one of the window's components."""
-    named = maintenance.components.values("pk")
+    """The active subscribers of every update, and those who chose one of the window's public components;
+    nobody for a window on an audience's components only (it is not on the public page)."""
+    named = maintenance.components.filter(audience__isnull=True).values("pk")
+    if not named.exists():
+        return Subscriber.objects.none()
     return Subscriber.objects.active().filter(
         models.Q(components__isnull=True) | models.Q(components__in=named)).distinct()
 
@@ -212,22 +217,44 @@ def email_subject(maintenance: Maintenance, update: MaintenanceUpdate | None) ->
     return f"[{status_page_name()}] {step}: {maintenance.title}"
 
 
-def email_body(maintenance: Maintenance, update: MaintenanceUpdate | None, unsubscribe_url: str) -> str:
+def email_body(maintenance: Maintenance, update: MaintenanceUpdate | None, unsubscribe_url: str,
+               medium: str = "email") -> str:
     lines = [maintenance.title, ""]
     if update is None:
         lines.append(f"Reminder: this maintenance starts at {_utc(maintenance.starts_at)}.")
     else:
         lines.append(f"Status: {update.get_status_display()}")
     lines += [f"Scheduled: {_utc(maintenance.starts_at)} to {_utc(maintenance.ends_at)}",
-              "Components: " + ", ".join(c.name for c in maintenance.components.all())]
+              "Components: " + ", ".join(c.name for c in maintenance.components.all() if c.audience_id is None)]
     text = update.text if update is not None else maintenance.updates.order_by("created_at", "id").first().text
     lines += ["", text, "", f"Status page: {absolute_url('status')}",
-              "", "-- ", f"You get this email because you subscribed to {status_page_name()}.",
+              "", "-- ", f"You get this {medium} because you subscribed to {status_page_name()}.",
               f"Unsubscribe: {unsubscribe_url}"]
     return "\n".join(lines) + "\n"
 
 
+def webhook_body(maintenance: Maintenance, update: MaintenanceUpdate | None, subscriber: Subscriber) -> dict:
+    """A webhook subscriber's JSON of a window's step (or its reminder), with the unsubscribe link."""
+    text = update.text if update is not None else maintenance.updates.order_by("created_at", "id").first().text
+    return {"type": "maintenance_reminder" if update is None else "maintenance_update", "title": maintenance.title,
+            "status": maintenance.status if update is None else update.status, "text": text,
+            "scheduled_for": maintenance.starts_at.isoformat(), "scheduled_until": maintenance.ends_at.isoformat(),
+            "components": [{"name": c.name} for c in maintenance.components.all()],
+            "url": absolute_url("status"), "unsubscribe_url": subscriber.unsubscribe_url}
+
+
 def _send(maintenance: Maintenance, update: MaintenanceUpdate | None, subscriber: Subscriber) -> None:
+    if subscriber.kind != Subscriber.Kind.EMAIL:
+        # The same key for a step and subscriber on every run, so a receiver can drop a duplicate.
+        key = str(uuid.uuid5(uuid.NAMESPACE_URL, f"maintenance:{maintenance.pk}:{update.pk if update else 'reminder'}"
+                                                  f":{subscriber.pk}"))
+        if subscriber.kind == Subscriber.Kind.SLACK:
+            url = subscriber.unsubscribe_url
+            text = email_subject(maintenance, update) + "\n\n" + email_body(maintenance, update, url, "message")
+            body = {"text": slack_escaped(text), "mrkdwn": False, "unfurl_links": False, "unfurl_media": False}
+        else:
+            body = webhook_body(maintenance, update, subscriber)
+        return send_to_subscriber_url(subscriber, body, key)
     url = subscriber.unsubscribe_url
     headers = {"List-Unsubscribe": f"<{url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
     EmailMessage(email_subject(maintenance, update), email_body(maintenance, update, url),

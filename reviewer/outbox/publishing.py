@@ -11,7 +11,7 @@ commits, and the sweep enqueues any whose message was lost (``reviewer.outbox.ta
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
@@ -31,11 +31,13 @@ from reviewer.ledger.events import record_publication
 from reviewer.models import (
     DEFAULT_TITLE,
     IMPACT_OF_STATUS,
+    POSTMORTEM,
     ComponentStatus,
     Delivery,
     DeliveryChannel,
     Escalation,
     Impact,
+    PostIncidentReport,
     PublishedUpdate,
     StatusComponent,
     StatusSnapshot,
@@ -118,7 +120,7 @@ def resolve_fields(incident: Incident, fields: PublicFields) -> Resolved:
     if len(title) > MAX_TITLE_CHARS:
         raise PublishRefused(f"The public title has {len(title)} characters; the limit is {MAX_TITLE_CHARS}.")
     state = fields.state or incident.state
-    if state not in dict(STATES):
+    if state not in dict(STATES) and state != POSTMORTEM:
         raise PublishRefused(f"“{str(state)[:40]}” is not a state; one of: {', '.join(dict(STATES))}.")
     if fields.components is not None:
         known = StatusComponent.objects.in_bulk(list(fields.components))
@@ -132,7 +134,7 @@ def resolve_fields(incident: Incident, fields: PublicFields) -> Resolved:
         components = {known[pk]: status for pk, status in fields.components.items()}
     else:
         carried = last.component_statuses.select_related("component") if last else []
-        components = {row.component: ComponentStatus.OPERATIONAL if state == RESOLVED else row.status
+        components = {row.component: ComponentStatus.OPERATIONAL if state in (RESOLVED, POSTMORTEM) else row.status
                       for row in carried}
     if fields.impact is not None:
         if fields.impact not in Impact.values:
@@ -143,7 +145,7 @@ def resolve_fields(incident: Incident, fields: PublicFields) -> Resolved:
         worst = worst_status(components.values())
         impact = (IMPACT_OF_STATUS[worst] if worst != ComponentStatus.OPERATIONAL
                   else (last.impact if last else Impact.MINOR))
-        if state != RESOLVED:
+        if state not in (RESOLVED, POSTMORTEM):
             impact = at_least(impact, impact_floor(incident))
     return Resolved(title=title, state=state, impact=impact, components=components)
 
@@ -173,7 +175,7 @@ def impact_problems(incident: Incident, resolved: Resolved) -> list[str]:
     component affected while components are defined (the status page would show every one
     operational), or an impact below the severity's floor. Empty when they agree."""
     floor = impact_floor(incident)
-    if floor == Impact.NONE or resolved.state == RESOLVED:
+    if floor == Impact.NONE or resolved.state in (RESOLVED, POSTMORTEM):
         return []
     severity = severity_of(incident)
     problems = []
@@ -250,7 +252,9 @@ def public_findings(incident: Incident, text: str, resolved: Resolved, run: Run 
     (a text saying payments work again, published as "investigating"). The pipeline's active policy's
     rules apply, the run's snapshot without one."""
     context = dict(run.context or {}) if run is not None and run.context else incident.context()
-    context["incident"] = {**(context.get("incident") or {}), "state": resolved.state}
+    # A post-incident report speaks of a resolved incident: the state check reads it so.
+    state = RESOLVED if resolved.state == POSTMORTEM else resolved.state
+    context["incident"] = {**(context.get("incident") or {}), "state": state}
     policy = _guard_policy(incident, run)
     rules = policy.guard if policy is not None else GuardRules()
     title = check_final_answer(resolved.title, context, rules, max_answer_chars=MAX_TITLE_CHARS)
@@ -315,6 +319,7 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
         raise PermissionDenied("Only ops staff and support leads can publish updates.")
     source_run, escalation, approved_by = _source(incident, text, actor=actor, source_run=source_run,
                                                   escalation=escalation, reason=reason)
+    fields = _report_fields(incident, source_run, escalation, fields)
     overridden = _checked_text(text, actor=actor, escalation=escalation, fields=fields)
     try:  # the translations go with the text, exactly as the approval recorded them
         published_translations = translations.check_set(escalation, text)
@@ -361,6 +366,27 @@ def _source(incident: Incident, text: str, *, actor, source_run: Run | None, esc
         raise PublishRefused("Only the text as approved can be published; edit it through the escalation.")
     approved_by = approving.decided_by.get_username() if approving is not None and approving.decided_by_id else ""
     return source_run, approving, approved_by
+
+
+def is_report(run: Run | None) -> bool:
+    """Whether ``run`` drafted a post-incident report (a :class:`PostIncidentReport` names it)."""
+    return run is not None and PostIncidentReport.objects.filter(run=run).exists()
+
+
+def _report_fields(incident: Incident, source_run: Run | None, escalation: Escalation | None,
+                   fields: PublicFields) -> PublicFields:
+    """A post-incident report is published as the ``postmortem`` stage, only with a person's approval
+    and only after the incident's resolution was published; nothing else is published as that stage."""
+    if not is_report(source_run):
+        if fields.state == POSTMORTEM:
+            raise PublishRefused("Only a post-incident report is published as the post-incident report.")
+        return fields
+    if escalation is None:
+        raise PublishRefused("A post-incident report is published only once a person approved it.")
+    last = last_published(incident)
+    if last is None or last.state not in (RESOLVED, POSTMORTEM):
+        raise PublishRefused("A post-incident report is published after the incident's resolution.")
+    return replace(fields, state=POSTMORTEM)
 
 
 def _checked_text(text: str, *, actor, escalation: Escalation | None, fields: PublicFields) -> list[dict]:
@@ -422,7 +448,7 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
             UpdateComponent(update=update, component=component, status=status)
             for component, status in resolved.components.items())
         translations.attach(update, published_translations)
-        if resolved.state != incident.state:
+        if resolved.state not in (incident.state, POSTMORTEM):
             # What customers were told is where the incident stands: its state follows the update (a
             # version of its own, like any change of the incident), so the guard and the next update read it.
             update_incident(incident, user=actor, create=False, state=resolved.state)
@@ -487,7 +513,7 @@ def auto_publish(sender, *, run, result, **kwargs) -> None:
         return
     if not PipelinePolicy.objects.filter(pipeline=run.pipeline, active=True, auto_publish=True).exists():
         return
-    if run.related("escalation") is not None:  # a run with an escalation waits for a person
+    if run.related("escalation") is not None or is_report(run):  # these wait for a person
         return
     if not (run.policy or {}).get("auto_publish"):
         # The run was checked under a policy that did not publish by itself, so its answer was not

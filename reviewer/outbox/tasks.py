@@ -9,7 +9,8 @@ is over. A failure schedules the next attempt with exponential backoff; after
 gets the delivery's ``key`` as ``Idempotency-Key`` on every attempt, so it can drop duplicates: the
 webhook and the status page are delivered at least once.
 
-Email, the subscribers' emails and Slack cannot drop a duplicate, so they are delivered at most once:
+Email, the subscribers' emails and Slack cannot drop a duplicate, so they are delivered at most once
+(a webhook subscriber drops duplicates by the key, so it gets at least once, as the webhook does):
 the attempt is committed as ``sending`` before the send starts. The receiver's answer (an SMTP 250
 after DATA, an HTTP 2xx) is kept on the worker's disk the moment it arrives (``reviewer.outbox.answers``),
 then the outcome is written to the database (tried again while the database is unreachable, with
@@ -71,7 +72,7 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
     anything is sent: a worker that dies, or cannot record the outcome, leaves a row the sweep holds
     for a person instead of sending it again."""
     now, lease_ends = timezone.now(), clock() + settings.DELIVERY_LEASE_SECONDS
-    row = Delivery.objects.filter(pk=delivery_pk).values("attempts", "channel__kind").first()
+    row = Delivery.objects.filter(pk=delivery_pk).values("attempts", "channel__kind", "subscriber__kind").first()
     if row is None:
         return None
     if row["attempts"] >= settings.DELIVERY_MAX_ATTEMPTS:
@@ -79,7 +80,7 @@ def take_attempt(delivery_pk: int) -> Delivery | None:
         Delivery.objects.due(now + EARLY).filter(pk=delivery_pk, attempts=row["attempts"]).update(
             status=Delivery.Status.FAILED, last_error=LOST)
         return None
-    once = row["channel__kind"] in DeliveryChannel.AT_MOST_ONCE
+    once = DeliveryChannel.at_most_once(row["channel__kind"], row["subscriber__kind"])
     # A countdown may fire a moment before the row's own clock says it is due.
     won = Delivery.objects.due(now + EARLY).filter(pk=delivery_pk, attempts=row["attempts"]).update(
         attempts=F("attempts") + 1, next_attempt_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS),
@@ -101,7 +102,7 @@ def attempt(delivery_pk: int) -> str:
     delivery = take_attempt(delivery_pk)
     if delivery is None:
         return "skipped"
-    once = delivery.channel.kind in DeliveryChannel.AT_MOST_ONCE
+    once = DeliveryChannel.at_most_once(delivery.channel.kind, delivery.subscriber and delivery.subscriber.kind)
     answer: dict = {}
 
     def answered(said: str) -> None:

@@ -45,12 +45,12 @@ def changed_at() -> datetime:
 
 
 def record_statuses(page=None, at: datetime | None = None) -> list[ComponentStatusChange]:
-    """Record each component whose status on the page (``page``, else read now) differs from the last
-    one recorded for it, as changed at ``at`` (by default when the status page last received a
-    delivery, which is what changed it); returns the rows written."""
-    from reviewer.status.public import status_page
+    """Record each component whose status (on ``page``, else on staff's page of every component, read
+    now) differs from the last one recorded for it, as changed at ``at`` (by default when the status
+    page last received a delivery, which is what changed it); returns the rows written."""
+    from reviewer.status.public import EVERYONE, status_page
 
-    page = status_page() if page is None else page
+    page = status_page(EVERYONE) if page is None else page
     at = changed_at() if at is None else at
     last = ComponentStatusChange.objects.filter(component=OuterRef("pk")).order_by("-at", "-pk").values("status")[:1]
     recorded = dict(StatusComponent.objects.annotate(last=Subquery(last)).values_list("pk", "last"))
@@ -147,6 +147,8 @@ def bars(changes: list[ComponentStatusChange], incidents: list[tuple[datetime, d
                          and ended >= start]
         result.append(day)
     up = floor2(100 * (1 - down_total / seen_total)) if seen_total else None
+    if up is None and any(day.status for day in result):
+        up = 100.0  # recorded at the very moment of ``now`` (a component just added): no time down yet
     return Bars(days=result, up=up)
 
 
@@ -155,7 +157,8 @@ def component_bars(page, now: datetime | None = None) -> dict[int, Bars]:
     to the last full hour, or to the latest change if later: a page built twice within the hour with
     no change in between is the same page (the same ETag); beat rebuilds it every hour."""
     now = timezone.now() if now is None else now
-    latest = ComponentStatusChange.objects.filter(at__lte=now).aggregate(at=Max("at"))["at"]
+    shown = [view.component.pk for view in page.components]  # a private component's change moves no public page
+    latest = ComponentStatusChange.objects.filter(at__lte=now, component__in=shown).aggregate(at=Max("at"))["at"]
     now = max(now.replace(minute=0, second=0, microsecond=0), latest or now.min.replace(tzinfo=UTC))
     since = now.astimezone(UTC) - timedelta(days=DAYS + 1)
     # The status each component had as the window opens (its last change before), then the changes in it.

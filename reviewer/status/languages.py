@@ -18,7 +18,7 @@ from django.utils.translation import gettext_noop
 from django.utils.translation.trans_real import parse_accept_lang_header
 
 from reviewer.models import UpdateTranslation
-from reviewer.status.public import PublicIncident, StatusPage
+from reviewer.status.public import StatusPage
 
 SOURCE = "en"
 COOKIE = "status_lang"
@@ -66,6 +66,12 @@ def chosen(request) -> tuple[str, str]:
     return SOURCE, "default"
 
 
+def _english(update):
+    shown = copy.copy(update)
+    shown.text_lang = SOURCE
+    return shown
+
+
 def translated(page: StatusPage, language: str) -> StatusPage:
     """The page with each update's approved translation into ``language`` (one query), copies only: the
     same ``page`` is rendered in every language. An update left in English says so (``text_lang``)."""
@@ -81,7 +87,9 @@ def translated(page: StatusPage, language: str) -> StatusPage:
         else:
             shown.text_lang = SOURCE
         updates[update.pk] = shown
-    incidents = [PublicIncident(i.incident_id, [updates[u.pk] for u in i.updates]) for i in page.incidents]
+    # A post-incident report is shown as written (English), marked so.
+    incidents = [replace(i, updates=[updates[u.pk] for u in i.updates],
+                         reports=[updates.get(u.pk) or _english(u) for u in i.reports]) for i in page.incidents]
     return replace(page, incidents=incidents, updates=[updates[u.pk] for u in page.updates])
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import F, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, Value
 
 from reviewer.models import (
     DEFAULT_TITLE,
     IMPACT_OF_STATUS,
+    POSTMORTEM,
     UNDER_MAINTENANCE,
     ComponentStatus,
     Impact,
@@ -22,6 +23,7 @@ from reviewer.models import (
     MaintenanceStatus,
     MaintenanceUpdate,
     PublishedUpdate,
+    StatusAudience,
     StatusComponent,
     UpdateComponent,
     status_label,
@@ -33,7 +35,7 @@ RESOLVED = "resolved"
 # public stays on the page until someone publishes its resolution.
 UNSTATED = "investigating"
 STATE_LABELS = {"investigating": "Investigating", "identified": "Identified", "monitoring": "Monitoring",
-                RESOLVED: "Resolved"}
+                RESOLVED: "Resolved", POSTMORTEM: "Post-incident report"}
 # The overall banner, by how bad it is (Statuspage's indicator: none, minor, major, critical).
 BANNERS = {Impact.NONE: "All systems operational", Impact.MINOR: "Degraded performance",
            Impact.MAJOR: "Partial outage", Impact.CRITICAL: "Major outage"}
@@ -48,10 +50,21 @@ MAINTENANCE_KEPT = 50
 
 @dataclass
 class PublicIncident:
-    """An incident as its published updates tell it; ``updates`` newest first."""
+    """An incident as its published updates tell it; ``updates`` newest first. ``reports`` are its
+    published post-incident reports, newest first: the first one published, then each correction."""
 
     incident_id: str
     updates: list[PublishedUpdate]
+    reports: list[PublishedUpdate] = field(default_factory=list)
+
+    @property
+    def report(self) -> PublishedUpdate | None:
+        """The post-incident report customers read: the newest version (None before one is published)."""
+        return self.reports[0] if self.reports else None
+
+    @property
+    def report_published_at(self) -> datetime | None:
+        return self.reports[-1].published_at if self.reports else None
 
     @property
     def latest(self) -> PublishedUpdate:
@@ -63,7 +76,8 @@ class PublicIncident:
 
     @property
     def state(self) -> str:
-        return self.latest.state or UNSTATED
+        """Its stage in public: the latest update's state, or ``postmortem`` once a report is published."""
+        return POSTMORTEM if self.reports and self.resolved else (self.latest.state or UNSTATED)
 
     @property
     def state_label(self) -> str:
@@ -79,7 +93,7 @@ class PublicIncident:
 
     @property
     def resolved(self) -> bool:
-        return self.state == RESOLVED
+        return self.latest.state == RESOLVED
 
     @property
     def started_at(self) -> datetime:
@@ -87,7 +101,7 @@ class PublicIncident:
 
     @property
     def updated_at(self) -> datetime:
-        return self.latest.published_at
+        return max([self.latest.published_at, *(report.published_at for report in self.reports[:1])])
 
     def first_at(self, state: str) -> datetime | None:
         """When the incident first reached ``state`` in public (None if it never did)."""
@@ -134,6 +148,7 @@ class StatusPage:
     components: list[ComponentView]
     updates: list[PublishedUpdate] = field(default_factory=list)  # every public update, newest first
     maintenances: list[Maintenance] = field(default_factory=list)  # the newest windows, by start
+    audience: StatusAudience | None = None  # whose page it is (None: the public page)
 
     @property
     def upcoming_maintenances(self) -> list[Maintenance]:
@@ -208,24 +223,64 @@ class StatusPage:
         return next((i for i in self.incidents if i.incident_id == incident_id), None)
 
 
-def public_updates():
-    """Every update the status page shows, newest first, with its components (two queries); the
-    incident's id comes as ``public_incident_id``, and nothing else of the incident row."""
+# Whom a page is for (docs/status-page.md, 'Audiences and the internal page'): None is the public
+# page (public components only), an audience's page adds its own components, EVERYONE is staff's.
+EVERYONE = "everyone"
+
+
+def _shown(audience) -> Q:
+    """The components a page for ``audience`` shows, as a filter on StatusComponent."""
+    if audience == EVERYONE:
+        return Q()
+    public = Q(audience__isnull=True)
+    return public if audience is None else public | Q(audience=audience)
+
+
+def public_updates(audience=None):
+    """Every update the status page shows, newest first, with the components the page for ``audience``
+    shows (two queries); the incident's id comes as ``public_incident_id``, and nothing else of the
+    incident row; ``names_hidden`` says whether it names a component that page does not show."""
+    shown = StatusComponent.objects.filter(_shown(audience))
     rows = UpdateComponent.objects.select_related("component")
-    return (PublishedUpdate.objects.public().annotate(public_incident_id=F("incident__incident_id"))
+    hidden = Value(False)
+    if audience != EVERYONE:
+        rows = rows.filter(component__in=shown)
+        hidden = Exists(UpdateComponent.objects.filter(update=OuterRef("pk")).exclude(component__in=shown))
+    return (PublishedUpdate.objects.public()
+            .annotate(public_incident_id=F("incident__incident_id"), names_hidden=hidden)
             .defer("overridden", "justification", "reason", "policy_snapshot_id", "approved_by")
             .order_by("-published_at", "-version")
             .prefetch_related(Prefetch("component_statuses", queryset=rows)))
 
 
-def status_page() -> StatusPage:
-    """The whole public picture: three queries, whatever the number of incidents."""
-    updates = list(public_updates())
+def _incidents_shown(updates: list[PublishedUpdate]) -> dict[str, list[PublishedUpdate]]:
+    """The updates a page shows, by incident (newest first, so each incident's list is too, and incidents
+    come by their newest). An update that names only components the page does not show is left out; so
+    is an incident all of whose named components are such (a private incident is not there at all)."""
     by_incident: dict[str, list[PublishedUpdate]] = {}
-    for update in updates:  # newest first, so each incident's list is too, and incidents come by their newest
+    for update in updates:
         by_incident.setdefault(update.public_incident_id, []).append(update)
-    incidents = [PublicIncident(incident_id, rows) for incident_id, rows in by_incident.items()]
-    components = {c.pk: ComponentView(c) for c in StatusComponent.objects.select_related("group")}
+    shown = {}
+    for incident_id, rows in by_incident.items():
+        kept = [u for u in rows if not (u.names_hidden and not u.component_statuses.all())]
+        if len(kept) == len(rows) or any(u.component_statuses.all() for u in kept):
+            shown[incident_id] = kept
+    return shown
+
+
+def status_page(audience=None) -> StatusPage:
+    """The whole picture for ``audience`` (None: the public page; EVERYONE: every component): the same
+    few queries whatever the number of incidents. A component the page does not show is never named on it."""
+    by_incident = _incidents_shown(list(public_updates(audience)))
+    incidents = []
+    for incident_id, rows in by_incident.items():
+        lifecycle = [u for u in rows if u.state != POSTMORTEM]  # a report is not an update of the lifecycle
+        if lifecycle:
+            incidents.append(PublicIncident(incident_id, lifecycle, [u for u in rows if u.state == POSTMORTEM]))
+    updates = sorted((u for rows in by_incident.values() for u in rows),
+                     key=lambda u: (u.published_at, u.version), reverse=True)
+    components = {c.pk: ComponentView(c) for c in StatusComponent.objects.filter(_shown(audience))
+                  .select_related("group", "audience")}
     for incident in incidents:
         for update in incident.updates:
             for row in update.component_statuses.all():
@@ -236,7 +291,7 @@ def status_page() -> StatusPage:
             for row in incident.latest.component_statuses.all():
                 view = components[row.component_id]
                 view.status = worst_status([view.status, row.status])
-    maintenances = public_maintenances()
+    maintenances = public_maintenances(audience)
     for maintenance in maintenances:
         if maintenance.status == MaintenanceStatus.IN_PROGRESS:
             for component in maintenance.components.all():
@@ -244,13 +299,16 @@ def status_page() -> StatusPage:
                 if view is not None and view.status == ComponentStatus.OPERATIONAL:
                     view.status = UNDER_MAINTENANCE
     return StatusPage(incidents=incidents, components=list(components.values()), updates=updates,
-                      maintenances=maintenances)
+                      maintenances=maintenances, audience=audience if isinstance(audience, StatusAudience) else None)
 
 
-def public_maintenances() -> list[Maintenance]:
-    """Every upcoming and active window, and the newest finished ones, by start (three queries)."""
+def public_maintenances(audience=None) -> list[Maintenance]:
+    """Every upcoming and active window, and the newest finished ones, by start (three queries), with
+    the components the page for ``audience`` shows; a window that touches none of them is left out."""
     updates = MaintenanceUpdate.objects.order_by("-created_at", "-id")
-    rows = (Maintenance.objects.prefetch_related("components", Prefetch("updates", queryset=updates))
+    shown = StatusComponent.objects.filter(_shown(audience))
+    rows = (Maintenance.objects.filter(components__in=shown).distinct()
+            .prefetch_related(Prefetch("components", queryset=shown), Prefetch("updates", queryset=updates))
             .order_by("-starts_at", "-id"))
     open_ = (MaintenanceStatus.SCHEDULED, MaintenanceStatus.IN_PROGRESS)
     finished = list(rows.exclude(status__in=open_)[:MAINTENANCE_KEPT])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import nullcontext
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -25,8 +26,9 @@ from django.utils import feedgenerator, timezone, translation
 from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, linebreaks
 
-from reviewer.models import StatusSnapshot
+from reviewer.models import StatusAudience, StatusSnapshot
 from reviewer.status import languages
+from reviewer.status.audiences import audience_links, split
 from reviewer.status.history import component_bars, record_statuses
 from reviewer.status.public import (
     STATE_LABELS,
@@ -144,8 +146,10 @@ def _feed(page: StatusPage, kind: type[feedgenerator.SyndicationFeed]) -> tuple[
         url = f"{incident_url(incident)}#update-{update.pk}"
         title = update.public_title or incident.title
         url += f"?lang={language}" if language != languages.SOURCE else ""
-        feed.add_item(title=f"{title}: {translation.gettext(STATE_LABELS[update.state or UNSTATED])}", link=url,
-                      unique_id=url,
+        label = translation.gettext(STATE_LABELS[update.state or UNSTATED])
+        if update in incident.reports[:-1]:  # a correction of the report published before
+            label += f" ({translation.gettext('updated')})"
+        feed.add_item(title=f"{title}: {label}", link=url, unique_id=url,
                       unique_id_is_permalink=True, pubdate=update.published_at, updateddate=update.published_at,
                       description=linebreaks(escape(update.text)), text=update.text)
     return feed.writeString("utf-8"), kind.content_type
@@ -199,6 +203,11 @@ def _incident_json(page: StatusPage, incident: PublicIncident) -> dict:
         "created_at": iso(incident.started_at), "updated_at": iso(incident.updated_at),
         "started_at": iso(incident.started_at), "monitoring_at": iso(incident.first_at("monitoring")),
         "resolved_at": iso(incident.resolved_at), "shortlink": incident_url(incident), "page_id": page_id(),
+        # Statuspage's post-incident report fields: the newest version's text, when the first version was
+        # published and when the text last changed (null before a report is published).
+        "postmortem_body": incident.report.text if incident.report else None,
+        "postmortem_published_at": iso(incident.report_published_at),
+        "postmortem_body_last_updated_at": iso(incident.report.published_at if incident.report else None),
         "incident_updates": updates,
         "components": [_component(view) for view in page.components if view.component.pk in named],
     }
@@ -327,17 +336,22 @@ def _may_exist(name: str) -> bool:
 
 def build(name: str, page: StatusPage | None = None) -> StatusSnapshot | None:
     """Build ``name`` and store it, unless a build for a newer generation got there first; returns
-    the row as stored (None for a representation that does not exist)."""
+    the row as stored (None for a representation that does not exist). An audience's name
+    (``aud:<slug>:<name>``, reviewer.status.audiences) is built from that audience's page."""
+    slug, own_name = split(name)
+    audience = None if slug is None else StatusAudience.objects.filter(slug=slug).first()
+    if slug is not None and audience is None:
+        return None
     row = StatusSnapshot.objects.filter(name=name).first()
-    if row is None and page is None and not _may_exist(name):
+    if row is None and page is None and not _may_exist(own_name):
         return None
     generation = row.generation if row is not None else 1
     if page is None:
-        page = status_page()
-        record_statuses(page)  # a delivery that changed a status is recorded before the page shows it
+        record_statuses()  # a delivery that changed a status is recorded before the page shows it
+        page = status_page(audience)
     # Times in UTC, whatever zone the request that happens to build it was in.
-    with timezone.override(UTC):
-        rendered = render(name, page)
+    with timezone.override(UTC), (audience_links(audience) if audience else nullcontext()):
+        rendered = render(own_name, page)
     if rendered is None:
         return None
     body, content_type = rendered
@@ -385,15 +399,16 @@ def current(name: str) -> StatusSnapshot | None:
 def rebuild() -> list[str]:
     """Rebuild the main representations and every stored one that is out of date, from one read of
     the updates; returns their names. The rebuild task runs this after each publication."""
+    record_statuses()  # each component's history (reviewer.status.history), before the page draws it
     page = status_page()
-    record_statuses(page)  # each component's history (reviewer.status.history), before the page draws it
     localised = [languages.snapshot_name(name, language) for language in languages.languages()[1:]
                  for name in MAIN if languages.localised(name)]
     stale = StatusSnapshot.objects.exclude(name__in=[*MAIN, *localised]).filter(
         built_generation__lt=F("generation")).values_list("name", flat=True)
     names = [*MAIN, *localised, *stale]
     for name in names:
-        if build(name, page) is None:  # a page that no longer exists (an incident no longer public)
+        # An audience's page is built from its own picture (read here, at most once per build of a name).
+        if build(name, page if split(name)[0] is None else None) is None:  # no longer exists (not public)
             StatusSnapshot.objects.filter(name=name).delete()
     return names
 

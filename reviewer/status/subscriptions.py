@@ -1,6 +1,8 @@
-"""Subscribing to the status page by email (docs/subscriptions.md): subscribe, confirm by the emailed
-link (double opt-in), unsubscribe by the link in every email, also in one click from the mail
-provider (RFC 8058). The updates themselves go through the outbox's subscribers channel.
+"""Subscribing to the status page (docs/subscriptions.md; webhooks and Slack in docs/status-page.md):
+subscribe, confirm by the emailed link (double opt-in; a webhook's link goes to its owner's email, a
+Slack subscription's is the first message posted to the channel), unsubscribe by the link in every
+update, also in one click from the mail provider (RFC 8058). The updates themselves go through the
+outbox's subscribers channel.
 
 No page says whether an address was known: subscribing answers the same for every address, whether
 an email went or a limit held it back, and the links work by the subscriber's unguessable key. The
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from axes.helpers import get_client_ip_address
 from django import forms
@@ -26,7 +29,16 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from reviewer.models import ConfirmationMail, StatusComponent, Subscriber, status_page_name
+from reviewer.models import (
+    ConfirmationMail,
+    StatusComponent,
+    Subscriber,
+    UnsafeURL,
+    check_subscriber_url,
+    post_to_subscriber_url,
+    status_page_name,
+)
+from reviewer.models.subscriber_urls import MAX_URL_CHARS
 
 log = logging.getLogger("reviewer.subscriptions")
 
@@ -38,19 +50,43 @@ DOTS_IGNORED = frozenset({"gmail.com"})
 SAME_DOMAIN = {"googlemail.com": "gmail.com"}
 
 
+KINDS = [(Subscriber.Kind.EMAIL, "Email"), (Subscriber.Kind.WEBHOOK, "Webhook (a JSON POST to your endpoint)"),
+         (Subscriber.Kind.SLACK, "Slack (an incoming webhook of your channel)")]
+
+
 class SubscribeForm(forms.Form):
-    email = forms.EmailField(max_length=254, label="Email address",
+    kind = forms.ChoiceField(choices=KINDS, initial=Subscriber.Kind.EMAIL, widget=forms.RadioSelect, required=False,
+                             label="How", error_messages={"invalid_choice": "Choose email, webhook or Slack."})
+    email = forms.EmailField(max_length=254, label="Email address", required=False,
                              error_messages={"invalid": "Enter an email address such as name@example.com."})
+    url = forms.CharField(max_length=MAX_URL_CHARS, label="Webhook or Slack URL", required=False, strip=True)
     scope = forms.ChoiceField(choices=[(ALL, "Every update"), (CHOSEN, "Only updates about these components")],
                               initial=ALL, widget=forms.RadioSelect, label="Which updates",
                               error_messages={"invalid_choice": "Choose every update, or only some components."})
     components = forms.ModelMultipleChoiceField(
-        StatusComponent.objects.all(), required=False, widget=forms.CheckboxSelectMultiple, label="Components",
+        StatusComponent.objects.filter(audience__isnull=True),  # the public ones: an audience's are not offered
+        required=False, widget=forms.CheckboxSelectMultiple, label="Components",
         error_messages={"invalid_choice": "There is no component %(value)s; choose among those listed.",
                         "invalid_pk_value": "“%(pk)s” is not a component; choose among those listed."})
 
     def clean(self):
         data = super().clean()
+        kind = data["kind"] = data.get("kind") or Subscriber.Kind.EMAIL  # an older form has no choice: email
+        if kind in (Subscriber.Kind.EMAIL, Subscriber.Kind.WEBHOOK) and not data.get("email") \
+                and "email" not in self.errors:
+            self.add_error("email", "Enter an email address: the link to confirm goes to it.")
+        if kind in (Subscriber.Kind.WEBHOOK, Subscriber.Kind.SLACK):
+            if not data.get("url"):
+                self.add_error("url", "Enter the URL updates are sent to.")
+            else:
+                try:
+                    data["url"] = check_subscriber_url(data["url"], kind)
+                except UnsafeURL as refused:
+                    self.add_error("url", str(refused))
+        if kind == Subscriber.Kind.SLACK:
+            data["email"] = ""  # the confirmation goes to the channel itself
+        elif kind == Subscriber.Kind.EMAIL:
+            data["url"] = ""
         if data.get("scope") == CHOSEN and not data.get("components"):
             self.add_error("components", "Choose at least one component, or every update.")
         if data.get("scope") == ALL:
@@ -69,61 +105,106 @@ def mailbox(email: str) -> tuple[str, str]:
     return f"{name}@{domain}", domain
 
 
-def limit_reached(email: str, client: str, now) -> str:
-    """Which limit a confirmation email to ``email`` asked by ``client`` would pass ("" for none)."""
+def url_host(kind: str, url: str) -> str:
+    """What the host limit counts of a subscription's URL: its host, and for Slack (one host for every
+    workspace) the workspace too, ``hooks.slack.com/T0123``; "" for an email subscription."""
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    segments = [segment for segment in parts.path.split("/") if segment]
+    host = (parts.hostname or "").lower()
+    return f"{host}/{segments[1]}"[:300] if kind == Subscriber.Kind.SLACK and len(segments) >= 2 else host
+
+
+def limit_reached(email: str, client: str, now, host: str = "") -> str:
+    """Which limit a confirmation to ``email`` (or to a URL on ``host``) asked by ``client`` would pass
+    ("" for none)."""
     since = now - timedelta(minutes=settings.SUBSCRIBE_LIMIT_WINDOW_MINUTES)
     ConfirmationMail.objects.filter(sent_at__lt=since).delete()
     sent = ConfirmationMail.objects.filter(sent_at__gte=since)
-    box, domain = mailbox(email)
-    if sent.filter(mailbox=box).count() >= settings.SUBSCRIBE_MAILBOX_LIMIT:
+    box, domain = mailbox(email) if email else ("", "")
+    if box and sent.filter(mailbox=box).count() >= settings.SUBSCRIBE_MAILBOX_LIMIT:
         return "mailbox"
-    if sent.filter(domain=domain).count() >= settings.SUBSCRIBE_DOMAIN_LIMIT:
+    if domain and sent.filter(domain=domain).count() >= settings.SUBSCRIBE_DOMAIN_LIMIT:
         return "domain"
+    if host and sent.filter(host=host).count() >= settings.SUBSCRIBE_HOST_LIMIT:
+        return "host"
     if client and sent.filter(client=client).count() >= settings.SUBSCRIBE_CLIENT_LIMIT:
         return "client"
     return ""
 
 
-def subscribe(email: str, components, *, client: str = "") -> None:
-    """Ask ``email`` to confirm a subscription to ``components`` (none: every update). An address that
-    has not confirmed, or has unsubscribed, is asked again with the new choice (the email at most once
-    per ``CONFIRMATION_INTERVAL``); a confirmed one is left as it is (its owner unsubscribes to choose
-    again). Past a limit of its mailbox, its domain or ``client`` (the asking IP address), nothing is
-    stored or sent. Nothing tells the caller which it was."""
+def subscribe(email: str, components, *, client: str = "", kind: str = Subscriber.Kind.EMAIL, url: str = "") -> None:
+    """Ask ``email`` (or for Slack, the channel at ``url``) to confirm a subscription to ``components``
+    (none: every update); a webhook subscription to ``url`` is confirmed by a link emailed to ``email``.
+    A subscription that has not confirmed, or has unsubscribed, is asked again with the new choice (at
+    most once per ``CONFIRMATION_INTERVAL``); a confirmed one is left as it is (its owner unsubscribes to
+    choose again). Past a limit of its mailbox, its domain, its URL's host or ``client`` (the asking IP
+    address), nothing is stored or sent. Nothing tells the caller which it was."""
     now = timezone.now()
     email = email.lower()
+    if kind != Subscriber.Kind.EMAIL:
+        try:  # checked by the form; again here, as the host's addresses may have changed since
+            url = check_subscriber_url(url, kind)
+        except UnsafeURL as refused:
+            log.info("no confirmation sent: the URL is refused now (%s)", refused)
+            return
     with transaction.atomic():
-        subscriber = Subscriber.objects.select_for_update().filter(email=email).first()
+        # One subscription per email address, and one per URL (a webhook's or Slack's).
+        if kind == Subscriber.Kind.EMAIL:
+            same = Subscriber.objects.filter(kind=kind, email=email)
+        else:
+            same = Subscriber.objects.exclude(kind=Subscriber.Kind.EMAIL).filter(url=url)
+        subscriber = same.select_for_update().first()
         if subscriber is not None and subscriber.active:
             return
         recently = bool(subscriber and subscriber.confirmation_sent_at
                         and now - subscriber.confirmation_sent_at < CONFIRMATION_INTERVAL)
-        if not recently and (limit := limit_reached(email, client, now)):
-            log.info("no confirmation email sent: the %s limit of the subscribe form is reached", limit)
+        host = url_host(kind, url)
+        if not recently and (limit := limit_reached(email, client, now, host)):
+            log.info("no confirmation sent: the %s limit of the subscribe form is reached", limit)
             return
         if subscriber is None:
-            subscriber, _ = Subscriber.objects.get_or_create(email=email)
+            subscriber = Subscriber.objects.create(kind=kind, email=email, url=url)
         subscriber.components.set(components)
+        subscriber.kind, subscriber.email = kind, email
         subscriber.confirmed_at = subscriber.unsubscribed_at = None
         subscriber.confirmation_sent_at = subscriber.confirmation_sent_at if recently else now
-        subscriber.save(update_fields=["confirmed_at", "unsubscribed_at", "confirmation_sent_at"])
+        subscriber.save(update_fields=["kind", "email", "confirmed_at", "unsubscribed_at", "confirmation_sent_at"])
         if not recently:
-            box, domain = mailbox(email)
-            sent = ConfirmationMail.objects.create(sent_at=now, mailbox=box, domain=domain, client=client)
+            box, domain = mailbox(email) if email else ("", "")
+            sent = ConfirmationMail.objects.create(sent_at=now, mailbox=box, domain=domain, client=client, host=host)
     if recently:
         return
-    name = status_page_name()
-    body = (f"Someone, probably you, asked for the updates of {name} at this address.\n\n"
-            f"To confirm, open this link and press “Confirm”:\n{subscriber.confirm_url}\n\n"
-            "If you did not ask, ignore this email: without confirming you get nothing more.\n")
     try:
-        EmailMessage(f"{name}: confirm your subscription", body, settings.DEFAULT_FROM_EMAIL,
-                     [subscriber.email]).send()
+        _send_confirmation(subscriber)
     except Exception:
         # Not sent: the next try may send at once.
         Subscriber.objects.filter(pk=subscriber.pk, confirmation_sent_at=now).update(confirmation_sent_at=None)
         sent.delete()
         raise
+
+
+def _send_confirmation(subscriber: Subscriber) -> None:
+    """The link to confirm: emailed (for an email or a webhook subscription), or posted to the Slack channel."""
+    name = status_page_name()
+    if subscriber.kind == Subscriber.Kind.SLACK:
+        text = (f"Someone, probably someone in this channel, asked for the updates of {name} here.\n"
+                f"To confirm, open this link and press “Confirm”: {subscriber.confirm_url}\n"
+                "If nobody here asked, ignore this message: without confirming, nothing more is posted.")
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # shown as written, as updates are
+        response = post_to_subscriber_url(subscriber.url, subscriber.kind, timeout=settings.DELIVERY_TIMEOUT_SECONDS,
+                                          json={"text": text, "mrkdwn": False, "unfurl_links": False,
+                                                "unfurl_media": False})
+        if not 200 <= response.status_code < 300:
+            raise RuntimeError(f"Slack answered HTTP {response.status_code} to the confirmation message")
+        return
+    what = "at this address" if subscriber.kind == Subscriber.Kind.EMAIL else \
+        f"to be sent to a webhook at {subscriber.host}, and gave this address to confirm it"
+    body = (f"Someone, probably you, asked for the updates of {name} {what}.\n\n"
+            f"To confirm, open this link and press “Confirm”:\n{subscriber.confirm_url}\n\n"
+            "If you did not ask, ignore this email: without confirming you get nothing more.\n")
+    EmailMessage(f"{name}: confirm your subscription", body, settings.DEFAULT_FROM_EMAIL, [subscriber.email]).send()
 
 
 @require_http_methods(["GET", "POST"])
@@ -133,12 +214,14 @@ def subscribe_page(request):
         components = [component.pk for component in form.cleaned_data["components"]]
         try:
             # The same for every address: a worker looks the address up and sends the email, if any.
-            Subscriber.objects.ask(form.cleaned_data["email"], components, get_client_ip_address(request) or "")
+            Subscriber.objects.ask(form.cleaned_data["email"], components, get_client_ip_address(request) or "",
+                                   kind=form.cleaned_data["kind"], url=form.cleaned_data["url"])
         except Exception:  # the broker: the person can try again; nothing was done
             log.exception("the subscribe request could not be queued")
             form.add_error(None, "Your request could not be taken just now; please try again in a few minutes.")
             return _page(request, "status/subscribe.html", {"form": form}, status=503)
-        return _page(request, "status/subscribe.html", {"sent_to": form.cleaned_data["email"]})
+        return _page(request, "status/subscribe.html", {"sent": True, "sent_to": form.cleaned_data["email"],
+                                                        "kind": form.cleaned_data["kind"]})
     return _page(request, "status/subscribe.html", {"form": form}, status=422 if form.errors else 200)
 
 
@@ -150,10 +233,13 @@ def _page(request, template: str, context: dict, status: int = 200):
 @require_http_methods(["GET", "POST"])
 def confirm_page(request, key):
     subscriber = get_object_or_404(Subscriber, key=key)
+    secret = ""
     if request.method == "POST":
-        subscriber.confirm()
+        # A webhook's secret is shown to the click that confirmed it, and never again.
+        secret = subscriber.secret if subscriber.confirm() else ""
         subscriber.refresh_from_db()
-    return _page(request, "status/confirm.html", {"subscriber": subscriber, "posted": request.method == "POST"})
+    return _page(request, "status/confirm.html", {"subscriber": subscriber, "posted": request.method == "POST",
+                                                  "secret": secret})
 
 
 # One-click unsubscribing (RFC 8058): the mail provider POSTs "List-Unsubscribe=One-Click" to the

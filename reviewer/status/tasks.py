@@ -15,10 +15,11 @@ def rebuild_status_page() -> int:
 
 
 @shared_task(name="reviewer.tasks.subscribe_to_status", bind=True, ignore_result=True, max_retries=5)
-def subscribe_to_status(self, email: str, components: list[int], client: str = "") -> None:
-    """The subscribe form's request; a mail server that fails is tried again (``subscribe`` undid its
-    count, so the retry sends at once)."""
+def subscribe_to_status(self, email: str, components: list[int], client: str = "", kind: str = "email",
+                        url: str = "") -> None:
+    """The subscribe form's request; a mail server (or Slack) that fails is tried again (``subscribe``
+    undid its count, so the retry sends at once)."""
     try:
-        subscribe(email, components, client=client)
+        subscribe(email, components, client=client, kind=kind, url=url)
     except Exception as error:
         raise self.retry(exc=error, countdown=60 * 2 ** self.request.retries) from None

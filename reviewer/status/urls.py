@@ -1,9 +1,11 @@
 """The public status page's addresses, under ``/status/`` (docs/status-page.md): the stored
-representations, history, incident pages, feeds, the JSON summary, and the email subscriptions."""
+representations, history, incident pages, feeds, the JSON summary, and the email subscriptions; and
+the pages that are not public: an audience's (its own copy of each public address, under its signed
+link) and staff's internal page (reviewer.status.private)."""
 
 from django.urls import path
 
-from reviewer.status import subscriptions, views
+from reviewer.status import private, subscriptions, views
 
 urlpatterns = [
     path("subscribe/", subscriptions.subscribe_page, name="status_subscribe"),
@@ -30,4 +32,9 @@ urlpatterns = [
          {"name": "scheduled-maintenances/upcoming.json"}, name="status_maintenances_upcoming"),
     path("api/v2/scheduled-maintenances/active.json", views.stored,
          {"name": "scheduled-maintenances/active.json"}, name="status_maintenances_active"),
+    # not public (reviewer.status.private): an audience's pages, staff's internal page
+    path("a/<slug:slug>/", private.audience_page, name="status_audience"),
+    path("a/<slug:slug>/<str:token>/", private.audience_signed, name="status_audience_signed"),
+    path("a/<slug:slug>/<str:token>/<path:rest>", private.audience_signed, name="status_audience_part"),
+    path("internal/", private.internal_page, name="status_internal"),
 ]

@@ -3,6 +3,7 @@
 // Prints what each of the client's calls returned, by its name, as one JSON object; any error exits 1.
 // tests/browser/test_status_clients.py runs it.
 const {Statuspage} = require("statuspage.io");
+const {Endpoint} = require("statuspage.io/dist/Endpoints");
 
 // The page id only makes the default host (https://<id>.statuspage.io), which setApiUrl replaces:
 // the client asks for /api/v2/<name>.json under the URL it is given.
@@ -15,6 +16,16 @@ const calls = {
   getComponents: () => api.getComponents(),
   "incidents.getAll": () => api.incidents.getAll(),
   "incidents.getUnresolved": () => api.incidents.getUnresolved(),
+  // The client's three maintenance calls all ask for upcoming.json (a bug of the client's), so the
+  // other two addresses are read through its own HTTP client: all() as the client builds it, and
+  // active() with the file name the client misspells (its ACTIVE_JSON is "upcoming.json") corrected.
+  "scheduledMaintenances.getUpcoming": () => api.scheduledMaintenances.getUpcoming(),
+  "scheduledMaintenances.getActive": () => api.scheduledMaintenances.getActive(),
+  "scheduledMaintenances.getAll": () => api.scheduledMaintenances.getAll(),
+  "get(ScheduledMaintenances.all())": () => statuspage.apiClient.get(Endpoint.ScheduledMaintenances.all()).then((r) => r.data),
+  "get(ScheduledMaintenances.active())": () =>
+    statuspage.apiClient.get(Endpoint.ScheduledMaintenances.active().replace("upcoming.json", "active.json"))
+      .then((r) => r.data),
 };
 
 (async () => {

@@ -49,3 +49,39 @@ def test_a_customer_subscribes_to_some_components_confirms_and_unsubscribes(page
     page.click("button:has-text('Unsubscribe')")
     expect(page.locator("[role=status]")).to_contain_text("ada@example.com is unsubscribed")
     assert not Subscriber.objects.get().active
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_a_customer_subscribes_a_webhook_sees_a_refused_url_and_copies_the_secret_once(
+        page, live_server, screenshot, width, subscriptions_handled_here, settings):
+    settings.SUBSCRIBER_PRIVATE_ALLOWED = ["127.0.0.1"]  # the customer's receiver, on this machine
+    StatusComponent.objects.create(name="API", position=1)
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{live_server.url}/status/subscribe/")
+    screenshot(page, f"subscribe-kinds-{width}")
+
+    page.check("text=Webhook (a JSON POST to your endpoint)")
+    page.fill("input[name=email]", "ops@customer.example")
+    page.fill("input[name=url]", "https://10.0.0.1/status-hook")
+    page.click("button:has-text('Subscribe')")
+    expect(page.locator("#url-error")).to_have_text(
+        "The host 10.0.0.1 has a private or reserved address; we only send to public addresses.")
+    expect(page.locator("input[name=kind][value=webhook]")).to_be_checked()  # the choice is kept
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    screenshot(page, f"subscribe-webhook-refused-{width}")
+
+    page.fill("input[name=url]", "http://127.0.0.1:9/status-hook")
+    page.click("button:has-text('Subscribe')")
+    expect(page.locator("[role=status]")).to_contain_text("Check ops@customer.example")
+    (confirmation,) = mail.outbox
+    link = re.search(r"https?://\S+/status/subscribe/confirm/\S+/", confirmation.body).group(0)
+    page.goto(live_server.url + "/status/" + link.split("/status/", 1)[1])
+    expect(page.locator("main")).to_contain_text("Send incident updates to the webhook at 127.0.0.1?")
+    page.click("button:has-text('Confirm')")
+    secret = Subscriber.objects.get().secret
+    expect(page.locator(".webhook-secret code")).to_have_text(secret)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    screenshot(page, f"subscribe-webhook-secret-{width}")
+    page.goto(live_server.url + "/status/" + link.split("/status/", 1)[1])  # shown once: not on a second visit
+    expect(page.locator("main")).to_contain_text("The webhook at 127.0.0.1 is subscribed")
+    expect(page.locator(".webhook-secret")).to_have_count(0)

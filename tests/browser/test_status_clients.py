@@ -19,14 +19,17 @@ import shutil
 import subprocess
 import threading
 import urllib.request
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from agents.models import Run
 from reviewer.models import DeliveryChannel, StatusComponent
 from reviewer.outbox import tasks
+from reviewer.outbox.maintenance import advance, schedule
 from reviewer.outbox.publishing import PublicFields, publish
 from tests.browser.conftest import ROOT
 from tests.factories import make_incident, make_run
@@ -37,7 +40,12 @@ CLIENT = ROOT / "tests" / "browser" / "statuspage_client.js"
 WIDGET = ROOT / "node_modules" / "@statuspage" / "status-widget" / "dist" / "index.js"
 # Each call of the client and the address it reads under /status/api/v2/.
 CALLS = {"getSummary": "summary.json", "getStatus": "status.json", "getComponents": "components.json",
-         "incidents.getAll": "incidents.json", "incidents.getUnresolved": "incidents/unresolved.json"}
+         "incidents.getAll": "incidents.json", "incidents.getUnresolved": "incidents/unresolved.json",
+         "scheduledMaintenances.getUpcoming": "scheduled-maintenances/upcoming.json",
+         "scheduledMaintenances.getActive": "scheduled-maintenances/upcoming.json",
+         "scheduledMaintenances.getAll": "scheduled-maintenances/upcoming.json",
+         "get(ScheduledMaintenances.all())": "scheduled-maintenances.json",
+         "get(ScheduledMaintenances.active())": "scheduled-maintenances/active.json"}
 
 
 @pytest.fixture
@@ -70,12 +78,25 @@ def outage(publish_update):
     return payments
 
 
+@pytest.fixture
+def windows(outage):
+    """Two maintenance windows of Checkout: one in progress, one tomorrow."""
+    checkout = StatusComponent.objects.get(name="Checkout")
+    now = timezone.now()
+    schedule(title="Database upgrade", text="We will upgrade the checkout database.", components=[checkout],
+             starts_at=now - timedelta(minutes=5), ends_at=now + timedelta(hours=1))
+    schedule(title="Network maintenance", text="We will replace network switches.", components=[checkout],
+             starts_at=now + timedelta(days=1), ends_at=now + timedelta(days=1, hours=2))
+    assert advance() == 1  # the first one is in progress
+    return outage
+
+
 def served(live_server, name: str) -> dict:
     with urllib.request.urlopen(f"{live_server.url}/status/api/v2/{name}") as response:
         return json.loads(response.read())
 
 
-def test_the_statuspage_io_client_reads_every_json_endpoint_of_the_page(live_server, outage):
+def test_the_statuspage_io_client_reads_every_json_endpoint_of_the_page(live_server, windows):
     node = shutil.which("node")
     assert node, "the clients' test needs node (installed with the browser tests' tools)"
     run = subprocess.run([node, str(CLIENT), f"{live_server.url}/status"], capture_output=True, text=True,
@@ -91,6 +112,12 @@ def test_the_statuspage_io_client_reads_every_json_endpoint_of_the_page(live_ser
     assert [i["id"] for i in results["incidents.getAll"]["incidents"]] == ["inc_pay_1", "inc_old_1"]
     assert [i["name"] for i in results["incidents.getUnresolved"]["incidents"]] == ["Card payments failing in the EU"]
     assert "P1 acquirer outage" not in run.stdout and "DB failover" not in run.stdout
+    names = {call: [(m["name"], m["status"]) for m in results[call]["scheduled_maintenances"]]
+             for call in CALLS if "aintenances" in call}
+    assert names["scheduledMaintenances.getUpcoming"] == [("Network maintenance", "scheduled")]
+    assert names["get(ScheduledMaintenances.active())"] == [("Database upgrade", "in_progress")]
+    assert sorted(names["get(ScheduledMaintenances.all())"]) == [("Database upgrade", "in_progress"),
+                                                                ("Network maintenance", "scheduled")]
 
 
 class CustomerSite(BaseHTTPRequestHandler):

@@ -15,6 +15,9 @@ PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_hist
           "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
           "status_unsubscribe", "status_components", "status_incidents", "status_unresolved"}
 PUBLIC |= {"status_maintenances", "status_maintenances_upcoming", "status_maintenances_active"}
+# An audience's pages answer 404 without its signed link or a signed-in reader of it, never a login page
+# (which would say that the audience exists): tests/reviewer/status/test_audiences.py.
+PUBLIC |= {"status_audience", "status_audience_signed", "status_audience_part"}
 # Read by machines, not people: /metrics answers by network and token, never by login
 # (tests/reviewer/operations/test_metrics.py refuses an address outside the allowed networks and a wrong token).
 MACHINES = {"metrics"}

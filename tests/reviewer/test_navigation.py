@@ -19,11 +19,13 @@ def nav_links(html: str) -> list[str]:
 
 @pytest.mark.parametrize(("name", "links"), [
     ("lead", ["Dashboard", "Incidents", "Inbox 0", "Ready to publish 0", "Maintenance", "Runs", "Failed runs",
-              "Status page"]),
-    ("ops", ["Dashboard", "Incidents", "Ready to publish 0", "Maintenance", "Runs", "Failed runs", "Status page"]),
-    ("padmin", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page", "Admin"]),  # no publishing
+              "Status page", "Internal status"]),
+    ("ops", ["Dashboard", "Incidents", "Ready to publish 0", "Maintenance", "Runs", "Failed runs", "Status page",
+             "Internal status"]),
+    ("padmin", ["Dashboard", "Incidents", "Runs", "Failed runs", "Status page", "Internal status",
+                "Admin"]),  # no publishing
     ("admin", ["Dashboard", "Incidents", "Inbox 0", "Ready to publish 0", "Maintenance", "Runs", "Failed runs",
-               "Status page", "Admin"]),  # a superuser may
+               "Status page", "Internal status", "Admin"]),  # a superuser may
 ])
 def test_the_nav_has_runs_and_links_the_inbox_only_for_who_may_open_it(client, users, name, links):
     from tests.reviewer.test_access import make_policy_admin

@@ -4,6 +4,8 @@ table and the published updates with their deliveries are live fragments (``revi
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -17,7 +19,7 @@ from agents import incidents as actions
 from agents import tasks
 from agents.models import Incident
 from agents.policy_rows import PolicyMissing
-from reviewer.desk import live
+from reviewer.desk import live, reports
 from reviewer.desk.forms import IncidentEditForm, StartRunForm
 from reviewer.models import Delivery, DeliveryChannel
 from reviewer.outbox.publishing import PUBLISH_PERMISSION
@@ -64,12 +66,17 @@ def _render_incident(request, incident, form, *, status=200, edit=None):
     edit_form, fact_forms = edit if edit is not None else (
         IncidentEditForm.for_incident(incident, latest=versions[0] if versions else None) if can_edit
         else (None, None))
-    context = _updates(request, incident) | {
+    timeline = _updates(request, incident)
+    context = timeline | {
         "can_edit": can_edit, "edit_form": edit_form, "fact_forms": fact_forms, "editing": edit is not None,
         "form": form,
         "can_start": request.user.has_perm("agents.start_run"),
         "runs": _runs_page(request, incident),
         "versions": versions,
+        "report_runs": list(reports.report_runs(incident)),
+        # The updates are newest first: the first says whether the incident is resolved in public.
+        "may_report": reports.resolved_in_public(next(iter(timeline["updates"]), None)),
+        "report_key": uuid.uuid4(),
     }
     if context["can_publish_any"]:
         context["waiting"] = list(publish_queue(incident.runs.all()))
@@ -133,6 +140,19 @@ def start_run(request, incident_id):
     if request.htmx:
         return HttpResponseClientRedirect(url)
     return redirect(url)
+
+
+@require_perm("agents.start_run")
+@require_POST
+def draft_report(request, incident_id):
+    """"Draft report": the model drafts the resolved incident's post-incident report; its run page follows it."""
+    incident = get_object_or_404(Incident, incident_id=incident_id)
+    try:
+        run = reports.draft_report(incident, request.user, idempotency_key=request.POST.get("idempotency_key", ""))
+    except (reports.ReportRefused, PolicyMissing) as refused:
+        messages.error(request, str(refused))
+        return redirect(reverse("incident", args=[incident.incident_id]) + "#report")
+    return redirect(reverse("run", args=[run.pk]))
 
 
 @require_perm(EDIT_PERMISSION)

@@ -25,6 +25,7 @@ from reviewer.outbox.publishing import (
     NeedsConfirmation,
     PublishRefused,
     delivery_note,
+    is_report,
     last_published,
     mark_held_delivery_sent,
     new_sentences,
@@ -91,7 +92,7 @@ def _confirm_page(request, run: Run, form: PublishForm | None = None, *, error: 
     context.update(
         needed=needed, confirm_fields=[form[name] for name in needed],
         new_sentences=new_sentences(last.text, text) if last else None,
-        text=text, escalation=escalation, last=last, published=run.published_updates.first(),
+        text=text, escalation=escalation, last=last, published=run.published_updates.first(), report=is_report(run),
         ops=word_diff(last.text if last else "", text), form=form, error=error, overridden=overridden,
         justification=escalation.approval.note if overridden else "",
         edited=word_diff(escalation.candidate, text) if escalation is not None and escalation.outcome == "edited"

@@ -53,7 +53,8 @@ def test_an_empty_feed_is_valid_and_its_bytes_do_not_change(client, db):
 COMPONENT_KEYS = {"id", "name", "status", "position", "description", "created_at", "updated_at", "showcase",
                   "only_show_if_degraded", "group", "group_id", "page_id"}
 INCIDENT_KEYS = {"id", "name", "status", "impact", "created_at", "updated_at", "started_at", "monitoring_at",
-                 "resolved_at", "shortlink", "page_id", "incident_updates", "components"}
+                 "resolved_at", "shortlink", "page_id", "incident_updates", "components", "postmortem_body",
+                 "postmortem_published_at", "postmortem_body_last_updated_at"}
 UPDATE_KEYS = {"id", "incident_id", "status", "body", "created_at", "updated_at", "display_at", "affected_components"}
 
 
@@ -87,6 +88,7 @@ def test_the_summary_has_statuspages_shape(client, components, publish_update, i
     assert ongoing["shortlink"] == "https://status.example.com/status/incidents/inc_pay_1/"
     assert ongoing["created_at"] == first.published_at.isoformat().replace("+00:00", "Z")
     assert ongoing["monitoring_at"] == ongoing["updated_at"] and ongoing["resolved_at"] is None
+    assert ongoing["postmortem_body"] is ongoing["postmortem_published_at"] is None  # no report yet
     assert [u["id"] for u in ongoing["incident_updates"]] == [str(second.pk), str(first.pk)]
     assert all(set(u) == UPDATE_KEYS for u in ongoing["incident_updates"])
     newest = ongoing["incident_updates"][0]

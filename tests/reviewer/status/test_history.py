@@ -12,6 +12,7 @@ from html import unescape
 import pytest
 
 from reviewer.models import ComponentStatusChange, StatusComponent, StatusComponentGroup
+from reviewer.status.history import bars
 from reviewer.status.snapshots import rebuild
 from tests.factories import make_incident
 from tests.reviewer.status.conftest import RESOLVED_TEXT
@@ -172,3 +173,11 @@ def test_a_held_status_delivery_marked_sent_shows_and_is_recorded(client, db, us
     assert 'component-major_outage">Major outage' in page
     assert [(row.status, row.at) for row in checkout.status_changes.all()] == [
         ("operational", ADDED), ("major_outage", at(1, 15, 11))]
+
+
+def test_a_component_added_this_very_moment_reads_as_up_not_as_without_data():
+    component = StatusComponent(name="New")
+    change = ComponentStatusChange(component=component, status="operational", at=NOW)
+    drawn = bars([change], [], NOW)
+    assert drawn.days[-1].status == "operational" and drawn.up == 100.0 and drawn.up_label == "100.00 % uptime"
+    assert bars([], [], NOW).up_label == "no data"

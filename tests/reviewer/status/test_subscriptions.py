@@ -178,7 +178,7 @@ def test_a_subscriber_to_some_components_gets_only_the_updates_about_them(users,
 @pytest.mark.parametrize(("data", "message"), [
     ({"email": "a" * 250 + "@example.com", "scope": "all"}, "at most 254 characters (it has 262)"),
     ({"email": "not an address", "scope": "all"}, "Enter an email address such as name@example.com."),
-    ({"email": "", "scope": "all"}, "This field is required."),
+    ({"email": "", "scope": "all"}, "Enter an email address: the link to confirm goes to it."),
     ({"email": "ada@example.com", "scope": "chosen", "components": ["999"]}, "There is no component 999"),
     ({"email": "ada@example.com", "scope": "chosen", "components": ["abc"]}, "“abc” is not a component"),
     ({"email": "ada@example.com", "scope": "chosen"}, "Choose at least one component, or every update."),
@@ -228,7 +228,8 @@ def test_a_new_and_a_confirmed_address_take_the_same_path_with_the_same_queries(
             answers.append(answer_of(client.post(SUBSCRIBE, {"email": address, "scope": "all"}), address))
         counts.append(len(queries))
     assert answers[0] == answers[1] and counts[0] == counts[1]
-    assert queued == [("known@example.com", [], "127.0.0.1"), ("new@example.com", [], "127.0.0.1")]
+    assert queued == [("known@example.com", [], "127.0.0.1", "email", ""),
+                      ("new@example.com", [], "127.0.0.1", "email", "")]
     assert Subscriber.objects.count() == 1 and mail.outbox == []  # the worker does the rest
 
 

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviewer', '0032_scheduled_maintenance'),
+        ('reviewer', '0035_status_audiences'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -321,7 +321,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = False
+# On for the status page's chrome in its languages (docs/status-page.md, 'Languages'): its views
+# activate a language for their response only; with no LocaleMiddleware the rest stays English.
+USE_I18N = True
+LANGUAGES = [("en", "English"), ("fr", "Français"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"
@@ -335,6 +339,11 @@ SITE_URL = os.environ.get("SITE_URL") or "http://127.0.0.1:8000"
 # updates its feed carries.
 STATUS_PAGE_NAME = os.environ.get("STATUS_PAGE_NAME") or "Our service"
 STATUS_FEED_ENTRIES = envint("STATUS_FEED_ENTRIES", 50)
+# The status page's languages, the source (English) first; each needs its facts and claim families in
+# agents.core.guard.translation and its chrome in locale/ (docs/translations.md).
+STATUS_LANGUAGES = envlist("STATUS_LANGUAGES", "en,fr,de")
+if not STATUS_LANGUAGES or STATUS_LANGUAGES[0] != "en" or not set(STATUS_LANGUAGES) <= {"en", "fr", "de"}:
+    raise ValueError(f"STATUS_LANGUAGES must start with en and name only en, fr, de; got {STATUS_LANGUAGES}")
 if not 1 <= STATUS_FEED_ENTRIES <= 1000:
     raise ValueError(f"STATUS_FEED_ENTRIES must be 1-1000, got {STATUS_FEED_ENTRIES}")
 # How long each web process reuses a stored representation it read before asking the database again

@@ -1,11 +1,11 @@
-"""The status page in the admin: its components, their groups, its audiences and its subscribers (email, webhook,
-Slack)."""
+"""The status page in the admin: its components, their groups, its audiences, its subscribers (email, webhook,
+Slack) and the updates' translations (read only)."""
 
 from django.contrib import admin, messages
 from django.utils import timezone
 from django.utils.html import format_html
 
-from reviewer.models import StatusAudience, StatusComponent, StatusComponentGroup, Subscriber
+from reviewer.models import StatusAudience, StatusComponent, StatusComponentGroup, Subscriber, UpdateTranslation
 from reviewer.status.audiences import link, rotate
 
 
@@ -111,3 +111,22 @@ class StatusAudienceAdmin(admin.ModelAdmin):
         for audience in queryset:
             rotate(audience)
         messages.success(request, f"New links for {', '.join(a.name for a in queryset)}: copy them from each page.")
+
+
+@admin.register(UpdateTranslation)
+class UpdateTranslationAdmin(admin.ModelAdmin):
+    """Translations are written and checked at the desk and approved with their text by their hashes
+    (docs/translations.md): here they are only read, since an edit here would change what was approved."""
+
+    list_display = ["escalation", "language", "title", "written_by", "drafted_by_model", "update", "checked_at"]
+    list_filter = ["language"]
+    readonly_fields = [f.name for f in UpdateTranslation._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -42,6 +42,7 @@ from reviewer.celery import enqueue_on_commit
 from reviewer.desk import approvals
 from reviewer.ledger.events import record_decision
 from reviewer.models import Approval, ChangeRequest, Decision, Escalation, NotificationChannel, PostIncidentReport
+from reviewer.outbox import translations
 
 DECIDE_PERMISSION = "reviewer.decide_escalation"
 # The final decisions; "request_changes" is recorded by :func:`request_changes` and decides nothing,
@@ -85,6 +86,7 @@ class _Judged:
     # rejection of the blocked text, the run's snapshot it was blocked under.
     policy: dict
     note: str
+    translation_hashes: dict | None = None  # an approval's: the set it covers (reviewer.outbox.translations)
 
 
 def _text_policy(run) -> TextPolicy:
@@ -229,6 +231,8 @@ def decide(escalation_pk: int, user, action: str, *, text: str = "", note: str =
         return _already_decided(escalation_pk)  # don't judge a form for an escalation that is gone
     _refuse_control_characters(action, text, note)
     judged = _judge(escalation, action, text, note.strip())
+    if judged.status == "approved":
+        judged = _with_translations(escalation, judged)
     if judged.status == "approved" and escalation.facts_changes and not confirm_changed_facts:
         raise DecisionInvalid(facts_changed_message(escalation))
     counted = judged.status == "approved" and escalation.under_quorum  # add() checks the approver's group
@@ -288,6 +292,14 @@ def _judge(escalation: Escalation, action: str, text: str, note: str) -> _Judged
     return _Judged(action, "rejected", "", _block_results(escalation), snapshot, note)
 
 
+def _with_translations(escalation: Escalation, judged: _Judged) -> _Judged:
+    """An approval covers the text and its translations: refused while one is stopped."""
+    try:
+        return replace(judged, translation_hashes=translations.set_hashes(escalation, judged.final_text))
+    except translations.TranslationRefused as refused:
+        raise DecisionInvalid(str(refused)) from None
+
+
 def _judge_edit(escalation: Escalation, action: str, text: str, note: str) -> _Judged:
     if not normalize(text):
         raise DecisionInvalid("The edited text is empty. Reject the escalation instead, with a reason.")
@@ -315,7 +327,8 @@ def _record_once(escalation_pk: int, user, judged: _Judged, version) -> Outcome:
         decision = Decision.objects.create(
             escalation_id=escalation_pk, actor=user, at=now, action=judged.action, final_text=judged.final_text,
             guard_results=judged.guard_results, note=judged.note, policy=judged.policy, incident_version=version,
-            text_hash=text_hash(judged.final_text) if judged.final_text else "")
+            text_hash=text_hash(judged.final_text) if judged.final_text else "",
+            translation_hashes=judged.translation_hashes or {})
         record_decision(decision)
         if judged.status == Escalation.Status.APPROVED:
             # Every door (page, API, bulk) decides here: ops' channels learn the text is ready to
@@ -336,7 +349,7 @@ def _count_approval(escalation_pk: int, user, note: str, version, seen_version: 
         if counted < escalation.required_approvals:
             return Outcome(won=True, escalation=_already_decided(escalation_pk).escalation, approval=approval)
         # Judged on the locked row: the text approved is the one the approvals are on.
-        judged = _judge(escalation, Decision.Action.APPROVE, "", note)
+        judged = _with_translations(escalation, _judge(escalation, Decision.Action.APPROVE, "", note))
         return replace(_record_once(escalation_pk, user, judged, version), approval=approval)
 
 

@@ -3,7 +3,7 @@ breaches, the review analytics."""
 
 from django.urls import path
 
-from reviewer.desk.views import analytics, breaches, home, inbox, incidents, maintenance, publishing, runs
+from reviewer.desk.views import analytics, breaches, home, inbox, incidents, maintenance, publishing, runs, translations
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -34,6 +34,8 @@ urlpatterns = [
     path("escalations/<int:pk>/decide/", inbox.decide, name="escalation_decide"),
     path("escalations/<int:pk>/request-changes/", inbox.request_changes, name="escalation_request_changes"),
     path("escalations/<int:pk>/take/", inbox.take, name="escalation_take"),
+    path("escalations/<int:pk>/translations/<slug:language>/", translations.save_translation,
+         name="escalation_translation"),
     # The path before "take" was the word (bookmarks, scripts): the same view.
     path("escalations/<int:pk>/claim/", inbox.take, name="escalation_take_old_path"),
     path("escalations/<int:pk>/release/", inbox.release, name="escalation_release"),

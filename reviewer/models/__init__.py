@@ -11,6 +11,7 @@
 - ``alerts``: deadline rules, notification channels and notifications, holding statements, breaches;
 - ``ledger``: the hash-chained ledger, its head and its verifications;
 - ``accounts``: single sign-on's group mappings, identities and the roles it gave;
+- ``translations``: an update's translations and what the invariance check found in them;
 - ``learning``: what decisions teach the guard: their labels, the scorecard, the amendments mined from them.
 
 They sit below every concern of ``reviewer/`` (docs/architecture.md): their references run across the
@@ -78,4 +79,5 @@ from reviewer.models.accounts import SsoIdentity as SsoIdentity
 from reviewer.models.accounts import SsoRoleGrant as SsoRoleGrant
 from reviewer.models.learning import Amendment as Amendment
 from reviewer.models.learning import AmendmentApproval as AmendmentApproval
+from reviewer.models.translations import UpdateTranslation as UpdateTranslation
 # isort: on

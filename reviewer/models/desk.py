@@ -313,6 +313,9 @@ class Decision(models.Model):
     incident_version = models.ForeignKey(IncidentVersion, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="decisions")
     policy = models.JSONField(default=dict, blank=True)
+    # An approval covers the set: the sha256 of the approved text and of each translation, by language
+    # ("en" the source; reviewer.outbox.translations). Publishing refuses a set that differs.
+    translation_hashes = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["at", "id"]

@@ -45,6 +45,7 @@ from reviewer.models import (
     UpdateComponent,
     worst_status,
 )
+from reviewer.outbox import translations
 
 PUBLISH_PERMISSION = "reviewer.publish_update"
 AUTO_PUBLISH = "auto_publish"
@@ -320,6 +321,10 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
                                                   escalation=escalation, reason=reason)
     fields = _report_fields(incident, source_run, escalation, fields)
     overridden = _checked_text(text, actor=actor, escalation=escalation, fields=fields)
+    try:  # the translations go with the text, exactly as the approval recorded them
+        published_translations = translations.check_set(escalation, text)
+    except translations.TranslationRefused as refused:
+        raise PublishRefused(str(refused)) from None
     if source_run is not None and (existing := PublishedUpdate.objects.filter(source_run=source_run).first()):
         raise AlreadyPublished(existing)  # a second click says so before anything else (checked again below)
     resolved = _checked_public(incident, text, fields, source_run=source_run, overridden=overridden)
@@ -328,7 +333,7 @@ def publish(incident: Incident, text: str, *, actor, source_run: Run | None = No
     try:
         return _write(incident, text, actor=actor, source_run=source_run, escalation=escalation,
                       approved_by=approved_by, reason=reason.strip()[:MAX_REASON_CHARS],
-                      resolved=resolved, record=record)
+                      resolved=resolved, record=record, published_translations=published_translations)
     except IntegrityError:
         # Two clicks at once: the unique constraint let one through; say which.
         existing = PublishedUpdate.objects.filter(source_run=source_run).first() if source_run else None
@@ -419,7 +424,8 @@ def _checked_public(incident: Incident, text: str, fields: PublicFields, *, sour
     return resolved
 
 
-def _write(incident, text, *, actor, source_run, escalation, approved_by, reason, resolved, record) -> PublishedUpdate:
+def _write(incident, text, *, actor, source_run, escalation, approved_by, reason, resolved, record,
+           published_translations=()) -> PublishedUpdate:
     with transaction.atomic():
         # Lock the incident: versions are numbered one after another, and a run is published once.
         Incident.objects.select_for_update().filter(pk=incident.pk).first()
@@ -441,6 +447,7 @@ def _write(incident, text, *, actor, source_run, escalation, approved_by, reason
         UpdateComponent.objects.bulk_create(
             UpdateComponent(update=update, component=component, status=status)
             for component, status in resolved.components.items())
+        translations.attach(update, published_translations)
         if resolved.state not in (incident.state, POSTMORTEM):
             # What customers were told is where the incident stands: its state follows the update (a
             # version of its own, like any change of the incident), so the guard and the next update read it.

@@ -18,6 +18,8 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
+from django.utils.formats import date_format, number_format
+from django.utils.translation import gettext, ngettext
 
 from reviewer.models import (
     ComponentStatus,
@@ -76,18 +78,20 @@ class Day:
     @property
     def label(self) -> str:
         """What the bar says to a screen reader and in its tooltip: "12 Nov: 99.20 % up, 1 incident: …"."""
-        day = f"{self.date.day} {self.date:%b}"
+        # In the language being rendered (reviewer.status.languages): English unless one is active.
+        day = date_format(self.date, "j M")
         if self.status is None:
-            return f"{day}: no data"
-        text = f"{day}: {percent(self.up)} up"
+            return gettext("%(day)s: no data") % {"day": day}
+        text = gettext("%(day)s: %(up)s up") % {"day": day, "up": percent(self.up)}
         if not self.incidents:
-            return f"{text}, no incidents"
+            return gettext("%(text)s, no incidents") % {"text": text}
         count = len(self.incidents)
-        return f"{text}, {count} incident{'s' if count != 1 else ''}: " + "; ".join(self.incidents)
+        return ngettext("%(text)s, %(count)d incident: ", "%(text)s, %(count)d incidents: ", count) % {
+            "text": text, "count": count} + "; ".join(self.incidents)
 
     @property
     def status_label(self) -> str:
-        return status_label(self.status) if self.status else "No data"
+        return gettext(status_label(self.status)) if self.status else gettext("No data")
 
 
 @dataclass
@@ -97,11 +101,12 @@ class Bars:
 
     @property
     def up_label(self) -> str:
-        return "no data" if self.up is None else f"{percent(self.up)} uptime"
+        return gettext("no data") if self.up is None else gettext("%(up)s uptime") % {"up": percent(self.up)}
 
 
 def percent(value: float) -> str:
-    return f"{value:.2f} %"
+    """"99.95 %", with the decimal separator of the language being rendered ("99,95 %" in French)."""
+    return f"{number_format(value, 2)} %"
 
 
 def floor2(value: float) -> float:

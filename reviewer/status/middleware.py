@@ -19,7 +19,8 @@ from django.urls import Resolver404, resolve, reverse
 # The status page's URL names (reviewer/status/urls.py): their views serve stored representations only.
 STATUS_URLS = {"status", "status_history", "status_incident", "status_feed", "status_feed_rss", "status_summary",
                "status_json", "status_components", "status_incidents", "status_unresolved", "status_maintenances",
-               "status_maintenances_upcoming", "status_maintenances_active"}
+               "status_maintenances_upcoming", "status_maintenances_active", "status_feed_language",
+               "status_feed_rss_language"}
 
 
 class StatusPageMiddleware:

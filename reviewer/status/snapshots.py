@@ -22,11 +22,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import feedgenerator, timezone
+from django.utils import feedgenerator, timezone, translation
 from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, linebreaks
 
 from reviewer.models import StatusAudience, StatusSnapshot
+from reviewer.status import languages
 from reviewer.status.audiences import audience_links, split
 from reviewer.status.history import component_bars, record_statuses
 from reviewer.status.public import (
@@ -73,7 +74,8 @@ def iso(value: datetime | None) -> str | None:
 
 
 def _html(template: str, page: StatusPage, **context) -> tuple[str, str]:
-    context = {"page": page, "name": settings.STATUS_PAGE_NAME, **context}
+    context = {"page": page, "name": settings.STATUS_PAGE_NAME, "languages": languages.names(),
+               "language": _language(), **context}
     return render_to_string(f"status/{template}", context), HTML
 
 
@@ -119,20 +121,34 @@ class RssFeed(_Fixed, feedgenerator.Rss201rev2Feed):
     pass
 
 
+def _language() -> str:
+    """The language being rendered: English unless a translation.override says otherwise."""
+    active = translation.get_language() or languages.SOURCE
+    return active if active in languages.languages() else languages.SOURCE
+
+
 def _feed(page: StatusPage, kind: type[feedgenerator.SyndicationFeed]) -> tuple[str, str]:
-    name = settings.STATUS_PAGE_NAME
-    feed = kind(title=f"{name} status", link=absolute(reverse("status")),
-                description=f"Incident updates of {name}, newest first.",
-                feed_url=absolute(reverse("status_feed" if kind is AtomFeed else "status_feed_rss")),
-                language="en", feed_guid=absolute(reverse("status_feed")))
+    name, language = settings.STATUS_PAGE_NAME, _language()
+    if language == languages.SOURCE:
+        link, feed_url = absolute(reverse("status")), absolute(reverse("status_feed" if kind is AtomFeed
+                                                                       else "status_feed_rss"))
+    else:
+        link = absolute(reverse("status")) + f"?lang={language}"
+        feed_url = absolute(reverse("status_feed_language" if kind is AtomFeed else "status_feed_rss_language",
+                                    args=[language]))
+    feed = kind(title=translation.gettext("%(name)s status") % {"name": name}, link=link,
+                description=translation.gettext("Incident updates of %(name)s, newest first.") % {"name": name},
+                feed_url=feed_url, language=language, feed_guid=feed_url if language != languages.SOURCE
+                else absolute(reverse("status_feed")))
     incidents = {incident.incident_id: incident for incident in page.incidents}
     for update in page.updates[:settings.STATUS_FEED_ENTRIES]:
         incident = incidents[update.public_incident_id]
         url = f"{incident_url(incident)}#update-{update.pk}"
         title = update.public_title or incident.title
-        label = STATE_LABELS[update.state or UNSTATED]
+        url += f"?lang={language}" if language != languages.SOURCE else ""
+        label = translation.gettext(STATE_LABELS[update.state or UNSTATED])
         if update in incident.reports[:-1]:  # a correction of the report published before
-            label += " (updated)"
+            label += f" ({translation.gettext('updated')})"
         feed.add_item(title=f"{title}: {label}", link=url, unique_id=url,
                       unique_id_is_permalink=True, pubdate=update.published_at, updateddate=update.published_at,
                       description=linebreaks(escape(update.text)), text=update.text)
@@ -265,7 +281,18 @@ LISTS = {"components.json": _components,
 
 def render(name: str, page: StatusPage) -> tuple[str, str] | None:
     """The body and content type of the representation ``name``, or None when there is no such thing
-    (a history page past the last, an incident with no public update)."""
+    (a history page past the last, an incident with no public update, a language the page does not
+    have). ``page@fr`` is the page in French (reviewer.status.languages)."""
+    base, language = languages.split(name)
+    if language == languages.SOURCE:
+        return _render(name, page)
+    if language not in languages.languages() or not languages.localised(base):
+        return None
+    with translation.override(language):
+        return _render(base, languages.translated(page, language))
+
+
+def _render(name: str, page: StatusPage) -> tuple[str, str] | None:
     if name == "page":
         return _html("index.html", _with_bars(page))
     if name == "feed.atom":
@@ -298,7 +325,7 @@ def etag_of(body: str) -> str:
 def _may_exist(name: str) -> bool:
     """Whether ``name`` can be built, asked with one small query before reading every update: an
     address someone made up (an incident or a history page that is not there) costs no more."""
-    kind, _, key = name.partition(":")
+    kind, _, key = languages.split(name)[0].partition(":")
     if kind == "incident":
         return public_updates().filter(public_incident_id=key).exists()
     if kind == "history" and key.isdigit() and int(key) > 1:
@@ -374,9 +401,11 @@ def rebuild() -> list[str]:
     the updates; returns their names. The rebuild task runs this after each publication."""
     record_statuses()  # each component's history (reviewer.status.history), before the page draws it
     page = status_page()
-    stale = StatusSnapshot.objects.exclude(name__in=MAIN).filter(
+    localised = [languages.snapshot_name(name, language) for language in languages.languages()[1:]
+                 for name in MAIN if languages.localised(name)]
+    stale = StatusSnapshot.objects.exclude(name__in=[*MAIN, *localised]).filter(
         built_generation__lt=F("generation")).values_list("name", flat=True)
-    names = [*MAIN, *stale]
+    names = [*MAIN, *localised, *stale]
     for name in names:
         # An audience's page is built from its own picture (read here, at most once per build of a name).
         if build(name, page if split(name)[0] is None else None) is None:  # no longer exists (not public)

@@ -16,6 +16,9 @@ urlpatterns = [
     path("incidents/<slug:incident_id>/", views.incident, name="status_incident"),
     path("feed/", views.stored, {"name": "feed.atom"}, name="status_feed"),
     path("feed/rss/", views.stored, {"name": "feed.rss"}, name="status_feed_rss"),
+    # a feed in one language (reviewer.status.languages), whatever the reader's cookie or header says
+    path("feed/<slug:language>/", views.stored, {"name": "feed.atom"}, name="status_feed_language"),
+    path("feed/rss/<slug:language>/", views.stored, {"name": "feed.rss"}, name="status_feed_rss_language"),
     path("api/v2/summary.json", views.stored, {"name": "summary.json"}, name="status_summary"),
     path("api/v2/status.json", views.stored, {"name": "status.json"}, name="status_json"),
     path("api/v2/components.json", views.stored, {"name": "components.json"}, name="status_components"),

@@ -8,11 +8,12 @@ import time
 
 from django.conf import settings
 from django.http import Http404, HttpResponse
-from django.utils.cache import get_conditional_response, patch_cache_control
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 from django.views.decorators.http import require_safe
 
 from reviewer.models import StatusSnapshot
+from reviewer.status import languages
 from reviewer.status.snapshots import JSON, current
 
 # Seconds a browser, proxy or CDN may reuse an answer without asking: short, as an incident moves fast.
@@ -58,9 +59,30 @@ def serve(request, name: str) -> HttpResponse:
     return response
 
 
+def serve_in_language(request, base: str, language: str | None = None) -> HttpResponse:
+    """``base`` in the reader's language (reviewer.status.languages.chosen), or in ``language`` when the
+    address names one. A language picked with ``?lang=`` is kept in a cookie for the next pages."""
+    source = "path"
+    if language is None:
+        language, source = languages.chosen(request)
+    elif language not in languages.languages():
+        raise Http404("The status page has no such language.")
+    response = serve(request, languages.snapshot_name(base, language))
+    response["Content-Language"] = language
+    if source in ("header", "cookie", "default"):
+        patch_vary_headers(response, ["Accept-Language", "Cookie"])
+    if source == "url" and request.COOKIES.get(languages.COOKIE) != language:
+        response.set_cookie(languages.COOKIE, language, max_age=365 * 24 * 3600, samesite="Lax",
+                            secure=request.is_secure())
+    return response
+
+
 @require_safe
-def stored(request, name: str):
-    """A representation with no parameter: the page, a feed, a JSON file (``name`` from the URL)."""
+def stored(request, name: str, language: str | None = None):
+    """A representation with no parameter: the page, a feed, a JSON file (``name`` from the URL); the
+    page and the feeds in the reader's language."""
+    if languages.localised(name):
+        return serve_in_language(request, name, language)
     return serve(request, name)
 
 
@@ -69,9 +91,9 @@ def history(request):
     number = request.GET.get("page", "1")
     if not number.isdigit() or len(number) > 6:
         raise Http404("No such page of the history.")
-    return serve(request, f"history:{int(number)}")
+    return serve_in_language(request, f"history:{int(number)}")
 
 
 @require_safe
 def incident(request, incident_id):
-    return serve(request, f"incident:{incident_id}")
+    return serve_in_language(request, f"incident:{incident_id}")

@@ -22,6 +22,7 @@ from agents.core.text import normalize
 from reviewer.desk import approvals, decisions, live, repairs, snoozing
 from reviewer.desk.forms import InboxFilterForm
 from reviewer.models import ChangeRequest, Escalation
+from reviewer.outbox import translations
 from reviewer.permissions import require_perm
 
 VIEW = "reviewer.view_escalation"
@@ -227,6 +228,7 @@ def _page(request, pk: int, *, status: int = 200, **extra):
         "side_by_side": request.GET.get("view") == "side",
     }
     context["guard_findings"] = _guard_findings(request, escalation)
+    context["translations"] = translations.desk_rows(escalation)
     context["snooze_now"] = snoozing.current(escalation)
     context["snooze_choices"] = snoozing.CHOICES
     context["repair_count"] = sum(len(fixes) for _, fixes in context["guard_findings"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import time_machine
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils.http import http_date
@@ -76,7 +77,8 @@ def test_the_rebuild_task_stores_every_representation_so_requests_only_read(clie
     publish_update(incident, title="Card payments failing")
     client.get(f"/status/incidents/{incident.incident_id}/")  # stored too, then rebuilt with the others
     StatusSnapshot.objects.outdate(rebuild=False)
-    assert rebuild_status_page() == len(snapshots.MAIN) + 1
+    # The main ones, the page, feeds and first history page in each other language, and the incident page.
+    assert rebuild_status_page() == len(snapshots.MAIN) + 4 * (len(settings.STATUS_LANGUAGES) - 1) + 1
     assert all(row.fresh for row in StatusSnapshot.objects.all())
     for path in [*CACHED, f"/status/incidents/{incident.incident_id}/"]:
         with CaptureQueriesContext(connection) as queries:

@@ -14,7 +14,8 @@ from tests.factories import make_user
 PUBLIC = {"login", "logout", "sso_start", "sso_callback", "status", "status_history", "status_incident",
           "status_feed", "status_feed_rss", "status_summary", "status_json", "status_subscribe", "status_confirm",
           "status_unsubscribe", "status_components", "status_incidents", "status_unresolved"}
-PUBLIC |= {"status_maintenances", "status_maintenances_upcoming", "status_maintenances_active"}
+PUBLIC |= {"status_maintenances", "status_maintenances_upcoming", "status_maintenances_active",
+           "status_feed_language", "status_feed_rss_language"}
 # An audience's pages answer 404 without its signed link or a signed-in reader of it, never a login page
 # (which would say that the audience exists): tests/reviewer/status/test_audiences.py.
 PUBLIC |= {"status_audience", "status_audience_signed", "status_audience_part"}
@@ -37,7 +38,7 @@ def product_urls(patterns=None):
 def url_args(demo_runs):
     run = Run.objects.filter(status="stopped").first()
     return {"pk": {"run": run.pk, "run_trace": run.pk, "run_retry": run.pk}, "incident_id": "inc_pay_2041",
-            "escalation_pk": Escalation.objects.first().pk}
+            "escalation_pk": Escalation.objects.first().pk, "language": "fr"}
 
 
 def resolve(name, params, url_args):

@@ -1,6 +1,7 @@
-"""The public status page under incident traffic: requests per second and p95 of /status/, its Atom
-feed and its JSON (summary, components, incidents, unresolved incidents, scheduled maintenances) on
-the production server, against a static file of the same size served by the same server (the ceiling).
+"""The public status page under incident traffic: requests per second and p95 of /status/ (in English
+and in French), its Atom feed (in English and in German) and its JSON (summary, components, incidents,
+unresolved incidents, scheduled maintenances) on the production server, against a static file of the
+same size served by the same server (the ceiling).
 
 Works in a throwaway database and VAR_DIR (bench.common.BenchDatabase) holding the demo data, a few
 components and --incidents incidents with published updates; starts gunicorn with
@@ -50,7 +51,8 @@ from bench.load import HOST, Session, free_port, load  # noqa: E402
 from reviewer import gunicorn_conf  # noqa: E402
 
 CEILING = "bench-ceiling.html"  # a static file of the status page's size, served by WhiteNoise
-PATHS = {"/status/": "status page", "/status/feed/": "Atom feed", "/status/api/v2/summary.json": "JSON summary",
+PATHS = {"/status/": "status page", "/status/?lang=fr": "status page in French", "/status/feed/": "Atom feed",
+         "/status/feed/de/": "Atom feed in German", "/status/api/v2/summary.json": "JSON summary",
          "/status/api/v2/components.json": "JSON components", "/status/api/v2/incidents.json": "JSON incidents",
          "/status/api/v2/incidents/unresolved.json": "JSON unresolved incidents",
          "/status/api/v2/scheduled-maintenances.json": "JSON maintenances",

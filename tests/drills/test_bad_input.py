@@ -586,7 +586,7 @@ def url_args(demo_runs):
     from reviewer.models import Escalation
 
     return {"pk": {"run": run.pk, "run_trace": run.pk, "run_retry": run.pk}, "incident_id": PAY,
-            "escalation_pk": Escalation.objects.first().pk}
+            "escalation_pk": Escalation.objects.first().pk, "language": "fr"}
 
 
 # The parameters the pages read, and some they do not (the admin's, made up ones).

@@ -13,10 +13,6 @@ import pytest
 
 from tests.services import missing
 
-# Each test starts a benchmark in processes of its own, with its own database: .ci/test runs them in
-# the second pass, which waits on its drills while the first has the most to do.
-pytestmark = pytest.mark.second_pass
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -11,9 +11,6 @@ import pytest
 from bench.guard_corpus import load, read
 from bench.guard_eval import evaluate, gate, summary
 
-# Its module-scoped fixtures start once: its tests stay in one process (.ci/test).
-pytestmark = pytest.mark.xdist_group("guard_eval")
-
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = "We are investigating failed card payments in the EU. About 27% of checkouts are affected."
 UNKNOWN_CONTACT = f"{FACTS} For help, write to help@unknown-example.org."

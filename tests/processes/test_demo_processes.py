@@ -22,9 +22,7 @@ from tests.processes.conftest import own_sqlite_env
 ROOT = Path(__file__).parents[2]
 READY_SECONDS = 180  # a loaded 2-core machine: migrate is done by the fixture, this is start-up only
 # The demo brings its own SQLite database and embedded broker (demo_env): the same in both passes.
-# xdist_group: its module-scoped servers start once, its tests in one process (.ci/test).
-pytestmark = [pytest.mark.worker, pytest.mark.backend_independent,
-              pytest.mark.xdist_group("demo_processes")]
+pytestmark = [pytest.mark.worker, pytest.mark.backend_independent]
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,7 @@ from agents.tasks import run_now, start_run
 from agents.testing.scripted_demo import DEMO_CONTEXT
 from tests.processes.conftest import LLAMA_MODEL_ALIAS
 
-# xdist_group: its module-scoped servers start once, its tests in one process (.ci/test).
-pytestmark = [pytest.mark.llama, pytest.mark.django_db,
-              pytest.mark.xdist_group("real_model")]
+pytestmark = [pytest.mark.llama, pytest.mark.django_db]
 
 GOALS = {
     "reflection": "Customer update for the payment incident, two sentences.",

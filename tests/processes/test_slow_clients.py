@@ -24,9 +24,7 @@ ANSWER_WITHIN_SECONDS = 10  # generous: a normal request is answered in millisec
 SLOW_REQUEST = b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow\r\nX-Padding: " + b"a" * 200
 
 # Its own SQLite database, no broker: the same in both passes.
-# xdist_group: its module-scoped servers start once, its tests in one process (.ci/test).
-pytestmark = [pytest.mark.worker, pytest.mark.backend_independent,
-              pytest.mark.xdist_group("slow_clients")]
+pytestmark = [pytest.mark.worker, pytest.mark.backend_independent]
 
 
 def free_port() -> int:

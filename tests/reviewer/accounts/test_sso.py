@@ -27,9 +27,6 @@ from reviewer.roles import OPS, POLICY_ADMIN, SUPPORT_LEAD
 from tests.factories import PASSWORD, make_user
 from tests.oidc import CLIENT_SECRET, OidcProvider, sign_in_at_provider, use_provider
 
-# Its module-scoped fixtures start once: its tests stay in one process (.ci/test).
-pytestmark = pytest.mark.xdist_group("sso")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 
 

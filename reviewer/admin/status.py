@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.utils import timezone
 from django.utils.html import format_html
 
+from agents.admin.base import ReadOnlyMixin
 from reviewer.models import StatusAudience, StatusComponent, StatusComponentGroup, Subscriber, UpdateTranslation
 from reviewer.status.audiences import link, rotate
 
@@ -114,19 +115,10 @@ class StatusAudienceAdmin(admin.ModelAdmin):
 
 
 @admin.register(UpdateTranslation)
-class UpdateTranslationAdmin(admin.ModelAdmin):
+class UpdateTranslationAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """Translations are written and checked at the desk and approved with their text by their hashes
     (docs/translations.md): here they are only read, since an edit here would change what was approved."""
 
     list_display = ["escalation", "language", "title", "written_by", "drafted_by_model", "update", "checked_at"]
     list_filter = ["language"]
     readonly_fields = [f.name for f in UpdateTranslation._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

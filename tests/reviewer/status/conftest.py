@@ -17,6 +17,16 @@ INTERNAL_TITLE = "P1 payment degradation in the EU"
 
 
 @pytest.fixture
+def subscriber_channels(monkeypatch, settings):
+    """The status page and the subscribers channel; deliveries are attempted by hand, not by a broker."""
+    monkeypatch.setattr(tasks.deliver, "delay", lambda pk: None)
+    settings.SITE_URL = "https://status.example.com"
+    DeliveryChannel.objects.all().delete()
+    DeliveryChannel.objects.create(name="Status page", kind="status")
+    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
+
+
+@pytest.fixture
 def components(db):
     """Checkout, API and Sign-in, in that order on the page."""
     return {name: StatusComponent.objects.create(name=name, position=position, description=f"The {name} service")

@@ -17,12 +17,12 @@ from agents.testing.scripted_demo import APPROVE
 from agents.testing.scripted_server import tool_call
 from reviewer.desk.decisions import REPORT_NEEDS_APPROVAL, decide
 from reviewer.desk.reports import REPORT_GOAL, ReportRefused, draft_report
-from reviewer.models import DeadlineRule, DeliveryChannel, Escalation, PostIncidentReport, PublishedUpdate
+from reviewer.models import DeadlineRule, Escalation, PostIncidentReport, PublishedUpdate
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import PublicFields, PublishRefused, publish
 from tests.factories import make_incident, make_run, make_subscriber
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("subscriber_channels")]
 
 FACTS = [("started", "Started", "14:05 UTC", "text"), ("ended", "Resolved", "15:20 UTC", "text"),
          ("affected_checkout_pct", "Checkouts affected", "12", "%"),
@@ -39,16 +39,6 @@ STOPPED = {
     "a cause not stated": ("Between 14:05 and 15:20 UTC, card payments failed in the EU. The outage was caused by "
                            "a database upgrade.", "invalid_answer:unsupported_statement", "database upgrade"),
 }
-
-
-@pytest.fixture(autouse=True)
-def channels(monkeypatch, settings):
-    """The status page and the subscribers channel; deliveries are attempted by hand, not by a broker."""
-    monkeypatch.setattr(tasks.deliver, "delay", lambda pk: None)
-    settings.SITE_URL = "https://status.example.com"
-    DeliveryChannel.objects.all().delete()
-    DeliveryChannel.objects.create(name="Status page", kind="status")
-    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
 
 
 @pytest.fixture

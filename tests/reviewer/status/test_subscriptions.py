@@ -17,27 +17,17 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents.models import Run
-from reviewer.models import DeliveryChannel, StatusComponent, Subscriber
+from reviewer.models import StatusComponent, Subscriber
 from reviewer.outbox import tasks
 from reviewer.outbox.publishing import CONFIRM_REPEAT, PublicFields, publish
 from reviewer.status import tasks as status_tasks
 from tests.factories import make_incident, make_run, make_subscriber
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("subscriber_channels")]
 
 SUBSCRIBE = "/status/subscribe/"
 TEXT = "Some card payments fail in the EU. We are working on a fix."
 INTERNAL_TITLE = "P1 PSP timeout on db-7 failover"
-
-
-@pytest.fixture(autouse=True)
-def channels(monkeypatch, settings):
-    """The status page and the subscribers channel; deliveries are run by hand, not by a broker."""
-    monkeypatch.setattr(tasks.deliver, "delay", lambda pk: None)
-    settings.SITE_URL = "https://status.example.com"
-    DeliveryChannel.objects.all().delete()
-    DeliveryChannel.objects.create(name="Status page", kind="status")
-    DeliveryChannel.objects.create(name="Subscribers", kind="subscribers")
 
 
 @pytest.fixture(autouse=True)

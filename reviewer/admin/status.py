@@ -45,7 +45,7 @@ class SubscriberAdmin(admin.ModelAdmin):
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "components":  # the public ones: an audience's never reach subscribers
-            kwargs["queryset"] = StatusComponent.objects.filter(audience__isnull=True)
+            kwargs["queryset"] = StatusComponent.objects.public()
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def has_add_permission(self, request):

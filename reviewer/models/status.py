@@ -102,6 +102,12 @@ class StatusAudience(models.Model):
         return self.name
 
 
+class StatusComponentQuerySet(models.QuerySet):
+    def public(self):
+        """The components on the public page: those of no audience."""
+        return self.filter(audience__isnull=True)
+
+
 class StatusComponent(models.Model):
     """A part of the service customers know by name (“Checkout”, “Sign-in”, “API”). Its status on the
     status page is not stored here: it is what the latest published update of each unresolved
@@ -116,11 +122,18 @@ class StatusComponent(models.Model):
                                  related_name="components",
                                  help_text="Only this audience sees it; empty: everyone (the public page).")
 
+    objects = StatusComponentQuerySet.as_manager()
+
     class Meta:
         ordering = ["position", "name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def public(self) -> bool:
+        """On the public page (of no audience)."""
+        return self.audience_id is None
 
 
 class ComponentStatusChange(models.Model):

@@ -97,7 +97,7 @@ def component_lines(update: PublishedUpdate, *, public: bool = False) -> list[st
     """“Checkout: Partial outage”, one per component the update names (with ``public``, only those
     on the public page: never an audience's own)."""
     return [f"{row.component.name}: {row.get_status_display()}" for row in update.components
-            if not public or row.component.audience_id is None]
+            if not public or row.component.public]
 
 
 def email_subject(update: PublishedUpdate) -> str:
@@ -269,7 +269,7 @@ def subscriber_body(update: PublishedUpdate, subscriber: Subscriber) -> dict:
     return {"type": "incident_update", "title": update.public_title or DEFAULT_TITLE, "state": update.state,
             "impact": update.impact, "text": update.text, "version": update.version,
             "components": [{"name": row.component.name, "status": row.status} for row in update.components
-                           if row.component.audience_id is None],  # as on the public page: never an audience's
+                           if row.component.public],  # as on the public page: never an audience's
             "published_at": update.published_at.isoformat(), "url": incident_url(update),
             "unsubscribe_url": subscriber.unsubscribe_url}
 

@@ -183,7 +183,7 @@ def remind(now: datetime | None = None) -> int:
 def subscribers_of(maintenance: Maintenance):
     """The active subscribers of every update, and those who chose one of the window's public components;
     nobody for a window on an audience's components only (it is not on the public page)."""
-    named = maintenance.components.filter(audience__isnull=True).values("pk")
+    named = maintenance.components.public().values("pk")
     if not named.exists():
         return Subscriber.objects.none()
     return Subscriber.objects.active().filter(
@@ -225,7 +225,7 @@ def email_body(maintenance: Maintenance, update: MaintenanceUpdate | None, unsub
     else:
         lines.append(f"Status: {update.get_status_display()}")
     lines += [f"Scheduled: {_utc(maintenance.starts_at)} to {_utc(maintenance.ends_at)}",
-              "Components: " + ", ".join(c.name for c in maintenance.components.all() if c.audience_id is None)]
+              "Components: " + ", ".join(c.name for c in maintenance.components.all() if c.public)]
     text = update.text if update is not None else maintenance.updates.order_by("created_at", "id").first().text
     lines += ["", text, "", f"Status page: {absolute_url('status')}",
               "", "-- ", f"You get this {medium} because you subscribed to {status_page_name()}.",

@@ -64,7 +64,7 @@ class SubscribeForm(forms.Form):
                               initial=ALL, widget=forms.RadioSelect, label="Which updates",
                               error_messages={"invalid_choice": "Choose every update, or only some components."})
     components = forms.ModelMultipleChoiceField(
-        StatusComponent.objects.filter(audience__isnull=True),  # the public ones: an audience's are not offered
+        StatusComponent.objects.public(),  # the public ones: an audience's are not offered
         required=False, widget=forms.CheckboxSelectMultiple, label="Components",
         error_messages={"invalid_choice": "There is no component %(value)s; choose among those listed.",
                         "invalid_pk_value": "“%(pk)s” is not a component; choose among those listed."})

@@ -5,12 +5,16 @@ acceptance and a dismissal are in the policy history and the ledger."""
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.core.management import call_command
+from django.test import override_settings
 
 from agents.core.guard import check_final_answer
 from agents.models import GroundingTerm, PolicyChange, RestrictedClaim, snapshot
 from agents.policy_rows import load_policy
+from agents.store import load_demo_data
+from reviewer.demo.seed import load_incidents
 from reviewer.learning import amendments
-from reviewer.learning.seed import PLAN
+from reviewer.learning.seed import PLAN, seed
 from reviewer.models import Amendment, ApprovalRule, Escalation, LedgerEntry
 
 
@@ -23,15 +27,30 @@ def passes(text: str, incident) -> bool:
     return check_final_answer(text, incident.context(), policy.guard, max_answer_chars=policy.max_answer_chars).ok
 
 
+@pytest.fixture(scope="module")
+def mined(django_db_setup, django_db_blocker):
+    """A seeded history of 230 runs and its leads' decisions, and the amendments mined from it: once
+    for the module (about 20 s), each test's own changes rolled back. The amendments' keys, in the
+    miner's order."""
+    with django_db_blocker.unblock(), override_settings(LEARNING_REPLAY_RUNS=300):
+        load_demo_data()
+        load_incidents()
+        made = seed(230)
+        # Loosening the guard needs two approvals, as overriding it would (added after the history was decided).
+        ApprovalRule.objects.create(name="Guard overrides need two", overrides_guard=True, required_approvals=2)
+        keys = [amendment.pk for amendment in amendments.propose()]
+        yield made, keys
+        call_command("flush", interactive=False, verbosity=0)  # as a transactional test's teardown does
+
+
 @pytest.fixture
-def proposed(seeded, settings):
-    settings.LEARNING_REPLAY_RUNS = 300
-    made = seeded(230)
+def proposed(mined, db, settings):
+    made, keys = mined
     assert made["escalations"] >= 200
     assert Escalation.objects.exclude(status="pending").values("decided_by").distinct().count() >= 4
-    # Loosening the guard needs two approvals, as overriding it would (added after the history was decided).
-    ApprovalRule.objects.create(name="Guard overrides need two", overrides_guard=True, required_approvals=2)
-    return amendments.propose()
+    settings.LEARNING_REPLAY_RUNS = 300
+    rows = Amendment.objects.in_bulk(keys)
+    return [rows[key] for key in keys]
 
 
 def test_the_miner_proposes_replayed_amendments_and_nothing_changes_until_admins_accept_one(

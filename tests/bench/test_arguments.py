@@ -4,6 +4,7 @@ The benchmarks are run by hand (see README "Performance"); these tests only hold
 ``bench/overhead.py --slow-runs 0`` used to divide by zero after the fast pass.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -36,7 +37,7 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     assert "Overhead per run at 0 ms" not in done.stdout
 
 
-@pytest.mark.parametrize("args", [
+INVALID = [
     ["bench/overhead.py", "--runs", "-1"],
     ["bench/overhead.py", "--slow-runs", "many"],
     ["bench/overhead.py", "--slow-latency", "nan"],
@@ -73,12 +74,46 @@ def test_overhead_with_only_the_slow_pass_prints_its_table():
     ["bench/worker_path.py", "--runs", "0"],
     ["bench/worker_path.py", "--rounds", "three"],
     ["bench/worker_path.py", "--profile", "-1"],
-], ids=lambda args: " ".join(args))
-def test_an_invalid_argument_gets_a_message_not_a_traceback(args):
-    done = bench(*args, timeout=60)
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    assert "error: argument" in done.stderr
-    assert "Traceback" not in done.stderr
+]
+
+# Each script run as `python` would run it with those arguments, all in one interpreter: a new one for
+# each of the 36 cases would spend a minute of the test run starting Python and Django.
+RUN_EACH = """
+import contextlib, io, json, runpy, sys
+from pathlib import Path
+
+ends = []
+for argv in json.loads(sys.argv[1]):
+    sys.argv, sys.path[0] = argv, str(Path(argv[0]).resolve().parent)
+    err, code = io.StringIO(), 0
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            runpy.run_path(argv[0], run_name="__main__")
+        except SystemExit as exit:
+            code = exit.code
+        except Exception:
+            import traceback
+
+            traceback.print_exc(file=err)
+            code = 1
+    ends.append((code, err.getvalue()))
+print(json.dumps(ends))
+"""
+
+
+@pytest.fixture(scope="module")
+def invalid_ends():
+    done = bench("-c", RUN_EACH, json.dumps(INVALID), timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return dict(zip(map(tuple, INVALID), json.loads(done.stdout.splitlines()[-1]), strict=True))
+
+
+@pytest.mark.parametrize("args", INVALID, ids=lambda args: " ".join(args))
+def test_an_invalid_argument_gets_a_message_not_a_traceback(invalid_ends, args):
+    code, stderr = invalid_ends[tuple(args)]
+    assert code == 2, stderr
+    assert "error: argument" in stderr
+    assert "Traceback" not in stderr
 
 
 def test_pages_with_an_empty_store_skips_the_pages_it_has_no_row_for():

@@ -59,16 +59,28 @@ def uses_the_pass_backends(item) -> bool:
         item.get_closest_marker(name) for name in ("django_db", *SECOND_PASS_MARKERS))
 
 
+# The folders whose files take minutes each (drills with real processes, the demo's processes, the
+# browser): they run first, so that no process of a pass starts one of them near the end and
+# finishes it alone while the other waits (pass 1 hands out whole files).
+LONG_FIRST = ("tests/drills/", "tests/processes/", "tests/browser/")
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test that uses no database fixture or marker, no live server and no worker as
     ``backend_independent``. A test may also say so itself when it brings its own database and
-    broker (``tests/processes/test_demo_processes.py``); a test that needs PostgreSQL may not."""
+    broker (``tests/processes/test_demo_processes.py``); a test that needs PostgreSQL may not.
+
+    Then the long folders first (LONG_FIRST). pytest-django has already put each file's tests that
+    use a transaction last; a file run after a transactional test finds the rows a new database has,
+    since a flush runs the same post_migrate hooks that a migration does."""
     for item in items:
         explicit = item.get_closest_marker("backend_independent")
         if explicit is None and not uses_the_pass_backends(item):
             item.add_marker(pytest.mark.backend_independent)
         elif explicit is not None and ("postgres" in item.fixturenames or item.get_closest_marker("postgres")):
             raise pytest.UsageError(f"{item.nodeid} needs PostgreSQL: it cannot be backend_independent")
+    items.sort(key=lambda item: next((i for i, folder in enumerate(LONG_FIRST) if item.nodeid.startswith(folder)),
+                                     len(LONG_FIRST)))
 
 
 # -- people and demo data -------------------------------------------------------------------------

@@ -15,6 +15,9 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ROOT = Path(__file__).parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+# Screenshots are for people to open. CI's clone is thrown away after its run, so .ci/run saves none
+# (TEST_SCREENSHOTS=0): a full-page screenshot is a quarter of a page visit's time.
+SCREENSHOTS = os.environ.get("TEST_SCREENSHOTS", "1") != "0"
 # axe-core, pinned in package.json / package-lock.json and installed by `npm ci` (.ci/test does it).
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 EVERY_IMPACT = ("critical", "serious", "moderate", "minor")
@@ -123,12 +126,14 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture
 def screenshot():
-    """``screenshot(page, "run-page")`` saves test-artifacts/run-page.png and returns its path."""
+    """``screenshot(page, "run-page")`` saves test-artifacts/run-page.png (unless TEST_SCREENSHOTS=0)
+    and returns its path."""
     ARTIFACTS.mkdir(exist_ok=True)
 
     def save(page, name: str) -> Path:
         path = ARTIFACTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        if SCREENSHOTS:
+            page.screenshot(path=str(path), full_page=True)
         return path
 
     return save

@@ -19,10 +19,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
-
-import openai
-from openai.types.chat import ChatCompletion
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agents.core.llm.base import LLM, CallRecord, LLMError, ModelReply, StageRequest
 from agents.core.llm.breaker import CircuitBreaker, breaker_for
@@ -30,6 +27,10 @@ from agents.core.llm.endpoints import Endpoint, configured_keys, lower, redact, 
 from agents.core.llm.schemas import openai_tool
 from agents.core.llm.slots import POLL_SECONDS, SlotStore, lease_seconds
 from agents.core.policy import ModelSettings, Policy
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletion
 
 log = logging.getLogger("agents.core.llm")
 
@@ -43,6 +44,15 @@ CHAT_PATH = "/chat/completions"
 CHAT_SECURITY = {"bearer_auth": True}
 
 P = TypeVar("P", bound=Policy)
+
+
+def _sdk():
+    """The openai SDK, imported by the first client that needs it: importing it is a third of the
+    start-up of every process that imports this module (web, worker, ``manage.py``), and a process
+    on the offline model never sends a request."""
+    import openai
+
+    return openai
 
 
 class OpenAIChat:
@@ -80,7 +90,7 @@ class OpenAIChat:
         # max_retries=0: the SDK would otherwise retry 408/409/429/5xx and timeouts on its own,
         # invisibly. We retry ourselves so that every HTTP attempt is recorded as a CallRecord
         # and counted by the circuit breaker.
-        self._client = openai.OpenAI(
+        self._client = _sdk().OpenAI(
             # Local servers (vLLM, Ollama, llama.cpp) need no key, but the SDK refuses to start
             # without one.
             api_key=endpoint.api_key or "not-needed",
@@ -157,9 +167,9 @@ class OpenAIChat:
                     timeout = self._timeout(deadline, endpoint, records)
                 started = time.perf_counter()
                 response = self._send(params, timeout)
-            except openai.APIError as exc:
+            except _sdk().APIError as exc:
                 # A client that timed out leaves the server generating: its slot waits out its lease.
-                abandoned = isinstance(exc, openai.APITimeoutError)
+                abandoned = isinstance(exc, _sdk().APITimeoutError)
                 latency_ms = (time.perf_counter() - started) * 1000
                 reason, transient = _classify(exc)
                 message = self._redact(_describe(exc))
@@ -200,6 +210,8 @@ class OpenAIChat:
         dates and files; the chat request's types have none, so for our plain strings and dicts that walk
         returns what it was given, at ~1 ms a call (most of it the tool's JSON Schema).
         ``tests/agents/core/test_llm_client.py`` checks that both send the same request."""
+        from openai.types.chat import ChatCompletion
+
         return self._client.post(CHAT_PATH, body=params, cast_to=ChatCompletion,
                                  options={"timeout": timeout, "security": CHAT_SECURITY})
 
@@ -267,7 +279,7 @@ class OpenAIChat:
 
     def _retry_delay(self, try_number: int, exc: openai.APIError) -> float:
         """The server's Retry-After when it sent one, else exponential backoff with full jitter."""
-        if isinstance(exc, openai.APIStatusError):
+        if isinstance(exc, _sdk().APIStatusError):
             retry_after = _retry_after_seconds(exc.response.headers)
             if retry_after is not None:
                 return min(retry_after, RETRY_AFTER_CAP_SECONDS)
@@ -466,6 +478,7 @@ def _answer_text(message: Any) -> str:
 
 def _classify(exc: openai.APIError) -> tuple[str, bool]:
     """(stop reason, transient?) for an SDK error."""
+    openai = _sdk()
     if isinstance(exc, openai.APITimeoutError):
         return "llm_timeout", True
     if isinstance(exc, openai.APIConnectionError):
@@ -485,7 +498,7 @@ def _classify(exc: openai.APIError) -> tuple[str, bool]:
 
 
 def _describe(exc: openai.APIError) -> str:
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, _sdk().APIStatusError):
         # The SDK's message repeats the status code ("Error code: 429 - ..."); prefer the
         # server's own error message when the body has one.
         body = exc.body if isinstance(exc.body, dict) else {}

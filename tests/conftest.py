@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -61,7 +62,8 @@ def uses_the_pass_backends(item) -> bool:
 
 # The folders whose files take minutes each (drills with real processes, the demo's processes, the
 # browser): they run first, so that no process of a pass starts one of them near the end and
-# finishes it alone while the other waits (pass 1 hands out whole files).
+# finishes it alone while the other waits (pass 1 hands out whole files, in this order:
+# --no-loadscope-reorder). The other files follow, those with the most tests first.
 LONG_FIRST = ("tests/drills/", "tests/processes/", "tests/browser/")
 
 
@@ -70,17 +72,20 @@ def pytest_collection_modifyitems(config, items):
     ``backend_independent``. A test may also say so itself when it brings its own database and
     broker (``tests/processes/test_demo_processes.py``); a test that needs PostgreSQL may not.
 
-    Then the long folders first (LONG_FIRST). pytest-django has already put each file's tests that
-    use a transaction last; a file run after a transactional test finds the rows a new database has,
-    since a flush runs the same post_migrate hooks that a migration does."""
+    Then the long folders first, the files with the most tests next (LONG_FIRST). pytest-django has
+    already put each file's tests that use a transaction last; a file run after a transactional test
+    finds the rows a new database has, since a flush runs the same post_migrate hooks that a
+    migration does."""
     for item in items:
         explicit = item.get_closest_marker("backend_independent")
         if explicit is None and not uses_the_pass_backends(item):
             item.add_marker(pytest.mark.backend_independent)
         elif explicit is not None and ("postgres" in item.fixturenames or item.get_closest_marker("postgres")):
             raise pytest.UsageError(f"{item.nodeid} needs PostgreSQL: it cannot be backend_independent")
-    items.sort(key=lambda item: next((i for i, folder in enumerate(LONG_FIRST) if item.nodeid.startswith(folder)),
-                                     len(LONG_FIRST)))
+    per_file = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: (
+        next((i for i, folder in enumerate(LONG_FIRST) if item.nodeid.startswith(folder)), len(LONG_FIRST)),
+        -per_file[item.nodeid.split("::")[0]]))
 
 
 # -- people and demo data -------------------------------------------------------------------------

@@ -328,7 +328,11 @@ def install_vocabulary(apps=None, using: str = "default") -> None:
     except LookupError:  # a data migration from before the vocabulary: its own migration installs it
         return
     if not term.objects.using(using).exists():
-        term.objects.using(using).bulk_create(term(text=text, advice=advice) for text, advice in DEFAULT_VOCABULARY)
+        # A migration's model from before the action flag has no such field.
+        has_action = any(f.name == "action" for f in term._meta.get_fields())
+        term.objects.using(using).bulk_create(
+            term(text=text, advice=advice, **({"action": action} if has_action else {}))
+            for text, advice, action in DEFAULT_VOCABULARY)
 
 
 def install_defaults_after_migrate(sender, using="default", apps=None, **kwargs) -> None:

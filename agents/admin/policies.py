@@ -292,8 +292,8 @@ class GroundingTermAdmin(RecordedAdmin):
     """The grounding vocabulary: ordinary update language a sentence may use without the incident's
     support (docs/guard.md, 'Grounding')."""
 
-    list_display = ("text", "advice", "enabled", "note")
-    list_filter = ("enabled", "advice")
+    list_display = ("text", "advice", "action", "enabled", "note")
+    list_filter = ("enabled", "advice", "action")
     search_fields = ("text", "note")
 
 

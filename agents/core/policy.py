@@ -335,7 +335,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
 )
 
 # The canonical patterns, the families' keys in GuardRules.restricted_claims.
-DEFAULT_VOCABULARY: tuple[tuple[str, bool], ...] = default_terms()
+DEFAULT_VOCABULARY: tuple[tuple[str, bool, bool], ...] = default_terms()
 DEFAULT_RESTRICTED_CLAIMS: tuple[str, ...] = tuple(f.pattern for f in DEFAULT_CLAIM_FAMILIES)
 
 DEFAULT_REGIONS: tuple[str, ...] = ("us", "eu", "uk", "ua", "apac", "global", "emea", "latam")
@@ -366,10 +366,10 @@ class GuardRules:
     regions: tuple[str, ...] = DEFAULT_REGIONS
     claim_families: tuple[ClaimFamily, ...] = DEFAULT_CLAIM_FAMILIES
     region_words: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_REGION_WORDS.items())
-    # The reviewed vocabulary of ordinary update language, as (text, advice) pairs
+    # The reviewed vocabulary of ordinary update language, as (text, advice, action) tuples
     # (agents.core.guard.grounding); None: no grounding check (switched off, or a snapshot from before
     # it existed).
-    vocabulary: tuple[tuple[str, bool], ...] | None = DEFAULT_VOCABULARY
+    vocabulary: tuple[tuple[str, bool, bool] | tuple[str, bool], ...] | None = DEFAULT_VOCABULARY
 
     def __post_init__(self):
         # A snapshot read back from JSON holds lists and dicts: make them the frozen forms.
@@ -377,7 +377,9 @@ class GuardRules:
         words = self.region_words.items() if isinstance(self.region_words, dict) else self.region_words
         object.__setattr__(self, "region_words", tuple((str(t), tuple(w)) for t, w in words))
         if self.vocabulary is not None:
-            object.__setattr__(self, "vocabulary", tuple((str(t), bool(a)) for t, a in self.vocabulary))
+            # (text, advice, action); a snapshot from before the action flag holds (text, advice) pairs.
+            object.__setattr__(self, "vocabulary", tuple((str(t[0]), *(bool(f) for f in t[1:3]))
+                                                        for t in self.vocabulary))
 
     def families(self) -> list[ClaimFamily]:
         """The families in force, in the order of ``restricted_claims``."""

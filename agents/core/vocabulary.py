@@ -10,7 +10,9 @@ What is deliberately not here, so that only the incident can license it: causes 
 (vendor, provider, attack, bug, database...), money (refund, credit, fee, charge), data and security
 (safe, breach, encrypted), customers' plans and segments (enterprise, free tier, legacy), products
 and features, promises about the future (never, again, permanent, prevent), advice (clear, reinstall,
-switch), and law and contracts. Plain Python: no Django here.
+switch), law and contracts, what a product does by itself (automatic, automatically), who among the
+affected is affected (mostly, mainly, primarily) and whether data is right (accurate). Plain Python: no
+Django here.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ guidance instructions end side part way course reason source scope case cases in
 people everyone anyone account accounts page pages job jobs task tasks instead expect
 near confident confidence address addressed addressing baseline online
 again worry worried prevent prevents prevented preventing late later lasted last lasting poor business
-declined decline log release released releasing ship shipped mainly mostly largely primarily percentile
+declined decline log release released releasing ship shipped largely percentile
 add adjust adjusted allow allowed announce answer ask attempted bring build call choose collect compare
 configure consider coordinate coordinating correct corrected correcting cover deal decide describe detect
 detected develop direct disable disabled discover discovered display emerge enable enabled engage engaged
@@ -92,7 +94,7 @@ feature features file files function information input item items level link lis
 messages method mode option options output process product products region regions resource
 resources rule session sessions setting settings site source speed stage state step steps stream target
 tool tools type types value values version versions volume interface
-able accurate active actual additional apparent automatic automatically basic clear common consistent
+able active actual additional apparent basic clear common consistent
 consistently continued current different difficult early easy effective entire existing extra frequent
 frequently general good great heavy helpful immediate immediately important incorrect incorrectly individual
 initial initially key last latest live local low main manual manually necessary new old open original
@@ -133,6 +135,11 @@ extensions plugin plugins profile profiles avatar avatars preference preferences
 buttons menu menus tab tabs sidebar notification notifications call calls
 incoming outgoing inbound outbound hear heard hearing silence tone tones busy pipeline pipelines promptly navigate
 navigating navigation verification
+occur occurs occurred occurring healthy purchase purchases however really quite indeed eventually
+almost constantly subsequently till manner kind based forward technical abnormal invalid final offline
+anticipate anticipated flow flows flowing existing directly fill filled filling
+learners students riders drivers fans organisers organizers employees patients recipients senders developers
+admins administrators merchants sellers unaffected
 """.split()
 
 UPDATE_PHRASES = (
@@ -167,15 +174,73 @@ ADVICE_LANGUAGE = (
     "notice", "still", "errors", "accept our apologies", "your day", "make sure", "up to date",
     "reload the page", "refresh the page", "reload", "refresh", "use", "instead", "as usual", "working",
     "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
-    "hang up", "start it again", "start again",
+    "hang up", "start it again", "start again", "reach us",
 )
 
 
-def default_terms() -> tuple[tuple[str, bool], ...]:
-    """(text, advice) for every first entry, each once."""
+# What the company may say it does without an approved action behind it: work on the incident itself
+# (look into it, find the cause, fix it, watch the fix), speak to customers about it (post updates,
+# apologize, thank) and what it sees. Actions on customers' things (re-running their builds, pausing
+# their emails, turning a feature off for them, sending them a list) are left out: an approved action
+# or a fact licenses those.
+ACTION_LANGUAGE = """
+incident incidents issue issues problem problems outage outages disruption disruptions degradation
+service services system systems platform component components functionality performance availability
+investigate investigating investigated investigation identify identified identifying cause causes root
+underlying fix fixes fixing fixed implement implemented implementing implementation deploy deployed deploying
+deployment mitigate mitigated mitigating mitigation monitor monitored monitoring resolve resolved resolving
+resolution restore restored restoring restoration recover recovered recovering recovery
+continue continued continues continuing progress progressing complete completed apply applied applying
+change changes update updates updated updating status work working worked actively closely carefully
+urgently priority top aware know known look looking looked details detail information more further
+additional provide providing provided share sharing post posting posted publish publishing next
+apologize apologies apology sorry inconvenience patience thank thanks appreciate understanding regret
+confirm confirmed confirming believe expect expected expecting estimate estimated see seeing seen notice
+noticed observe observed observing learn learning detect detected review reviewing assess assessing evaluate
+evaluating analyze analyzing analyse determine determining isolate isolated narrow narrowed understand
+ensure ensuring engage engaged escalate escalated focus focused prioritize prioritizing address addressing
+take taking took taken steps step action actions measures effort efforts solution patch hotfix remediation
+test testing tested verify verifying verified track tracking trace investigate team teams engineer engineers
+engineering help helping support supporting keep kept posted informed inform notify notified
+improve improved improving improvement improvements stable stability normal normally operational
+error errors failure failures delay delays latency impact impacts impacted affected situation results result
+root-cause fully partially partial full now currently still again soon quickly closely continue
+customers users everyone watch watching watched conduct conducting conducted correct correcting corrected
+find finding found pinpoint pinpointed make making made news follow following aim aiming plan planning hope
+hoping want wish say said tell told remain remains remained
+experience experiencing experienced encounter encountering encountered face facing receive receiving received
+become became aware begin began beginning start starting started discover discovered locate located gather
+gathering process processing processed like try trying anticipate proceed proceeding pursue pursuing prepare
+preparing respond responded responding debug debugging troubleshoot troubleshooting rectify rectified
+alleviate alleviated resume resumed resuming mark marking undergo undergoing hold
+scale scaled scaling increase increased increasing restart restarted restarting reboot rebooted revert
+reverted reverting reroute rerouted redirect redirected tune tuned replace replaced upgrade upgraded provision
+provisioned rebuild rebuilding rebuilt reindex reindexing clear cleared clearing use used using thought
+coordinate coordinating coordinated lead leads leading led roll rolling rolled bring bringing brought
+add adding added need needs needed release released releasing
+""".split()
+ACTION_PHRASES = (
+    "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",
+    "roll out", "rolled out", "rolling out", "keep an eye on", "keeping an eye on", "look into", "looking into",
+    "looked into", "take a look", "get to the bottom", "keep you posted", "keep you updated", "keep you informed",
+    "status page", "next update", "post an update", "provide an update", "further updates", "final update",
+    "let you know", "more information", "as soon as", "as quickly as possible", "make sure", "on top of",
+    "follow up", "back to normal", "in the meantime", "at this time", "for now", "so far", "as expected",
+    "take this seriously", "bear with us", "incident report", "post-incident review", "the trouble this caused",
+    "fail over", "failed over", "failing over", "be back with", "back with an update", "sort out", "sorted out",
+    "keep a close eye on", "keeping a close eye on", "back down", "put a fix in place", "put in place",
+    "take another look", "roll the change back", "rolling the change back", "rolled the change back",
+    "roll that change back", "rolling that change back", "rolled that change back", "call off", "called off",
+    "calling off",
+)
+
+
+def default_terms() -> tuple[tuple[str, bool, bool], ...]:
+    """(text, advice, action) for every first entry, each once."""
     advice = {t.lower() for t in ADVICE_LANGUAGE}
+    action = {t.lower() for t in (*ACTION_LANGUAGE, *ACTION_PHRASES)}
     seen: dict[str, bool] = {}
-    for text in (*UPDATE_LANGUAGE, *UPDATE_PHRASES, *ADVICE_LANGUAGE):
+    for text in (*UPDATE_LANGUAGE, *UPDATE_PHRASES, *ADVICE_LANGUAGE, *ACTION_LANGUAGE, *ACTION_PHRASES):
         key = text.lower()
         seen[key] = seen.get(key, False) or key in advice
-    return tuple(seen.items())
+    return tuple((text, flag, text in action) for text, flag in seen.items())

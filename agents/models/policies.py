@@ -622,6 +622,11 @@ class GroundingTerm(models.Model):
         help_text="On: it may also stand in a sentence that tells customers what to do (“contact support”). "
         "Off: advice built on it needs an approved action.",
     )
+    action = models.BooleanField(
+        default=False,
+        help_text="On: it may also say what the company did, does or will do (“we are investigating”, “a fix "
+        "will be deployed”). Off: such a statement built on it needs an approved action, a key message or a fact.",
+    )
     enabled = models.BooleanField(default=True, help_text="Off: the grounding check does not read it.")
     note = models.CharField(max_length=200, blank=True, help_text="Why it is ordinary language (for reviewers).")
 
@@ -638,8 +643,8 @@ class GroundingTerm(models.Model):
                                            f"letters, apostrophes and hyphens, got “{self.text}”."})
         self.text = text
 
-    def as_term(self) -> tuple[str, bool]:
-        return self.text, self.advice
+    def as_term(self) -> tuple[str, bool, bool]:
+        return self.text, self.advice, self.action
 
 
 # ---------------------------------------------------------------- the change record

@@ -21,7 +21,7 @@ def final(policy):
 
 
 def test_the_store_holds_the_first_terms_and_grounding_is_on_by_default():
-    assert set(GroundingTerm.objects.values_list("text", "advice")) == set(DEFAULT_VOCABULARY)
+    assert set(GroundingTerm.objects.values_list("text", "advice", "action")) == set(DEFAULT_VOCABULARY)
     assert PipelinePolicy.objects.filter(active=True).exclude(grounding=True).count() == 0
     policy = load_policy("self_critique")
     assert len(policy.guard.vocabulary) == len(DEFAULT_VOCABULARY)
@@ -38,8 +38,11 @@ def test_a_policy_switched_off_leaves_the_text_to_the_named_checks():
 
 
 def test_a_policy_reads_the_enabled_terms():
-    # An admin who decides a webinar is ordinary language adds the words; switching a term off removes it.
+    # An admin who decides a webinar is ordinary language adds the words, and marks "host" as something the
+    # company may say it does; switching a term off removes it.
     GroundingTerm.objects.bulk_create([GroundingTerm(text="host"), GroundingTerm(text="webinar")])
+    assert final(load_policy("self_critique")).violations[0]["found"] == "host"
+    GroundingTerm.objects.filter(text="host").update(action=True)
     assert final(load_policy("self_critique")).ok
     GroundingTerm.objects.filter(text="webinar").update(enabled=False)
     assert final(load_policy("self_critique")).violations[0]["found"] == "webinar"
@@ -119,7 +122,8 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migration_0029_adds_the_symptom_words_and_keeps_what_its_admins_switched_off():
+def test_migrations_0029_and_0032_add_their_words_mark_the_actions_and_keep_what_its_admins_decided():
+    # One trip back and forth for both migrations: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -127,8 +131,13 @@ def test_migration_0029_adds_the_symptom_words_and_keeps_what_its_admins_switche
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     Term = executor.loader.project_state(before).apps.get_model("agents", "GroundingTerm")
-    Term.objects.filter(text__in=["choppy", "participants", "start it again"]).delete()
+    Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over"]).delete()
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
+    # The words 0032 switches off, as a store from before holds them; and an admin's own words.
+    for text in ("automatic", "mostly"):
+        Term.objects.update_or_create(text=text, defaults={"enabled": True, "advice": False})
+    Term.objects.update_or_create(text="our own word", defaults={"advice": False})
+    Term.objects.filter(text="investigating").update(note="Ours.")
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
@@ -138,3 +147,9 @@ def test_migration_0029_adds_the_symptom_words_and_keeps_what_its_admins_switche
     assert {"choppy", "participants", "start it again"} <= set(terms)
     assert terms["start it again"].advice and not terms["choppy"].advice
     assert not terms["audio"].enabled and terms["audio"].note == "Not a word we use."
+    # 0032: the new words, the company's ordinary actions marked, six claim words off, an admin's word as it was.
+    assert terms["healthy"].enabled and not terms["healthy"].action
+    assert terms["fail over"].action and terms["investigating"].action and terms["investigating"].note == "Ours."
+    assert not terms["choppy"].action and not terms["our own word"].action and terms["our own word"].enabled
+    for text in ("automatic", "mostly"):
+        assert not terms[text].enabled and "the incident must say it" in terms[text].note

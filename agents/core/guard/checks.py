@@ -72,15 +72,17 @@ def find_violations(
     # An internal host is reported as what it is, not also as an address customers could be sent to.
     internal_found = {v.found.lower() for v in found if v.check == "internal_detail"}
     found = [v for v in found if not (v.check == "unknown_contact" and v.found.lower() in internal_found)]
-    found = [v for v in found if not _quoted(v, context)]
+    found = [v for v in found if not _quoted(v, context) and not _spared(v, text, context)]
     found.sort(key=lambda v: CHECKS.index(v.check))
     # Grounding reads what the named checks left, so it runs after them all (a policy switches it on).
     return found + grounding.find(text, support, found)
 
 
-# The claims a person approved: a text may say in their words what the key messages and the approved
-# actions say ("Every delayed job has now run" where a key message says so).
+# The claims a person approved: a text may say in their words what the key messages, the approved
+# actions and the incident's facts say ("Every delayed job has now run" where a key message says so,
+# "other carriers are working normally" where a fact says "Other carriers: working normally").
 _APPROVED = ("key_messages", "approved_actions")
+_IDENTITY = frozenset({"incident_id", "title", "severity", "state", "status"})
 # The incident's state decides a state claim, whatever a message says; one word is no quote.
 _QUOTABLE = frozenset({"restricted_claims", "scope_claim", "liability", "data_safety", "time_commitment"})
 _QUOTE_WORDS = 2
@@ -94,7 +96,29 @@ def _quoted(violation: Violation, context: Mapping | None) -> bool:
     if len(words) < _QUOTE_WORDS:
         return False
     quote = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"\b")
-    return any(quote.search(text.lower()) for key in _APPROVED for text in _strings(context.get(key)))
+    incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
+    facts = [value for key, value in incident.items() if key not in _IDENTITY]
+    approved = [text for key in _APPROVED for text in _strings(context.get(key))] + _strings(facts)
+    return any(quote.search(text.lower()) for text in approved)
+
+
+# "Quizzes are working normally" on an incident that says "Assignment submissions and quizzes are not
+# affected" is no claim that the incident is over: it says what the incident spared, in other words.
+_SPARED_CLAIM = re.compile(r"normal|usual|expected|working|operational|fine|available|unaffected", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[.;:!?,]\s|\b(?:but|while|whereas|although)\s|^", re.IGNORECASE)
+
+
+def _spared(violation: Violation, text: str, context: Mapping | None) -> bool:
+    """Whether a state or recovery claim is about something the incident says was not affected: the
+    words before the claim in its clause name a thing one of the incident's statements of no impact
+    names."""
+    if violation.check not in ("restricted_claims", "state_claim") or not _SPARED_CLAIM.search(violation.found):
+        return False
+    at = text.lower().find(violation.found.lower())
+    if at < 0:
+        return False
+    start = max(m.end() for m in _CLAUSE_START.finditer(text, 0, at))
+    return incident_claims.spared_by_incident(text[start:at], context)
 
 
 def _strings(value) -> list[str]:

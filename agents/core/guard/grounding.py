@@ -16,7 +16,10 @@ read here). A word nothing licenses is the unsupported part: the sentence stops 
 ``unsupported_statement`` and the lead sees the sentence and those words. A sentence that gives
 advice ("please retry", "you can use the app instead") is read more strictly: only the incident and
 the vocabulary's advice terms ("contact support", "check the status page") license its words, so an
-unapproved workaround stops even when each of its words is ordinary.
+unapproved workaround stops even when each of its words is ordinary. What the company says it did,
+does or will do ("we have re-run your builds", "uploads will be sent automatically") is read the same
+way on its verb: the approved actions, the key messages, the facts about what was done and the
+vocabulary's action terms ("investigating", "rolling back", "monitoring") license it.
 
 Plain Python: no Django here.
 """
@@ -33,6 +36,7 @@ import lemminflect
 import snowballstemmer
 
 from agents.core.guard.contacts import prose
+from agents.core.guard.places import DEMONYMS, PLACES
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
@@ -53,12 +57,17 @@ also too very just only still yet already now not no any some all each every bot
 such same more most less least much many few several own
 re ve ll s t d m don won can cannot isn aren wasn weren haven hasn hadn didn doesn couldn wouldn shouldn
 something anything everything nothing someone anyone everyone nobody even whenever wherever
+itself themselves yourself yourselves ourselves himself herself
 """.split())
 
 # A sentence that tells customers what to do.
 _ADVICE = re.compile(
     r"^\s*(?:please|try|use|avoid|switch|clear|restart|reinstall|retry|disable|enable|log\s+out|sign\s+out|"
-    r"refresh|update\s+your|reset|contact|visit|check)\b"
+    # "Contact and lead edits are ..." names things: no instruction
+    r"refresh|update\s+your|reset|contact|visit|check)\b(?!\s+(?:and|or)\s)"
+    r"|\b(?:(?:do|does)\s+not|don['’]t|doesn['’]t)\s+need\s+to\b|\bno\s+need\s+to\b"
+    r"|\b(?:customers|users|attendees|employees|students|shoppers|members|admins|administrators|patients|riders|"
+    r"drivers|fans|organi[sz]ers|teams|they)\s+(?:should|must|need\s+to|have\s+to|can|may\s+want\s+to)\b"
     r"|\b(?:please|we\s+(?:recommend|suggest|advise|encourage)|as\s+a\s+workaround|"
     r"you\s+(?:can|could|should|must|may\s+want\s+to|might\s+want\s+to|will\s+need\s+to|need\s+to|"
     r"are\s+(?:advised|encouraged)\s+to))\b",
@@ -72,7 +81,7 @@ _TOKEN = re.compile(r"[^\W\d_]+|\S*\d\S*")
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
-    "half quarter dozen couple first second".split()
+    "half quarter dozen couple first second twice third thirds fifth fifths tenth tenths".split()
 )
 # The words of dates, times and quantities: the number check judges the date, time or number they
 # belong to ("since 23 November", "at 2 pm", "within 40 min"; a weekday is the places check's).
@@ -81,6 +90,9 @@ _TIME_WORDS = frozenset(
     "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed "
     "thu thur thurs fri sat sun am pm min mins sec secs ms hr hrs percent pct".split()
 )
+# A month named without a day ("the same problem we had in March") is a date the number check does not
+# read: the incident must name it.
+_MONTHS = frozenset("january february march april june july august september october november december".split())
 # Context entries that instruct the model or describe the context: no word of theirs licenses anything.
 _NOT_EVIDENCE = ("policy_hints", "fact_meta", "internal")
 
@@ -108,52 +120,73 @@ def stem(word: str) -> str:
 @dataclass(frozen=True)
 class Term:
     """One entry of the vocabulary: a word or a phrase of ordinary update language. ``advice``: it may
-    also stand in a sentence that tells customers what to do."""
+    also stand in a sentence that tells customers what to do. ``action``: it may also stand in what the
+    company says it did, does or will do ("we are investigating", "a fix will be deployed"); ``None``:
+    a term from before that reading existed."""
 
     text: str
     advice: bool = False
+    action: bool | None = None
 
     @classmethod
     def of(cls, value) -> Term:
         if isinstance(value, Term):
             return value
         if isinstance(value, Mapping):
-            return cls(str(value.get("text", "")), bool(value.get("advice", False)))
+            action = value.get("action")
+            return cls(str(value.get("text", "")), bool(value.get("advice", False)),
+                       None if action is None else bool(action))
         if isinstance(value, (list, tuple)):
-            return cls(str(value[0]), bool(value[1]) if len(value) > 1 else False)
+            return cls(str(value[0]), bool(value[1]) if len(value) > 1 else False,
+                       bool(value[2]) if len(value) > 2 else None)
         return cls(str(value))
+
+
+# Where a word stands decides which terms may license it (find_unsupported).
+PLAIN, ADVICE, ACTION = "plain", "advice", "action"
 
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The reviewed terms, indexed: single stems, and phrases by their first stem."""
+    """The reviewed terms, indexed: single stems by where they may stand, and phrases by their first
+    stem. ``commitments``: the terms say which may stand in what the company says it does (a
+    vocabulary from before that reading leaves such sentences to the plain reading)."""
 
     words: frozenset[str]
     advice_words: frozenset[str]
-    phrases: Mapping[str, tuple[tuple[tuple[str, ...], bool], ...]]
+    phrases: Mapping[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]]
+    action_words: frozenset[str] = frozenset()
+    commitments: bool = False
 
     @classmethod
     def of(cls, terms: Iterable) -> Vocabulary:
-        """The index of ``terms`` (Terms, (text, advice) pairs or texts), built once per list: a policy's
-        rules hold the same tuple for every text they check."""
+        """The index of ``terms`` (Terms, (text, advice[, action]) tuples or texts), built once per list: a
+        policy's rules hold the same tuple for every text they check."""
         return _vocabulary(terms if isinstance(terms, tuple) else tuple(terms))
+
+    def allows(self, where: str) -> frozenset[str]:
+        return {PLAIN: self.words, ADVICE: self.advice_words, ACTION: self.action_words}[where]
 
 
 @functools.lru_cache(maxsize=32)
 def _vocabulary(terms: tuple) -> Vocabulary:
-    words, advice, phrases = set(), set(), {}
+    words, advice, action, phrases, commitments = set(), set(), set(), {}, False
     for term in map(Term.of, terms):
         stems = tuple(stem(w) for w in _words_only(term.text))
         if not stems:
             continue
+        commitments = commitments or term.action is not None
+        places = {PLAIN} | ({ADVICE} if term.advice else set()) | ({ACTION} if term.action else set())
         if len(stems) == 1:
             words.add(stems[0])
             if term.advice:
                 advice.add(stems[0])
+            if term.action:
+                action.add(stems[0])
         else:
-            phrases.setdefault(stems[0], []).append((stems, term.advice))
+            phrases.setdefault(stems[0], []).append((stems, frozenset(places)))
     ordered = {first: tuple(sorted(found, key=lambda p: -len(p[0]))) for first, found in phrases.items()}
-    return Vocabulary(frozenset(words), frozenset(advice), ordered)
+    return Vocabulary(frozenset(words), frozenset(advice), ordered, frozenset(action), commitments)
 
 
 def _words_only(text: str) -> list[str]:
@@ -194,6 +227,27 @@ def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
     return _stems_of("\n".join(parts))
 
 
+# Facts that say what the team did or does ("Fix: the runtime update was rolled back").
+_ACTION_FACT = re.compile(r"fix|mitigat|action|remediat|resolution|workaround|next|plan|step|change|rollback|"
+                          r"revert|recover|restor|response", re.IGNORECASE)
+
+
+def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
+    """The stems that may say what the company does: its approved actions and key messages, the facts
+    about what was done (a key or label of a fix, a mitigation, a next step) and the given texts. A
+    symptom ("orders fail when placing them") licenses no promise to place orders; a contact
+    ("support_email") none to email anyone."""
+    parts: list[str] = [t for t in texts if t]
+    if isinstance(context, Mapping):
+        parts += _strings_and_keys([context.get("approved_actions") or [], context.get("key_messages") or []])
+        incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
+        labels = {str(m.get("key")): str(m.get("label", "")) for m in context.get("fact_meta") or []
+                  if isinstance(m, Mapping)}
+        parts += [str(v) for k, v in incident.items()
+                  if isinstance(v, str) and (_ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, "")))]
+    return _stems_of("\n".join(parts))
+
+
 @functools.lru_cache(maxsize=256)
 def _stems_of(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _words_only(text.replace("_", " ")))
@@ -210,27 +264,30 @@ def _strings_and_keys(value) -> list[str]:
 
 
 def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary,
-                     skip: Iterable[tuple[int, int]] = ()) -> list[Unsupported]:
+                     skip: Iterable[tuple[int, int]] = (), acted: frozenset[str] | None = None) -> list[Unsupported]:
     """Each sentence of ``text`` with words that neither grammar, the incident (``licensed``, from
     :func:`evidence_stems`) nor the vocabulary supports. Words inside ``skip`` (spans of ``text`` a
-    named check already reported, links and contacts) are not read again."""
+    named check already reported, links and contacts) are not read again. What the company says it
+    does is licensed by ``acted`` (:func:`action_stems`; default: ``licensed``)."""
+    acted = licensed if acted is None else acted
     skip = sorted(skip)
     found = []
     for start, end in sentence_spans(text):
         sentence = text[start:end]
-        advice = bool(_ADVICE.search(sentence))
-        condition = _condition_end(sentence) if advice else 0
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
-        covered = _phrase_cover(tokens, vocabulary, advice, condition)
+        places = _places(sentence, tokens, vocabulary)
+        covered = _phrase_cover(tokens, vocabulary, places)
         causes = _cause_spans(sentence)
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
             if any(mark <= a and b <= c for mark, c, _ in causes):
                 ok = True  # the words that say a cause follows: "due to", "caused by"
             elif any(c <= a and b <= d for _, c, d in causes):
-                ok = _licensed(word, licensed, _NO_VOCABULARY, False) or word.lower() in _CAUSE_NEUTRAL
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
+            elif word.lower() in _MONTHS and not _near_digits(tokens, i):
+                ok = stem(word) in licensed
             else:
-                ok = covered[i] or _licensed(word, licensed, vocabulary, advice and a >= condition)
+                ok = covered[i] or _licensed(word, acted if places[i] == ACTION else licensed, vocabulary, places[i])
             if ok or _skipped(start + a, start + b, skip):
                 continue
             if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
@@ -241,6 +298,30 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             words = tuple((tokens[run[0]][0], tokens[run[-1]][1]) for run in runs)
             found.append(Unsupported(sentence, start, words))
     return found
+
+
+def _near_digits(tokens, i: int) -> bool:
+    """Whether a number stands within two words of token ``i`` ("23 November", "November 2026")."""
+    return any(any(c.isdigit() for c in word) for _, _, word in tokens[max(0, i - 2) : i + 3])
+
+
+def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
+    """Where each token stands: in advice to customers (after the condition that opens it), in what
+    the company says it did, does or will do, or in plain description."""
+    places = [PLAIN] * len(tokens)
+    advice = _ADVICE.search(sentence)
+    if advice:
+        # From the clause that gives it: "Checks are being processed, and applicants don't need to resubmit"
+        # reads only its second clause as advice; an opening condition is no advice either.
+        clause = max((m.end() for m in _ADVICE_CLAUSE.finditer(sentence, 0, advice.start())), default=0)
+        begin = max(_condition_end(sentence), clause)
+        places = [ADVICE if a >= begin else PLAIN for a, _, _ in tokens]
+    if vocabulary.commitments:
+        for begin, finish in _commitment_spans(sentence):
+            for i, (a, b, _) in enumerate(tokens):
+                if begin <= a and b <= finish and places[i] == PLAIN:
+                    places[i] = ACTION
+    return places
 
 
 # What a sentence gives as the cause ("caused by ...", "because ...", "due to ...", "the root cause was
@@ -265,9 +346,67 @@ _PROMISE_MARK = re.compile(
     r"(?:receive|get|be\s+(?:given|sent|offered|issued|emailed|credited|provided\s+with))\s+",
     re.IGNORECASE,
 )
+# What the company says it did, does or will do ("we have re-run your builds", "our team will email
+# every account", "failed uploads will be sent automatically", "your renewals have been turned off"):
+# an action on customers' things is the incident's to announce (an approved action, a fact). The verb
+# that says what is done is read with the terms that may stand there (Term.action: investigating,
+# fixing, monitoring, posting updates, apologizing), not with the whole vocabulary; what it is done to
+# is read as usual ("we are investigating reports of slow exports").
+_COMMITMENT_MARK = re.compile(
+    r"\b(?:we|our\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers|staff|specialists|experts))(?:['’](?:ve|re|ll|d))?\s+"
+    r"|(?:\b(?:will|shall|going\s+to)|['’]ll)\s+"
+    r"|\b(?:has|have|had)\s+(?:now\s+|also\s+|already\s+|just\s+|since\s+)?been\s+",
+    re.IGNORECASE,
+)
+# Between the mark and the verb: auxiliaries, negations and adverbs ("we have now also temporarily").
+_BEFORE_VERB = re.compile(r"(?:(?:[\w’']+ly|not|never|also|now|then|still|just|already|again|soon|since|even|"
+                          r"is|are|was|were|be|been|being|have|has|had|will|would|do|does|did|can|could|cannot|"
+                          r"shall|should|may|might|must|to|[a-z]+n[’']t)\s+)*", re.IGNORECASE)
+_BE = frozenset("is are was were be been being am".split())
+_HAVE = frozenset("have has had".split())
+_NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
+
+
+def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
+    """The verb of each action or promise of the company's in the sentence. A negated one ("we cannot
+    guarantee a time", "we have not found the cause") promises nothing."""
+    spans = []
+    for m in _COMMITMENT_MARK.finditer(sentence):
+        between = _BEFORE_VERB.match(sentence, m.end())
+        if _NEGATION.search(m.group() + between.group()):
+            continue
+        verb = _TOKEN.match(sentence, between.end())
+        if verb and verb.group().lower() == "re" and sentence[verb.end():verb.end() + 1] in "-‑":
+            verb = _TOKEN.match(sentence, verb.end() + 1)  # "re-run": the verb is "run"
+        auxiliaries = [w.lower() for w in (m.group() + between.group()).split() if w.lower() in _BE | _HAVE]
+        if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
+            spans.append(verb.span())
+    return spans
+
+
+@functools.lru_cache(maxsize=16384)
+def _verb(word: str, auxiliary: str) -> bool:
+    """Whether the word after the mark says what is done: a verb in the form its auxiliary asks for ("have
+    been re-sent", "are re-running", "we rolled back"), or a word no dictionary knows ("reprovisioned");
+    not an adjective ("we're sorry", "it will be slower", "payments have been slow") and, after "has
+    been", not an "-ing" form ("functions have been running normally" describes, it does not act)."""
+    word = word.lower()
+    forms = lemminflect.getAllLemmas(word)
+    if not forms:
+        return True
+    lemmas = forms.get("VERB", ())
+    participle = any(word in lemminflect.getInflection(lemma, "VBN") for lemma in lemmas)
+    if auxiliary == "been" or auxiliary in _HAVE:
+        return participle
+    if auxiliary in _BE:
+        return participle or (bool(lemmas) and word.endswith("ing"))
+    return bool(lemmas)
+
+
 _CAUSE_END = re.compile(r"[,;:.!?()]|\s(?:and|but|so|while|which|when|whenever|if|until|once|after|before)\s",
                         re.IGNORECASE)
 _CAUSE_NEUTRAL = frozenset(
+    "becoming became being following "  # grammar inside a cause: "our sync service becoming overloaded following ..."
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings".split()
 )
@@ -283,13 +422,13 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     return spans
 
 
-def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, advice: bool) -> bool:
+def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where: str) -> bool:
     if any(c.isdigit() for c in word):
         return True  # a number, time, date or id: the named checks judge it
     lower = word.lower().replace("’", "'")
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
-    allowed = vocabulary.advice_words if advice else vocabulary.words
+    allowed = vocabulary.allows(where)
     return any(s in licensed or _derived(s, licensed) or s in allowed for s in _forms(lower))
 
 
@@ -316,6 +455,8 @@ def _roots(licensed: frozenset[str]) -> frozenset[str]:
     return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
 
 
+_ADVICE_CLAUSE = re.compile(r"[,;:]\s+(?:and\s+|but\s+|so\s+)?|\s(?:and|but|so)\s", re.IGNORECASE)
+
 # The condition that opens an advice sentence says when the advice applies ("If you are locked out,",
 # "Until it is fixed,", "In the meantime,"): it is read like any other sentence, and only the instruction after it is
 # read strictly.
@@ -331,16 +472,15 @@ def _condition_end(sentence: str) -> int:
     return m.end() if m else 0
 
 
-def _phrase_cover(tokens, vocabulary: Vocabulary, advice: bool, condition: int = 0) -> list[bool]:
-    """Which tokens a vocabulary phrase covers: "back to normal" licenses "back" there and nowhere else."""
+def _phrase_cover(tokens, vocabulary: Vocabulary, places: list[str]) -> list[bool]:
+    """Which tokens a vocabulary phrase covers: "back to normal" licenses "back" there and nowhere else.
+    A phrase stands only where its term may (``places``: each token's, from :func:`_places`)."""
     stems = [stem(word) if not any(c.isdigit() for c in word) else "" for _, _, word in tokens]
     covered = [False] * len(tokens)
     for i, first in enumerate(stems):
-        for phrase, in_advice in vocabulary.phrases.get(first, ()):
-            if advice and tokens[i][0] >= condition and not in_advice:
-                continue
+        for phrase, allowed in vocabulary.phrases.get(first, ()):
             n = len(phrase)
-            if tuple(stems[i : i + n]) == phrase:
+            if tuple(stems[i : i + n]) == phrase and all(p in allowed for p in places[i : i + n]):
                 covered[i : i + n] = [True] * n
                 break
     return covered
@@ -372,8 +512,10 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
             for m in re.finditer(re.escape(v.found.lower()), lower)]
     licensed = evidence_stems(support.context, *support.licensed_texts)
     licensed |= _region_names(licensed, support.rules.region_words) | _platform_names(licensed)
+    licensed |= _place_names(str(support.context.get("region") or ""))
     return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words)
-            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip)]
+            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip,
+                                      action_stems(support.context, *support.licensed_texts))]
 
 
 @functools.lru_cache(maxsize=64)
@@ -381,6 +523,16 @@ def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[st
     """The names in words of the regions the incident names ("EU" licenses "Europe" and "European"):
     the region check already keeps every other region out."""
     return _stems_of(" ".join(" ".join(words) for token, words in region_words if stem(token) in licensed))
+
+
+@functools.lru_cache(maxsize=64)
+def _place_names(region: str) -> frozenset[str]:
+    """The countries, states and cities inside the incident's regions (its ``region`` field: "CA"
+    licenses "Canada" and "Canadian"), as the region check reads them; a global incident names no
+    place of its own."""
+    tokens = {t.lower() for t in re.findall(r"[A-Za-z]+", region)} - {"global"}
+    places = [place for place, regions in PLACES.items() if tokens.intersection(regions)]
+    return _stems_of(" ".join(places + [DEMONYMS[p] for p in places if p in DEMONYMS]))
 
 
 # The other names of a platform the incident names: an iOS incident is about iPhones and the App Store,

@@ -29,8 +29,9 @@ _MODALS = {
     "may", "might", "could", "hope", "hopes", "hoping", "hopefully", "aim", "aims", "aiming",
     "expect", "expects", "expected", "expecting",
 }  # fmt: skip
-# ... and a purpose: "we are monitoring to ensure all services are back to normal" states no outcome.
-_MODAL_PHRASES = re.compile(r"\bworking\s+(?:to|towards?|on)\b"
+# ... and a purpose: "we are monitoring to ensure all services are back to normal" states no outcome,
+# nor does a condition that "as soon as" opens ("we will let you know as soon as it is back to normal").
+_MODAL_PHRASES = re.compile(r"\bworking\s+(?:to|towards?|on)\b|\bas\s+soon\s+as\b"
                             r"|\b(?:to\s+(?:ensure|make\s+sure|confirm|verify|check)|so\s+that|in\s+order\s+to)\b")
 # "will be resolved" is deliberately NOT a hedge: a customer-facing promise of resolution is
 # exactly what the restricted-claims check exists to stop.

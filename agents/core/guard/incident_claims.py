@@ -17,6 +17,7 @@ from decimal import Decimal
 import re2
 
 from agents.core.guard.contacts import prose
+from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import is_hedged
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
@@ -116,7 +117,8 @@ _CADENCE = re.compile(
     r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|shortly|soon|as\s+(?:soon|we))\b"
     r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
-    r"(?:update|information|details|news)\b",
+    r"(?:update|information|details|news)\b"
+    r"|\b(?:will|['’]ll)\s+update\s+(?:you\s+|again\s+)?(?:within|in|every|by|at)\b",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
@@ -259,6 +261,8 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
             found = m.group()
             if re.search(r"\b(?:affected|impacted)\b", found, re.IGNORECASE) or hedged(text, m.start(), m.end()):
                 continue  # "all affected customers" quantifies the affected, not the customers
+            if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
+                continue  # "not loading at all for users" quantifies nothing
             if not _IMPACT.search(_sentence_around(text, m.start(), m.end())):
                 continue
             verdict = _quantifier_supported(kind, shares, found)
@@ -276,17 +280,88 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
     return findings
 
 
+# "The issue only affects patients booking with a new provider": a claim that narrows who or what is
+# affected draws the edge of the incident, and only the incident may draw it (a fact, a key message
+# or an approved action that says "only", "limited to").
+_ONLY = re.compile(
+    r"\b(?:only|just|solely|exclusively)\s+(?:affect(?:s|ed|ing)?|impact(?:s|ed|ing)?|happen(?:s|ed)?|occur(?:s|red)?|"
+    r"appl(?:y|ies|ied))\b|\b(?:affect(?:s|ed)?|impact(?:s|ed)?)\s+(?:only|just|solely|exclusively)\b"
+    r"|\b(?:limited|confined|restricted)\s+to\b",
+    re.IGNORECASE,
+)
+_ONLY_SUPPORT = re.compile(r"\b(?:only|solely|exclusively|limited\s+to|confined\s+to|restricted\s+to)\b",
+                           re.IGNORECASE)
+
+
+def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
+    """Claims that only some are affected, where the incident says no such thing."""
+    if _ONLY_SUPPORT.search(evidence):
+        return []
+    return [Finding("scope_claim", m.group(), f"“{m.group()}” narrows who or what is affected, and the incident "
+                    "does not say so.", m.start())
+            for m in _ONLY.finditer(text) if not hedged(text, m.start(), m.end())]
+
+
+# "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
+# It passes where one of the incident's statements of no impact names the same thing ("Storefront
+# browsing and carts: working normally"), and is a scope claim otherwise.
+_UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|not\s+(?:been\s+)?(?:affected|impacted))\b", re.IGNORECASE)
+_CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^", re.IGNORECASE)
+
+
+_SPARED_STATEMENT = re.compile(
+    r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bno\s+impact\b|\bnormally\b|"
+    r"\bas\s+(?:usual|expected)\b|\boperational\b",
+    re.IGNORECASE,
+)
+_GENERIC = frozenset("service services system systems customer customers user users other others all every part "
+                     "parts rest everything feature features app apps".split())
+
+
+def spared_by_incident(subject: str, context: Mapping | None) -> bool:
+    """Whether ``subject`` names something one of the incident's statements of no impact names (a fact,
+    a key message or an approved action that says it is not affected, works normally or as usual)."""
+    words = _content(subject)
+    if not words or not isinstance(context, Mapping):
+        return False
+    incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
+    labels = {key: label for key, label, _unit in fact_meta(context)}
+    statements = [f"{labels.get(k, k.replace('_', ' '))}: {v}" for k, v in incident.items() if isinstance(v, str)]
+    statements += [t for key in ("key_messages", "approved_actions") for t in context.get(key) or ()
+                   if isinstance(t, str)]
+    return any(words & _content(t) for t in statements if _SPARED_STATEMENT.search(t))
+
+
+def _content(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[^\W\d_]+", text.lower())
+            if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC}
+
+
+def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
+    """Claims that something was not affected whose subject the incident does not say was spared."""
+    findings = []
+    for m in _UNAFFECTED.finditer(text):
+        start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
+        if re.search(r"\b(?:no|not|never)\b[^.;]*$", text[start : m.start()], re.IGNORECASE) or spared_by_incident(
+                text[start : m.start()], context):
+            continue
+        findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something was spared, and the "
+                                "incident does not say so.", m.start()))
+    return findings
+
+
 # ---------------------------------------------------------------- blame
 
 # A cause, then (within a few words) who caused it.
 _CAUSE = re.compile(
     r"\b(?:caused\s+by|due\s+to|because\s+of|(?:the\s+)?result\s+of|blamed?\s+on|triggered\s+by|"
-    r"originat(?:ed|ing)\s+(?:at|with|from)|the\s+fault\s+of|fault\s+lies\s+with|at\s+fault\s+(?:is|was))\s+",
+    r"originat(?:ed|ing)\s+(?:at|with|from)|the\s+fault\s+of|fault\s+lies\s+with|at\s+fault\s+(?:is|was)|"
+    r"(?:come|comes|came|coming|stem|stems|stemmed)\s+from)\s+",
     re.IGNORECASE,
 )
 _POSSESSIVE = re.compile(
     r"\b([A-Z][A-Za-z0-9&.-]*[A-Za-z0-9])['’]s\s+(?:outage|failure|fault|error|issue|incident|problem|mistake|"
-    r"systems?|network|platform|infrastructure)\b"
+    r"systems?|network|platform|infrastructure|side|end)\b"
 )
 _PARTY = re.compile(
     r"\b(?:third[-\s]party|upstream|external|cloud|hosting|payment|network|dns|cdn|email|sms|telecom)?\s*"
@@ -308,12 +383,38 @@ def _party_supported(party: str, evidence: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(party)}(?![\w-])", evidence, re.IGNORECASE) is not None
 
 
+# Where the incident says why it happened: a fact about the cause ("cause", "root cause", "reason",
+# "upstream"), or any of its texts that gives a cause in words ("an outage at Northwind Cloud").
+_CAUSE_KEY = re.compile(r"cause|reason|root|origin|source|upstream|trigger|why|provider|vendor|partner",
+                        re.IGNORECASE)
+_CAUSE_WORDS = re.compile(r"\b(?:caused|cause|due\s+to|because|reason|triggered|outage\s+at|failure\s+at|"
+                          r"incident\s+at|problem\s+at|issue\s+at|on\s+\w+(?:\s+\w+)?['’]s\s+side)\b", re.IGNORECASE)
+
+
+def cause_evidence(context: Mapping | None, evidence: str) -> str:
+    """What may name a party as the cause: the incident's cause facts and its texts that give a cause.
+    A party the incident names only as what is affected ("labels for Royal Mail services") is not
+    named as the cause. Without a structured context, all of ``evidence``."""
+    incident = context.get("incident") if isinstance(context, Mapping) else None
+    if not isinstance(incident, Mapping):
+        return evidence
+    labels = {key: label for key, label, _unit in fact_meta(context)}
+    texts = [str(value) for key, value in incident.items()
+             if isinstance(value, str) and (_CAUSE_KEY.search(key) or _CAUSE_KEY.search(labels.get(key, ""))
+                                            or _CAUSE_WORDS.search(value))]
+    for name in ("key_messages", "approved_actions"):
+        texts += [t for t in context.get(name) or () if isinstance(t, str) and _CAUSE_WORDS.search(t)]
+    return "\n".join(texts)
+
+
 def blame_findings(text: str, evidence: str) -> list[Finding]:
     """Causes laid on a named third party (or on "our provider") that the incident's facts do not
     name: blaming someone in public is a statement the company answers for."""
     findings = []
     for m in _CAUSE.finditer(text):
-        window = _SENTENCE_END.split(text[m.end() : m.end() + _CAUSE_REACH], maxsplit=1)[0]
+        reach = m.end() + _CAUSE_REACH
+        reach += re.match(r"[\w-]*", text[reach:]).end()  # a name cut at the reach is read whole
+        window = _SENTENCE_END.split(text[m.end() : reach], maxsplit=1)[0]
         party = None
         for name in _NAME.finditer(window):
             words = [w for w in name.group().split() if w.lower() not in _NOT_A_PARTY]
@@ -367,6 +468,29 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
             for m in _WEEKDAY.finditer(text) if not _party_supported(m.group(), allowed_text)]
 
 
+# ---------------------------------------------------------------- the status an update is labelled with
+
+# A status page labels each update with the incident's state ("Identified - We have found ..."): a
+# text that opens with a label says the incident is in that state.
+_OPENER = re.compile(r"^\s*(Investigating|Identified|Monitoring|Resolved|Scheduled|In\s+progress|Completed)"
+                     r"\s*(?:[-–—:]|\n)", re.IGNORECASE | re.MULTILINE)
+
+
+def opener_findings(text: str, state: str | None) -> list[Finding]:
+    """A state label ("Resolved -", "Identified:") at the start of a line that is not the incident's
+    state."""
+    if state is None:
+        return []
+    findings = []
+    for m in _OPENER.finditer(text):
+        label = "_".join(m.group(1).lower().split())
+        if label != state:
+            findings.append(Finding("state_claim", m.group(1), f"“{m.group(1)}” labels the update as "
+                                    f"{label.replace('_', ' ')}, but the incident {_STATE_WORDS[state]}.",
+                                    m.start(1)))
+    return findings
+
+
 # ---------------------------------------------------------------- the check
 
 
@@ -383,9 +507,12 @@ def find(text: str, support: Support) -> list[Violation]:
         return is_hedged(source, start, (), end)
 
     findings = [
+        *opener_findings(text, support.state),
         *weekday_findings(text, allowed_text),
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
-        *blame_findings(text, evidence),
+        *only_findings(text, evidence, hedged),
+        *unaffected_findings(text, support.context),
+        *blame_findings(text, cause_evidence(support.context, evidence)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
     return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

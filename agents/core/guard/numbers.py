@@ -395,6 +395,9 @@ _KEY_UNITS = (
 )
 
 
+_EVERY_PERIOD = re.compile(r"\b(?:every|each|per|an?|once\s+an?)\s+(hour|minute|day)\b", re.IGNORECASE)
+_PERIOD_SECONDS = {"minute": Decimal(60), "hour": Decimal(3600), "day": Decimal(86400)}
+
 _PERCENTILE_NAME = re.compile(r"(?<![A-Za-z0-9])[pP](\d{2}(?:\.\d+)?)(?![0-9])")
 
 
@@ -405,6 +408,8 @@ def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Nu
         for pattern, unit, scale in _KEY_UNITS:
             if pattern.search(m.group(1)):
                 value = Decimal(m.group(2))
+                if unit == "ratio" and value > 1:
+                    unit = "%"  # a share of 12 is 12 %: no ratio is above 1
                 keyed[m.start(2)] = Number(m.group(2), value, unit == "%", m.start(2), unit,
                                            value * scale if scale is not None else None)
                 break
@@ -413,6 +418,9 @@ def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Nu
     # supports "the 95th percentile".
     numbers += [Number(m.group(1), Decimal(m.group(1)), False, m.start(1))
                 for m in _PERCENTILE_NAME.finditer(allowed_text)]
+    # "Every hour" holds a number: one hour ("next update in one hour", "in 1 hour", "in 60 minutes").
+    numbers += [Number(m.group(), Decimal(1), False, m.start(), "s", _PERIOD_SECONDS[m.group(1).lower()])
+                for m in _EVERY_PERIOD.finditer(allowed_text)]
     # "Twice" is what a double or duplicate charge (or delivery) is: those words support it.
     numbers += [Number(m.group(), Decimal(2), False, m.start())
                 for m in re.finditer(r"\b(?:double|duplicat)\w*", allowed_text, re.IGNORECASE)]
@@ -473,7 +481,7 @@ def find(text: str, support: Support) -> list[Violation]:
             for _, token in sorted(facts)]
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=256)
 def _allowed_facts(allowed_text: str) -> tuple[tuple[Moment, ...], tuple[Number, ...]]:
     """The dates, times and numbers of an allowed text. Read once per text: one run checks several
     texts against the same incident, and a replay checks many runs of it."""

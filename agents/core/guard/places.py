@@ -57,6 +57,22 @@ _US = (
 _CANADA = ("Canada", "Toronto", "Montreal", "Vancouver", "Ottawa", "Ontario", "Quebec", "Alberta",
            "British Columbia")
 
+# Countries that services commonly run as regions of their own, by their two-letter codes: "Australia"
+# on an AU incident is the incident's own place, as "Canada" is on a CA one.
+_COUNTRY_REGIONS = {
+    "Australia": "au", "Sydney": "au", "Melbourne": "au", "New Zealand": "nz", "Auckland": "nz",
+    "Japan": "jp", "Tokyo": "jp", "Osaka": "jp", "Singapore": "sg", "Brazil": "br", "Sao Paulo": "br",
+    "São Paulo": "br", "Rio de Janeiro": "br", "Mexico": "mx", "Mexico City": "mx", "Germany": "de",
+    "Berlin": "de", "Frankfurt": "de", "Munich": "de", "France": "fr", "Paris": "fr",
+}
+# What people of a country are called, and its adjective: a name of the place too ("Canadian accounts").
+DEMONYMS = {
+    "Canada": "Canadian", "Australia": "Australian", "New Zealand": "New Zealander", "Japan": "Japanese",
+    "Singapore": "Singaporean", "Brazil": "Brazilian", "Mexico": "Mexican", "Germany": "German",
+    "France": "French", "India": "Indian", "Ireland": "Irish", "Spain": "Spanish", "Italy": "Italian",
+    "Netherlands": "Dutch", "England": "English", "Scotland": "Scottish", "Wales": "Welsh",
+}
+
 PLACES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(_EU + _EUROPE, ("eu", "emea")),
     **dict.fromkeys(_UK, ("uk", "emea")),
@@ -68,3 +84,4 @@ PLACES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(_CANADA, ("ca",)),
     "Georgia": ("us", "emea"),
 }
+PLACES.update((place, (*PLACES[place], code)) for place, code in _COUNTRY_REGIONS.items())

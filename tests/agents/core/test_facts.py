@@ -155,10 +155,12 @@ def test_region_from_the_context_passes():
 
 
 def test_long_region_tokens_match_in_any_case():
-    assert checks("Customers in Apac and EMEA are not affected.") == [
+    assert checks("Customers in Apac and EMEA are affected.") == [
         ("new_region", "Apac"),
         ("new_region", "EMEA"),
     ]
+    # Saying they were spared is also the incident's to say.
+    assert ("scope_claim", "not affected") in checks("Customers in Apac and EMEA are not affected.")
 
 
 def test_region_as_lower_case_json_value_is_supported():

@@ -1,0 +1,177 @@
+"""How the guard reads what a text says the company does, what it says was spared or narrowed, and the
+labels, places, numbers and causes of published updates (docs/guard.md). Each case is a sentence a
+careful lead would publish next to its twin they would not."""
+
+import pytest
+
+from agents.core.guard import check_final_answer, guard_config
+from agents.core.guard.grounding import Vocabulary, action_stems, evidence_stems, find_unsupported
+from agents.core.policy import DEFAULT_VOCABULARY, GuardRules, SelfCritiquePolicy
+
+
+def incident(state="investigating", region="US", facts=(), actions=(), messages=(), strict=False):
+    """A product-shaped context: identity, facts with labels and units, approved actions, key messages."""
+    values = {"incident_id": "inc_domains_1", "title": "Custom domain renewals failing", "severity": "P2",
+              "state": state, "status": state, "affected_components": "Custom domains"}
+    meta = [{"key": "affected_components", "label": "Affected components", "unit": "text"}]
+    for key, label, unit, value in facts:
+        values[key] = value
+        meta.append({"key": key, "label": label, "unit": unit})
+    return {"report_date": "2026-11-30", "region": region, "incident": values, "fact_meta": meta,
+            "policy_hints": {"avoid_absolute_guarantees": strict}, "approved_actions": list(actions),
+            "key_messages": list(messages)}
+
+
+RULES = GuardRules(vocabulary=DEFAULT_VOCABULARY)
+
+
+def stops(text, context, rules=RULES):
+    """The checks that stop ``text`` as a final answer on ``context`` (empty: it passes)."""
+    config = guard_config(SelfCritiquePolicy(), context)
+    result = check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims)
+    return [(v["check"].split(":")[-1], v["found"]) for v in result.violations]
+
+
+# ---------------------------------------------------------------- what the company says it does
+
+RENEWALS = incident(state="identified", actions=["post an update every 30 minutes"])
+
+
+@pytest.mark.parametrize("text", [
+    "We have identified why renewals fail for some custom domains and are working on a fix.",
+    "We're rolling back the change and will post an update every 30 minutes.",
+    "Our team is actively investigating. We apologize for the inconvenience.",
+    "We cannot guarantee a time yet for custom domain renewals.",  # a negated action promises nothing
+    "Custom domains have been slow to renew.",  # "have been" before an adjective describes
+    "We're sorry, and we are aware that renewals fail for some custom domains.",
+])
+def test_the_company_doing_its_ordinary_work_passes(text):
+    assert stops(text, RENEWALS) == []
+
+
+@pytest.mark.parametrize(("text", "verb"), [
+    ("We have turned off automatic renewal on the affected custom domains.", "turned"),
+    ("We have re-run the failed renewals for you.", "run"),
+    ("Renewals that fail will be sent again once the issue is fixed.", "sent"),
+    ("We will email every affected account a list of its domains.", "email"),
+    ("Custom domains will move to a new renewal system tonight.", "move"),
+])
+def test_an_action_on_customers_things_that_nobody_approved_stops_on_its_verb(text, verb):
+    found = stops(text, RENEWALS)
+    assert ("unsupported_statement", verb) in found or any(c == "unsupported_statement" and verb in f
+                                                          for c, f in found), found
+
+
+def test_an_approved_action_or_a_fact_about_what_was_done_licenses_the_same_verb():
+    approved = incident(state="identified", actions=["turn off automatic renewal on the affected domains"])
+    assert stops("We have turned off automatic renewal on the affected custom domains.", approved) == []
+    done = incident(state="resolved", facts=[("fix", "Fix", "text", "failed renewals were re-run")])
+    assert stops("We have re-run the failed renewals.", done) == []
+    # A symptom is no approval: "renewals fail" licenses no promise to renew them.
+    assert ("unsupported_statement", "renewed") in stops("Failed renewals will be renewed tonight.", RENEWALS)
+
+
+def test_a_vocabulary_stored_before_the_action_flag_reads_such_sentences_as_before():
+    pairs = tuple((text, advice) for text, advice, _action in DEFAULT_VOCABULARY)
+    assert not Vocabulary.of(pairs).commitments
+    assert stops("We have turned off the failed renewals.", RENEWALS, GuardRules(vocabulary=pairs)) == []
+
+
+def test_the_action_stems_are_the_approved_actions_key_messages_and_facts_about_what_was_done():
+    context = incident(facts=[("symptom", "Symptom", "text", "renewals fail when placed"),
+                              ("mitigation", "Mitigation", "text", "traffic rerouted")],
+                       actions=["post an update"], messages=["Domains keep serving traffic."])
+    acted = action_stems(context)
+    assert {"post", "serv", "rerout"} <= acted
+    assert "place" not in acted and "place" in evidence_stems(context)
+
+
+# ---------------------------------------------------------------- advice, months and places
+
+
+def test_advice_is_read_from_the_clause_that_gives_it():
+    vocabulary = Vocabulary.of(DEFAULT_VOCABULARY)
+    licensed = evidence_stems(incident())
+    # The first clause describes (its words are the plain vocabulary's); only the second advises.
+    assert find_unsupported("Remaining renewals are being processed, and customers do not need to do anything.",
+                            licensed, vocabulary) == []
+    assert [u.found for u in find_unsupported("Renewals are queued, and customers should delete their domains.",
+                                              licensed, vocabulary)] == ["delete"]
+    # A noun that looks like an instruction names things: "Contact and lead edits ..." is no advice.
+    assert find_unsupported("Contact and lead edits are delayed.", licensed | {"lead", "edit"}, vocabulary) == []
+
+
+def test_a_month_without_a_day_is_the_incidents_to_name():
+    assert stops("This is the same problem we had in March.", RENEWALS) == [("unsupported_statement", "March")]
+    since = incident(facts=[("started", "Started", "text", "23 November")])
+    assert stops("Some custom domains have failed to renew since 23 November.", since) == []
+
+
+@pytest.mark.parametrize(("region", "text"), [
+    ("CA", "Some renewals for Canadian custom domains fail in Canada."),
+    ("AU", "Custom domains in Australia fail to renew."),
+])
+def test_a_country_region_licenses_its_own_places(region, text):
+    assert stops(text, incident(region=region)) == []
+
+
+def test_a_place_outside_the_incidents_regions_still_stops():
+    assert ("new_region", "Germany") in stops("Custom domains in Germany fail to renew.", incident(region="CA"))
+
+
+# ---------------------------------------------------------------- labels, narrowing and what was spared
+
+
+def test_a_status_label_must_be_the_incidents_state():
+    text = "{} - We are looking into failed renewals for custom domains."
+    assert stops(text.format("Investigating"), incident("investigating")) == []
+    assert ("state_claim", "Identified") in stops(text.format("Identified"), incident("investigating"))
+    assert ("state_claim", "Resolved") in stops(text.format("Resolved"), incident("monitoring"))
+
+
+def test_a_claim_that_only_some_are_affected_needs_the_incident_to_say_so():
+    text = "The issue only affects custom domains added this week."
+    assert ("scope_claim", "only affects") in stops(text, incident())
+    narrowed = incident(messages=["The issue only affects custom domains added this week."])
+    assert stops(text, narrowed) == []
+    assert stops("Renewals are not loading at all for users of custom domains.", incident()) == []
+
+
+def test_a_part_the_incident_says_was_not_affected_may_be_called_working_normally():
+    text = "Renewals fail for custom domains. Verified domains are working normally."
+    spared = incident(strict=True, messages=["Verified domains are not affected and keep serving traffic."])
+    assert stops(text, spared) == []
+    # Without that statement it is a recovery claim on an incident still investigated.
+    assert any(check in ("restricted_claims", "state_claim") for check, _ in stops(text, incident(strict=True)))
+
+
+def test_a_condition_that_as_soon_as_opens_claims_nothing():
+    text = "We will let you know as soon as custom domain renewals are back to normal."
+    assert stops(text, incident(strict=True, actions=["post an update"])) == []
+
+
+# ---------------------------------------------------------------- numbers and causes
+
+
+def test_a_share_fact_above_one_is_a_percentage_and_every_hour_is_one_hour():
+    plain = {"report_date": "2026-11-30", "region": "US", "policy_hints": {},
+             "incident": {"incident_id": "inc_domains_1", "status": "degraded", "renewal_error_share": 12},
+             "approved_actions": ["post an update every hour"]}
+    assert stops("About 12% of custom domain renewals fail. Next update in one hour.", plain) == []
+    assert ("no_new_facts", "two") in stops("About 12% of renewals fail. Next update in two hours.", plain)
+
+
+def test_a_party_named_only_as_affected_is_not_named_as_the_cause():
+    context = incident(facts=[("scope", "Affected", "text", "custom domains registered through Northwind Registry")])
+    found = stops("The failures come from a problem on Northwind Registry's side.", context)
+    assert any(check == "liability" for check, _ in found)
+    cause = incident(facts=[("cause", "Cause", "text", "an outage at Northwind Registry")])
+    assert not any(check == "liability" for check, _ in stops("The failures were caused by Northwind Registry.", cause))
+
+
+def test_a_cause_naming_the_products_own_component_is_read_whole():
+    # The name stands past the 60 characters after "caused by" that the blame check reads.
+    cause = "a change to the length limit in an update to the Custom Domain Manager"
+    context = incident(facts=[("cause", "Cause", "text", cause)])
+    text = f"Renewals failed. It was caused by {cause}."
+    assert stops(text, context) == []

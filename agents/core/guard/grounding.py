@@ -278,9 +278,12 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         places = _places(sentence, tokens, vocabulary)
         covered = _phrase_cover(tokens, vocabulary, places)
         causes = _cause_spans(sentence)
+        others = _other_incident_spans(sentence)
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
-            if any(mark <= a and b <= c for mark, c, _ in causes):
+            if any(c <= a and b <= d for c, d in others):
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) and word.lower() not in _CAUSE_NEUTRAL
+            elif any(mark <= a and b <= c for mark, c, _ in causes):
                 ok = True  # the words that say a cause follows: "due to", "caused by"
             elif any(c <= a and b <= d for _, c, d in causes):
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
@@ -410,6 +413,25 @@ _CAUSE_NEUTRAL = frozenset(
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings".split()
 )
+
+
+# Another incident ("the same problem we had in March", "like the previous outage", "as last time"):
+# the incident knows nothing of others, so these words are licensed by the incident alone.
+_OTHER_INCIDENT = re.compile(
+    r"\b(?:the\s+)?(?:same|similar)\s+(?:\w+\s+)?(?:issue|problem|incident|outage|disruption|error|bug)s?\s+"
+    r"(?:as|we|that|to|like)\b|\b(?:previous|prior|past|last)\s+(?:\w+\s+)?(?:incident|outage|disruption)s?\b"
+    r"|\b(?:as|like)\s+last\s+time\b|\b(?:happened|occurred)\s+before\b",
+    re.IGNORECASE,
+)
+
+
+def _other_incident_spans(sentence: str) -> list[tuple[int, int]]:
+    """Each mention of another incident, to the end of its clause ("the same issue as last week")."""
+    spans = []
+    for m in _OTHER_INCIDENT.finditer(sentence):
+        end = _CAUSE_END.search(sentence, m.end())
+        spans.append((m.start(), end.start() if end else len(sentence)))
+    return spans
 
 
 def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:

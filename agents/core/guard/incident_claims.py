@@ -286,7 +286,9 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
 _ONLY = re.compile(
     r"\b(?:only|just|solely|exclusively)\s+(?:affect(?:s|ed|ing)?|impact(?:s|ed|ing)?|happen(?:s|ed)?|occur(?:s|red)?|"
     r"appl(?:y|ies|ied))\b|\b(?:affect(?:s|ed)?|impact(?:s|ed)?)\s+(?:only|just|solely|exclusively)\b"
-    r"|\b(?:limited|confined|restricted)\s+to\b",
+    r"|\b(?:limited|confined|restricted)\s+to\b"
+    # ... or that plays it down: "this was only a display issue", "it is just a visual glitch".
+    r"|\b(?:was|is|were|are|been)\s+(?:only|just|merely|simply|purely)\s+(?:a|an)\b",
     re.IGNORECASE,
 )
 _ONLY_SUPPORT = re.compile(r"\b(?:only|solely|exclusively|limited\s+to|confined\s+to|restricted\s+to)\b",
@@ -348,6 +350,30 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
         findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something was spared, and the "
                                 "incident does not say so.", m.start()))
     return findings
+
+
+# "Our engineers did not open any payslip files", "our support team can see which of your items failed":
+# what the company's people saw or may see of customers' data is a statement about their data's safety,
+# and the incident's to make.
+_STAFF_ACCESS = re.compile(
+    r"\b(?:we|our\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers|staff|employees|agents|people|specialists))"
+    r"(?:['’](?:ve|re|ll|d))?\s+(?:[\w’']+\s+){0,3}?(?:access(?:ed)?|view(?:ed)?|open(?:ed)?|read|see|saw|seen|"
+    r"went\s+through)\s+(?:[\w’'-]+\s+){0,4}?"
+    r"(?:data|files?|documents?|messages?|items?|records?|contents?|conversations?|recordings?|footage|"
+    r"vaults?|passwords?|emails?|payslips?|photos?|details|information)\b",
+    re.IGNORECASE,
+)
+_ACCESS_SUPPORT = re.compile(r"\b(?:staff|engineers?|team|employees?|agents?|we)\b[^.;]{0,40}?\b"
+                             r"(?:access(?:ed)?|view(?:ed)?|open(?:ed)?|saw|seen|see|read)\b", re.IGNORECASE)
+
+
+def staff_access_findings(text: str, evidence: str) -> list[Finding]:
+    """Statements of what the company's people saw of customers' data that the incident does not make."""
+    if _ACCESS_SUPPORT.search(evidence):
+        return []
+    return [Finding("data_safety", m.group(), f"“{m.group()}” says what the company's people saw of customers' "
+                    "data, and the incident does not say so.", m.start())
+            for m in _STAFF_ACCESS.finditer(text)]
 
 
 # ---------------------------------------------------------------- blame
@@ -513,6 +539,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context),
+        *staff_access_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
     return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

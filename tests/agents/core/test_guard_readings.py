@@ -102,7 +102,8 @@ def test_advice_is_read_from_the_clause_that_gives_it():
 
 
 def test_a_month_without_a_day_is_the_incidents_to_name():
-    assert stops("This is the same problem we had in March.", RENEWALS) == [("unsupported_statement", "March")]
+    assert stops("Renewals fail for some custom domains, as they did in March.", RENEWALS) == [
+        ("unsupported_statement", "March")]
     since = incident(facts=[("started", "Started", "text", "23 November")])
     assert stops("Some custom domains have failed to renew since 23 November.", since) == []
 
@@ -175,3 +176,32 @@ def test_a_cause_naming_the_products_own_component_is_read_whole():
     context = incident(facts=[("cause", "Cause", "text", cause)])
     text = f"Renewals failed. It was caused by {cause}."
     assert stops(text, context) == []
+
+
+# ---------------------------------------------------------------- downplaying, staff access, other incidents
+
+
+def test_playing_the_incident_down_is_a_narrowing_the_incident_must_make():
+    assert ("scope_claim", "was only a") in stops("Renewals failed for some custom domains. This was only a "
+                                                  "display issue.", incident("resolved"))
+    said = incident("resolved", messages=["This was only a display issue: renewals went through."])
+    assert stops("Renewals looked failed for some custom domains. This was only a display issue.", said) == []
+
+
+def test_what_staff_saw_of_customers_data_is_a_data_safety_statement():
+    text = "Renewals failed for some custom domains. Our engineers did not open any domain files while fixing it."
+    assert any(check == "data_safety" for check, _ in stops(text, incident("resolved")))
+    # Customers viewing their own things is no such statement.
+    viewed = incident("resolved", messages=["Domain settings can be viewed again."])
+    assert any(check == "data_safety" for check, _ in stops(text, viewed))
+    stated = incident("resolved", messages=["Our engineers did not open any domain files while fixing it."])
+    assert stops(text, stated) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Custom domain renewals fail. This is the same issue as last week.",
+    "Like the previous outage, custom domain renewals fail.",
+    "Custom domain renewals fail, as last time.",
+])
+def test_another_incident_is_one_the_incident_knows_nothing_of(text):
+    assert [check for check, _ in stops(text, RENEWALS)] == ["unsupported_statement"]

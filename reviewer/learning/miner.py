@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from agents.core.guard.grounding import says_company_action
 from agents.core.patterns import UnsafePattern, compile_pattern
 from agents.models import GroundingTerm, RestrictedClaim, split_words
 from reviewer.models import Decision
@@ -163,9 +164,12 @@ def grounding_terms(read: list[Label], terms: dict[str, GroundingTerm]) -> list[
         text = _shared_phrase(words, sentences)
         if not TERM_TEXT.fullmatch(text) or text in terms:
             continue
+        # Where leads approved it as what the company does ("we have re-sent ..."), it needs the action flag.
+        action = any(says_company_action(s, words) for s in sentences)
+        changes = {"text": text, "note": "Mined from sentences leads approved unchanged.", "action": action}
         proposals.append(Proposal(
-            Amendment.Kind.TERM, "term", "", {"text": text, "note": "Mined from sentences leads approved unchanged."},
-            f"Grounding term “{text}”", f"term:{text}",
+            Amendment.Kind.TERM, "term", "", changes,
+            f"Grounding term “{text}”" + (" (as the company's action)" if action else ""), f"term:{text}",
             group.evidence(check=GROUNDING, words=words, sentences=sentences[:EXAMPLES])))
     return proposals
 
@@ -173,6 +177,8 @@ def grounding_terms(read: list[Label], terms: dict[str, GroundingTerm]) -> list[
 def _shared_phrase(words: str, sentences: list[str]) -> str:
     """``words`` with the (up to two) words before them that every sentence shares: "around the clock"."""
     befores = [words_of(s[:s.lower().find(words)])[-2:] for s in sentences if words in s.lower()]
+    if any(b and b[-1].endswith(("-", "‑")) for b in befores):
+        return " ".join(words_of(words))  # the end of a word ("re-keyed"): the term is the word the guard read
     for reach in (2, 1):
         if befores and all(len(b) >= reach and b[-reach:] == befores[0][-reach:] for b in befores):
             return " ".join([*befores[0][-reach:], *words_of(words)])

@@ -387,6 +387,13 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
     return spans
 
 
+def says_company_action(sentence: str, words: str) -> bool:
+    """Whether ``words`` stand in ``sentence`` where the company says what it did, does or will do ("we
+    have <b>re-sent</b> the invoices"): a vocabulary term mined from there needs its ``action`` flag."""
+    at = sentence.lower().find(words.lower())
+    return at >= 0 and any(a <= at < b for a, b in _commitment_spans(sentence))
+
+
 @functools.lru_cache(maxsize=16384)
 def _verb(word: str, auxiliary: str) -> bool:
     """Whether the word after the mark says what is done: a verb in the form its auxiliary asks for ("have

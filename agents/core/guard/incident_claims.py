@@ -324,14 +324,20 @@ def spared_by_incident(subject: str, context: Mapping | None) -> bool:
     """Whether ``subject`` names something one of the incident's statements of no impact names (a fact,
     a key message or an approved action that says it is not affected, works normally or as usual)."""
     words = _content(subject)
-    if not words or not isinstance(context, Mapping):
-        return False
+    return bool(words) and any(words & _content(t) for t in _spared_statements(context))
+
+
+def _spared_statements(context: Mapping | None) -> list[str]:
+    """The incident's statements of no impact: facts, key messages and approved actions that say something
+    is not affected, works normally or as usual."""
+    if not isinstance(context, Mapping):
+        return []
     incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
     labels = {key: label for key, label, _unit in fact_meta(context)}
     statements = [f"{labels.get(k, k.replace('_', ' '))}: {v}" for k, v in incident.items() if isinstance(v, str)]
     statements += [t for key in ("key_messages", "approved_actions") for t in context.get(key) or ()
                    if isinstance(t, str)]
-    return any(words & _content(t) for t in statements if _SPARED_STATEMENT.search(t))
+    return [t for t in statements if _SPARED_STATEMENT.search(t)]
 
 
 def _content(text: str) -> set[str]:
@@ -350,6 +356,55 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
         findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something was spared, and the "
                                 "incident does not say so.", m.start()))
     return findings
+
+
+# "Some confirmation emails may also have been delayed" on an incident that says "Confirmation emails were
+# not affected": an impact on what the incident says it spared contradicts the incident. The clause's
+# subject must be named whole by one of the incident's statements of no impact.
+_HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|failed|failing|unavailable|"
+                     r"down|slow|slower|missing|lost|broken|stuck)\b", re.IGNORECASE)
+
+
+def spared_impact_findings(text: str, context: Mapping | None) -> list[Finding]:
+    """Impact claims about something the incident says was not affected."""
+    findings = []
+    for m in _HIT.finditer(text):
+        start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
+        subject = text[start : m.start()]
+        if re.search(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", subject, re.IGNORECASE):
+            continue
+        if spared_whole(subject, context):
+            findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
+                                    "not affected was affected.", m.start()))
+    return findings
+
+
+def spared_whole(subject: str, context: Mapping | None) -> bool:
+    """Whether ``subject`` names a thing the incident says was spared, whole, and nothing else: one item
+    of a statement of no impact ("Appointment booking and patient messaging were not affected": "patient
+    messaging") has all its words in the subject, and the subject no word the statement lacks ("files
+    that were already uploaded were not affected" says nothing of "file uploads")."""
+    words = _named(subject)
+    if not words:
+        return False
+    for statement in _spared_statements(context):
+        label, _, value = statement.partition(": ")
+        named = value if value and _SPARED_STATEMENT.search(label) else \
+            statement[: _SPARED_STATEMENT.search(statement).start()]
+        items = [_named(item) for item in _ITEMS.split(named)]
+        if words <= _named(statement) and any(item and item <= words for item in items):
+            return True
+    return False
+
+
+_ITEMS = re.compile(r"[,;/]|\b(?:and|or|nor)\b", re.IGNORECASE)
+# Words that pick a part out of a whole ("files already uploaded" are not "file uploads").
+_PICKS = frozenset("already existing new newly previous previously earlier later older newer other pending "
+                   "scheduled before after".split())
+
+
+def _named(text: str) -> set[str]:
+    return _content(text) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
 
 
 # "Our engineers did not open any payslip files", "our support team can see which of your items failed":
@@ -539,6 +594,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context),
+        *spared_impact_findings(text, support.context),
         *staff_access_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)

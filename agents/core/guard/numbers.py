@@ -53,7 +53,7 @@ _NUMBER_WORDS = {**_UNITS, **_TENS, **_SCALES}
 # Inside a compound ("twenty-one", "one hundred") it is always a number. "zero" always counts:
 # "zero downtime" is a quantitative promise the context has to support.
 _UNIT_AFTER_ONE = re.compile(
-    r"[\s-]+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?"
+    r"(?:\s+and\s+a\s+half)?[\s-]+(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?"
     r"|percent|per\s+cent)\b|\s?%",
     re.IGNORECASE,
 )
@@ -379,7 +379,25 @@ def extract_numbers(text: str, *, skip: list[tuple[int, int]] | None = None) -> 
         numbers.append(_with_unit(m.group(0), Decimal(digits), m.start(), text[m.end():], percent=bool(m.group(3))))
     numbers.extend(n for n in _spelled_numbers(text) if _outside(n.start, spans))
     numbers.extend(n for n in _quantity_words(text) if _outside(n.start, spans))
-    return sorted(numbers, key=lambda n: n.start)
+    return _and_a_half(text, sorted(numbers, key=lambda n: n.start))
+
+
+_AND_A_HALF = re.compile(r"\s+and\s+a\s+half(?=[\s-]+(?:minutes?|hours?|days?|weeks?)\b)", re.IGNORECASE)
+
+
+def _and_a_half(text: str, numbers: list[Number]) -> list[Number]:
+    """A number and a half before a unit of time is one duration: "thirteen and a half hours" is 810
+    minutes, "2 and a half days" 60 hours (the fraction is not a share of its own)."""
+    merged, halves = [], set()
+    for number in numbers:
+        m = None if number.unit or number.percent else _AND_A_HALF.match(text, number.start + len(number.found))
+        if m is None:
+            merged.append(number)
+            continue
+        halves.add(m.end() - len("half"))
+        merged.append(_with_unit(text[number.start : m.end()], number.value + Decimal("0.5"), number.start,
+                                 text[m.end():]))
+    return [n for n in merged if n.start not in halves]
 
 
 # The unit a JSON value carries in its key's name: "eta_minutes":45 is 45 minutes.

@@ -86,6 +86,18 @@ def test_compound_number_words_are_one_number():
     assert [int(n.value) for n in numbers] == [21, 105, 2300]
 
 
+def test_a_number_and_a_half_before_a_unit_of_time_is_one_duration():
+    numbers = extract_numbers("For thirteen and a half hours, then one and a half days; 2 and a half hours; "
+                              "half of them.")
+    assert [(n.found, n.seconds, n.percent) for n in numbers] == [
+        ("thirteen and a half", 48600, False),
+        ("one and a half", 129600, False), ("2 and a half", 9000, False), ("half", None, True)]
+    outage = canonical_json({"incident": {"duration_minutes": 810}})
+    assert checks("The app showed no data for about thirteen and a half hours.", outage) == []
+    assert checks("The app showed no data for about twelve and a half hours.", outage) == [
+        ("no_new_facts", "twelve and a half")]
+
+
 def test_lone_one_counts_only_before_a_unit():
     # "no one" and "one of" are not quantities; "one hour" is.
     assert checks("No one needs to act; one of our partners is affected.") == []

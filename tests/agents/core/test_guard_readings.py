@@ -205,3 +205,15 @@ def test_what_staff_saw_of_customers_data_is_a_data_safety_statement():
 ])
 def test_another_incident_is_one_the_incident_knows_nothing_of(text):
     assert [check for check, _ in stops(text, RENEWALS)] == ["unsupported_statement"]
+
+
+def test_an_impact_on_what_the_incident_says_it_spared_contradicts_it():
+    spared = incident(facts=[("affected", "Affected", "text", "uploads of new files"),
+                             ("not_affected", "Not affected", "text",
+                              "confirmation emails and files already uploaded")],
+                      messages=["Booking pages were not affected."])
+    assert stops("Some confirmation emails may also have been delayed.", spared) == [("scope_claim", "delayed")]
+    assert stops("Booking pages were slow to load.", spared) == [("scope_claim", "slow")]
+    # The thing named whole and nothing more: a part of it, a negation or something else is no contradiction.
+    assert stops("Some file uploads are failing. Confirmation emails were not delayed.", spared) == []
+    assert stops("Booking confirmations are delayed.", spared) != [("scope_claim", "delayed")]

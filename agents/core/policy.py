@@ -40,6 +40,7 @@ SUPPORTS: dict[str, str] = {
     "ongoing": "the incident is not resolved",
     "investigating": "the incident is still being investigated (its cause is not identified)",
     "identified": "the incident's cause is identified (identified, monitoring or resolved)",
+    "fixed": "a fix is in place: the incident is monitoring or resolved (an incident with no known state may say so)",
     "time": "the statement is about the next update; otherwise the facts must make it",
     "in_progress": "a maintenance window is in progress (before it starts, or after it ends, it is not)",
 }
@@ -236,6 +237,39 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\b(?:root\s+)?cause\s+(?:has\s+been|was|is\s+now)\s+(?:identified|found|determined|pinpointed)\b",
             r"\bidentified\s+(?:the\s+|a\s+)?(?:root\s+)?cause\b",
         ),
+    ),
+    # Where the incident is in its lifecycle, as a status page's stages say it: a fix being rolled
+    # out is the identified stage, a fix in place and its results watched the monitoring stage, and
+    # a resolved incident is not waiting to be closed.
+    ClaimFamily(
+        name="fix under way", check="state_claim", support="identified",
+        pattern=r"\b(?:a|the)\s+fix\s+is\s+(?:now\s+|currently\s+)?(?:being\s+(?:deployed|rolled\s+out|implemented|"
+        r"applied|released|prepared|tested)|rolling\s+out)\b",
+        paraphrases=(
+            r"\b(?:we\s+are|we[’']re)\s+(?:now\s+|currently\s+)?(?:deploying|rolling\s+out|implementing|applying|"
+            r"releasing)\s+(?:a|the)\s+fix\b",
+            r"\b(?:have|has|we[’']ve)\s+(?:now\s+)?(?:identified|found|determined|pinpointed|worked\s+out)\s+why\b",
+        ),
+    ),
+    ClaimFamily(
+        name="fix in place", check="state_claim", support="fixed",
+        pattern=r"\b(?:a|the)\s+fix\s+(?:has\s+(?:now\s+)?been|was|is\s+now)\s+(?:fully\s+)?(?:implemented|deployed|"
+        r"applied|rolled\s+out|released|put\s+in\s+place)\b",
+        paraphrases=(
+            r"\b(?:a|the)\s+fix\s+is\s+(?:now\s+)?in\s+place\b",
+            r"\b(?:have|has|we[’']ve)\s+(?:now\s+)?(?:implemented|deployed|applied|rolled\s+out|released)\s+(?:a|the)\s+fix\b",
+            r"\bmonitoring\s+(?:the\s+)?(?:results|fix|recovery)\b",
+        ),
+    ),
+    ClaimFamily(
+        name="not yet closed", check="state_claim", support="ongoing",
+        pattern=r"\bbefore\s+(?:we\s+)?(?:closing|close|resolving|resolve|marking|mark)\s+(?:this|the)\s+"
+        r"(?:incident|issue)\b",
+    ),
+    ClaimFamily(
+        name="why unknown", check="state_claim", support="investigating",
+        pattern=r"\b(?:still\s+)?(?:looking\s+into|investigating|trying\s+to\s+understand|working\s+to\s+understand)\s+"
+        r"why\b",
     ),
     ClaimFamily(
         name="planned work", check="state_claim",

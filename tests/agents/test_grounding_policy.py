@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 
 from agents.core.guard import check_final_answer
 from agents.core.policy import DEFAULT_VOCABULARY
-from agents.models import GroundingTerm, PipelinePolicy
+from agents.models import GroundingTerm, PipelinePolicy, RestrictedClaim
 from agents.policy_rows import load_policy
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +94,9 @@ def test_a_new_term_can_be_previewed_in_the_policy_lab_before_it_is_saved(login,
     assert not GroundingTerm.objects.filter(text="webinar").exists()
 
 
+LIFECYCLE = ("fix under way", "fix in place", "not yet closed", "why unknown")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_decided():
     from django.db import connection
@@ -122,7 +125,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migrations_0029_and_0032_add_their_words_mark_the_actions_and_keep_what_its_admins_decided():
+def test_migrations_0029_0032_and_0033_add_their_words_and_families_and_keep_what_its_admins_decided():
     # One trip back and forth for both migrations: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
@@ -138,6 +141,9 @@ def test_migrations_0029_and_0032_add_their_words_mark_the_actions_and_keep_what
         Term.objects.update_or_create(text=text, defaults={"enabled": True, "advice": False})
     Term.objects.update_or_create(text="our own word", defaults={"advice": False})
     Term.objects.filter(text="investigating").update(note="Ours.")
+    Claim = executor.loader.project_state(before).apps.get_model("agents", "RestrictedClaim")
+    assert not Claim.objects.filter(family__in=LIFECYCLE).exists()  # 0033 taken back on the way down
+    Claim.objects.filter(family="cause identified").update(enabled=False)
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
@@ -153,3 +159,8 @@ def test_migrations_0029_and_0032_add_their_words_mark_the_actions_and_keep_what
     assert not terms["choppy"].action and not terms["our own word"].action and terms["our own word"].enabled
     for text in ("automatic", "mostly"):
         assert not terms[text].enabled and "the incident must say it" in terms[text].note
+    # 0033: the lifecycle families join the stored ones; a family an admin switched off stays off.
+    families = {c.family: c for c in RestrictedClaim.objects.all()}
+    assert set(LIFECYCLE) <= set(families) and all(families[name].enabled for name in LIFECYCLE)
+    assert families["fix in place"].kind == "state_claim" and families["fix in place"].support == "fixed"
+    assert not families["cause identified"].enabled

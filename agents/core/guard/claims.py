@@ -140,7 +140,7 @@ def _claim_message(found: str, family: ClaimFamily, strict: bool, state: str | N
     named = f" of the “{family.name}” family" if family.name else ""
     if strict and family.check == "restricted_claims":
         return f"“{found}” is a restricted claim{named}, and this policy avoids guarantees."
-    if family.support in ("resolved", "recovering", "ongoing", "investigating", "identified") and (
+    if family.support in ("resolved", "recovering", "ongoing", "investigating", "identified", "fixed") and (
             state is not None or family.support == "ongoing" or family.check == "state_claim"):
         return state_message(found, family, state)
     if family.check in _CHECK_WORDS:

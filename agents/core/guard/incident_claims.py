@@ -76,11 +76,13 @@ def state_supports(support: str, state: str | None) -> bool | None:
     if state in MAINTENANCE_STATES:  # a window has no cause or fix: only "going on" has a meaning
         return state == "in_progress" if support == "ongoing" else None
     if state is None:
-        return True if support in ("ongoing", "investigating", "identified") else None
+        return True if support in ("ongoing", "investigating", "identified", "fixed") else None
     if support == "resolved":
         return state == "resolved" or None
     if support == "recovering":
         return state in ("monitoring", "resolved") or None
+    if support == "fixed":
+        return state in ("monitoring", "resolved")
     if support == "ongoing":
         return state != "resolved"
     if support == "investigating":
@@ -103,6 +105,8 @@ def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
         return f"{named}: it says the cause is identified, but the incident {_STATE_WORDS[state]}."
     if family.support == "investigating" and state is not None:
         return f"{named}: it says the cause is not known yet, but the incident {_STATE_WORDS[state]}."
+    if family.support == "fixed" and state is not None:
+        return f"{named}: it says a fix is in place, but the incident {_STATE_WORDS[state]}."
     if state is not None and family.support in ("resolved", "recovering"):
         return f"{named}: it says the problem is over, but the incident {_STATE_WORDS[state]}."
     return f"{named} about the incident that its facts do not support."

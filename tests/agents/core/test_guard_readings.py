@@ -217,3 +217,28 @@ def test_an_impact_on_what_the_incident_says_it_spared_contradicts_it():
     # The thing named whole and nothing more: a part of it, a negation or something else is no contradiction.
     assert stops("Some file uploads are failing. Confirmation emails were not delayed.", spared) == []
     assert stops("Booking confirmations are delayed.", spared) != [("scope_claim", "delayed")]
+
+
+@pytest.mark.parametrize(("text", "wrong", "right"), [
+    ("A fix is being rolled out for custom domain renewals.", "investigating", "identified"),
+    ("We have identified why renewals fail for custom domains.", "investigating", "monitoring"),
+    ("A fix has been implemented for custom domain renewals and we are monitoring the results.", "identified",
+     "monitoring"),
+    ("We are monitoring custom domain renewals before closing this incident.", "resolved", "monitoring"),
+    ("We are still looking into why custom domain renewals fail.", "identified", "investigating"),
+])
+def test_a_lifecycle_stage_the_incident_is_not_in_is_a_state_claim(text, wrong, right):
+    assert {check for check, _ in stops(text, incident(state=wrong))} == {"state_claim"}
+    assert stops(text, incident(state=right)) == []
+
+
+def test_a_stage_that_is_hoped_for_or_conditional_is_no_state_claim():
+    text = "Once a fix has been implemented for custom domain renewals, we will post an update."
+    assert stops(text, incident(state="identified", actions=["post an update"])) == []
+
+
+def test_a_fix_in_place_passes_where_the_incident_names_no_state():
+    unknown = incident()
+    unknown["incident"] = {**unknown["incident"], "status": "degraded"}
+    del unknown["incident"]["state"]
+    assert stops("A fix has been implemented and we are monitoring the results.", unknown) == []

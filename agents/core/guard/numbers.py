@@ -397,7 +397,29 @@ def _and_a_half(text: str, numbers: list[Number]) -> list[Number]:
         halves.add(m.end() - len("half"))
         merged.append(_with_unit(text[number.start : m.end()], number.value + Decimal("0.5"), number.start,
                                  text[m.end():]))
-    return [n for n in merged if n.start not in halves]
+    return _compound(text, [n for n in merged if n.start not in halves])
+
+
+_COMPOUND_GAP = re.compile(r",?\s+(?:and\s+)?")
+
+
+def _compound(text: str, numbers: list[Number]) -> list[Number]:
+    """Durations written in parts are one duration: "3 hours and 15 minutes" is 195 minutes, "1 hour 30
+    minutes" 90 (the larger unit first)."""
+    joined: list[Number] = []
+    for number in numbers:
+        last = joined[-1] if joined else None
+        if last is not None and last.seconds is not None and number.seconds is not None \
+                and number.seconds < last.seconds:
+            unit = _DURATION.match(text, last.start + len(last.found))
+            gap = _COMPOUND_GAP.fullmatch(text, unit.end(), number.start) if unit else None
+            if gap and _DURATION.match(text, number.start + len(number.found)):
+                seconds = last.seconds + number.seconds
+                joined[-1] = Number(text[last.start : number.start + len(number.found)], seconds / 60, False,
+                                    last.start, "s", seconds)
+                continue
+        joined.append(number)
+    return joined
 
 
 # The unit a JSON value carries in its key's name: "eta_minutes":45 is 45 minutes.

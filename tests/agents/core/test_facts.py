@@ -98,6 +98,17 @@ def test_a_number_and_a_half_before_a_unit_of_time_is_one_duration():
         ("no_new_facts", "twelve and a half")]
 
 
+def test_a_duration_written_in_parts_is_one_duration():
+    numbers = extract_numbers("Sign-in failed for 3 hours and 15 minutes; exports for one hour 30 minutes.")
+    assert [(n.seconds, n.unit) for n in numbers] == [(11700, "s"), (5400, "s")]
+    outage = canonical_json({"incident": {"duration_minutes": 195}})
+    assert checks("Sign-in was failing for about 3 hours and 15 minutes.", outage) == []
+    assert checks("Sign-in was failing for about 3 hours and 25 minutes.", outage) == [
+        ("no_new_facts", "3 hours and 25")]
+    # Smaller unit first, or a share after it: no duration in parts.
+    assert len(extract_numbers("5 minutes and 3 hours")) == len(extract_numbers("for 2 hours and 40% of users")) == 2
+
+
 def test_lone_one_counts_only_before_a_unit():
     # "no one" and "one of" are not quantities; "one hour" is.
     assert checks("No one needs to act; one of our partners is affected.") == []

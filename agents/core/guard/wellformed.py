@@ -422,6 +422,9 @@ def _affected_words(context: Mapping[str, Any]) -> tuple[set[str], set[str]]:
     meta = context.get("fact_meta") if isinstance(context.get("fact_meta"), list) else []
     labels = [m.get("label") for m in meta if isinstance(m, Mapping)]
     keys = [m.get("key") for m in meta if isinstance(m, Mapping) and isinstance(m.get("key"), str)]
+    if not meta:  # a plain context (a seed-format file) has no fact list: its facts are the incident's values
+        keys = [key for key in incident if key not in ("incident_id", "severity", "status", "state")]
+        labels = [key.replace("_", " ") for key in keys]
     values = [incident.get(key) for key in keys]
     words = _context_words(incident.get("title"), context.get("title"), labels, values)
     return words, _regions(context, incident)

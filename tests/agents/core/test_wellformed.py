@@ -292,6 +292,15 @@ def test_the_incidents_own_title_names_what_is_affected():
     assert uninformative(text, {}) != []
 
 
+def test_a_plain_context_names_what_is_affected_in_its_facts():
+    """A seed-format context has no fact list and no title: its facts' values and keys name what is affected."""
+    plain = {"region": "UK", "incident": {"incident_id": "inc_7", "severity": "P2", "status": "resolved",
+                                          "affected_components": "Door readers", "median_delay_minutes": 38}}
+    assert uninformative("All changes have now reached door readers.", plain) == []
+    assert uninformative("The median delay was 38 minutes.", plain) == []
+    assert uninformative("Thank you, we will be in touch.", plain) != []
+
+
 def test_the_incidents_own_status_names_its_state():
     text = "The books stay read-only for now."
     assert uninformative(text, LEDGER) == []

@@ -250,7 +250,9 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=256)
 def _stems_of(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _words_only(text.replace("_", " ")))
+    """Each word's stem and its dictionary forms' stems: a fact that says the database "ran" out of space
+    licenses "running out of space", as the text's "ran" would be read against a fact's "running"."""
+    return frozenset(s for w in _words_only(text.replace("_", " ")) for s in _forms(w.lower().replace("’", "'")))
 
 
 def _strings_and_keys(value) -> list[str]:

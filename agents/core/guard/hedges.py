@@ -54,9 +54,12 @@ def _is_negation(word: str) -> bool:
     return word in _NEGATIONS or word.endswith("n't") or word.endswith("n’t") or word == "cannot"
 
 
+_OBJECTS = {"them", "him", "her", "us", "me"}  # "did not confirm them": the verb has its object, no claim under it
+
+
 def _wrapped(words: list[str]) -> bool:
     for i, word in enumerate(words):
-        if word not in _REPORTING:
+        if word not in _REPORTING or (i + 1 < len(words) and words[i + 1] in _OBJECTS):
             continue
         before = words[max(0, i - _WRAP_REACH) : i]
         if any(_is_negation(w) or w in _WRAP_NEGATIONS for w in before):

@@ -242,3 +242,19 @@ def test_a_fix_in_place_passes_where_the_incident_names_no_state():
     unknown["incident"] = {**unknown["incident"], "status": "degraded"}
     del unknown["incident"]["state"]
     assert stops("A fix has been implemented and we are monitoring the results.", unknown) == []
+
+
+def test_a_facts_irregular_verb_licenses_the_verbs_other_forms():
+    full = incident(state="resolved", facts=[("cause", "Cause", "text", "a database that ran out of space")])
+    assert stops("Renewals failed because a database was running out of space.", full) == []
+    assert stops("Renewals failed because a database was running out of memory.", full) == [
+        ("unsupported_statement", "memory")]
+
+
+def test_a_fact_whose_verb_of_knowing_has_its_own_object_still_supports_its_claim():
+    """"did not confirm them" is no hedge like "we cannot confirm that ...": the refund it states stands."""
+    refunds = incident(facts=[("refund_plan", "Refund plan", "text", "Renewals the registry did not confirm them are "
+                                                            "refunded in full")])
+    text = "If a renewal was not confirmed, you will be refunded in full."
+    assert stops(text, refunds) == []
+    assert [check for check, _ in stops(text, incident())] == ["liability"]

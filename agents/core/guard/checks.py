@@ -86,6 +86,7 @@ _IDENTITY = frozenset({"incident_id", "title", "severity", "state", "status"})
 # The incident's state decides a state claim, whatever a message says; one word is no quote.
 _QUOTABLE = frozenset({"restricted_claims", "scope_claim", "liability", "data_safety", "time_commitment"})
 _QUOTE_WORDS = 2
+_CADENCE_FACT = re.compile(r"next[\s_]*update|cadence|update[\s_]*(?:every|interval|frequency)", re.IGNORECASE)
 
 
 def _quoted(violation: Violation, context: Mapping | None) -> bool:
@@ -97,7 +98,11 @@ def _quoted(violation: Violation, context: Mapping | None) -> bool:
         return False
     quote = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"\b")
     incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
-    facts = [value for key, value in incident.items() if key not in _IDENTITY]
+    labels = {str(m.get("key")): str(m.get("label", "")) for m in context.get("fact_meta") or []
+              if isinstance(m, Mapping)}
+    # The next update's time is a cadence, no time for the fix: "by 10:00 UTC" quoted from it is no quote.
+    facts = [value for key, value in incident.items()
+             if key not in _IDENTITY and not _CADENCE_FACT.search(f"{key} {labels.get(key, '')}")]
     approved = [text for key in _APPROVED for text in _strings(context.get(key))] + _strings(facts)
     return any(quote.search(text.lower()) for text in approved)
 

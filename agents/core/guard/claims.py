@@ -69,8 +69,15 @@ def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
     """Whether the evidence makes the family's claim itself, or says what its ``supported_by``
     patterns name ("Data loss: none"), unhedged."""
     patterns = family.support_patterns
-    return may_match(evidence, patterns) and any(
-        next(_unhedged(evidence, p, family.hedges), None) is not None for p in patterns)
+    if not may_match(evidence, patterns):
+        return False
+    if family.support == "time":
+        # The time of the next update ("Next update: by 10:00 UTC", the fact also read bare) is no time
+        # for the fix.
+        found = [m for p in patterns for m in _unhedged(evidence, p, family.hedges)]
+        cadence = {m.group().lower() for m in found if is_cadence(evidence, m.start(), m.end())}
+        return any(m.group().lower() not in cadence for m in found)
+    return any(next(_unhedged(evidence, p, family.hedges), None) is not None for p in patterns)
 
 
 @dataclass(frozen=True)

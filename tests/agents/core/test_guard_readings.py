@@ -258,3 +258,13 @@ def test_a_fact_whose_verb_of_knowing_has_its_own_object_still_supports_its_clai
     text = "If a renewal was not confirmed, you will be refunded in full."
     assert stops(text, refunds) == []
     assert [check for check, _ in stops(text, incident())] == ["liability"]
+
+
+def test_the_next_updates_time_is_no_time_for_the_fix():
+    cadence = incident(strict=True, facts=[("next_update", "Next update", "text", "By 10:00 UTC")])
+    assert stops("Custom domain renewals will be working again by 10:00 UTC.", cadence) == [
+        ("restricted_claims", "by 10:00 UTC")]
+    assert stops("We are investigating custom domain renewals and will post the next update by 10:00 UTC.",
+                 cadence) == []
+    within = incident(strict=True, facts=[("next_update", "Next update", "text", "Within 30 minutes")])
+    assert stops("We are investigating custom domain renewals. We will share more within 30 minutes.", within) == []

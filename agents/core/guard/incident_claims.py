@@ -367,7 +367,7 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
 # not affected": an impact on what the incident says it spared contradicts the incident. The clause's
 # subject must be named whole by one of the incident's statements of no impact.
 _HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|failed|failing|unavailable|"
-                     r"down|slow|slower|missing|lost|broken|stuck)\b", re.IGNORECASE)
+                  r"down|slow|slower|missing|lost|broken|stuck|stopped)\b", re.IGNORECASE)
 
 
 def spared_impact_findings(text: str, context: Mapping | None) -> list[Finding]:

@@ -214,6 +214,7 @@ def test_an_impact_on_what_the_incident_says_it_spared_contradicts_it():
                       messages=["Booking pages were not affected."])
     assert stops("Some confirmation emails may also have been delayed.", spared) == [("scope_claim", "delayed")]
     assert stops("Booking pages were slow to load.", spared) == [("scope_claim", "slow")]
+    assert stops("Booking pages stopped loading for an hour.", spared) == [("scope_claim", "stopped")]
     # The thing named whole and nothing more: a part of it, a negation or something else is no contradiction.
     assert stops("Some file uploads are failing. Confirmation emails were not delayed.", spared) == []
     assert stops("Booking confirmations are delayed.", spared) != [("scope_claim", "delayed")]

@@ -314,13 +314,16 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
     """Where each token stands: in advice to customers (after the condition that opens it), in what
     the company says it did, does or will do, or in plain description."""
     places = [PLAIN] * len(tokens)
-    advice = _ADVICE.search(sentence)
+    advice = _ADVICE.search(sentence) or _imperative_after_condition(sentence)
     if advice:
         # From the clause that gives it: "Checks are being processed, and applicants don't need to resubmit"
         # reads only its second clause as advice; an opening condition is no advice either.
         clause = max((m.end() for m in _ADVICE_CLAUSE.finditer(sentence, 0, advice.start())), default=0)
         begin = max(_condition_end(sentence), clause)
-        places = [ADVICE if a >= begin else PLAIN for a, _, _ in tokens]
+        # ... up to where the company speaks again: "email support and we will look at prioritising it".
+        ours = _OURS.search(sentence, begin)
+        finish = ours.start() if ours else len(sentence)
+        places = [ADVICE if begin <= a < finish else PLAIN for a, _, _ in tokens]
     if vocabulary.commitments:
         for begin, finish in _commitment_spans(sentence):
             for i, (a, b, _) in enumerate(tokens):
@@ -496,6 +499,28 @@ _CONDITION = re.compile(
     r"until\s+then)\b[^,;:]*[,;:]",
     re.IGNORECASE,
 )
+
+
+_OURS = re.compile(r"[,;]?\s+(?:and|but|so|while)\s+(?:we|our)\b", re.IGNORECASE)
+
+
+def _imperative_after_condition(sentence: str):
+    """The verb that opens the clause after a condition, when it is an instruction: "If you are unsure,
+    ask your customers to resend ..." ("If it fails, retry" too; "If it fails, errors are logged" not)."""
+    end = _condition_end(sentence)
+    verb = _TOKEN.match(sentence, end + len(sentence[end:]) - len(sentence[end:].lstrip())) if end else None
+    if verb is None:
+        return None
+    word = verb.group().lower()
+    if word not in lemminflect.getAllLemmas(word).get("VERB", ()) or word in _NOT_IMPERATIVE:
+        return None
+    # A noun that is also a verb opens a subject: "form owners can remove it" has its own verb soon after.
+    following = [m.group().lower() for m in _TOKEN.finditer(sentence, verb.end())][:3]
+    return None if any(w in _NOT_IMPERATIVE for w in following) else verb
+
+
+_NOT_IMPERATIVE = frozenset("be is are was were have has had do does did will would can could may might must shall "
+                            "should we you they it this that there".split())
 
 
 def _condition_end(sentence: str) -> int:

@@ -101,6 +101,18 @@ def test_advice_is_read_from_the_clause_that_gives_it():
     assert find_unsupported("Contact and lead edits are delayed.", licensed | {"lead", "edit"}, vocabulary) == []
 
 
+
+def test_an_instruction_after_a_condition_is_advice_up_to_where_the_company_speaks_again():
+    vocabulary = Vocabulary.of(DEFAULT_VOCABULARY)
+    licensed = evidence_stems(incident(actions=["email support for urgent renewals"]))
+    found = find_unsupported("If a renewal failed, ask your customers to renew again.", licensed, vocabulary)
+    assert [u.found for u in found] == ["ask"]
+    # A noun that is also a verb opens a subject with its own verb; the company's clause after "and we" is no advice.
+    assert find_unsupported("While we investigate, form owners can still email support.", licensed | {"form", "owner"},
+                            vocabulary) == []
+    assert find_unsupported("If a renewal is urgent, email support and we will look at it.", licensed, vocabulary) == []
+
+
 def test_a_month_without_a_day_is_the_incidents_to_name():
     assert stops("Renewals fail for some custom domains, as they did in March.", RENEWALS) == [
         ("unsupported_statement", "March")]

@@ -436,6 +436,27 @@ def staff_access_findings(text: str, evidence: str) -> list[Finding]:
             for m in _STAFF_ACCESS.finditer(text)]
 
 
+# "No accounts were accessed by anyone else", "none of your files were shared": that nothing was
+# exposed is a statement about customers' data whatever the thing is called, and the incident's to make.
+_NOTHING_EXPOSED = re.compile(
+    r"\b(?:no|none\s+of\s+(?:the|your|their|our))\s+(?:[\w’'-]+\s+){0,3}?(?:was|were|has\s+been|have\s+been)\s+"
+    r"(?:\w+\s+)?(?:accessed|exposed|leaked|compromised|viewed|stolen|read|shared|downloaded|seen|opened|"
+    r"visible)\b",
+    re.IGNORECASE,
+)
+_EXPOSURE_SUPPORT = re.compile(r"\b(?:access(?:ed)?|exposed?|exposure|leak(?:ed)?|compromised?|viewed|stolen|shared|"
+                               r"visible|breach)\b", re.IGNORECASE)
+
+
+def exposure_findings(text: str, evidence: str) -> list[Finding]:
+    """Assurances that nothing was exposed, where the incident says nothing about exposure."""
+    if _EXPOSURE_SUPPORT.search(evidence):
+        return []
+    return [Finding("data_safety", m.group(), f"“{m.group()}” assures customers that nothing of theirs was exposed, "
+                    "and the incident does not say so.", m.start())
+            for m in _NOTHING_EXPOSED.finditer(text)]
+
+
 # ---------------------------------------------------------------- blame
 
 # A cause, then (within a few words) who caused it.
@@ -601,6 +622,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *unaffected_findings(text, support.context),
         *spared_impact_findings(text, support.context),
         *staff_access_findings(text, evidence),
+        *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
     return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

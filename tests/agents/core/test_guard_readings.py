@@ -281,3 +281,10 @@ def test_the_next_updates_time_is_no_time_for_the_fix():
                  cadence) == []
     within = incident(strict=True, facts=[("next_update", "Next update", "text", "Within 30 minutes")])
     assert stops("We are investigating custom domain renewals. We will share more within 30 minutes.", within) == []
+
+
+def test_an_assurance_that_nothing_was_exposed_is_the_incidents_to_make():
+    text = "Renewals are failing for custom domains. No accounts were accessed."
+    assert ("data_safety", "No accounts were accessed") in stops(text, incident())
+    exposure = incident(facts=[("exposure", "Data exposure", "text", "none: no account was accessed")])
+    assert stops(text, exposure) == []

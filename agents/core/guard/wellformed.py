@@ -124,9 +124,6 @@ _WINDOW = 120  # characters before a sentence's end read for its last words
 # A sentence's last word and the word before it, read on the reversed sentence: punctuation, then
 # spaces, then the last word, then (after spaces on the same line) the word before it.
 _LAST_WORDS = re.compile(r"[.!?…]*[^\S\n]*([A-Za-z]+)(?:[^\S\n]+([A-Za-z]+))?")
-_TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*•—–]|\d{1,2}[.)]|[a-z][.)])\s+")
-_LINK_AT_END = re.compile(r"(?:https?://|www\.)\S+$|\S+@\S+\.\w+$", re.IGNORECASE)
 # The end of a sentence: terminal punctuation (not a decimal point, not an abbreviation's full
 # stop), closing quotes or brackets, then a space or the end; or a line break before a blank line or
 # a list item. A single line break inside a sentence is a wrapped line ("the\nsign-in service").
@@ -180,7 +177,6 @@ def _dangles(word: str, before: str) -> bool:
 def _unfinished(text: str) -> list[Violation]:
     violations: list[Violation] = []
     stripped = text.rstrip()
-    last_cut = False
     # Every sentence: none ends on a word that cannot end one ("payments and.").
     for end in sorted({*_sentence_ends(stripped), len(stripped)}):
         # A window before the end, so a text of many sentences stays linear.
@@ -191,19 +187,13 @@ def _unfinished(text: str) -> list[Violation]:
             offset = max(0, end - _WINDOW)
             found = _excerpt(text, offset + len(head) - m.end(1), offset + len(head), before=2)
             violations.append(_malformed(found, "A sentence stops in the middle, on “" + last + "”: “{found}”."))
-            last_cut = last_cut or end == len(stripped)
-    # The last sentence ends with terminal punctuation; a list item, a sign-off or a link may not.
-    last_line = stripped.rsplit("\n", 1)[-1]
+    # A text that ends on a comma or a colon was cut. One whose last sentence has no full stop was not:
+    # published updates often end without one, and a model's answer cut off is the model client's to
+    # stop (the answer hit its token limit).
     if stripped and stripped[-1] in ",:;":
         found = _excerpt(stripped, len(stripped) - 1, len(stripped), before=2)
         violations.append(_malformed(found, "The text ends on “" + stripped[-1] + "”, as if something was cut: "
                                             "“{found}”."))
-    elif not last_cut and len(_WORDS.findall(sentences(stripped)[-1])) >= 2 and not (
-            _TERMINAL.search(stripped) or _LIST_ITEM.match(last_line) or _LINK_AT_END.search(stripped)):
-        # A bare date or a single word is no sentence at all (find_uninformative says so), and a
-        # sentence already found cut on "the" needs no second message.
-        found = _excerpt(stripped, len(stripped) - 1, len(stripped), before=3)
-        violations.append(_malformed(found, "The last sentence is unfinished (no full stop): “{found}”."))
     return violations
 
 

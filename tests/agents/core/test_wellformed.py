@@ -136,10 +136,12 @@ def test_words_english_leaves_at_a_sentence_end_are_fine(text):
     assert malformed(text) == []
 
 
-def test_a_last_sentence_without_a_full_stop_is_unfinished():
-    (violation,) = find_malformed("We are investigating delayed webhook deliveries in the US region")
-    assert violation.found == "in the US region"
-    assert violation.message == "The last sentence is unfinished (no full stop): “in the US region”."
+def test_a_last_sentence_without_a_full_stop_is_no_broken_text():
+    """Published updates often end without one; an answer the model cut off is the model client's to stop."""
+    assert find_malformed("We are investigating delayed webhook deliveries in the US region") == []
+    # Cut on a word that cannot end a sentence, or on a comma, it is still broken.
+    assert find_malformed("We are investigating delayed webhook deliveries in the")
+    assert find_malformed("We are investigating delayed webhook deliveries,")
 
 
 @pytest.mark.parametrize("text", [

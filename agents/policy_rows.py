@@ -249,6 +249,10 @@ CLAIM_NOTES = {
     "data breach": "“data breach”, “hacked”, “unauthorised access”…",
     "time commitments": "“within the hour”, “shortly”, “done within minutes”… for the fix; a sentence about "
                         "the next update passes.",
+    "fix under way": "“a fix is being rolled out”, “we have identified why”… while it is still investigated.",
+    "fix in place": "“a fix has been implemented”, “monitoring the results”… before it is monitoring.",
+    "not yet closed": "“before closing this incident”… once it is resolved.",
+    "why unknown": "“we are still looking into why”… once the cause is identified.",
 }
 
 
@@ -261,6 +265,20 @@ def claim_row_values(family, model) -> dict:
               "supported_by": "\n".join(family.supported_by), "hedging": family.hedging}
     columns = {f.name for f in model._meta.get_fields()}
     return {k: v for k, v in values.items() if k in columns}
+
+
+def add_default_families(apps, schema_editor, names: tuple[str, ...]) -> None:
+    """A data migration's step: the default families ``names`` join a store whose families were
+    installed before (one with a row of the same name or pattern keeps it); an empty store gets every
+    default from install_defaults instead."""
+    claim = apps.get_model("agents", "RestrictedClaim")
+    rows = claim.objects.using(schema_editor.connection.alias)
+    if not rows.exists():
+        return
+    defaults = {family.name: family for family in DEFAULT_CLAIM_FAMILIES}
+    for name in names:
+        if not rows.filter(family=name).exists() and not rows.filter(pattern=defaults[name].pattern).exists():
+            rows.create(**claim_row_values(defaults[name], claim))
 
 
 def region_row_values(token: str, model) -> dict:

@@ -13,18 +13,9 @@ NAMES = ("fix under way", "fix in place", "not yet closed", "why unknown")
 
 
 def add_families(apps, schema_editor):
-    from agents.core.policy import DEFAULT_CLAIM_FAMILIES
-    from agents.policy_rows import claim_row_values
+    from agents.policy_rows import add_default_families
 
-    using = schema_editor.connection.alias
-    claim = apps.get_model("agents", "RestrictedClaim")
-    rows = claim.objects.using(using)
-    if not rows.exists():
-        return
-    defaults = {family.name: family for family in DEFAULT_CLAIM_FAMILIES}
-    for name in NAMES:
-        if not rows.filter(family=name).exists() and not rows.filter(pattern=defaults[name].pattern).exists():
-            rows.create(**claim_row_values(defaults[name], claim))
+    add_default_families(apps, schema_editor, NAMES)
 
 
 def remove_families(apps, schema_editor):

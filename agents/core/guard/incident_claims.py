@@ -429,11 +429,17 @@ _ACCESS_SUPPORT = re.compile(r"\b(?:staff|engineers?|team|employees?|agents?|we)
 
 def staff_access_findings(text: str, evidence: str) -> list[Finding]:
     """Statements of what the company's people saw of customers' data that the incident does not make."""
-    if _ACCESS_SUPPORT.search(evidence):
+    return _data_statements(text, evidence, _STAFF_ACCESS, _ACCESS_SUPPORT,
+                            "says what the company's people saw of customers' data")
+
+
+def _data_statements(text: str, evidence: str, statement, support, says: str) -> list[Finding]:
+    """``data_safety`` findings for each ``statement`` in the text, unless the incident's evidence
+    speaks of the same thing (``support``)."""
+    if support.search(evidence):
         return []
-    return [Finding("data_safety", m.group(), f"“{m.group()}” says what the company's people saw of customers' "
-                    "data, and the incident does not say so.", m.start())
-            for m in _STAFF_ACCESS.finditer(text)]
+    return [Finding("data_safety", m.group(), f"“{m.group()}” {says}, and the incident does not say so.", m.start())
+            for m in statement.finditer(text)]
 
 
 # "No accounts were accessed by anyone else", "none of your files were shared": that nothing was
@@ -450,11 +456,8 @@ _EXPOSURE_SUPPORT = re.compile(r"\b(?:access(?:ed)?|exposed?|exposure|leak(?:ed)
 
 def exposure_findings(text: str, evidence: str) -> list[Finding]:
     """Assurances that nothing was exposed, where the incident says nothing about exposure."""
-    if _EXPOSURE_SUPPORT.search(evidence):
-        return []
-    return [Finding("data_safety", m.group(), f"“{m.group()}” assures customers that nothing of theirs was exposed, "
-                    "and the incident does not say so.", m.start())
-            for m in _NOTHING_EXPOSED.finditer(text)]
+    return _data_statements(text, evidence, _NOTHING_EXPOSED, _EXPOSURE_SUPPORT,
+                            "assures customers that nothing of theirs was exposed")
 
 
 # ---------------------------------------------------------------- blame

@@ -28,6 +28,7 @@ from agents.core.guard import (
 from agents.core.guard.support import Support
 from agents.core.guard.violation import CHECKS, Violation
 from agents.core.policy import GuardRules
+from agents.core.units import fact_meta
 
 # The checks in the order they run: which of two findings of the same check and words is kept
 # (_distinct), and the order of one check's findings. What they find is then ordered by CHECKS (the
@@ -86,7 +87,6 @@ _IDENTITY = frozenset({"incident_id", "title", "severity", "state", "status"})
 # The incident's state decides a state claim, whatever a message says; one word is no quote.
 _QUOTABLE = frozenset({"restricted_claims", "scope_claim", "liability", "data_safety", "time_commitment"})
 _QUOTE_WORDS = 2
-_CADENCE_FACT = re.compile(r"next[\s_]*update|cadence|update[\s_]*(?:every|interval|frequency)", re.IGNORECASE)
 
 
 def _quoted(violation: Violation, context: Mapping | None) -> bool:
@@ -98,11 +98,9 @@ def _quoted(violation: Violation, context: Mapping | None) -> bool:
         return False
     quote = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"\b")
     incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
-    labels = {str(m.get("key")): str(m.get("label", "")) for m in context.get("fact_meta") or []
-              if isinstance(m, Mapping)}
     # The next update's time is a cadence, no time for the fix: "by 10:00 UTC" quoted from it is no quote.
-    facts = [value for key, value in incident.items()
-             if key not in _IDENTITY and not _CADENCE_FACT.search(f"{key} {labels.get(key, '')}")]
+    cadences = {key for key, label, _unit in fact_meta(context) if incident_claims.is_cadence(label, 0, len(label))}
+    facts = [value for key, value in incident.items() if key not in _IDENTITY and key not in cadences]
     approved = [text for key in _APPROVED for text in _strings(context.get(key))] + _strings(facts)
     return any(quote.search(text.lower()) for text in approved)
 

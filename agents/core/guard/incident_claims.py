@@ -372,34 +372,38 @@ _HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degrade
 
 def spared_impact_findings(text: str, context: Mapping | None) -> list[Finding]:
     """Impact claims about something the incident says was not affected."""
-    findings = []
+    findings, spared = [], None
     for m in _HIT.finditer(text):
         start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
         subject = text[start : m.start()]
         if re.search(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", subject, re.IGNORECASE):
             continue
-        if spared_whole(subject, context):
+        spared = _spared_items(context) if spared is None else spared  # read once, at the first impact word
+        if _names_spared_whole(subject, spared):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
                                     "not affected was affected.", m.start()))
     return findings
 
 
-def spared_whole(subject: str, context: Mapping | None) -> bool:
-    """Whether ``subject`` names a thing the incident says was spared, whole, and nothing else: one item
-    of a statement of no impact ("Appointment booking and patient messaging were not affected": "patient
-    messaging") has all its words in the subject, and the subject no word the statement lacks ("files
-    that were already uploaded were not affected" says nothing of "file uploads")."""
-    words = _named(subject)
-    if not words:
-        return False
+def _spared_items(context: Mapping | None) -> list[tuple[set[str], list[set[str]]]]:
+    """Each statement of no impact as (its words, the words of each thing it names: "Appointment booking
+    and patient messaging were not affected" names "appointment booking" and "patient messaging")."""
+    spared = []
     for statement in _spared_statements(context):
         label, _, value = statement.partition(": ")
         named = value if value and _SPARED_STATEMENT.search(label) else \
             statement[: _SPARED_STATEMENT.search(statement).start()]
-        items = [_named(item) for item in _ITEMS.split(named)]
-        if words <= _named(statement) and any(item and item <= words for item in items):
-            return True
-    return False
+        spared.append((_named(statement), [_named(item) for item in _ITEMS.split(named)]))
+    return spared
+
+
+def _names_spared_whole(subject: str, spared: list[tuple[set[str], list[set[str]]]]) -> bool:
+    """Whether ``subject`` names a thing the incident says was spared, whole, and nothing else: one
+    thing a statement names has all its words in the subject, and the subject no word the statement
+    lacks ("files that were already uploaded were not affected" says nothing of "file uploads")."""
+    words = _named(subject)
+    return bool(words) and any(words <= said and any(item and item <= words for item in items)
+                               for said, items in spared)
 
 
 _ITEMS = re.compile(r"[,;/]|\b(?:and|or|nor)\b", re.IGNORECASE)

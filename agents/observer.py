@@ -20,6 +20,7 @@ from django.utils import timezone
 from agents.core.llm.base import CallRecord
 from agents.core.llm.endpoints import redact
 from agents.core.pipelines.frame import RunResult
+from agents.core.stops import Stop
 from agents.models import AuditDiff, ModelCall, Review, Run, TraceStep
 from agents.signals import run_finished
 
@@ -61,14 +62,24 @@ def insert(model, /, **values: Any) -> None:
         cursor.execute(sql, params)
 
 
-def update(model, pk: int, /, **values: Any) -> None:
-    """One ``UPDATE`` of the row ``pk`` of ``model``: ``values`` by field name, prepared by their fields."""
+def update(model, pk: int, /, where: dict[str, Any] | None = None, **values: Any) -> int:
+    """One ``UPDATE`` of the row ``pk`` of ``model``: ``values`` by field name, prepared by their fields,
+    only while its columns equal ``where`` (by field name). Returns how many rows it changed (0 or 1)."""
     fields = [model._meta.get_field(name) for name in values]
+    conditions = [model._meta.get_field(name) for name in where or {}]
     quote = connection.ops.quote_name
     sql = (f"UPDATE {quote(model._meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "
-           f"WHERE {quote(model._meta.pk.column)} = %s")
+           f"WHERE {' AND '.join(f'{quote(f.column)} = %s' for f in [model._meta.pk, *conditions])}")
+    params = [*(f.get_db_prep_save(values[f.name], connection) for f in fields), pk,
+              *(f.get_db_prep_save(where[f.name], connection) for f in conditions)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*(f.get_db_prep_save(values[f.name], connection) for f in fields), pk])
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+class RunLost(Exception):
+    """The run is no longer this delivery's: the sweep ended it (``worker_lost``) while this worker was
+    slow, or another delivery took it over. What this worker still has of it is not recorded."""
 
 
 class DatabaseObserver:
@@ -104,9 +115,14 @@ class DatabaseObserver:
     def on_call_start(self, run_id: str, stage: str, call_number: int) -> None:
         """The one UPDATE of the run while it is in flight: the stage and call it waits for, which the
         run page's in-flight line names (and a fresh heartbeat). Then the connection goes back to the
-        pool for the length of the model call."""
-        update(Run, self.run_pk, heartbeat_at=timezone.now(), working_on=stage, working_call=call_number,
-               **self.first_call)
+        pool for the length of the model call.
+
+        The UPDATE holds only while the run is still this delivery's; when it is not (the sweep ended it
+        while this worker was slow, or another delivery took it over), the run stops here as
+        ``worker_lost``, before spending another call, and ``record_result`` keeps none of it."""
+        if not update(Run, self.run_pk, where={"status": Run.Status.RUNNING, "deliveries": self.delivery},
+                      heartbeat_at=timezone.now(), working_on=stage, working_call=call_number, **self.first_call):
+            raise Stop("worker_lost", message=f"run {self.run_pk} is no longer delivery {self.delivery}'s")
         self.first_call = {}
         release_connection()  # the model call that follows needs none: 100 runs waiting share a few
 
@@ -143,12 +159,17 @@ def record_result(run_pk: int, result: RunResult, run: Run | None = None) -> Run
     """Store the result on the run, with its review and audit; tell whoever listens (an escalation).
 
     ``run``: the row as the worker loaded it when it took the run, so nothing is read again: one UPDATE of the
-    result's columns and one INSERT … ON CONFLICT UPDATE each for the review and the audit (a run
-    taken over after its worker went silent may find them written).
+    result's columns and one INSERT … ON CONFLICT UPDATE each for the review and the audit.
+
+    The UPDATE holds only while the run is still running under the delivery that took it. A worker
+    that was only slow may find its run ended by the sweep (``worker_lost``, already retried as
+    another run) or taken over by another delivery: then nothing is written and :class:`RunLost` is
+    raised, so a run never ends twice and its lineage never holds two answers.
     """
     result = redact(result)
     if run is None:
         run = Run.objects.get(pk=run_pk)
+    delivery = run.deliveries
     run.status = Run.Status.OK if result.ok else Run.Status.STOPPED
     run.stop_reason = result.stop_reason
     run.phase = result.phase or ""
@@ -167,7 +188,9 @@ def record_result(run_pk: int, result: RunResult, run: Run | None = None) -> Run
     run.prompt_tokens = result.usage.get("prompt_tokens", 0)
     run.completion_tokens = result.usage.get("completion_tokens", 0)
     run.cost = Decimal(str(result.usage.get("cost", 0)))
-    run.save(update_fields=RESULT_FIELDS)
+    if not Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, deliveries=delivery).update(
+            **{name: getattr(run, name) for name in RESULT_FIELDS}):
+        raise RunLost(f"run {run.pk} is no longer running under delivery {delivery}; its result is not recorded")
 
     verdict = result.review or result.critique
     if verdict:

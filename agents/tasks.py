@@ -32,7 +32,7 @@ from agents.core.llm.endpoints import key_variables
 from agents.core.pipelines import RunResult, run_pipeline
 from agents.core.policy import Policy
 from agents.models import Incident, Run, TraceStep
-from agents.observer import DatabaseObserver, fit, record_result, release_connection
+from agents.observer import DatabaseObserver, RunLost, fit, record_result, release_connection
 from agents.policy_rows import active_policy_snapshot, stored_policy
 from agents.slots import DatabaseSlots, limits_per_run
 from agents.store import database_workers
@@ -243,6 +243,7 @@ HEARTBEAT = Heartbeat()
 
 def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
     """Execute one run in this process. Safe to call twice: the second call finds it taken (None).
+    None too when the run stopped being this delivery's before its result was recorded (``RunLost``).
 
     With tracing on, the run is a span in the trace of the request that started it (agents.tracing)."""
     run = take(run_pk)
@@ -255,8 +256,13 @@ def run_now(run_pk: int, *, llm: LLM | None = None) -> RunResult | None:
                 span.set_attribute("gated_review.incident.id", run.incident.incident_id)
             run.trace_span = tracing.traceparent(span)  # a lead's decision on the run goes under it
             Run.objects.filter(pk=run_pk).update(trace_span=run.trace_span)
-        with limits_per_run():  # the endpoint limits an admin set, read once for the run
-            result = _execute(run, llm, span)
+        try:
+            with limits_per_run():  # the endpoint limits an admin set, read once for the run
+                result = _execute(run, llm, span)
+        except RunLost as lost:  # this worker was slow; the sweep or another delivery has the run now
+            log.warning("%s: the sweep ended it or another delivery took it over while this worker was slow", lost)
+            tracing.end_run(span, stop_reason="worker_lost", status="stopped")
+            return None
         tracing.end_run(span, stop_reason=result.stop_reason, status=result.status)
     return result
 

@@ -11,6 +11,7 @@ from unittest import mock
 
 import pytest
 import time_machine
+from django.utils import timezone
 
 from agents.models import AuditDiff, ModelCall, PipelinePolicy, Review, Run, TraceStep
 from agents.tasks import execute_run, retry_run, run_now, start_run, sweep_lost_runs, take_run
@@ -352,7 +353,7 @@ def test_a_run_updates_its_row_when_taken_at_calls_and_at_its_result_and_reads_i
     run_updates = [s for s in statements if s.startswith('UPDATE "agents_run"')]
     run_reads = [s for s in statements if s.startswith("SELECT") and 'FROM "agents_run"' in s]
     assert len(result.trace) >= 4 and result.usage["model_calls"] >= 3
-    call_starts = [s for s in run_updates if '"working_call" = ' in s and '"status"' not in s]
+    call_starts = [s for s in run_updates if '"working_call" = ' in s and '"status" = ' not in s.split(" WHERE ")[0]]
     assert len(call_starts) == result.usage["model_calls"]  # one per call: the stage the run waits for
     assert len(run_updates) - len(call_starts) == 2, run_updates  # taking it, the result
     # The model label and endpoint go with the first call's UPDATE, not in one of their own.
@@ -412,13 +413,48 @@ def test_one_heartbeat_touches_every_run_in_flight_here_in_one_update(demo_data)
     assert heartbeat.beat() == 0  # both runs ended: nothing in flight, nothing asked
 
 
-def test_record_result_again_replaces_the_review_and_audit(demo_data):
-    """A run taken over after its worker went silent may record a result where one exists already."""
-    from agents.observer import record_result
+def test_a_second_result_for_a_run_that_ended_is_refused_and_changes_nothing(demo_data):
+    from agents.observer import RunLost, record_result
 
     run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
     result = run_now(run.pk)
+    first = Review.objects.get(run=run).reason
     result.critique = {**result.critique, "reason": "second delivery"}
-    record_result(run.pk, result)
+    with pytest.raises(RunLost, match=f"run {run.pk} is no longer running"):
+        record_result(run.pk, result)
     assert Review.objects.filter(run=run).count() == AuditDiff.objects.filter(run=run).count() == 1
-    assert Review.objects.get(run=run).reason == "second delivery"
+    assert Review.objects.get(run=run).reason == first
+
+
+class SweptDuringCall:
+    """The offline model, except that during call ``at`` the run's heartbeat goes silent for 61 s and
+    the sweep runs: what happens to a worker that is alive but too slow (a busy machine, a long pause)."""
+
+    def __init__(self, llm, run_pk: int, at: int):
+        self.llm, self.run_pk, self.at, self.calls = llm, run_pk, at, 0
+        self.label, self.endpoint = llm.label, llm.endpoint
+
+    def complete(self, request):
+        self.calls += 1
+        if self.calls == self.at:
+            Run.objects.filter(pk=self.run_pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
+            assert sweep_lost_runs(stale_seconds=60) == 1
+        return self.llm.complete(request)
+
+
+@pytest.mark.parametrize("at", [1, 3], ids=["before-another-call", "during-the-last-call"])
+def test_a_slow_worker_whose_run_was_swept_records_nothing_and_the_retry_is_the_only_answer(demo_data, at):
+    from agents.core.llm.offline import OfflineModel
+
+    run, _ = start_run(pipeline="self_critique", goal="Update", incident=demo_data["inc_pay_2041"], enqueue=False)
+    model = SweptDuringCall(OfflineModel(), run.pk, at=at)
+    assert run_now(run.pk, llm=model) is None
+    assert model.calls == at, "no model call after the run stopped being this worker's"
+    lost = Run.objects.get(pk=run.pk)
+    retry = lost.retries.get()
+    assert (lost.status, lost.stop_reason, lost.details["retried_as"]) == ("interrupted", "worker_lost", retry.pk)
+    assert not Review.objects.filter(run=run).exists() and not AuditDiff.objects.filter(run=run).exists()
+    assert not Escalation.objects.filter(run=run).exists()
+
+    run_now(retry.pk)
+    assert [r.status for r in Run.objects.filter(pk__in=[run.pk, retry.pk]).order_by("pk")] == ["interrupted", "ok"]

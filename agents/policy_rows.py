@@ -281,6 +281,22 @@ def add_default_families(apps, schema_editor, names: tuple[str, ...]) -> None:
             rows.create(**claim_row_values(defaults[name], claim))
 
 
+def add_default_terms(apps, schema_editor, texts: tuple[str, ...], *, advice: tuple[str, ...] = (),
+                      action: tuple[str, ...] = ()):
+    """A data migration's step: the vocabulary terms ``texts`` join a store whose terms were installed
+    before (``advice`` / ``action`` marking some of them); a term the store holds stays as its admins
+    left it. Returns the store's rows for the migration's further steps, or None for an empty store,
+    which gets every default from install_defaults after migrating."""
+    term = apps.get_model("agents", "GroundingTerm")
+    rows = term.objects.using(schema_editor.connection.alias)
+    if not rows.exists():
+        return None
+    have = set(rows.values_list("text", flat=True))
+    marks = (lambda text: {"action": text in action}) if action else (lambda text: {})  # no column before 0032
+    rows.bulk_create(term(text=text, advice=text in advice, **marks(text)) for text in texts if text not in have)
+    return rows
+
+
 def region_row_values(token: str, model) -> dict:
     values = {"token": token, "words": ", ".join(DEFAULT_REGION_WORDS.get(token, ()))}
     columns = {f.name for f in model._meta.get_fields()}

@@ -140,6 +140,8 @@ almost constantly subsequently till manner kind based forward technical abnormal
 anticipate anticipated flow flows flowing existing directly fill filled filling
 learners students riders drivers fans organisers organizers employees patients recipients senders developers
 admins administrators merchants sellers unaffected
+unfortunately thereafter till evolve evolves evolved evolving enough range ranges utilize utilizes utilized utilizing
+strategy strategies
 """.split()
 
 UPDATE_PHRASES = (
@@ -160,7 +162,8 @@ UPDATE_PHRASES = (
     "with a delay", "in order", "out of order", "sign ups", "sign-ups", "cannot guarantee", "can't guarantee",
     "can not guarantee", "not able to guarantee", "unable to guarantee", "cannot promise", "can't promise",
     "in the future", "right away", "let you know", "let us know", "the trouble this caused", "take this seriously",
-    "start it again", "start again",
+    "start it again", "start again", "all hands on deck", "figure out", "figuring out", "figured out",
+    "anything else", "negative effect", "negative impact",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

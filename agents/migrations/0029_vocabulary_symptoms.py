@@ -38,12 +38,9 @@ ADVICE = ('start again', 'start it again')
 
 
 def grow(apps, schema_editor):
-    term = apps.get_model("agents", "GroundingTerm")
-    rows = term.objects.using(schema_editor.connection.alias)
-    if not rows.exists():
-        return  # an empty store gets the whole list from install_defaults after migrating
-    have = set(rows.values_list("text", flat=True))
-    rows.bulk_create(term(text=text, advice=text in ADVICE) for text in ADDED if text not in have)
+    from agents.policy_rows import add_default_terms
+
+    add_default_terms(apps, schema_editor, ADDED, advice=ADVICE)
 
 
 class Migration(migrations.Migration):

@@ -104,12 +104,11 @@ SWITCHED_OFF = (
 
 
 def grow(apps, schema_editor):
-    term = apps.get_model("agents", "GroundingTerm")
-    rows = term.objects.using(schema_editor.connection.alias)
-    if not rows.exists():
-        return  # an empty store gets the whole list from install_defaults after migrating
-    have = set(rows.values_list("text", flat=True))
-    rows.bulk_create(term(text=text, advice=text in ADVICE, action=text in ACTION) for text in ADDED if text not in have)
+    from agents.policy_rows import add_default_terms
+
+    rows = add_default_terms(apps, schema_editor, ADDED, advice=ADVICE, action=ACTION)
+    if rows is None:
+        return
     rows.filter(text__in=ACTION).update(action=True)
     rows.filter(text__in=SWITCHED_OFF, advice=False).update(
         enabled=False, note="Says what a product does by itself, who is affected or whether data is right: the "

@@ -125,8 +125,8 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migrations_0029_0032_and_0033_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for both migrations: each trip costs half a minute.
+def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
+    # One trip back and forth for 0029, 0032, 0033 and 0034: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -134,8 +134,10 @@ def test_migrations_0029_0032_and_0033_add_their_words_and_families_and_keep_wha
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     Term = executor.loader.project_state(before).apps.get_model("agents", "GroundingTerm")
-    Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over"]).delete()
+    Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over",
+                                  "all hands on deck", "utilizing"]).delete()
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
+    Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
     # The words 0032 switches off, as a store from before holds them; and an admin's own words.
     for text in ("automatic", "mostly"):
         Term.objects.update_or_create(text=text, defaults={"enabled": True, "advice": False})
@@ -164,3 +166,6 @@ def test_migrations_0029_0032_and_0033_add_their_words_and_families_and_keep_wha
     assert set(LIFECYCLE) <= set(families) and all(families[name].enabled for name in LIFECYCLE)
     assert families["fix in place"].kind == "state_claim" and families["fix in place"].support == "fixed"
     assert not families["cause identified"].enabled
+    # 0034: its plain words join; one an admin had switched off stays off.
+    assert terms["all hands on deck"].enabled and terms["utilizing"].enabled and not terms["utilizing"].action
+    assert not terms["unfortunately"].enabled and terms["unfortunately"].note == "Too casual for us."

@@ -293,7 +293,7 @@ def test_an_assurance_that_nothing_was_exposed_is_the_incidents_to_make():
 def test_a_sentence_adverb_that_frames_a_sentence_states_nothing():
     vocabulary = Vocabulary.of(DEFAULT_VOCABULARY)
     licensed = evidence_stems(incident())
-    assert find_unsupported("Unfortunately, renewals fail for some custom domains.", licensed, vocabulary) == []
+    assert find_unsupported("Luckily, renewals fail for some custom domains only.", licensed, vocabulary) == []
     # Inside the sentence, or without its comma, it is a word like any other.
-    assert [u.found for u in find_unsupported("Renewals unfortunately fail for custom domains.", licensed,
-                                              vocabulary)] == ["unfortunately"]
+    assert [u.found for u in find_unsupported("Renewals luckily fail for custom domains only.", licensed,
+                                              vocabulary)] == ["luckily"]

@@ -40,7 +40,9 @@ def test_a_policy_admin_reads_the_scorecard_and_decides_the_mined_amendments(pag
     screenshot(page, f"learning-scorecard-{width}")
 
     page.get_by_role("link", name="Amendments").first.click()
-    page.get_by_role("button", name="Mine decisions now").click()
+    # Mining replays each proposal in the policy lab within the request: on a busy machine that outlasts
+    # Playwright's 30 s default, so this click waits for the answer however long the machine takes.
+    page.get_by_role("button", name="Mine decisions now").click(timeout=0)
     expect(page.locator(".messagelist")).to_contain_text("Nothing was applied")
     screenshot(page, f"learning-amendments-{width}")
     hedge = Amendment.objects.get(kind="hedge")

@@ -41,7 +41,9 @@ def test_preview_impact_on_a_policy_with_a_few_hundred_runs(page, live_server, d
     expect(lab.get_by_label("Newest runs")).to_have_value("1000")
     lab.scroll_into_view_if_needed()
     screenshot(page, f"policy-lab-form-{width}")
-    lab.get_by_role("button", name="Preview impact").click()
+    # The replay of a few hundred runs is bounded in processor seconds, not in wall time: on a busy
+    # machine the answer may take longer than Playwright's 30 s default, so the click waits for it.
+    lab.get_by_role("button", name="Preview impact").click(timeout=0)
 
     expect(page).to_have_title(f"Impact of the change to {policy} | Gated review admin")
     headline = page.locator(".lab-headline")

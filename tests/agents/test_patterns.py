@@ -29,7 +29,7 @@ CATASTROPHIC = {
     r"(x+x+)+y": "x" * SIZE,
     r"(.*a){25}": ("a" * 24 + "b" * 1000) * (SIZE // 1024),
 }
-BOUND = 0.5  # seconds, for a whole guard call on 100 KB; measured: 3-11 ms (check_revision ~70 ms)
+BOUND = 2.0  # processor seconds, for a whole guard call on 100 KB; measured: 0.1-0.26 s (check_revision ~0.4 s)
 
 
 def timed(call, *args, **kwargs):
@@ -38,6 +38,14 @@ def timed(call, *args, **kwargs):
     started = time.thread_time()
     result = call(*args, **kwargs)
     return result, time.thread_time() - started
+
+
+@pytest.fixture(autouse=True, scope="module")
+def loaded_once():
+    """What a process loads on its first guard call (the dictionary of word forms, the vocabulary's
+    index) is loaded before anything is timed: the bounds are about the patterns, not the first call."""
+    check_final_answer("We are investigating delayed updates.", {"incident": {"status": "investigating"}},
+                       GuardRules(), max_answer_chars=1000)
 
 
 @pytest.mark.parametrize("pattern", CATASTROPHIC)

@@ -27,6 +27,7 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import ModelCall, Run, TraceStep
@@ -246,7 +247,10 @@ def test_two_hundred_runs_and_two_worker_kills_finish_with_nobody_retrying_by_ha
                 alive=final)
 
     statuses = Counter(Run.objects.values_list("status", flat=True))
-    assert statuses["interrupted"] >= 2, f"each kill should have caught runs in flight: {dict(statuses)}"
+    # A run a kill caught ends interrupted (the sweep came first) or is taken over by a later delivery
+    # of its task (Redis restores a killed worker's unacknowledged tasks when the next worker starts).
+    caught = Run.objects.filter(Q(status="interrupted") | Q(deliveries__gt=1)).count()
+    assert caught >= 2, f"each kill should have caught runs in flight: {dict(statuses)}"
     assert needing_a_person() == [], dict(statuses)
     for pk in originals:  # every run's lineage ends ok, through automatic retries only
         chain = lineage_from(pk)

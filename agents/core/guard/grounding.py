@@ -109,10 +109,17 @@ def _stemmer():
     return found
 
 
+# Longer than any dictionary word: such a "word" (a run of letters in pasted data) is compared as it is,
+# not stemmed or looked up, which would cost time that grows with its length for no answer.
+_LONGEST_WORD = 45
+
+
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The word's stem, lower-cased and with British spellings folded ("apologise" as "apologize")."""
     word = word.lower().replace("’", "'")
+    if len(word) > _LONGEST_WORD:
+        return word
     word = re.sub(r"is(e|ed|es|ing|ation)$", r"iz\1", word) if len(word) > 5 else word
     return _stemmer().stemWord(word)
 
@@ -473,6 +480,8 @@ def _forms(word: str) -> tuple[str, ...]:
     """The word's stem, then the stems of its dictionary forms where they differ: irregular forms
     ("caught" is "catch", "sent" is "send", "rebuilt" is "rebuild") that no stemmer joins."""
     stemmed = stem(word)
+    if len(word) > _LONGEST_WORD:
+        return (stemmed,)
     lemmas = {lemma for found in lemminflect.getAllLemmas(word).values() for lemma in found}
     return (stemmed, *sorted({stem(lemma) for lemma in lemmas} - {stemmed}))
 

@@ -140,7 +140,7 @@ almost constantly subsequently till manner kind based forward technical abnormal
 anticipate anticipated flow flows flowing existing directly fill filled filling
 learners students riders drivers fans organisers organizers employees patients recipients senders developers
 admins administrators merchants sellers unaffected
-unfortunately thereafter till evolve evolves evolved evolving enough range ranges utilize utilizes utilized utilizing
+unfortunately thereafter evolve evolves evolved evolving enough range ranges utilize utilizes utilized utilizing
 strategy strategies
 """.split()
 

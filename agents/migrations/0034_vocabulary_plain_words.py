@@ -1,6 +1,6 @@
 """The grounding vocabulary grown by plain words real published updates use that state nothing about an
 incident: a framing adverb without its comma ("Unfortunately the issue has come back"), words of
-sequence and measure ("thereafter", "till", "enough", "normal ranges"), "utilize" for "use", an
+sequence and measure ("thereafter", "enough", "normal ranges"), "utilize" for "use", an
 approach ("strategies"), how a situation develops ("evolving"), and idioms for working on it ("all hands
 on deck", "figure out"). The sentence's other words still need the incident. A store's own terms stay
 as its admins left them."""
@@ -8,7 +8,7 @@ as its admins left them."""
 from django.db import migrations
 
 ADDED = (
-    "unfortunately", "thereafter", "till", "evolve", "evolves", "evolved", "evolving", "enough", "range", "ranges",
+    "unfortunately", "thereafter", "evolve", "evolves", "evolved", "evolving", "enough", "range", "ranges",
     "utilize", "utilizes", "utilized", "utilizing", "strategy", "strategies", "all hands on deck", "figure out",
     "figuring out", "figured out", "anything else", "negative effect", "negative impact",
 )

@@ -59,7 +59,10 @@ class Press:
 
 def logged_in_browser(base_url: str, username: str, page: str) -> httpx.Client:
     """An HTTP client with a logged-in session, as a browser gets one: through the login form."""
-    browser = httpx.Client(base_url=base_url, timeout=TIMEOUT, follow_redirects=False)
+    # httpx closes a connection idle for 5 s by default; logging fifty leads in takes longer than that on a
+    # busy machine, and the burst would then open new connections into the live server's short listen queue.
+    browser = httpx.Client(base_url=base_url, timeout=TIMEOUT, follow_redirects=False,
+                           limits=httpx.Limits(keepalive_expiry=TIMEOUT * 4))
     login = reverse("login")
     browser.get(login).raise_for_status()
     answer = browser.post(login, data={"username": username, "password": PASSWORD,

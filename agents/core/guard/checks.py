@@ -25,7 +25,7 @@ from agents.core.guard import (
     regions,
     wellformed,
 )
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, incident_key
 from agents.core.guard.violation import CHECKS, Violation
 from agents.core.policy import GuardRules
 from agents.core.units import fact_meta
@@ -49,7 +49,7 @@ FINDERS = (
 def find_violations(
     text: str, allowed_text: str, rules: GuardRules, *, strict_claims: bool = False,
     claim_evidence: str | None = None, ratios: frozenset[Decimal] | None = None,
-    context: Mapping | None = None, licensed_texts: tuple[str, ...] = (),
+    context: Mapping | None = None, licensed_texts: tuple[str, ...] = (), context_key: str | None = None,
 ) -> list[Violation]:
     """Everything in ``text`` that ``allowed_text`` does not support, ordered by CHECKS.
 
@@ -61,13 +61,14 @@ def find_violations(
     bare number do. ``context`` is the run context itself, for the checks that read the incident's
     structure (its state, its declared contacts, its internal facts); None skips them.
     ``licensed_texts`` lend words to grounding besides the context: the goal ops wrote, the text a
-    revision revises.
+    revision revises. ``context_key``: the context's ``incident_key``, where the caller has it.
     """
     support = Support(
         allowed_text=allowed_text, rules=rules,
         claim_evidence=allowed_text if claim_evidence is None else claim_evidence,
         ratios=ratios, context=context, strict_claims=strict_claims,
         state=incident_claims.incident_state(context), licensed_texts=licensed_texts,
+        context_key=context_key if context_key is not None or context is None else incident_key(context),
     )
     found = _distinct(violation for _name, find in FINDERS for violation in find(text, support))
     # An internal host is reported as what it is, not also as an address customers could be sent to.

@@ -26,7 +26,7 @@ import re2
 from publicsuffixlist import PublicSuffixList
 
 from agents.core.guard.instructions import CLAUSE, INSTRUCTION
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 from agents.core.text import strings_in
 
@@ -350,7 +350,8 @@ def _contacts_outside_instructions(text: str) -> list:
     return kept
 
 
-def declared_contacts(context: Mapping):
+@per_incident
+def declared_contacts(context: Mapping) -> Declared:
     """The links, email addresses and phone numbers the incident's public facts declare: the values
     under ``incident`` and the ``key_messages``, without the clauses that instruct the model. A
     draft, a goal or the policy hints declare nothing."""
@@ -360,15 +361,15 @@ def declared_contacts(context: Mapping):
 
 def find(text: str, support: Support) -> list[Violation]:
     """unknown_contact, then markup: every link, contact or markup the incident does not declare."""
-    return [*_undeclared_contacts(text, support.context), *_markup(text)]
+    return [*_undeclared_contacts(text, support.context, support.context_key), *_markup(text)]
 
 
-def _undeclared_contacts(text: str, context: Mapping | None) -> list[Violation]:
+def _undeclared_contacts(text: str, context: Mapping | None, key: str | None = None) -> list[Violation]:
     """Every link, domain, email address or phone number the incident does not declare, in reading
     order (docs/contract.md, 'Fact and claim checks'). Without a context there is nothing to read."""
     if context is None:
         return []
-    known = declared_contacts(context)
+    known = declared_contacts(context, key=key)
     return [Violation("unknown_contact", c.found, unknown_contact_message(c))
             for c in find_contacts(text) if not known.covers(c)]
 

@@ -37,7 +37,7 @@ import snowballstemmer
 
 from agents.core.guard.contacts import prose
 from agents.core.guard.places import DEMONYMS, PLACES
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
 
@@ -169,10 +169,21 @@ class Vocabulary:
     def of(cls, terms: Iterable) -> Vocabulary:
         """The index of ``terms`` (Terms, (text, advice[, action]) tuples or texts), built once per list: a
         policy's rules hold the same tuple for every text they check."""
-        return _vocabulary(terms if isinstance(terms, tuple) else tuple(terms))
+        global _last_vocabulary
+        terms = terms if isinstance(terms, tuple) else tuple(terms)
+        last_terms, last_found = _last_vocabulary  # one tuple, replaced whole: a matching pair in any thread
+        if last_terms is terms:  # the same policy's terms again: hashing 1,500 of them costs more than the rest
+            return last_found
+        found = _vocabulary(terms)
+        _last_vocabulary = (terms, found)
+        return found
 
     def allows(self, where: str) -> frozenset[str]:
         return {PLAIN: self.words, ADVICE: self.advice_words, ACTION: self.action_words}[where]
+
+
+# The terms last indexed, and their index.
+_last_vocabulary: tuple = (None, None)
 
 
 @functools.lru_cache(maxsize=32)
@@ -197,7 +208,12 @@ def _vocabulary(terms: tuple) -> Vocabulary:
 
 
 def _words_only(text: str) -> list[str]:
-    return [m.group() for m in _TOKEN.finditer(text) if not any(c.isdigit() for c in m.group())]
+    return [m.group() for m in _TOKEN.finditer(text) if not _has_digit(m.group())]
+
+
+@functools.lru_cache(maxsize=65536)
+def _has_digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)
 
 
 _NO_VOCABULARY = Vocabulary(frozenset(), frozenset(), {})
@@ -281,6 +297,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
     acted = licensed if acted is None else acted
     skip = sorted(skip)
     found = []
+    seen: dict[tuple[str, str], bool] = {}  # each word's answer where it stands: the text repeats its words
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
@@ -290,18 +307,23 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         others = _other_incident_spans(sentence)
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
-            if any(c <= a and b <= d for c, d in others):
+            if others and any(c <= a and b <= d for c, d in others):
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) and word.lower() not in _CAUSE_NEUTRAL
-            elif any(mark <= a and b <= c for mark, c, _ in causes):
+            elif causes and any(mark <= a and b <= c for mark, c, _ in causes):
                 ok = True  # the words that say a cause follows: "due to", "caused by"
-            elif any(c <= a and b <= d for _, c, d in causes):
+            elif causes and any(c <= a and b <= d for _, c, d in causes):
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
                 ok = True  # a sentence adverb that only frames it: "Unfortunately, ...", "Luckily, ..."
+            elif covered[i]:
+                ok = True
             else:
-                ok = covered[i] or _licensed(word, acted if places[i] == ACTION else licensed, vocabulary, places[i])
+                read = (word, places[i])
+                ok = seen.get(read)
+                if ok is None:
+                    ok = seen[read] = _licensed(word, acted if places[i] == ACTION else licensed, vocabulary, places[i])
             if ok or _skipped(start + a, start + b, skip):
                 continue
             if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
@@ -316,7 +338,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
 
 def _near_digits(tokens, i: int) -> bool:
     """Whether a number stands within two words of token ``i`` ("23 November", "November 2026")."""
-    return any(any(c.isdigit() for c in word) for _, _, word in tokens[max(0, i - 2) : i + 3])
+    return any(_has_digit(word) for _, _, word in tokens[max(0, i - 2) : i + 3])
 
 
 def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
@@ -466,7 +488,7 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
 
 
 def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where: str) -> bool:
-    if any(c.isdigit() for c in word):
+    if _has_digit(word):
         return True  # a number, time, date or id: the named checks judge it
     lower = word.lower().replace("’", "'")
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
@@ -495,7 +517,7 @@ def _derived(stemmed: str, licensed: frozenset[str]) -> bool:
     return len(stemmed) >= _ROOT and stemmed[:_ROOT] in _roots(licensed)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=512)  # one per incident, as per_incident keeps them
 def _roots(licensed: frozenset[str]) -> frozenset[str]:
     return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
 
@@ -542,7 +564,7 @@ def _condition_end(sentence: str) -> int:
 def _phrase_cover(tokens, vocabulary: Vocabulary, places: list[str]) -> list[bool]:
     """Which tokens a vocabulary phrase covers: "back to normal" licenses "back" there and nowhere else.
     A phrase stands only where its term may (``places``: each token's, from :func:`_places`)."""
-    stems = [stem(word) if not any(c.isdigit() for c in word) else "" for _, _, word in tokens]
+    stems = [stem(word) if not _has_digit(word) else "" for _, _, word in tokens]
     covered = [False] * len(tokens)
     for i, first in enumerate(stems):
         for phrase, allowed in vocabulary.phrases.get(first, ()):
@@ -577,12 +599,21 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
     lower = checked.lower()
     skip = [(m.start(), m.end()) for v in earlier if v.found
             for m in re.finditer(re.escape(v.found.lower()), lower)]
-    licensed = evidence_stems(support.context, *support.licensed_texts)
-    licensed |= _region_names(licensed, support.rules.region_words) | _platform_names(licensed)
-    licensed |= _place_names(str(support.context.get("region") or ""))
+    licensed, acted = _incident_stems(support.context, support.licensed_texts, support.rules.region_words,
+                                      key=support.context_key)
     return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words)
-            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip,
-                                      action_stems(support.context, *support.licensed_texts))]
+            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip, acted)]
+
+
+@per_incident
+def _incident_stems(context: Mapping, licensed_texts: tuple[str, ...],
+                    region_words: tuple) -> tuple[frozenset[str], frozenset[str]]:
+    """What the incident licenses (with the names of its regions, platforms and places) and what may
+    say what the company does, read once per incident and goal."""
+    licensed = evidence_stems(context, *licensed_texts)
+    licensed |= _region_names(licensed, region_words) | _platform_names(licensed)
+    licensed |= _place_names(str(context.get("region") or ""))
+    return licensed, action_stems(context, *licensed_texts)
 
 
 @functools.lru_cache(maxsize=64)

@@ -21,7 +21,7 @@ from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import is_hedged
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 from agents.core.patterns import compile_pattern
 from agents.core.policy import ClaimFamily
@@ -370,22 +370,24 @@ _HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degrade
                   r"down|slow|slower|missing|lost|broken|stuck|stopped)\b", re.IGNORECASE)
 
 
-def spared_impact_findings(text: str, context: Mapping | None) -> list[Finding]:
-    """Impact claims about something the incident says was not affected."""
+def spared_impact_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Impact claims about something the incident says was not affected (``key``: the context's
+    incident_key, where the caller has it)."""
     findings, spared = [], None
     for m in _HIT.finditer(text):
         start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
         subject = text[start : m.start()]
         if re.search(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", subject, re.IGNORECASE):
             continue
-        spared = _spared_items(context) if spared is None else spared  # read once, at the first impact word
+        spared = _spared_items(context, key=key) if spared is None else spared  # read at the first impact word
         if _names_spared_whole(subject, spared):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
                                     "not affected was affected.", m.start()))
     return findings
 
 
-def _spared_items(context: Mapping | None) -> list[tuple[set[str], list[set[str]]]]:
+@per_incident
+def _spared_items(context: Mapping | None) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
     """Each statement of no impact as (its words, the words of each thing it names: "Appointment booking
     and patient messaging were not affected" names "appointment booking" and "patient messaging")."""
     spared = []
@@ -393,11 +395,11 @@ def _spared_items(context: Mapping | None) -> list[tuple[set[str], list[set[str]
         label, _, value = statement.partition(": ")
         named = value if value and _SPARED_STATEMENT.search(label) else \
             statement[: _SPARED_STATEMENT.search(statement).start()]
-        spared.append((_named(statement), [_named(item) for item in _ITEMS.split(named)]))
-    return spared
+        spared.append((frozenset(_named(statement)), tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
+    return tuple(spared)
 
 
-def _names_spared_whole(subject: str, spared: list[tuple[set[str], list[set[str]]]]) -> bool:
+def _names_spared_whole(subject: str, spared: tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]) -> bool:
     """Whether ``subject`` names a thing the incident says was spared, whole, and nothing else: one
     thing a statement names has all its words in the subject, and the subject no word the statement
     lacks ("files that were already uploaded were not affected" says nothing of "file uploads")."""
@@ -505,6 +507,7 @@ _CAUSE_WORDS = re.compile(r"\b(?:caused|cause|due\s+to|because|reason|triggered|
                           r"incident\s+at|problem\s+at|issue\s+at|on\s+\w+(?:\s+\w+)?['’]s\s+side)\b", re.IGNORECASE)
 
 
+@per_incident
 def cause_evidence(context: Mapping | None, evidence: str) -> str:
     """What may name a party as the cause: the incident's cause facts and its texts that give a cause.
     A party the incident names only as what is affected ("labels for Royal Mail services") is not
@@ -627,9 +630,9 @@ def find(text: str, support: Support) -> list[Violation]:
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context),
-        *spared_impact_findings(text, support.context),
+        *spared_impact_findings(text, support.context, support.context_key),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
-        *blame_findings(text, cause_evidence(support.context, evidence)),
+        *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
     return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

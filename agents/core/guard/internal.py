@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 from agents.core.text import canonical_json
 
@@ -53,6 +53,7 @@ _TOKEN = re.compile(r"[^\W_]+")
 PHRASE_WORDS = 4
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A crude stem, the same on both sides: "publishing" and "publish", "updates" and "update"."""
     for suffix in ("ing", "ed", "es", "s"):
@@ -117,13 +118,6 @@ class _Text:
                 if tuple(word for word, _, _ in words[i : i + n]) == wanted] if n else []
 
 
-@functools.lru_cache(maxsize=256)
-def _public_words(public_text: str) -> _Text:
-    """The words of an incident's public facts, read once: one run checks several texts against the
-    same incident, and a replay checks many runs of it (a ``_Text`` is never changed once read)."""
-    return _Text(public_text)
-
-
 # ---------------------------------------------------------------- shapes of internal details
 
 # A host name under a private suffix: auth-gateway.eu.internal, db1.svc.cluster.local, build.corp.
@@ -165,17 +159,32 @@ def _strip_end(found: str) -> str:
 
 
 def find(text: str, support: Support) -> list[Violation]:
-    return find_internal(text, support.context)
+    return find_internal(text, support.context, support.context_key)
 
 
-def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violation]:
+@per_incident
+def _public_reading(context: Mapping[str, Any]) -> tuple[str, _Text]:
+    """The incident's public facts as lower-case JSON, and their words, read once: one run checks several
+    texts against the same incident, and a replay checks many runs of it (a ``_Text`` is never changed
+    once read)."""
+    public_text = canonical_json(public_context(context))
+    return public_text.lower(), _Text(public_text)
+
+
+def find_internal(text: str, context: Mapping[str, Any] | None, key: str | None = None) -> list[Violation]:
     """Every internal detail in ``text``, in reading order, one per span (the earliest, then the
-    longest), each with a message a support lead understands."""
+    longest), each with a message a support lead understands. ``key``: the context's incident_key,
+    where the caller has it."""
     if not context or not text:
         return []
-    public_text = canonical_json(public_context(context))
-    public_lower = public_text.lower()
-    public, checked = _public_words(public_text), _Text(text)
+    public_lower, public = _public_reading(context, key=key)
+    read: list[_Text] = []  # the text's words, read at the first phrase to look for
+
+    def checked() -> _Text:
+        if not read:
+            read.append(_Text(text))
+        return read[0]
+
     hits: list[tuple[int, int, str]] = []
 
     def add(start: int, end: int, message: str) -> None:
@@ -198,7 +207,7 @@ def find_internal(text: str, context: Mapping[str, Any] | None) -> list[Violatio
         named = str(key).replace("_", " ")
         for phrase in _phrases(value):
             if not public.find(phrase):
-                for start, end in checked.find(phrase):
+                for start, end in checked().find(phrase):
                     add(start, end, f"“{{found}}” comes from the internal fact “{named}”; customers must not see it.")
         if _PERSON_KEY.search(str(key)):
             for name in _NAME.findall(value):

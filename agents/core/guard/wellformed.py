@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 
 _EXCERPT_MAX = 60  # characters of an excerpt in a message; a long URL is cut
@@ -272,6 +272,7 @@ def _cut_clauses(text: str) -> list[Violation]:
 
 _PAIRS = {")": "(", "]": "[", "}": "{", "”": "“"}
 _OPENERS = set(_PAIRS.values())
+_BRACKETS = re.compile(r"[()\[\]{}“”]")
 # "1) sign-in 2) exports", "a) ...": a list's numbering, not a closing bracket.
 _ENUMERATION = re.compile(r"(?:^|(?<=\s))(?:\d{1,2}|[a-z])\)")
 
@@ -282,7 +283,8 @@ def _unbalanced(text: str) -> list[Violation]:
     enumerations = {m.end() - 1 for m in _ENUMERATION.finditer(text)}
     stack: list[tuple[str, int]] = []
     found: list[tuple[int, str, str]] = []
-    for i, char in enumerate(text):
+    for m in _BRACKETS.finditer(text):
+        i, char = m.start(), m.group()
         if char in _OPENERS:
             stack.append((char, i))
         elif char in _PAIRS and i not in enumerations:
@@ -442,31 +444,36 @@ def _names_region(sentence: str, regions: set[str]) -> bool:
     return False
 
 
-def find_uninformative(text: str, context: Mapping[str, Any] | None) -> list[Violation]:
+def find_uninformative(text: str, context: Mapping[str, Any] | None, key: str | None = None) -> list[Violation]:
     """A violation when ``text`` tells customers nothing: no real sentence (three words or more,
     with a verb), or none says either the incident's state (what is happening or being done) or what
-    is affected (a word of the incident's title, its facts' labels or values, a region, or a service)."""
+    is affected (a word of the incident's title, its facts' labels or values, a region, or a service).
+    ``key``: the context's incident_key, where the caller has it."""
     if not text.strip():
         return []
-    context = context if isinstance(context, Mapping) else {}
     real = [s for s in sentences(text) if _is_real_sentence(s)]
-    own_affected, regions = _affected_words(context)
-    own_state = _state_words(context)
-    states = any(_has_stem(_WORDS.findall(s), _STATE_STEMS, own_state) for s in real)
-    affected = any(_has_stem(_WORDS.findall(s), _SERVICE_STEMS, own_affected) or _names_region(s, regions)
-                   for s in real)
     found = _excerpt(text, 0, len(text))
+    if not real:
+        return [Violation("uninformative", found, f"The text is not a sentence that tells customers anything: "
+                                                  f"“{found}”.")]
+    own_affected, regions, own_state = _incident_words(context if isinstance(context, Mapping) else {}, key=key)
     # An update in a thread says what is happening or what is affected: "A fix has been implemented and
     # we are monitoring the results." follows the updates that named the service, and "Card payments
     # in the EU." alone is a headline. Only a text that says neither tells customers nothing.
-    if not real:
-        message = f"The text is not a sentence that tells customers anything: “{found}”."
-    elif not states and not affected:
-        message = (f"The text says neither what is happening or being done (investigating, fixing, monitoring, "
-                   f"resolved…) nor what is affected (a service, a feature or a region): “{found}”.")
-    else:
+    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS, own_state) for s in real):
         return []
-    return [Violation("uninformative", found, message)]
+    if any(_has_stem(_WORDS.findall(s), _SERVICE_STEMS, own_affected) or _names_region(s, regions) for s in real):
+        return []
+    return [Violation("uninformative", found, f"The text says neither what is happening or being done "
+                      f"(investigating, fixing, monitoring, resolved…) nor what is affected (a service, a feature "
+                      f"or a region): “{found}”.")]
+
+
+@per_incident
+def _incident_words(context: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The incident's words for what is affected, its region tokens and its words for its state."""
+    affected, regions = _affected_words(context)
+    return frozenset(affected), frozenset(regions), frozenset(_state_words(context))
 
 
 # ---------------------------------------------------------------- the check
@@ -476,4 +483,5 @@ def find(text: str, support: Support) -> list[Violation]:
     """Broken text is broken whatever the context; whether it tells customers anything is judged
     against the incident (its title, status and facts), so only with a context."""
     context = support.context
-    return [*find_malformed(text), *(find_uninformative(text, context) if context is not None else [])]
+    return [*find_malformed(text),
+            *(find_uninformative(text, context, support.context_key) if context is not None else [])]

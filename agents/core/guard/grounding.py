@@ -517,7 +517,7 @@ def _derived(stemmed: str, licensed: frozenset[str]) -> bool:
     return len(stemmed) >= _ROOT and stemmed[:_ROOT] in _roots(licensed)
 
 
-@functools.lru_cache(maxsize=512)  # one per incident, as per_incident keeps them
+@functools.lru_cache(maxsize=256)  # one per incident, as per_incident keeps them
 def _roots(licensed: frozenset[str]) -> frozenset[str]:
     return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
 

@@ -51,7 +51,7 @@ def incident_key(context: Any) -> str | None:
         return None
 
 
-_INCIDENTS = 512  # contexts kept per reading: a replay reads hundreds of incidents in turn
+_INCIDENTS = 256  # contexts kept per reading: a replay reads hundreds of incidents in turn
 
 
 def per_incident(read: Callable[..., Any]) -> Callable[..., Any]:

@@ -616,14 +616,12 @@ def _incident_stems(context: Mapping, licensed_texts: tuple[str, ...],
     return licensed, action_stems(context, *licensed_texts)
 
 
-@functools.lru_cache(maxsize=64)
 def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[str]:
     """The names in words of the regions the incident names ("EU" licenses "Europe" and "European"):
     the region check already keeps every other region out."""
     return _stems_of(" ".join(" ".join(words) for token, words in region_words if stem(token) in licensed))
 
 
-@functools.lru_cache(maxsize=64)
 def _place_names(region: str) -> frozenset[str]:
     """The countries, states and cities inside the incident's regions (its ``region`` field: "CA"
     licenses "Canada" and "Canadian"), as the region check reads them; a global incident names no
@@ -644,7 +642,6 @@ _PLATFORMS = {
 }
 
 
-@functools.lru_cache(maxsize=64)
 def _platform_names(licensed: frozenset[str]) -> frozenset[str]:
     return _stems_of(" ".join(names for platform, names in _PLATFORMS.items() if stem(platform) in licensed))
 

@@ -231,7 +231,7 @@ ISSUE_DESCRIPTIONS = {
     "legal_risk": "Could create a legal commitment or liability. High risk: escalates to a person.",
 }
 CLAIM_NOTES = {
-    "resolution": "“resolved” while it is not, and “fixed”, “the outage is over”…",
+    "resolution": "“resolved” while it is not, “the outage is over”…",
     "recovery": "“fully recovered”, “back to normal”, “fully restored”…",
     "closure": "“incident closed”, “the incident has been closed”…",
     "stability": "“all payments are stable”, “stable again”, “stabilised”…",
@@ -250,7 +250,8 @@ CLAIM_NOTES = {
     "time commitments": "“within the hour”, “shortly”, “done within minutes”… for the fix; a sentence about "
                         "the next update passes.",
     "fix under way": "“a fix is being rolled out”, “we have identified why”… while it is still investigated.",
-    "fix in place": "“a fix has been implemented”, “monitoring the results”… before it is monitoring.",
+    "fix in place": "“fixed”, “a fix has been implemented”, “monitoring the results”… before it is monitoring, "
+                    "unless a fact says the fix is in.",
     "not yet closed": "“before closing this incident”… once it is resolved.",
     "why unknown": "“we are still looking into why”… once the cause is identified.",
 }

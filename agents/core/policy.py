@@ -40,7 +40,7 @@ SUPPORTS: dict[str, str] = {
     "ongoing": "the incident is not resolved",
     "investigating": "the incident is still being investigated (its cause is not identified)",
     "identified": "the incident's cause is identified (identified, monitoring or resolved)",
-    "fixed": "a fix is in place: the incident is monitoring or resolved (an incident with no known state may say so)",
+    "fixed": "a fix is in place: the incident is monitoring or resolved, or its facts say the fix is in",
     "time": "the statement is about the next update; otherwise the facts must make it",
     "in_progress": "a maintenance window is in progress (before it starts, or after it ends, it is not)",
 }
@@ -109,7 +109,6 @@ _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?
 # the contract's; the rest are its paraphrases. Installed as rows by migration 0006.
 DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
     ClaimFamily(name="resolution", support="resolved", pattern=r"\bresolved\b", paraphrases=(
-        r"\b(?:fixed|solved|remedied|rectified)\b",
         r"\b(?:outage|issue|problem|incident|disruption)\s+is\s+(?:now\s+)?(?:over|behind\s+us|gone)\b",
         r"\bno\s+longer\s+(?:an?\s+)?(?:issue|problem)\b",
         r"\bmarked\s+(?:as\s+)?resolved\b",
@@ -259,6 +258,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\b(?:a|the)\s+fix\s+is\s+(?:now\s+)?in\s+place\b",
             r"\b(?:have|has|we[’']ve)\s+(?:now\s+)?(?:implemented|deployed|applied|rolled\s+out|released)\s+(?:a|the)\s+fix\b",
             r"\bmonitoring\s+(?:the\s+)?(?:results|fix|recovery)\b",
+            r"\b(?:fixed|solved|remedied|rectified)\b",
         ),
     ),
     ClaimFamily(

@@ -142,5 +142,6 @@ def test_migration_0006_gives_an_existing_store_the_families_and_brings_back_no_
                                    "absolute assurances", "time promises", *new_kinds])
     assert (rows["working again"].kind, rows["working again"].support) == ("state_claim", "recovering")
     assert rows["resolution"].support == "resolved" and rows["credits and refunds"].hedging == "negation"
-    assert "fixed|solved" in rows["resolution"].paraphrases and rows["time promises"].strict_only
+    assert "fixed|solved" in rows["fix in place"].paraphrases and "fixed" not in rows["resolution"].paraphrases
+    assert rows["time promises"].strict_only
     assert RegionToken.objects.get(token="apac").words.startswith("Asia-Pacific")

@@ -13,6 +13,7 @@ pytestmark = pytest.mark.django_db
 
 CONTEXT = {"region": "US", "incident": {"incident_id": "inc_pay_1", "title": "Card payments failing",
                                          "state": "investigating", "status": "degraded"}}
+FIX_WORDS = r"\b(?:fixed|solved|remedied|rectified)\b"
 TEXT = "We are investigating card payments failing in the US. We will host a webinar about it."
 
 
@@ -126,7 +127,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029, 0032, 0033 and 0034: each trip costs half a minute.
+    # One trip back and forth for 0029, 0032, 0033, 0034 and 0035: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -145,6 +146,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     Term.objects.filter(text="investigating").update(note="Ours.")
     Claim = executor.loader.project_state(before).apps.get_model("agents", "RestrictedClaim")
     assert not Claim.objects.filter(family__in=LIFECYCLE).exists()  # 0033 taken back on the way down
+    assert FIX_WORDS in Claim.objects.get(family="resolution").paraphrases.splitlines()  # 0035 taken back
+    assert "“fixed”" in Claim.objects.get(family="resolution").note
     Claim.objects.filter(family="cause identified").update(enabled=False)
 
     executor = MigrationExecutor(connection)
@@ -166,6 +169,10 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert set(LIFECYCLE) <= set(families) and all(families[name].enabled for name in LIFECYCLE)
     assert families["fix in place"].kind == "state_claim" and families["fix in place"].support == "fixed"
     assert not families["cause identified"].enabled
+    # 0035: "fixed" and its synonyms say a fix is in place, not that the incident is resolved.
+    assert FIX_WORDS not in families["resolution"].paraphrases.splitlines()
+    assert FIX_WORDS in families["fix in place"].paraphrases.splitlines()
+    assert families["fix in place"].note.startswith("“fixed”") and "fixed" not in families["resolution"].note
     # 0034: its plain words join; one an admin had switched off stays off.
     assert terms["all hands on deck"].enabled and terms["utilizing"].enabled and not terms["utilizing"].action
     assert not terms["unfortunately"].enabled and terms["unfortunately"].note == "Too casual for us."

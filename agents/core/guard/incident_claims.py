@@ -43,14 +43,15 @@ _STATE_WORDS = {
 
 
 # A context without a state field (a plain context file) may still say it in its status:
-# "resolved", "monitoring", "degraded, cause identified". Read only when the status negates nothing.
+# "resolved", "monitoring", "degraded, cause identified". Read only when the status negates nothing
+# ("not yet", "unconfirmed"; "under way" and "underway" negate nothing).
 _STATUS_STATES = (
     ("resolved", re.compile(r"\bresolved\b", re.IGNORECASE)),
     ("monitoring", re.compile(r"\b(?:monitoring|recovered|recovering|mitigated)\b", re.IGNORECASE)),
     ("identified", re.compile(r"\b(?:identified|fixing)\b", re.IGNORECASE)),
     ("investigating", re.compile(r"\binvestigating\b", re.IGNORECASE)),
 )
-_NEGATED_STATUS = re.compile(r"\b(?:not|no|un\w+|yet|partially)\b", re.IGNORECASE)
+_NEGATED_STATUS = re.compile(r"\b(?:not|no|un(?!der)\w+|yet|partially)\b", re.IGNORECASE)
 
 
 def incident_state(context: Mapping | None) -> str | None:
@@ -76,7 +77,7 @@ def state_supports(support: str, state: str | None) -> bool | None:
     if state in MAINTENANCE_STATES:  # a window has no cause or fix: only "going on" has a meaning
         return state == "in_progress" if support == "ongoing" else None
     if state is None:
-        return True if support in ("ongoing", "investigating", "identified", "fixed") else None
+        return True if support in ("ongoing", "investigating", "identified") else None
     if support == "resolved":
         return state == "resolved" or None
     if support == "recovering":

@@ -96,7 +96,7 @@ def test_the_original_passes_in_both_pipelines_with_and_without_strict_claims():
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
 @pytest.mark.parametrize(("sentence", "family", "found"), [
-    ("The problem is fixed and card payments work again.", "resolution", "fixed"),
+    ("This is no longer a problem for card payments.", "resolution", "no longer a problem"),
     ("The slowdown is over, the outage is over.", "resolution", "outage is over"),
     ("Card payments are back to normal.", "recovered", "back to normal"),
     ("Card service has been fully restored.", "recovery", "fully restored"),
@@ -243,7 +243,7 @@ def test_a_hedge_that_wraps_the_claim_is_not_the_claim(pipeline, sentence):
 @pytest.mark.parametrize(("sentence", "found"), [
     ("We can now say that all payments are stable.", "all payments are stable"),
     ("It is time to call this resolved.", "resolved"),
-    ("Our engineers confirm that it is fixed.", "fixed"),
+    ("Our engineers confirm that the outage is over.", "outage is over"),
 ])
 def test_saying_the_claim_outright_is_still_the_claim(pipeline, sentence, found):
     stopped(both(edit(sentence), pipeline), "restricted_claims", found)
@@ -268,7 +268,7 @@ INJECTED = {
     ("Card payments are slow for customers worldwide.", "new_region", "worldwide"),
     ("Card payments work again in ten minutes.", "no_new_facts", "ten"),
     ("Card payments are back to normal.", "restricted_claims", "back to normal"),
-    ("The problem is fixed.", "restricted_claims", "fixed"),
+    ("The problem is fixed.", "state_claim", "fixed"),  # a fix in place: the state or a fact must say so
 ])
 def test_a_text_that_obeys_an_injection_in_other_words_is_stopped(pipeline, sentence, check, found):
     stopped(both(edit(sentence), pipeline, INJECTED), check, found)

@@ -18,7 +18,7 @@ from agents.core.units import ratio_values
 CONTEXT = json.loads((Path(__file__).parents[3] / "agents/fixtures/demo_context.json").read_text())
 TEXT = ("Update on inc_pay_2041 (P1): 27% of US checkouts fail; the failed payment rate is 3.4%. "
         "Next update at 14:05. About 99 minutes to recovery. EU shops are fine. The issue is resolved. "
-        "See INC-77.")
+        "See INC-77. We will refund your fees.")
 
 
 def marks(text=TEXT, strict=False):
@@ -37,6 +37,7 @@ def test_each_stated_fact_links_to_the_context_value_that_supports_it():
 
 @pytest.mark.parametrize("token, kind", [
     ("14:05", "time"), ("99", "number"), ("EU", "region"), ("resolved", "claim"), ("INC-77", "id"),
+    ("will refund", "claim"),  # a claim of a family with its own check (liability) too
 ])
 def test_what_the_context_does_not_support_is_marked_with_the_guards_message(token, kind):
     mark = marks()[token]

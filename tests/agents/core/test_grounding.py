@@ -49,7 +49,6 @@ SAFE = [
     "page and our support team is preparing a workaround macro.",
     "We are investigating elevated payment failures in the US. About 27% of checkouts are affected. We apologize "
     "for the inconvenience and will post the next update on the status page.",
-    "A fix has been implemented and we are monitoring the results.",
     "Thank you for your patience while our engineering team works on this issue.",
     "If you have questions, please contact our support team.",
 ]

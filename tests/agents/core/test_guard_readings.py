@@ -250,11 +250,18 @@ def test_a_stage_that_is_hoped_for_or_conditional_is_no_state_claim():
     assert stops(text, incident(state="identified", actions=["post an update"])) == []
 
 
-def test_a_fix_in_place_passes_where_the_incident_names_no_state():
+def test_a_fix_in_place_needs_the_state_or_a_fact_where_the_incident_names_no_state():
+    text = "A fix has been implemented and we are monitoring the results."
+    assert stops(text, incident(state="monitoring")) == []
     unknown = incident()
     unknown["incident"] = {**unknown["incident"], "status": "degraded"}
     del unknown["incident"]["state"]
-    assert stops("A fix has been implemented and we are monitoring the results.", unknown) == []
+    assert [check for check, _ in stops(text, unknown)] == ["state_claim", "state_claim"]
+    assert stops("Custom domain renewals are fixed.", unknown) == [("state_claim", "fixed")]
+    recorded = incident(facts=[("action_taken", "Action taken", "text", "A fix was implemented at 09:10 UTC")])
+    recorded["incident"] = {**recorded["incident"], "status": "degraded"}
+    del recorded["incident"]["state"]
+    assert stops(text, recorded) == []
 
 
 def test_a_facts_irregular_verb_licenses_the_verbs_other_forms():

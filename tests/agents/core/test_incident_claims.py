@@ -110,6 +110,30 @@ def test_the_resolved_state_stated_on_a_resolved_incident_passes():
     assert findings("This incident has been resolved.", LOGIN)[0] == ("invalid_answer:restricted_claims", "resolved")
 
 
+def test_fixed_says_a_fix_is_in_place_which_monitoring_or_the_facts_support_even_in_strict_mode():
+    text = "The fault behind the stuck exports has been fixed, and we are watching the queue."
+    passes(text, EXPORTS, strict_claims=True)  # monitoring: a fix is in, not yet a resolved incident
+    assert findings("The sign-in fault has been fixed.", LOGIN, strict_claims=True) == [
+        ("invalid_answer:state_claim", "fixed")]  # still being investigated
+    fixed = incident("webhooks", state="identified", region="US",
+                     facts={"action_taken": ("The retry fault was fixed at 03:30 UTC", "", "Action taken")})
+    passes("We fixed the retry fault at 03:30 UTC and are redelivering delayed webhooks.", fixed, strict_claims=True)
+    assert findings("We fixed the retry fault.", WEBHOOKS, strict_claims=True) == [
+        ("invalid_answer:state_claim", "fixed")]  # identified, and nothing records the fix
+
+
+@pytest.mark.parametrize(("status", "state"), [
+    ("resolved, rider outreach under way", "resolved"),
+    ("identified, reversals underway", "identified"),
+    ("investigating, cause not yet known", None),  # negates: the status is not read
+    ("monitoring; impact unconfirmed", None),
+])
+def test_a_context_without_a_state_is_read_for_the_state_its_status_names(status, state):
+    from agents.core.guard.incident_claims import incident_state
+
+    assert incident_state({"incident": {"incident_id": "inc_1", "status": status}}) == state
+
+
 @pytest.mark.parametrize(("text", "words"), [
     ("We are working to identify the cause of the delayed webhook deliveries.", "working to identify the cause"),
     ("The cause of the delayed deliveries is still unknown.", "cause of the delayed deliveries is still unknown"),

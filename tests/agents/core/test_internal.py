@@ -210,7 +210,7 @@ def test_a_number_only_an_internal_runbook_step_holds_supports_nothing():
 
 def test_a_claim_only_an_internal_fact_makes_licenses_nothing():
     answer = final("The export worker is fixed.", EXPORTS)
-    assert answer.stop_reason == "invalid_answer:restricted_claims"
+    assert answer.stop_reason == "invalid_answer:state_claim"  # a fix in place, on an incident under investigation
     public = {**EXPORTS, "key_messages": ["The export worker is fixed."]}
     assert final("The export worker is fixed.", public).ok
 

@@ -12,7 +12,7 @@ from agents.models import Run
 from reviewer.desk.decisions import decide
 from reviewer.models import Decision, Delivery, DeliveryChannel, Escalation, PublishedUpdate, StatusComponent
 from reviewer.outbox import tasks
-from reviewer.outbox.publishing import publish
+from reviewer.outbox.publishing import PublicFields, publish
 from reviewer.roles import POLICY_ADMIN
 from tests.factories import make_escalation, make_incident, make_run, make_subscriber, make_user
 
@@ -137,7 +137,8 @@ def test_the_status_page_is_public_escaped_newest_first_and_shows_only_delivered
     hostile = "<script>alert(1)</script> We are on it & fixing."
     first = publish(incident, FIRST, actor=users.ops, source_run=passed(incident, FIRST))
     second = publish(incident, hostile, actor=users.ops, reason="holding statement")
-    third = publish(incident, SECOND, actor=users.ops, source_run=passed(incident, SECOND))
+    third = publish(incident, SECOND, actor=users.ops, source_run=passed(incident, SECOND),
+                    fields=PublicFields(state="resolved"))  # "We fixed the problem": the state it says
     for update in (first, second):
         tasks.attempt(update.deliveries.get().pk)
     response = client.get(reverse("status"))  # nobody logged in

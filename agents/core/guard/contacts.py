@@ -169,8 +169,8 @@ def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
 def _phone(text: str, start: int, end: int) -> str | None:
     """The digits of a phone number written at text[start:end], or None when it is something else."""
     written = text[start:end]
-    before = text[start - 1] if start else ""
-    after = text[end] if end < len(text) else ""
+    before = text[start - 1] if start else " "  # the text's edges are no part of anything
+    after = text[end] if end < len(text) else " "
     if (before.isalnum() or before in "_#/.-:,") and not written.startswith("+"):
         return None  # part of an id (INC-2041-…), a path, a time or a decimal
     if after.isalnum() or after in "_%-/:" or (after in ".," and text[end + 1 : end + 2].isdigit()):

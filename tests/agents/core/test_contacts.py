@@ -175,6 +175,14 @@ def test_an_address_and_a_number_are_declared_exactly_digits_compared():
     assert not any(known.covers(c) for c in find_contacts("helpdesk@acme.com, +44 20 7946 0959"))
 
 
+@pytest.mark.parametrize("value", ["+1-555-0142", "0800 123 4567", "(020) 7946 0958"])
+def test_a_fact_that_is_only_a_phone_number_declares_it(value):
+    # A contact fact holds the number alone: the start and the end of a text are no part of an id.
+    known = declared_contacts({"incident": {"incident_id": "inc_1", "support_phone": value}})
+    assert [known.covers(c) for c in find_contacts(f"For help, call {value}.")] == [True]
+    assert not any(known.covers(c) for c in find_contacts("For help, call +1-555-0143."))
+
+
 def test_only_the_incidents_public_facts_declare_and_never_an_instruction():
     context = {**MAINTENANCE, "policy_hints": {"link": "hints.acme.com"}, "goal_notes": "notes.acme.com"}
     known = declared_contacts(context)

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import lemminflect
+
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 
@@ -120,10 +122,13 @@ _STRANDS = {
              "comply", "familiar", "contend", "agree", "cope", "along", "associated", "connected",
              "integrate", "integrated", "put", "up"},
 }  # fmt: skip
+# A relative clause strands its preposition after any verb: "the card you paid with", "the site we
+# moved to". Its subject, two words before the end, says it is one.
+_SUBJECTS = {"you", "we", "they", "i", "he", "she"}
 _WINDOW = 120  # characters before a sentence's end read for its last words
-# A sentence's last word and the word before it, read on the reversed sentence: punctuation, then
-# spaces, then the last word, then (after spaces on the same line) the word before it.
-_LAST_WORDS = re.compile(r"[.!?…]*[^\S\n]*([A-Za-z]+)(?:[^\S\n]+([A-Za-z]+))?")
+# A sentence's last three words, read on the reversed sentence: punctuation, then spaces, then the
+# last word, then (after spaces on the same line) the word before it and the one before that.
+_LAST_WORDS = re.compile(r"[.!?…]*[^\S\n]*([A-Za-z]+)(?:[^\S\n]+([A-Za-z]+)(?:[^\S\n]+([A-Za-z]+))?)?")
 # The end of a sentence: terminal punctuation (not a decimal point, not an abbreviation's full
 # stop), closing quotes or brackets, then a space or the end; or a line break before a blank line or
 # a list item. A single line break inside a sentence is a wrapped line ("the\nsign-in service").
@@ -165,11 +170,13 @@ def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in sentence_spans(text)]
 
 
-def _dangles(word: str, before: str) -> bool:
+def _dangles(word: str, before: str, subject: str = "") -> bool:
     lower = word.lower()
     if lower == "a" and word == "A":  # "Plan A.", "grade A."
         return False
     if lower not in _NEVER_LAST:
+        return False
+    if lower in _STRANDS and subject.lower() in _SUBJECTS:
         return False
     return before.lower() not in _STRANDS.get(lower, ())
 
@@ -182,7 +189,7 @@ def _unfinished(text: str) -> list[Violation]:
         # A window before the end, so a text of many sentences stays linear.
         head = text[max(0, end - _WINDOW) : end].rstrip("\"'”’)] \t\n")
         m = _LAST_WORDS.match(head[::-1])  # read backwards from the end: the match is anchored there
-        if m and _dangles(m.group(1)[::-1], (m.group(2) or "")[::-1]):
+        if m and _dangles(m.group(1)[::-1], (m.group(2) or "")[::-1], (m.group(3) or "")[::-1]):
             last = m.group(1)[::-1]
             offset = max(0, end - _WINDOW)
             found = _excerpt(text, offset + len(head) - m.end(1), offset + len(head), before=2)
@@ -375,7 +382,11 @@ def _is_verb(word: str) -> bool:
         return True
     if lower.endswith("s") and lower[:-1] in _VERBS or lower.endswith("es") and lower[:-2] in _VERBS:
         return True
-    return (len(lower) > 4 and lower.endswith("ing")) or (len(lower) > 3 and lower.endswith("ed"))
+    if (len(lower) > 4 and lower.endswith("ing")) or (len(lower) > 3 and lower.endswith("ed")):
+        return True
+    # An irregular past form ("sent", "went", "broke"): a verb whose dictionary form is another word.
+    return not lower.endswith("s") and any(lemma != lower for lemma in lemminflect.getAllLemmas(lower, "VERB")
+                                           .get("VERB", ()))
 
 
 def _is_real_sentence(sentence: str) -> bool:

@@ -119,6 +119,7 @@ def test_a_text_ending_in_a_colon_or_a_comma_is_cut(text, mark):
     ("Webhooks are retried every few minutes to.", "to"),
     ("Maintenance affects a.", "a"),
     ("Exports are stuck in the queue of. We are on it.", "of"),
+    ("Refunds go back to your card with.", "with"),  # no relative clause before it
 ])
 def test_a_sentence_ending_on_a_word_that_cannot_end_one_is_unfinished(text, word):
     (violation,) = find_malformed(text)
@@ -131,6 +132,8 @@ def test_a_sentence_ending_on_a_word_that_cannot_end_one_is_unfinished(text, wor
     "The webhook provider is the partner we work with.",
     "Latency is back to what customers are used to.",
     "Our plan is Plan A.",
+    "Refunds go back to the card you paid with.",  # a relative clause strands its preposition
+    "Sign in again on the site we moved to.",
 ])
 def test_words_english_leaves_at_a_sentence_end_are_fine(text):
     assert malformed(text) == []
@@ -269,6 +272,7 @@ def test_a_bare_date_number_id_or_fragment_is_uninformative(context, text):
     ("p95 latency is elevated; we are mitigating it.", LATENCY),
     ("Database maintenance is scheduled for tonight.", MAINTENANCE),
     ("The maintenance window starts at 18:00 UTC and lasts 30 minutes.", MAINTENANCE),
+    ("120 CSV exports sent between 09:00 and 09:40 UTC on 24 November went to the wrong folder.", EXPORTS),
     (DRAFT, DEMO_CONTEXT),
     (REVISED, DEMO_CONTEXT),
 ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -441,12 +442,33 @@ _PERIOD_SECONDS = {"minute": Decimal(60), "hour": Decimal(3600), "day": Decimal(
 _PERCENTILE_NAME = re.compile(r"(?<![A-Za-z0-9])[pP](\d{2}(?:\.\d+)?)(?![0-9])")
 
 
+# The units a fact's meta names (agents.core.units), as the numbers check reads them.
+_META_UNITS = {"minutes": ("s", Decimal(60)), "ms": ("s", Decimal("0.001")), "%": ("%", None)}
+
+
+def _meta_units(allowed_text: str) -> dict[str, tuple]:
+    """Each fact key's unit from the ``fact_meta`` of an allowed text that is a context's JSON: the
+    product says its facts' units, so 340 under "duration" in minutes is a duration of 340 minutes."""
+    if '"fact_meta"' not in allowed_text:
+        return {}
+    try:
+        meta = json.loads(allowed_text).get("fact_meta")
+    except (ValueError, AttributeError):
+        return {}
+    units = {}
+    for item in meta if isinstance(meta, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("key"), str) and item.get("unit") in _META_UNITS:
+            unit, scale = _META_UNITS[item["unit"]]
+            units[item["key"]] = (None, unit, scale)
+    return units
+
+
 def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Number]:
     numbers = extract_numbers(allowed_text, skip=spans)
-    keyed = {}
+    keyed, meta = {}, _meta_units(allowed_text)
     for m in _JSON_NUMBER.finditer(allowed_text):
-        for pattern, unit, scale in _KEY_UNITS:
-            if pattern.search(m.group(1)):
+        for pattern, unit, scale in (meta[m.group(1)],) if m.group(1) in meta else _KEY_UNITS:
+            if pattern is None or pattern.search(m.group(1)):
                 value = Decimal(m.group(2))
                 if unit == "ratio" and value > 1:
                     unit = "%"  # a share of 12 is 12 %: no ratio is above 1
@@ -498,6 +520,59 @@ def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[D
 
 
 
+# A number said as an approximation: "about 40 minutes" for 38, "just under six hours" for 340 minutes.
+# The word before it says which side of the fact it may stand on: -1 at or below, +1 at or above.
+_APPROXIMATE = re.compile(
+    r"(?:\b(?P<either>about|around|approximately|roughly|some|an\s+estimated|close\s+to)"
+    r"|\b(?P<above>just\s+under|nearly|almost|not\s+quite)|\b(?P<below>just\s+over|just\s+above|a\s+little\s+over)"
+    r"|(?P<tilde>~))\s*$",
+    re.IGNORECASE,
+)
+_APPROXIMATE_WITHIN = Decimal("0.1")  # of the fact's value, at most
+
+
+def _approximation(text: str, number: Number) -> int | None:
+    """How ``number`` is said as an approximation: 0 either side of the fact, 1 for a number the fact
+    is just under ("nearly 6 hours"), -1 for one it is just over; None for a number said exactly."""
+    m = _APPROXIMATE.search(text, max(0, number.start - 24), number.start)
+    if m is None:
+        return None
+    return 1 if m.group("above") else -1 if m.group("below") else 0
+
+
+def _step(said: Decimal) -> Decimal:
+    """How round ``said`` is: 40 rounds to tens, 35 to fives, 6 to ones, 12.5 to halves."""
+    sign, digits, exponent = said.normalize().as_tuple()
+    unit = Decimal(10) ** exponent
+    return unit * 5 if digits[-1] == 5 else unit
+
+
+def _near(said: Decimal, fact: Decimal, side: int) -> bool:
+    """Whether ``said`` is ``fact`` rounded as roundly as ``said`` is written (and within a tenth of
+    it), on the side the words say: "about 40" for 38, "nearly 6" for 5.7, never "about 12.5" for 13.5."""
+    if fact <= 0 or said <= 0 or abs(said - fact) > fact * _APPROXIMATE_WITHIN:
+        return False
+    if abs(said - fact) * 2 > _step(said):
+        return False
+    return side == 0 or (said - fact) * side >= 0
+
+
+def _approximately_supported(number: Number, side: int, allowed: list[Number]) -> bool:
+    """A number said as an approximation is supported by a fact of the same quantity it rounds: a
+    duration by a duration (in seconds), a percentage by a percentage, a bare number by a bare number."""
+    for other in allowed:
+        if number.unit == "s" and other.unit == "s":
+            scale = number.seconds / number.value if number.value else None  # the unit it is said in
+            if scale and _near(number.value, other.seconds / scale, side):
+                return True
+        elif number.unit == "%" and other.unit in ("%", None):
+            if _near(number.value, other.value, side):
+                return True
+        elif number.unit is None and other.unit is None and _near(number.value, other.value, side):
+            return True
+    return False
+
+
 # ---------------------------------------------------------------- the check
 
 
@@ -508,7 +583,10 @@ def find(text: str, support: Support) -> list[Violation]:
     allowed_moments, allowed_numbers = _allowed_facts(allowed_text)
     facts: list[tuple[int, str]] = []
     for number in extract_numbers(text, skip=_spans(text, text_moments)):
-        if not _number_supported(number, allowed_numbers, ratios):
+        if _number_supported(number, allowed_numbers, ratios):
+            continue
+        side = _approximation(text, number)
+        if side is None or not _approximately_supported(number, side, list(allowed_numbers)):
             facts.append((number.start, number.found))
     for moment in text_moments:
         if not _moment_supported(moment, allowed_moments):

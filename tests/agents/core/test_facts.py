@@ -109,6 +109,35 @@ def test_a_duration_written_in_parts_is_one_duration():
     assert len(extract_numbers("5 minutes and 3 hours")) == len(extract_numbers("for 2 hours and 40% of users")) == 2
 
 
+@pytest.mark.parametrize(("text", "found"), [
+    ("Restores now wait about 40 minutes.", []),  # 38 rounded to tens
+    ("Restores now wait nearly 40 minutes.", []),  # 38 is nearly 40
+    ("Restores waited for about five and a half hours.", []),  # 340 minutes rounded to halves
+    ("Restores waited for just under six hours.", []),  # 340 minutes is just under six hours
+    ("Restores waited for nearly 6 hours.", []),
+    ("Restores now wait 40 minutes.", [("no_new_facts", "40")]),  # said exactly, it is another number
+    ("Restores now wait about 45 minutes.", [("no_new_facts", "45")]),  # not a rounding of 38
+    ("Restores waited for just over six hours.", [("no_new_facts", "six")]),  # the wrong side of 340 minutes
+    ("Restores now wait around 35 minutes.", [("no_new_facts", "35")]),  # 38 rounds to 40 in fives
+    ("Restores now wait just over 40 minutes.", [("no_new_facts", "40")]),  # 38 is under 40
+    ("About 30% of restores are delayed.", [("no_new_facts", "30%")]),  # 27 %: a tenth away at most
+])
+def test_a_number_said_as_an_approximation_is_supported_by_the_fact_it_rounds(text, found):
+    restores = canonical_json({"incident": {"wait_minutes": 38, "outage_minutes": 340, "delayed_pct": 27}})
+    assert checks(text, restores) == found
+
+
+def test_a_facts_unit_from_its_meta_binds_its_number_to_the_quantity():
+    # The product says each fact's unit: 340 under "duration" is 340 minutes, not 340 seconds.
+    context = {"incident": {"duration": 340, "p95": 4800},
+               "fact_meta": [{"key": "duration", "label": "Duration", "unit": "minutes"},
+                             {"key": "p95", "label": "p95 start time", "unit": "ms"}]}
+    allowed = canonical_json(context)
+    assert checks("The outage lasted 340 minutes; playback took about 5 seconds to start.", allowed) == []
+    assert checks("The outage lasted 340 seconds.", allowed) == [("no_new_facts", "340")]
+    assert checks("The outage lasted 340 seconds.", canonical_json({"incident": {"duration": 340}})) == []
+
+
 def test_lone_one_counts_only_before_a_unit():
     # "no one" and "one of" are not quantities; "one hour" is.
     assert checks("No one needs to act; one of our partners is affected.") == []

@@ -355,7 +355,10 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
     """Claims that something was not affected whose subject the incident does not say was spared."""
     findings = []
     for m in _UNAFFECTED.finditer(text):
-        start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
+        openings = [b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start())]
+        start = openings[-1]
+        if len(openings) > 1 and not _content(text[start : m.start()]):
+            start = openings[-2]  # "push over SSH, which is not affected": the clause before names it
         if re.search(r"\b(?:no|not|never)\b[^.;]*$", text[start : m.start()], re.IGNORECASE) or spared_by_incident(
                 text[start : m.start()], context):
             continue

@@ -158,6 +158,13 @@ def test_a_part_the_incident_says_was_not_affected_may_be_called_working_normall
     assert any(check in ("restricted_claims", "state_claim") for check, _ in stops(text, incident(strict=True)))
 
 
+def test_a_relative_clause_says_the_clause_before_it_was_not_affected():
+    text = "Renewals fail for custom domains, while verified domains, which are not affected, keep working."
+    spared = incident(facts=[("not_affected", "Not affected", "text", "Verified domains")])
+    assert stops(text, spared) == []
+    assert ("scope_claim", "not affected") in stops(text, incident())
+
+
 def test_a_condition_that_as_soon_as_opens_claims_nothing():
     text = "We will let you know as soon as custom domain renewals are back to normal."
     assert stops(text, incident(strict=True, actions=["post an update"])) == []

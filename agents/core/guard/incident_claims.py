@@ -373,6 +373,10 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
 _HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|failed|failing|unavailable|"
                   r"down|slow|slower|missing|lost|broken|stuck|stopped)\b", re.IGNORECASE)
 
+_STATEMENT_OPEN = re.compile(r"[.;:!?]\s|^")
+_NEGATION = re.compile(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", re.IGNORECASE)
+_LISTED = re.compile(r"[,;/]|\b(?:and|or|nor|including|such\s+as|as\s+well\s+as)\b", re.IGNORECASE)
+
 
 def spared_impact_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Impact claims about something the incident says was not affected (``key``: the context's
@@ -381,10 +385,13 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
     for m in _HIT.finditer(text):
         start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
         subject = text[start : m.start()]
-        if re.search(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", subject, re.IGNORECASE):
+        if _NEGATION.search(subject):
             continue
         spared = _spared_items(context, key=key) if spared is None else spared  # read at the first impact word
-        if _names_spared_whole(subject, spared):
+        # "Backups of mailboxes, files and databases are failing" says it of each thing it lists.
+        listed = _LISTED.split(text[max(b.end() for b in _STATEMENT_OPEN.finditer(text, 0, m.start())) : m.start()])
+        items = [subject, *(item for item in listed if not _NEGATION.search(item))]
+        if any(_names_spared_whole(item, spared) for item in items):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
                                     "not affected was affected.", m.start()))
     return findings
@@ -392,14 +399,15 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
 
 @per_incident
 def _spared_items(context: Mapping | None) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
-    """Each statement of no impact as (its words, the words of each thing it names: "Appointment booking
-    and patient messaging were not affected" names "appointment booking" and "patient messaging")."""
+    """Each statement of no impact as (the words of what it spares, the words of each thing it spares:
+    "Appointment booking and patient messaging were not affected" spares "appointment booking" and
+    "patient messaging"; "Sign-in is not affected; the Singapore gateway is slow" spares sign-in only)."""
     spared = []
     for statement in _spared_statements(context):
         label, _, value = statement.partition(": ")
         named = value if value and _SPARED_STATEMENT.search(label) else \
             statement[: _SPARED_STATEMENT.search(statement).start()]
-        spared.append((frozenset(_named(statement)), tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
+        spared.append((frozenset(_named(named)), tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
     return tuple(spared)
 
 

@@ -239,6 +239,21 @@ def test_an_impact_on_what_the_incident_says_it_spared_contradicts_it():
     assert stops("Booking confirmations are delayed.", spared) != [("scope_claim", "delayed")]
 
 
+def test_an_impact_said_of_a_list_is_said_of_each_thing_it_lists():
+    spared = incident(facts=[("affected", "Affected", "text", "backups of mailboxes"),
+                             ("not_affected", "Not affected", "text", "file and database backups")])
+    assert stops("Backups of mailboxes, files and databases are failing.", spared) == [("scope_claim", "failing")]
+    assert stops("Backups of mailboxes are failing; files and databases are not affected.", spared) == []
+    assert stops("Backups of mailboxes, but not files, are failing.", spared) == []
+
+
+def test_a_statement_that_spares_one_thing_spares_only_that_thing():
+    # The message spares connecting; the gateway it names as slow is no part of what it spares.
+    said = incident(messages=["Connecting is not affected; traffic through the Singapore gateway is slower."])
+    assert stops("Connections through the Singapore gateway are slower than usual.", said) == []
+    assert stops("Connecting is slower than usual.", said) == [("scope_claim", "slower")]
+
+
 @pytest.mark.parametrize(("text", "wrong", "right"), [
     ("A fix is being rolled out for custom domain renewals.", "investigating", "identified"),
     ("We have identified why renewals fail for custom domains.", "investigating", "monitoring"),

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from agents.core.guard.contacts import prose
 from agents.core.guard.identifiers import INCIDENT_ID
+from agents.core.guard.incident_claims import is_cadence
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
 
@@ -581,22 +582,30 @@ def find(text: str, support: Support) -> list[Violation]:
     text, allowed_text, ratios = prose(text, support), support.allowed_text, support.ratios
     text_moments = find_moments(text)
     allowed_moments, allowed_numbers = _allowed_facts(allowed_text)
-    facts: list[tuple[int, str]] = []
+    cadence = _cadence_facts(support.claim_evidence)
+    facts: list[tuple[int, str, str]] = []  # (where, the words, why)
     for number in extract_numbers(text, skip=_spans(text, text_moments)):
         if _number_supported(number, allowed_numbers, ratios):
+            if _only_cadence(number, cadence, _number_supported) and not _in_cadence(text, number.start, number.found):
+                facts.append((number.start, number.found, _CADENCE_ONLY))
             continue
         side = _approximation(text, number)
-        if side is None or not _approximately_supported(number, side, list(allowed_numbers)):
-            facts.append((number.start, number.found))
+        if side is None or not _approximately_supported(number, side, allowed_numbers):
+            facts.append((number.start, number.found, _UNSUPPORTED))
     for moment in text_moments:
         if not _moment_supported(moment, allowed_moments):
-            facts.append((moment.start, moment.found))
+            facts.append((moment.start, moment.found, _UNSUPPORTED))
+        elif _only_cadence(moment, cadence, _moment_supported) and not _in_cadence(text, moment.start, moment.found):
+            facts.append((moment.start, moment.found, _CADENCE_ONLY))
     allowed_lower = allowed_text.lower()
     for m in _ID.finditer(text):
         if m.group().lower() not in allowed_lower and not INCIDENT_ID.fullmatch(m.group()):
-            facts.append((m.start(), m.group()))
-    return [Violation("no_new_facts", token, f"“{token}” is not supported by the incident context.")
-            for _, token in sorted(facts)]
+            facts.append((m.start(), m.group(), _UNSUPPORTED))
+    return [Violation("no_new_facts", token, why.format(token=token)) for _, token, why in sorted(facts)]
+
+
+_UNSUPPORTED = "“{token}” is not supported by the incident context."
+_CADENCE_ONLY = "“{token}” is when the incident's next update is due, and the text says it of something else."
 
 
 @functools.lru_cache(maxsize=256)
@@ -606,3 +615,41 @@ def _allowed_facts(allowed_text: str) -> tuple[tuple[Moment, ...], tuple[Number,
     moments = find_moments(allowed_text)
     return tuple(moments), tuple(_allowed_numbers(allowed_text, _spans(allowed_text, moments)))
 
+
+# The time or the interval of the next update is no time of anything else: an incident whose only "30
+# minutes" is "Next update: within 30 minutes" does not support "we expect this to be fixed within 30
+# minutes", nor one whose only 08:00 UTC is its next update "working again by 08:00 UTC".
+@dataclass(frozen=True)
+class _Cadence:
+    numbers: tuple[Number, ...]  # said in a sentence about the next update
+    moments: tuple[Moment, ...]
+    other_numbers: tuple[Number, ...]  # said anywhere else
+    other_moments: tuple[Moment, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _cadence_facts(evidence: str) -> _Cadence:
+    """The numbers and times of the evidence (a line per text, and per fact "Label: value"), split by
+    whether the sentence that says them is about the next update."""
+    found: dict[bool, tuple[list, list]] = {True: ([], []), False: ([], [])}
+    lines = evidence.splitlines()
+    labelled = {line.partition(": ")[2] for line in lines}  # "Next update: Within 30 minutes"
+    for line in lines:
+        if line in labelled:
+            continue  # a fact's value, read with its label
+        moments = find_moments(line)
+        numbers = extract_numbers(line, skip=_spans(line, moments))
+        for fact in (*numbers, *moments):
+            found[is_cadence(line, fact.start, fact.start + len(fact.found))][isinstance(fact, Moment)].append(fact)
+    return _Cadence(tuple(found[True][0]), tuple(found[True][1]), tuple(found[False][0]), tuple(found[False][1]))
+
+
+def _only_cadence(fact, cadence: _Cadence, supported) -> bool:
+    """Whether the evidence says ``fact`` (a number or a time) only of its next update."""
+    said, other = ((cadence.moments, cadence.other_moments) if isinstance(fact, Moment)
+                   else (cadence.numbers, cadence.other_numbers))
+    return bool(said) and supported(fact, list(said)) and not supported(fact, list(other))
+
+
+def _in_cadence(text: str, start: int, found: str) -> bool:
+    return is_cadence(text, start, start + len(found))

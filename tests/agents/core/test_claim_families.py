@@ -33,6 +33,8 @@ CONTEXT = {
                      "We will post an update every 30 minutes."],
 }
 STRICT = {**CONTEXT, "policy_hints": {"avoid_absolute_guarantees": True}}
+# An incident that also holds a recovery time (its 14:00 is more than the next update's).
+STRICT_ETA = {**STRICT, "incident": {**CONTEXT["incident"], "recovery_expected_at": "2026-11-23T14:00:00Z"}}
 
 ORIGINAL = (
     "Card payments in the EU are slower than usual. About 14% of checkouts are affected. "
@@ -145,7 +147,7 @@ def test_a_context_that_makes_the_claim_licenses_its_paraphrase_without_strict_c
     ("Normal speed returns in under an hour.", "in under an hour"),
 ])
 def test_a_firm_time_promise_is_a_restricted_claim_under_avoid_absolute_guarantees(sentence, found):
-    for violation in stopped(both(edit(sentence), "self_critique", STRICT), "restricted_claims", found):
+    for violation in stopped(both(edit(sentence), "self_critique", STRICT_ETA), "restricted_claims", found):
         assert "“time promises” family" in violation["message"]
 
 
@@ -159,7 +161,16 @@ def test_a_firm_time_promise_is_a_restricted_claim_under_avoid_absolute_guarante
     "We aim to have card payments recover by 14:00.",
 ])
 def test_a_hedged_estimate_passes_in_both_pipelines_even_under_avoid_absolute_guarantees(pipeline, sentence):
-    passed(both(edit(sentence), pipeline, STRICT))
+    passed(both(edit(sentence), pipeline, STRICT_ETA))
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_the_next_updates_time_is_no_estimate_for_the_fix_even_hedged(pipeline):
+    # 14:00 is only when the next update is due: as a time for the recovery, it is a new fact.
+    for violation in stopped(both(edit("We aim to have card payments recover by 14:00."), pipeline, STRICT),
+                             "no_new_facts", "14:00"):
+        assert "next update" in violation["message"]
+    passed(both(edit("We will post the next update at 14:00."), pipeline, STRICT))
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)

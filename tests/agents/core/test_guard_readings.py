@@ -305,11 +305,25 @@ def test_a_fact_whose_verb_of_knowing_has_its_own_object_still_supports_its_clai
 def test_the_next_updates_time_is_no_time_for_the_fix():
     cadence = incident(strict=True, facts=[("next_update", "Next update", "text", "By 10:00 UTC")])
     assert stops("Custom domain renewals will be working again by 10:00 UTC.", cadence) == [
-        ("restricted_claims", "by 10:00 UTC")]
+        ("no_new_facts", "10:00 UTC"), ("restricted_claims", "by 10:00 UTC")]
     assert stops("We are investigating custom domain renewals and will post the next update by 10:00 UTC.",
                  cadence) == []
     within = incident(strict=True, facts=[("next_update", "Next update", "text", "Within 30 minutes")])
     assert stops("We are investigating custom domain renewals. We will share more within 30 minutes.", within) == []
+
+
+def test_a_number_the_incident_holds_only_as_its_update_cadence_measures_nothing_else():
+    within = incident(facts=[("next_update", "Next update", "text", "Within 30 minutes")])
+    assert stops("We expect this to be fixed within 30 minutes.", within) == [("no_new_facts", "30")]
+    assert stops("Renewals have been failing for 30 minutes.", within) == [("no_new_facts", "30")]
+    assert stops("We will post another update within 30 minutes.", within) == []
+    # Where the incident also says it of something else, the number is that fact's too.
+    both = incident(facts=[("next_update", "Next update", "text", "Within 30 minutes"),
+                           ("eta", "Expected fix", "text", "within 30 minutes")])
+    assert stops("We expect this to be fixed within 30 minutes.", both) == []
+    at = incident(facts=[("next_update", "Next update", "text", "08:00 UTC")])
+    assert stops("We expect renewals to work again by 08:00 UTC.", at) == [("no_new_facts", "08:00 UTC")]
+    assert stops("Our next update will be at 08:00 UTC.", at) == []
 
 
 def test_an_assurance_that_nothing_was_exposed_is_the_incidents_to_make():

@@ -64,9 +64,21 @@ def incident_state(context: Mapping | None) -> str | None:
     if state in STATES or state in MAINTENANCE_STATES:
         return state
     status = incident.get("status")
-    if state is None and isinstance(status, str) and not _NEGATED_STATUS.search(status):
-        return next((name for name, pattern in _STATUS_STATES if pattern.search(status)), None)
+    if state is None and isinstance(status, str):
+        return _status_state(status)
     return None
+
+
+def _status_state(status: str) -> str | None:
+    """The state a status names, read a clause at a time: a negation speaks of its own clause
+    ("investigating, cause not yet known" is investigating). A later stage than investigating is read
+    only from a status that negates nothing ("resolved, not yet confirmed" names no state)."""
+    named = [next((name for name, pattern in _STATUS_STATES if pattern.search(clause)), None)
+             for clause in re.split(r"[,;(]", status) if not _NEGATED_STATUS.search(clause)]
+    state = next((name for name in named if name), None)
+    if state is not None and state != "investigating" and _NEGATED_STATUS.search(status):
+        return None
+    return state
 
 
 def state_supports(support: str, state: str | None) -> bool | None:

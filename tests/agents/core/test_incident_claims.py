@@ -125,8 +125,12 @@ def test_fixed_says_a_fix_is_in_place_which_monitoring_or_the_facts_support_even
 @pytest.mark.parametrize(("status", "state"), [
     ("resolved, rider outreach under way", "resolved"),
     ("identified, reversals underway", "identified"),
-    ("investigating, cause not yet known", None),  # negates: the status is not read
+    # A negation speaks of its own clause; a stage past investigating is read only where nothing is negated.
+    ("investigating, cause not yet known", "investigating"),
+    ("degraded (investigating)", "investigating"),
+    ("not yet resolved", None),
     ("monitoring; impact unconfirmed", None),
+    ("resolved, not yet confirmed", None),
 ])
 def test_a_context_without_a_state_is_read_for_the_state_its_status_names(status, state):
     from agents.core.guard.incident_claims import incident_state

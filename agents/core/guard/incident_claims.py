@@ -9,11 +9,13 @@ the next update (a cadence) or about the fix, and the places a text names. Plain
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
+import lemminflect
 import re2
 
 from agents.core.guard.contacts import prose
@@ -442,6 +444,96 @@ def _named(text: str) -> set[str]:
     return _content(text) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
 
 
+# ---------------------------------------------------------------- what is done
+
+# "All delayed messages have been delivered" on an incident that says it will deliver them, "we have
+# refunded every rider" while refunds are being prepared: the text says the company's work is done,
+# and the incident says it only of the future or of the work under way. What the company did ("we
+# have refunded") or what was done ("have been delivered") is a claim that the work is complete; the
+# incident supports it when one of its statements says it in a clause about something done (a past
+# form, no "being", "will", "in progress"). Work the incident does not mention is grounding's to read.
+_NOW = r"(?:(?:now|since|already|all|also|just|fully|successfully|finally|each|both)\s+){0,2}"
+_DONE_CLAIM = re.compile(
+    # "we have refunded", "we rolled back", "our team has restored"; "..., and have refunded"
+    r"\b(?:we|we['’]ve|our\s+(?:[\w-]+\s+)?(?:team|teams|engineers)|and(?=\s+ha(?:ve|s)\b))\s+"
+    r"(?:(?:have|has)\s+)?" + _NOW + r"(?:been\s+" + _NOW + r")?([a-z]+)\b"
+    # "all delayed messages have been delivered"
+    r"|\b(?:have|has)\s+" + _NOW + r"been\s+" + _NOW + r"([a-z]+)\b",
+    re.IGNORECASE,
+)
+_NOT_DONE_YET = re.compile(
+    r"\b(?:being|will|shall|to\s+be|under\s*way|in\s+progress|ongoing|pending|preparing|planned|plan|"
+    r"scheduled|not|yet|still|remaining|continu\w*|partially|half|some|starting|started|so\s+far|"
+    r"once|when|after|until|if|before)\b|['’]ll\b",
+    re.IGNORECASE,
+)
+_AUXILIARY = frozenset("was were been has have had ve s is we they it".split())  # or the doer: "we added"
+_PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"
+_NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
+                         r"as\s+soon\s+as|not|never|no)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECASE)
+# Verbs that say work began or goes on, not that it is complete.
+_UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify".split())
+
+
+def _past_lemmas(word: str, tags: tuple[str, ...] = ("VBN", "VBD")) -> set[str]:
+    """The verbs ``word`` is a past form of ("delivered", "sent"), or none; "complete" is done too."""
+    lower = word.lower()
+    lemmas = {lemma for lemma in lemminflect.getAllLemmas(lower, "VERB").get("VERB", ())
+              if lower != lemma and any(lower in lemminflect.getInflection(lemma, tag) for tag in tags)}
+    return lemmas | ({"complete"} if lower == "complete" else set())
+
+
+@functools.lru_cache(maxsize=256)
+def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the words the evidence says in clauses about something done, the words it says only elsewhere),
+    as dictionary forms: "Refunds issued" says "refund" is done, "we are refunding" says it is not."""
+    done, other = set(), set()
+    for clause in _CLAUSE.split(evidence):
+        words = re.findall(r"[A-Za-z]+", clause)
+        lemmas = {lemma for w in words for found in lemminflect.getAllLemmas(w.lower()).values() for lemma in found}
+        if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(clause):
+            done |= lemmas
+        else:
+            other |= lemmas
+    return frozenset(done), frozenset(other - done)
+
+
+def _says_done(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is a past form that says something was done: after "was", "has been"…, at the
+    clause's start ("Rolled back the deployment"), or before no noun ("Refunds issued at 10:00"); not
+    a past form that describes a noun ("deliver every delayed message")."""
+    if not _past_lemmas(words[i]):
+        return False
+    before = {w.lower() for w in words[max(0, i - 2) : i]}
+    j = i + 2 if i + 1 < len(words) and words[i + 1].lower() in _PARTICLES else i + 1  # "rolled back the deploy"
+    after = words[j].lower() if j < len(words) else None
+    return i == 0 or bool(before & _AUXILIARY) or after is None or after in FUNCTION_WORDS or j > i + 1
+
+
+def completion_findings(text: str, evidence: str) -> list[Finding]:
+    """Work the text says is done that the incident says only of the future or of work under way."""
+    findings = []
+    for m in _DONE_CLAIM.finditer(text):
+        word = m.group(1) or m.group(2)
+        perfect = m.group(2) or re.search(r"\bha(?:ve|s)\b|['’]ve", m.group(), re.IGNORECASE)
+        lemmas = _past_lemmas(word, ("VBN",) if perfect else ("VBD",))
+        if not lemmas or lemmas & _UNDER_WAY:
+            continue
+        opens = [c.end() for c in _CLAUSE.finditer(text, 0, m.start())]
+        close = _CLAUSE.search(text, m.end())
+        clause = text[opens[-1] if opens else 0 : close.start() if close else len(text)]
+        if _NOT_A_FACT.search(text[opens[-1] if opens else 0 : m.end()]) or _NOT_DONE_YET.search(clause):
+            continue  # "may have been delayed", "once refunds have been issued", "half have been rolled back"
+        done, other = _said_done(evidence)
+        if lemmas & other and not lemmas & done:
+            particle = re.match(r"\s+(?:back|out|off|up|down|over)\b", text[m.end() :], re.IGNORECASE)
+            found = m.group() + (particle.group() if particle else "")
+            findings.append(Finding("state_claim", found, f"“{found}” says this is done, and the incident says it "
+                                    "only of what is planned or still under way.", m.start()))
+    return findings
+
+
 # "Our engineers did not open any payslip files", "our support team can see which of your items failed":
 # what the company's people saw or may see of customers' data is a statement about their data's safety,
 # and the incident's to make.
@@ -655,6 +747,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context),
         *spared_impact_findings(text, support.context, support.context_key),
+        *completion_findings(text, evidence),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),

@@ -64,7 +64,10 @@ def test_an_action_on_customers_things_that_nobody_approved_stops_on_its_verb(te
 
 def test_an_approved_action_or_a_fact_about_what_was_done_licenses_the_same_verb():
     approved = incident(state="identified", actions=["turn off automatic renewal on the affected domains"])
-    assert stops("We have turned off automatic renewal on the affected custom domains.", approved) == []
+    assert stops("We are turning off automatic renewal on the affected custom domains.", approved) == []
+    # An approved next action is not done yet: saying it is done is the incident's to say.
+    assert stops("We have turned off automatic renewal on the affected custom domains.", approved) == [
+        ("state_claim", "We have turned off")]
     done = incident(state="resolved", facts=[("fix", "Fix", "text", "failed renewals were re-run")])
     assert stops("We have re-run the failed renewals.", done) == []
     # A symptom is no approval: "renewals fail" licenses no promise to renew them.
@@ -310,6 +313,31 @@ def test_the_next_updates_time_is_no_time_for_the_fix():
                  cadence) == []
     within = incident(strict=True, facts=[("next_update", "Next update", "text", "Within 30 minutes")])
     assert stops("We are investigating custom domain renewals. We will share more within 30 minutes.", within) == []
+
+
+def test_work_the_text_says_is_done_must_be_done_in_the_incident_too():
+    planned = incident(state="identified", facts=[("refund_plan", "Refund plan", "text",
+                                                   "We are refunding the difference to the original card")],
+                       actions=["deliver every delayed message"])
+    assert stops("We have refunded the difference to every affected rider.", planned) == [
+        ("state_claim", "We have refunded")]
+    assert stops("The delayed messages have been delivered.", planned) == [("state_claim", "have been delivered")]
+    assert stops("We are refunding the difference to the original card.", planned) == []
+    assert stops("We will deliver every delayed message.", planned) == []
+    done = incident(state="identified", facts=[("action", "Action taken", "text",
+                                                "Delayed messages were delivered by 10:00 UTC")])
+    assert stops("The delayed messages have been delivered.", done) == []
+
+
+def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
+    rolling = incident(state="identified", facts=[("action_taken", "Action taken", "text",
+                                                   "Rolling back the deployment")])
+    assert stops("All of our servers have now been rolled back.", rolling) == [
+        ("state_claim", "have now been rolled back")]
+    assert stops("Some of our servers have been rolled back so far.", rolling) == []
+    assert stops("Once the deployment has been rolled back, we will post an update.", rolling) == []
+    assert stops("Some servers may have been rolled back twice.", rolling) != [
+        ("state_claim", "have been rolled back")]
 
 
 def test_a_number_the_incident_holds_only_as_its_update_cadence_measures_nothing_else():

@@ -150,7 +150,7 @@ def _spelled_numbers(text: str) -> list[Number]:
 # A duration's unit after a number: "45 minutes", "45-minute", "45min", "2h", "300 ms".
 _DURATION = re.compile(
     r"(?:[\s-]+|(?=[a-z]))(?:(ms|milliseconds?)|(s|secs?|seconds?)|(m|mins?|minutes?)|(h|hrs?|hours?)"
-    r"|(d|days?)|(w|weeks?))\b",
+    r"|(d|(?:(?:business|working|calendar)\s+)?days?)|(w|weeks?))\b",
     re.IGNORECASE,
 )
 _SECONDS = (Decimal("0.001"), Decimal(1), Decimal(60), Decimal(3600), Decimal(86400), Decimal(604800))
@@ -381,7 +381,44 @@ def extract_numbers(text: str, *, skip: list[tuple[int, int]] | None = None) -> 
         numbers.append(_with_unit(m.group(0), Decimal(digits), m.start(), text[m.end():], percent=bool(m.group(3))))
     numbers.extend(n for n in _spelled_numbers(text) if _outside(n.start, spans))
     numbers.extend(n for n in _quantity_words(text) if _outside(n.start, spans))
-    return _and_a_half(text, sorted(numbers, key=lambda n: n.start))
+    return _ranges(text, _and_a_half(text, sorted(numbers, key=lambda n: n.start)))
+
+
+# Money: a currency sign or code before the amount ("€5", "USD 40") or its code or name after it ("14.20 EUR").
+_CURRENCY_BEFORE = re.compile(r"(?:[€$£¥]|\b(?:EUR|USD|GBP|AUD|CAD|NZD|CHF|JPY|SGD|INR)\s?)$")
+_CURRENCY_AFTER = re.compile(r"\s?(?:EUR|USD|GBP|AUD|CAD|NZD|CHF|JPY|SGD|INR|dollars?|euros?|pounds?)\b",
+                             re.IGNORECASE)
+
+
+def _money(text: str, number: Number) -> Number:
+    """The number as an amount of money where the text writes it as one (the currency is not compared:
+    a fact's amount has its currency in its label)."""
+    if number.unit is not None or number.percent:
+        return number
+    if _CURRENCY_BEFORE.search(text, max(0, number.start - 4), number.start) or _CURRENCY_AFTER.match(
+            text, number.start + len(number.found)):
+        return Number(number.found, number.value, False, number.start, "money")
+    return number
+
+
+_RANGE = re.compile(r"\s*(?:to|-|–|—|and|or)\s*")
+
+
+def _ranges(text: str, numbers: list[Number]) -> list[Number]:
+    """A range takes its unit from its end: "5 to 10 business days" is two numbers of days, "2-3
+    hours" two durations, "€10 to 15" two amounts; and an amount is money where a currency says so."""
+    numbers = [_money(text, n) for n in numbers]
+    for i in range(len(numbers) - 2, -1, -1):
+        first, last = numbers[i], numbers[i + 1]
+        if first.unit is None and not first.percent and last.unit in ("s", "%") and _RANGE.fullmatch(
+                text, first.start + len(first.found), last.start):
+            scale = last.seconds / last.value if last.unit == "s" and last.value else None
+            numbers[i] = Number(first.found, first.value, last.unit == "%", first.start, last.unit,
+                                first.value * scale if scale is not None else None)
+        elif last.unit is None and first.unit == "money" and _RANGE.fullmatch(
+                text, first.start + len(first.found), last.start):
+            numbers[i + 1] = Number(last.found, last.value, False, last.start, "money")
+    return numbers
 
 
 _AND_A_HALF = re.compile(r"\s+and\s+a\s+half(?=[\s-]+(?:minutes?|hours?|days?|weeks?)\b)", re.IGNORECASE)
@@ -444,7 +481,8 @@ _PERCENTILE_NAME = re.compile(r"(?<![A-Za-z0-9])[pP](\d{2}(?:\.\d+)?)(?![0-9])")
 
 
 # The units a fact's meta names (agents.core.units), as the numbers check reads them.
-_META_UNITS = {"minutes": ("s", Decimal(60)), "ms": ("s", Decimal("0.001")), "%": ("%", None)}
+_META_UNITS = {"minutes": ("s", Decimal(60)), "ms": ("s", Decimal("0.001")), "%": ("%", None),
+               "currency": ("money", None)}
 
 
 def _meta_units(allowed_text: str) -> dict[str, tuple]:
@@ -514,7 +552,7 @@ def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[D
                 return True
             if ratios is not None and ratio in ratios:
                 return True
-        elif number.value == other.value and (number.unit is None or other.unit is None):
+        elif number.value == other.value and (number.unit is None or other.unit is None or number.unit == other.unit):
             # A bare number is never supported by a ratio's value (3.4 is not 0.034).
             return True
     return False
@@ -569,7 +607,8 @@ def _approximately_supported(number: Number, side: int, allowed: list[Number]) -
         elif number.unit == "%" and other.unit in ("%", None):
             if _near(number.value, other.value, side):
                 return True
-        elif number.unit is None and other.unit is None and _near(number.value, other.value, side):
+        elif number.unit in (None, "money") and other.unit in (None, number.unit) and _near(number.value, other.value,
+                                                                                         side):
             return True
     return False
 

@@ -184,6 +184,17 @@ def test_a_share_fact_above_one_is_a_percentage_and_every_hour_is_one_hour():
     assert ("no_new_facts", "two") in stops("About 12% of renewals fail. Next update in two hours.", plain)
 
 
+def test_an_amount_of_money_is_supported_by_an_amount_not_by_a_number_of_days():
+    refunds = incident(state="identified", facts=[
+        ("refund_timing", "Refund timing", "text", "Refunds usually appear within 5 to 10 business days"),
+        ("avg_duplicate", "Average duplicate charge (EUR)", "currency", 14.2)])
+    assert stops("Refunds usually appear within 5 to 10 business days.", refunds) == []
+    assert ("no_new_facts", "5") in stops("Refunds for renewals are adding €5 of credit to your account.", refunds)
+    assert stops("The average duplicate charge for renewals was €14.20.", refunds) == []
+    # A range takes its unit from its end: its first number is days too, not a bare 5.
+    assert stops("Renewals failed for 5% of custom domains.", refunds) == [("no_new_facts", "5%")]
+
+
 def test_a_party_named_only_as_affected_is_not_named_as_the_cause():
     context = incident(facts=[("scope", "Affected", "text", "custom domains registered through Northwind Registry")])
     found = stops("The failures come from a problem on Northwind Registry's side.", context)

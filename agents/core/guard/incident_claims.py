@@ -534,6 +534,53 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
     return findings
 
 
+# "If your domain is still pending, remove it and add it again" on an incident whose key message says
+# "there is no need to remove and re-add a domain": advice the incident advises against. The verb of an
+# instruction to customers, said by the incident only in clauses it negates, contradicts it.
+_ADVICE = re.compile(
+    r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?([a-z]+)\b"
+    r"|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b"
+    r"|(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)([a-z]+)\b",
+    re.IGNORECASE,
+)
+_DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor|without)\b|n['’]t\b", re.IGNORECASE)
+
+
+def _base_verb(word: str) -> str | None:
+    lower = word.lower()
+    return lower if lower in lemminflect.getAllLemmas(lower, "VERB").get("VERB", ()) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _advised_against(evidence: str) -> frozenset[str]:
+    """The verbs the evidence says only in clauses it negates ("there is no need to remove")."""
+    denied, said = set(), set()
+    for clause in _CLAUSE.split(evidence):
+        lemmas = {lemma for w in re.findall(r"[A-Za-z]+", clause)
+                  for lemma in lemminflect.getAllLemmas(w.lower(), "VERB").get("VERB", ())}
+        (denied if _DENIAL.search(clause) else said).update(lemmas)
+    return frozenset(denied - said)
+
+
+def advice_findings(text: str, evidence: str) -> list[Finding]:
+    """Instructions to customers whose verb the incident says only in negated clauses."""
+    findings, against = [], None
+    for m in _ADVICE.finditer(text):
+        verb = _base_verb(m.group(1) or m.group(2) or m.group(3) or "")
+        if verb is None or verb in _LIGHT_VERBS:
+            continue
+        against = _advised_against(evidence) if against is None else against
+        if verb in against:
+            found = (m.group(1) or m.group(2) or m.group(3))
+            findings.append(Finding("unsupported_statement", found, f"“{found}” is advice the incident advises "
+                                    "against.", m.start()))
+    return findings
+
+
+_LIGHT_VERBS = frozenset("be have do get make go come see take give let know keep use will would shall should can "
+                         "could may might must need please".split())
+
+
 # "Our engineers did not open any payslip files", "our support team can see which of your items failed":
 # what the company's people saw or may see of customers' data is a statement about their data's safety,
 # and the incident's to make.
@@ -748,6 +795,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *unaffected_findings(text, support.context),
         *spared_impact_findings(text, support.context, support.context_key),
         *completion_findings(text, evidence),
+        *advice_findings(text, evidence),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),

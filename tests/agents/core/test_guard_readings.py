@@ -351,6 +351,17 @@ def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
         ("state_claim", "have been rolled back")]
 
 
+def test_advice_the_incident_advises_against_is_no_advice_to_publish():
+    said = incident(state="identified", messages=["There is no need to remove and re-add a custom domain."])
+    assert stops("If a renewal is still pending, remove the custom domain and add it again.", said) == [
+        ("unsupported_statement", "remove")]
+    assert stops("You should remove the custom domain and add it again.", said) == [
+        ("unsupported_statement", "remove")]
+    assert stops("There is no need to remove and re-add a custom domain.", said) == []
+    # Advice the incident does not speak against is grounding's to read, as before.
+    assert ("unsupported_statement", "remove") not in stops("Remove the custom domain and add it again.", incident())
+
+
 def test_a_number_the_incident_holds_only_as_its_update_cadence_measures_nothing_else():
     within = incident(facts=[("next_update", "Next update", "text", "Within 30 minutes")])
     assert stops("We expect this to be fixed within 30 minutes.", within) == [("no_new_facts", "30")]

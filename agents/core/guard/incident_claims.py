@@ -581,6 +581,45 @@ _LIGHT_VERBS = frozenset("be have do get make go come see take give let know kee
                          "could may might must need please".split())
 
 
+# "No action is needed on your side" on an incident whose approved actions ask administrators to review
+# what happened: telling customers they need do nothing is the incident's to say, and it says the
+# opposite when an approved action asks something of them. A sentence that opens with a condition ("If
+# you're already charging, there's nothing you need to do") speaks of those it names only.
+_NOTHING_TO_DO = re.compile(
+    r"\bno\s+(?:further\s+)?action\s+(?:is\s+|will\s+be\s+)?(?:needed|required|necessary)"
+    r"|\b(?:do\s+not|don['’]t)\s+need\s+to\s+do\s+anything|\bnothing\s+(?:(?:you|customers)\s+need\s+to|for\s+you\s+to)\s+do"
+    r"|\bthere['’]s\s+nothing\s+(?:you\s+need\s+to\s+)?do",
+    re.IGNORECASE,
+)
+_NOTHING_SAID = re.compile(r"\bno\s+(?:further\s+)?action|\b(?:do\s+not|don['’]t|doesn['’]t|does\s+not)\s+need|"
+                           r"\bnothing\s+(?:to\s+do|you\s+need)|\bno\s+need\b", re.IGNORECASE)
+_ASKS_CUSTOMERS = re.compile(
+    r"^\s*(?:advise|tell|ask|suggest|recommend|remind)\w*\b"
+    r"|\b(?:customers?|users?|administrators?|admins?|members?|owners?|shoppers?|applicants?|riders?|drivers?|"
+    r"you)\s+(?:can|could|should|may|must|need\s+to|have\s+to)\b",
+    re.IGNORECASE,
+)
+_CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|for\s+those|once)\b", re.IGNORECASE)
+
+
+def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) -> list[Finding]:
+    """Telling customers they need do nothing, where the incident's approved actions ask something of
+    them and the incident does not say so itself."""
+    if not isinstance(context, Mapping) or _NOTHING_SAID.search(evidence):
+        return []
+    actions = [a for a in context.get("approved_actions") or () if isinstance(a, str)]
+    if not any(_ASKS_CUSTOMERS.search(action) for action in actions):
+        return []
+    findings = []
+    for m in _NOTHING_TO_DO.finditer(text):
+        opens = [b.end() for b in _SENTENCE_END.finditer(text, 0, m.start())]
+        if not _CONDITION_OPENS.match(text, opens[-1] if opens else 0):
+            findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” tells customers they need "
+                                    "do nothing, and the incident's approved actions ask something of them.",
+                                    m.start()))
+    return findings
+
+
 # "Our engineers did not open any payslip files", "our support team can see which of your items failed":
 # what the company's people saw or may see of customers' data is a statement about their data's safety,
 # and the incident's to make.
@@ -796,6 +835,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *spared_impact_findings(text, support.context, support.context_key),
         *completion_findings(text, evidence),
         *advice_findings(text, evidence),
+        *nothing_to_do_findings(text, support.context, evidence),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),

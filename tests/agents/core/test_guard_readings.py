@@ -362,6 +362,19 @@ def test_advice_the_incident_advises_against_is_no_advice_to_publish():
     assert ("unsupported_statement", "remove") not in stops("Remove the custom domain and add it again.", incident())
 
 
+def test_telling_customers_they_need_do_nothing_is_wrong_where_an_approved_action_asks_something_of_them():
+    asks = incident(state="resolved", actions=["Administrators should review custom domains renewed during the window"])
+    assert stops("Custom domain renewals work again, so no action is needed on your side.", asks) == [
+        ("unsupported_statement", "no action is needed")]
+    # A condition names those it speaks of; the incident may say it itself; actions of the company ask nothing.
+    assert stops("If your domain renewed, there's nothing you need to do.", asks) == []
+    said = incident(state="resolved", actions=["Administrators should review custom domains renewed during the window"],
+                    messages=["Domains that renewed need no action."])
+    assert stops("Custom domain renewals work again, so no action is needed on your side.", said) == []
+    company = incident(state="resolved", actions=["re-run every failed renewal"])
+    assert stops("Custom domain renewals work again, so no action is needed on your side.", company) == []
+
+
 def test_a_number_the_incident_holds_only_as_its_update_cadence_measures_nothing_else():
     within = incident(facts=[("next_update", "Next update", "text", "Within 30 minutes")])
     assert stops("We expect this to be fixed within 30 minutes.", within) == [("no_new_facts", "30")]

@@ -476,12 +476,25 @@ _CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECA
 _UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify".split())
 
 
-def _past_lemmas(word: str, tags: tuple[str, ...] = ("VBN", "VBD")) -> set[str]:
+@functools.lru_cache(maxsize=8192)
+def _verbs_of(word: str) -> tuple[str, ...]:
+    """The verbs a lower-case ``word`` is a form of (lemminflect; the same words recur in every text)."""
+    return lemminflect.getAllLemmas(word, "VERB").get("VERB", ())
+
+
+@functools.lru_cache(maxsize=8192)
+def _lemmas_of(word: str) -> frozenset[str]:
+    """The dictionary forms of a lower-case ``word``, of any part of speech."""
+    return frozenset(lemma for found in lemminflect.getAllLemmas(word).values() for lemma in found)
+
+
+@functools.lru_cache(maxsize=8192)
+def _past_lemmas(word: str, tags: tuple[str, ...] = ("VBN", "VBD")) -> frozenset[str]:
     """The verbs ``word`` is a past form of ("delivered", "sent"), or none; "complete" is done too."""
     lower = word.lower()
-    lemmas = {lemma for lemma in lemminflect.getAllLemmas(lower, "VERB").get("VERB", ())
+    lemmas = {lemma for lemma in _verbs_of(lower)
               if lower != lemma and any(lower in lemminflect.getInflection(lemma, tag) for tag in tags)}
-    return lemmas | ({"complete"} if lower == "complete" else set())
+    return frozenset(lemmas | ({"complete"} if lower == "complete" else set()))
 
 
 @functools.lru_cache(maxsize=256)
@@ -491,7 +504,7 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
     done, other = set(), set()
     for clause in _CLAUSE.split(evidence):
         words = re.findall(r"[A-Za-z]+", clause)
-        lemmas = {lemma for w in words for found in lemminflect.getAllLemmas(w.lower()).values() for lemma in found}
+        lemmas = {lemma for w in words for lemma in _lemmas_of(w.lower())}
         if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(clause):
             done |= lemmas
         else:
@@ -548,7 +561,7 @@ _DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor|without)\b|n['’]t
 
 def _base_verb(word: str) -> str | None:
     lower = word.lower()
-    return lower if lower in lemminflect.getAllLemmas(lower, "VERB").get("VERB", ()) else None
+    return lower if lower in _verbs_of(lower) else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -557,7 +570,7 @@ def _advised_against(evidence: str) -> frozenset[str]:
     denied, said = set(), set()
     for clause in _CLAUSE.split(evidence):
         lemmas = {lemma for w in re.findall(r"[A-Za-z]+", clause)
-                  for lemma in lemminflect.getAllLemmas(w.lower(), "VERB").get("VERB", ())}
+                  for lemma in _verbs_of(w.lower())}
         (denied if _DENIAL.search(clause) else said).update(lemmas)
     return frozenset(denied - said)
 

@@ -9,6 +9,7 @@ readings of English, tuned so that every ordinary update passes. Plain Python: n
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -376,6 +377,7 @@ _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 _MIN_SENTENCE_WORDS = 3
 
 
+@functools.lru_cache(maxsize=8192)  # the same words recur in every text; lemminflect's lookup is the slow part
 def _is_verb(word: str) -> bool:
     lower = word.lower()
     if lower in _VERBS or _CONTRACTION.search(lower):

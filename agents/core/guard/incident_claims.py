@@ -25,6 +25,7 @@ from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
+from agents.core.guard.wellformed import sentence_spans
 from agents.core.patterns import compile_pattern
 from agents.core.policy import ClaimFamily
 from agents.core.units import fact_meta
@@ -550,13 +551,13 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
 # "If your domain is still pending, remove it and add it again" on an incident whose key message says
 # "there is no need to remove and re-add a domain": advice the incident advises against. The verb of an
 # instruction to customers, said by the incident only in clauses it negates, contradicts it.
-_ADVICE = re.compile(
-    r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?([a-z]+)\b"
-    r"|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b"
-    r"|(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)([a-z]+)\b",
-    re.IGNORECASE,
+_ADVICE = (
+    re.compile(r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?"
+               r"([a-z]+)\b|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b", re.IGNORECASE),
+    # An instruction: a verb that opens a sentence or a clause ("remove it and add it again").
+    re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)([a-z]+)\b", re.IGNORECASE),
 )
-_DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor|without)\b|n['’]t\b", re.IGNORECASE)
+_DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor)\b|n['’]t\b", re.IGNORECASE)
 
 
 def _base_verb(word: str) -> str | None:
@@ -578,15 +579,15 @@ def _advised_against(evidence: str) -> frozenset[str]:
 def advice_findings(text: str, evidence: str) -> list[Finding]:
     """Instructions to customers whose verb the incident says only in negated clauses."""
     findings, against = [], None
-    for m in _ADVICE.finditer(text):
-        verb = _base_verb(m.group(1) or m.group(2) or m.group(3) or "")
+    for m in (m for pattern in _ADVICE for m in pattern.finditer(text)):
+        group = next(g for g in range(1, len(m.groups()) + 1) if m.group(g))
+        verb = _base_verb(m.group(group))
         if verb is None or verb in _LIGHT_VERBS:
             continue
         against = _advised_against(evidence) if against is None else against
         if verb in against:
-            found = (m.group(1) or m.group(2) or m.group(3))
-            findings.append(Finding("unsupported_statement", found, f"“{found}” is advice the incident advises "
-                                    "against.", m.start()))
+            findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
+                                    "incident advises against.", m.start(group)))
     return findings
 
 
@@ -853,4 +854,15 @@ def find(text: str, support: Support) -> list[Violation]:
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
-    return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]
+    return [_violation(f, text) for f in sorted(findings, key=lambda f: f.start)]
+
+
+def _violation(finding: Finding, text: str) -> Violation:
+    """The finding as the guard reports it; one reported as an unsupported statement carries its sentence
+    and words, as grounding's do, so a lead sees them marked in the sentence."""
+    if finding.check != "unsupported_statement":
+        return Violation(finding.check, finding.found, finding.message)
+    a, b = next(((a, b) for a, b in sentence_spans(text) if a <= finding.start < b), (0, len(text)))
+    start = finding.start - a
+    return Violation(finding.check, finding.found, finding.message, sentence=text[a:b],
+                     words=((start, min(start + len(finding.found), b - a)),))

@@ -358,6 +358,14 @@ def test_advice_the_incident_advises_against_is_no_advice_to_publish():
     assert stops("You should remove the custom domain and add it again.", said) == [
         ("unsupported_statement", "remove")]
     assert stops("There is no need to remove and re-add a custom domain.", said) == []
+    # The lead sees the sentence with the advice's verb marked, as for any unsupported statement.
+    config = guard_config(SelfCritiquePolicy(), said)
+    text = "Renewals are slow. You should remove the custom domain and add it again."
+    violation = check_final_answer(text, said, RULES, max_answer_chars=900,
+                                   strict_claims=config.strict_claims).violations[0]
+    assert violation["sentence"] == "You should remove the custom domain and add it again."
+    start, end = violation["words"][0]
+    assert violation["sentence"][start:end] == "remove"
     # Advice the incident does not speak against is grounding's to read, as before.
     assert ("unsupported_statement", "remove") not in stops("Remove the custom domain and add it again.", incident())
 

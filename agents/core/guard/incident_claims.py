@@ -473,8 +473,12 @@ _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "s
 _NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
                          r"as\s+soon\s+as|not|never|no)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECASE)
-# Verbs that say work began or goes on, not that it is complete.
-_UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify".split())
+# Verbs that say work began or goes on, not that it is complete; and the lifecycle's own verbs, which the
+# incident's state decides (the state claims read "has been fixed", "has been resolved").
+_UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify fix resolve restore recover "
+                       "mitigate".split())
+# A service that works again is no work done: "emails have been sent normally since 04:10 UTC".
+_WORKING = re.compile(r"\b(?:normally|as\s+usual|as\s+expected|since|again)\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -537,7 +541,8 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
         opens = [c.end() for c in _CLAUSE.finditer(text, 0, m.start())]
         close = _CLAUSE.search(text, m.end())
         clause = text[opens[-1] if opens else 0 : close.start() if close else len(text)]
-        if _NOT_A_FACT.search(text[opens[-1] if opens else 0 : m.end()]) or _NOT_DONE_YET.search(clause):
+        if _NOT_A_FACT.search(text[opens[-1] if opens else 0 : m.end()]) or _NOT_DONE_YET.search(clause) \
+                or _WORKING.search(text, m.end(), close.start() if close else len(text)):
             continue  # "may have been delayed", "once refunds have been issued", "half have been rolled back"
         done, other = _said_done(evidence)
         if lemmas & other and not lemmas & done:

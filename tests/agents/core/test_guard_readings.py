@@ -347,6 +347,12 @@ def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
         ("state_claim", "have now been rolled back")]
     assert stops("Some of our servers have been rolled back so far.", rolling) == []
     assert stops("Once the deployment has been rolled back, we will post an update.", rolling) == []
+    # A service working again is no work done, and the lifecycle's own verbs are the state's to judge.
+    sending = incident(state="resolved", facts=[("action_taken", "Action taken", "text",
+                                                 "Renewal emails were not sent until the credential was renewed")])
+    assert stops("Renewal emails have been sent normally since the credential was renewed.", sending) == []
+    fixed = incident(state="resolved", actions=["fix the renewal job"])
+    assert stops("The renewal problem has been fixed.", fixed) == []
     assert stops("Some servers may have been rolled back twice.", rolling) != [
         ("state_claim", "have been rolled back")]
 

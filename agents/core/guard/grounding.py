@@ -64,13 +64,16 @@ itself themselves yourself yourselves ourselves himself herself
 _ADVICE = re.compile(
     r"^\s*(?:please|try|use|avoid|switch|clear|restart|reinstall|retry|disable|enable|log\s+out|sign\s+out|"
     # "Contact and lead edits are ..." names things: no instruction
-    r"refresh|update\s+your|reset|contact|visit|check)\b(?!\s+(?:and|or)\s)"
+    # ... nor does a compound ("Check-in for other airlines is working")
+    r"refresh|update\s+your|reset|contact|visit|check)\b(?![-‑])(?!\s+(?:and|or)\s)"
     r"|\b(?:(?:do|does)\s+not|don['’]t|doesn['’]t)\s+need\s+to\b|\bno\s+need\s+to\b"
+    # "Some drivers can't start sessions" says what fails: a modal that is negated instructs nobody
     r"|\b(?:customers|users|attendees|employees|students|shoppers|members|admins|administrators|patients|riders|"
     r"drivers|fans|organi[sz]ers|teams|they)\s+(?:should|must|need\s+to|have\s+to|can|may\s+want\s+to)\b"
+    r"(?!['’]t|\s+not\b)"
     r"|\b(?:please|we\s+(?:recommend|suggest|advise|encourage)|as\s+a\s+workaround|"
     r"you\s+(?:can|could|should|must|may\s+want\s+to|might\s+want\s+to|will\s+need\s+to|need\s+to|"
-    r"are\s+(?:advised|encouraged)\s+to))\b",
+    r"are\s+(?:advised|encouraged)\s+to)(?!['’]t|\s+not\b))\b",
     re.IGNORECASE,
 )
 
@@ -268,7 +271,16 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
                   if isinstance(m, Mapping)}
         parts += [str(v) for k, v in incident.items()
                   if isinstance(v, str) and (_ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, "")))]
-    return _stems_of("\n".join(parts))
+    return _stems_of(_NEGATED_CLAUSE.sub(" ", "\n".join(parts)))
+
+
+# What the incident says was not or will not be done ("missed notifications will not be re-sent")
+# licenses no statement that it is: a negation, to the end of its clause, is no action of the company's.
+# The clause ends at a conjunction or at the next verb's auxiliary ("Orders are not affected and will
+# be delivered as normal", "renewals the registry did not confirm are refunded").
+_NEGATED_CLAUSE = re.compile(r"(?:\b(?:not|never|no\s+longer)\b|\b\w+n[’']t\b)[^,;:.\n]*?"
+                             r"(?=[,;:.\n]|\s(?:and|but|so|while|or|until|is|are|was|were|will|has|have|had)\s|$)",
+                             re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)
@@ -351,10 +363,16 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
         # reads only its second clause as advice; an opening condition is no advice either.
         clause = max((m.end() for m in _ADVICE_CLAUSE.finditer(sentence, 0, advice.start())), default=0)
         begin = max(_condition_end(sentence), clause)
-        # ... up to where the company speaks again: "email support and we will look at prioritising it".
+        # ... up to where the company speaks again ("email support and we will look at prioritising it") or
+        # a new clause begins ("there's nothing you need to do; your session will continue as normal").
         ours = _OURS.search(sentence, begin)
-        finish = ours.start() if ours else len(sentence)
-        places = [ADVICE if begin <= a < finish else PLAIN for a, _, _ in tokens]
+        semicolon = sentence.find(";", advice.end())
+        finish = min(ours.start() if ours else len(sentence), semicolon if semicolon >= 0 else len(sentence))
+        # "Please note that ..." and "please be aware ..." frame a statement: it is read as one.
+        if _FRAME.match(sentence, begin):
+            finish = begin
+        places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) else PLAIN
+                  for a, _, _ in tokens]
     if vocabulary.commitments:
         for begin, finish in _commitment_spans(sentence):
             for i, (a, b, _) in enumerate(tokens):
@@ -401,6 +419,7 @@ _COMMITMENT_MARK = re.compile(
 _BEFORE_VERB = re.compile(r"(?:(?:[\w’']+ly|not|never|also|now|then|still|just|already|again|soon|since|even|"
                           r"is|are|was|were|be|been|being|have|has|had|will|would|do|does|did|can|could|cannot|"
                           r"shall|should|may|might|must|to|[a-z]+n[’']t)\s+)*", re.IGNORECASE)
+_WORKS = re.compile(r"\s+(?:normally|as\s+(?:usual|normal|expected))\b", re.IGNORECASE)
 _BE = frozenset("is are was were be been being am".split())
 _HAVE = frozenset("have has had".split())
 _NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
@@ -418,6 +437,8 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
         if verb and verb.group().lower() == "re" and sentence[verb.end():verb.end() + 1] in "-‑":
             verb = _TOKEN.match(sentence, verb.end() + 1)  # "re-run": the verb is "run"
         auxiliaries = [w.lower() for w in (m.group() + between.group()).split() if w.lower() in _BE | _HAVE]
+        if verb and _WORKS.match(sentence, verb.end()):
+            continue  # "emails have been sent normally since": a service working, no work done
         if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
             spans.append(verb.span())
     return spans
@@ -532,6 +553,28 @@ _CONDITION = re.compile(
     r"until\s+then)\b[^,;:]*[,;:]",
     re.IGNORECASE,
 )
+
+
+# What frames a statement as something to know rather than to do.
+_FRAME = re.compile(r"\s*(?:please\s+)?(?:note|be\s+(?:aware|advised))\b(?:\s+that\b)?", re.IGNORECASE)
+# Inside an instruction, a condition ("until this is fixed", "once the backlog has caught up") or a
+# relative clause ("conversations that received a cut-off answer") describes, and is read as a
+# description; the instruction's own verb and object stay advice.
+_DESCRIBED = re.compile(r"\b(?:until|once|while|when|whenever|after|before|if|that|which|who|whose)\s", re.IGNORECASE)
+_NOT_RELATIVE = frozenset("sure note aware ensure check verify confirm know notice so such".split())
+
+
+def _described(sentence: str, at: int, begin: int) -> bool:
+    """Whether the word at ``at`` stands in a condition or a relative clause opened after ``begin``, in
+    the same clause (up to a comma, a semicolon or a colon)."""
+    for m in _DESCRIBED.finditer(sentence, begin, at):
+        before = sentence[begin : m.start()].split()
+        if m.group().strip().lower() in ("that", "which", "who", "whose") and (
+                not before or before[-1].lower().strip(",") in _NOT_RELATIVE):
+            continue
+        if not re.search(r"[,;:]", sentence[m.end() : at]):
+            return True
+    return False
 
 
 _OURS = re.compile(r"[,;]?\s+(?:and|but|so|while)\s+(?:we|our)\b", re.IGNORECASE)

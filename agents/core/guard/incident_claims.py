@@ -343,9 +343,12 @@ _GENERIC = frozenset("service services system systems customer customers user us
 
 def spared_by_incident(subject: str, context: Mapping | None) -> bool:
     """Whether ``subject`` names something one of the incident's statements of no impact names (a fact,
-    a key message or an approved action that says it is not affected, works normally or as usual)."""
+    a key message or an approved action that says it is not affected, works normally or as usual): at
+    least half of its words are the statement's ("geocoding and routing requests" is "the Geocoding API
+    and Routing API"; "check-in through the airline's own app" is not "online check-in for other
+    airlines")."""
     words = _content(subject)
-    return bool(words) and any(words & _content(t) for t in _spared_statements(context))
+    return bool(words) and any(2 * len(words & _content(t)) >= len(words) for t in _spared_statements(context))
 
 
 def _spared_statements(context: Mapping | None) -> list[str]:
@@ -773,6 +776,38 @@ def blame_findings(text: str, evidence: str) -> list[Finding]:
         if party.lower() not in _NOT_A_PARTY and not _party_supported(party, evidence):
             findings.append(Finding("liability", m.group(), f"“{m.group()}” blames {party}, and the incident's "
                                     "facts do not name them.", m.start()))
+    return findings + _person_blamed(text, evidence)
+
+
+# One of the company's own people ("an engineer", "one of our employees", "human error") in a sentence
+# that speaks of a fault ("mistakenly deployed", "without the usual review", "an incorrect change"):
+# a person blamed in public, which only the incident's cause may say.
+_PERSON = re.compile(
+    r"\b(?:one\s+of\s+our\s+(?:\w+\s+)?(?:engineers|employees|developers|staff|team\s+members|operators|"
+    r"administrators|admins|technicians|contractors|agents)|an?\s+(?:\w+\s+)?(?:engineer|employee|developer|"
+    r"team\s+member|staff\s+member|operator|technician|contractor)|a\s+member\s+of\s+(?:our|the)\s+(?:\w+\s+)?"
+    r"(?:team|staff)|human\s+error|(?:manual|operator)\s+error|someone\s+(?:on|in)\s+our\s+(?:\w+\s+)?team)\b",
+    re.IGNORECASE,
+)
+_FAULT = re.compile(
+    r"\b(?:mistakes?|mistaken(?:ly)?|accident(?:al(?:ly)?)?|inadvertent(?:ly)?|incorrect(?:ly)?|wrong(?:ly)?|faulty|"
+    r"skipp(?:ed|ing)|error|careless(?:ly)?|negligen\w*|misconfigur\w*|caused|responsible|fault|"
+    r"without\s+(?:the\s+|a\s+|any\s+)?(?:usual\s+|proper\s+|required\s+|normal\s+)?(?:review|approval|checks?|"
+    r"testing|tests))\b",
+    re.IGNORECASE,
+)
+
+
+def _person_blamed(text: str, evidence: str) -> list[Finding]:
+    findings = []
+    for m in _PERSON.finditer(text):
+        sentence = _sentence_around(text, m.start(), m.end())
+        # The incident names the person ("an engineer") or the same error ("human error"), not any error.
+        person = m.group() if m.group().lower().endswith("error") else m.group().split()[-1]
+        if _FAULT.search(_PERSON.sub(" ", sentence)) and not re.search(
+                rf"\b{re.escape(person.rstrip('s'))}", evidence, re.IGNORECASE):
+            findings.append(Finding("liability", m.group(), f"“{m.group()}” lays the incident on one of our people, "
+                                    "and the incident's facts do not say so.", m.start()))
     return findings
 
 

@@ -417,3 +417,72 @@ def test_a_sentence_adverb_that_frames_a_sentence_states_nothing():
     # Inside the sentence, or without its comma, it is a word like any other.
     assert [u.found for u in find_unsupported("Renewals luckily fail for custom domains only.", licensed,
                                               vocabulary)] == ["luckily"]
+
+
+def test_an_instruction_ends_where_a_new_clause_begins_and_describes_in_its_conditions():
+    vocabulary = Vocabulary.of(DEFAULT_VOCABULARY)
+    licensed = evidence_stems(incident())
+    read = lambda text: [u.found for u in find_unsupported(text, licensed, vocabulary)]  # noqa: E731
+    # After the semicolon the sentence describes again: "as normal" is ordinary update language there.
+    assert read("There is nothing you need to do; custom domains will continue as normal.") == []
+    # A condition or a relative clause inside the instruction describes; the instruction's verb stays advice.
+    assert read("You can renew the custom domains again once the backlog has caught up.") == []
+    assert read("Please check the custom domains that failed to renew yesterday.") == []
+    assert read("You can renew the custom domains that failed, and delete them.") == ["delete"]
+    # "Please note that ..." frames a statement; what follows "make sure that" is still the instruction.
+    assert read("Please be aware that renewals may fail late.") == []
+    assert read("Please make sure that you delete the custom domains.") == ["delete"]
+
+
+def test_a_negated_modal_or_a_compound_is_no_instruction():
+    vocabulary = Vocabulary.of(DEFAULT_VOCABULARY)
+    licensed = evidence_stems(incident()) | {"check"}
+    read = lambda text: [u.found for u in find_unsupported(text, licensed, vocabulary)]  # noqa: E731
+    # The same words: as an instruction "right now" is not advice the vocabulary allows; as what fails it describes.
+    assert read("Some customers can renew their custom domains right now.") == ["right"]
+    assert read("Some customers can't renew their custom domains right now.") == []
+    assert read("Check custom domains working normally.") == ["normally"]
+    assert read("Check-in for custom domains is working normally.") == []
+
+
+def test_a_thing_called_unaffected_must_be_mostly_what_the_incident_says_was_spared():
+    spared = incident(facts=[("not_affected", "Not affected", "text",
+                              "New bookings, hotel reservations, online check-in for other airlines")])
+    # Said in other words: most of its words are the statement's.
+    assert stops("Renewals fail for custom domains. Hotel reservations and other airlines' check-in are not affected.",
+                 spared) == []
+    # One shared word ("check-in") does not make the airline's own app a thing the incident spared.
+    assert ("scope_claim", "unaffected") in stops(
+        "Renewals fail for custom domains. Check-in through Northwind Air's own app is unaffected.", spared)
+
+
+@pytest.mark.parametrize("text", [
+    "Renewals failed after one of our engineers deployed a change without the usual review.",
+    "An engineer mistakenly applied an incorrect configuration to custom domains.",
+    "The renewal failures were caused by human error.",
+])
+def test_a_fault_laid_on_one_of_our_people_is_the_incidents_to_say(text):
+    assert "liability" in [check for check, _ in stops(text, incident())]
+    cause = incident(facts=[("cause", "Cause", "text",
+                             "an engineer applied an incorrect configuration change without review (human error)")])
+    assert "liability" not in [check for check, _ in stops(text, cause)]
+    # A cause that names another error names no person.
+    other = incident(facts=[("cause", "Cause", "text", "a configuration error in the renewal service")])
+    assert "liability" in [check for check, _ in stops("The failures were caused by human error.", other)]
+
+
+def test_our_people_named_without_a_fault_blame_no_one():
+    text = "An engineer is looking into the failed renewals of custom domains."
+    assert "liability" not in [check for check, _ in stops(text, incident())]
+
+
+def test_what_the_incident_says_will_not_be_done_licenses_no_promise_that_it_will():
+    context = incident(messages=["Renewals that failed will not be retried automatically; please renew them by hand.",
+                                 "Verified domains are not affected and will be renewed as usual."])
+    assert ("unsupported_statement", "retried") in stops("Renewals that failed will be retried automatically.", context)
+    assert stops("Renewals that failed will not be retried automatically.", context) == []
+    # The negation ends with its clause: "and will be renewed as usual" is said of the verified domains.
+    assert stops("Verified domains will be renewed as usual.", context) == []
+    # Nor does what was not done: "were not sent" licenses no "we have sent".
+    unsent = incident(messages=["Renewal reminders were not sent during the window."])
+    assert ("unsupported_statement", "send") in stops("We will send the renewal reminders tonight.", unsent)

@@ -142,6 +142,8 @@ learners students riders drivers fans organisers organizers employees patients r
 admins administrators merchants sellers unaffected
 unfortunately thereafter evolve evolves evolved evolving enough range ranges utilize utilizes utilized utilizing
 strategy strategies
+note noted rather simply little precaution precautionary depending think treat treated treating reverse
+reversed reversing
 """.split()
 
 UPDATE_PHRASES = (
@@ -221,6 +223,7 @@ reverted reverting reroute rerouted redirect redirected tune tuned replace repla
 provisioned rebuild rebuilding rebuilt reindex reindexing clear cleared clearing use used using thought
 coordinate coordinating coordinated lead leads leading led roll rolling rolled bring bringing brought
 add adding added need needs needed release released releasing
+check checking checked reverse reversed reversing treat treated treating
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",

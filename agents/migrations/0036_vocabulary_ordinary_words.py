@@ -1,0 +1,28 @@
+"""The grounding vocabulary grown by ordinary words of published updates that state nothing about an
+incident on their own: framing ("please note", "as a precaution", "depending on your bank"), manner
+("rather", "simply", "a little later") and what a team does while it works ("we are checking whether",
+"we are treating this as a priority", "reversing the change"; those three are marked as the company's
+actions, as 0032 marked its terms). The sentence's other words still need the incident. A store's own
+terms otherwise stay as its admins left them."""
+
+from django.db import migrations
+
+PLAIN = ("note", "noted", "rather", "simply", "little", "precaution", "precautionary", "depending", "think")
+ACTION = ("check", "checking", "checked", "reverse", "reversed", "reversing", "treat", "treated", "treating")
+
+
+def grow(apps, schema_editor):
+    from agents.policy_rows import add_default_terms
+
+    rows = add_default_terms(apps, schema_editor, PLAIN + ACTION, action=ACTION)
+    if rows is not None:
+        rows.filter(text__in=ACTION).update(action=True)
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("agents", "0035_fixed_is_a_fix_in_place"),
+    ]
+
+    operations = [migrations.RunPython(grow, migrations.RunPython.noop)]

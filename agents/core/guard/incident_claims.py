@@ -346,9 +346,11 @@ def spared_by_incident(subject: str, context: Mapping | None) -> bool:
     a key message or an approved action that says it is not affected, works normally or as usual): at
     least half of its words are the statement's ("geocoding and routing requests" is "the Geocoding API
     and Routing API"; "check-in through the airline's own app" is not "online check-in for other
-    airlines")."""
-    words = _content(subject)
-    return bool(words) and any(2 * len(words & _content(t)) >= len(words) for t in _spared_statements(context))
+    airlines"), each thing it lists."""
+    statements = [_content(t) for t in _spared_statements(context)]
+    # "Webhook notifications and metric-based alerts were unaffected" says it of each thing it lists.
+    items = [words for item in _ITEMS.split(subject) if (words := _content(item))]
+    return bool(items) and all(any(2 * len(words & said) >= len(words) for said in statements) for words in items)
 
 
 def _spared_statements(context: Mapping | None) -> list[str]:
@@ -369,6 +371,11 @@ def _content(text: str) -> set[str]:
             if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC}
 
 
+_LIST_LINK = re.compile(r"(?:,|\band)\s+$", re.IGNORECASE)
+_HAS_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|will|can|could|may|might|do|does|did|\w+ed|"
+                       r"\w+ing)\b|[.;:!?]", re.IGNORECASE)
+
+
 def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
     """Claims that something was not affected whose subject the incident does not say was spared."""
     findings = []
@@ -377,6 +384,12 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
         start = openings[-1]
         if len(openings) > 1 and not _content(text[start : m.start()]):
             start = openings[-2]  # "push over SSH, which is not affected": the clause before names it
+        # "Webhook notifications and metric-based alerts were unaffected": a clause opened by "and" or a
+        # comma whose words before it have no verb of their own lists the subject's first things.
+        while len(openings) > 1 and start == openings[-1] and _LIST_LINK.search(text, openings[-2], start) and \
+                not _HAS_VERB.search(text[openings[-2] : start]):
+            openings.pop()
+            start = openings[-1]
         if re.search(r"\b(?:no|not|never)\b[^.;]*$", text[start : m.start()], re.IGNORECASE) or spared_by_incident(
                 text[start : m.start()], context):
             continue

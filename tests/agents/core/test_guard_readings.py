@@ -486,3 +486,11 @@ def test_what_the_incident_says_will_not_be_done_licenses_no_promise_that_it_wil
     # Nor does what was not done: "were not sent" licenses no "we have sent".
     unsent = incident(messages=["Renewal reminders were not sent during the window."])
     assert ("unsupported_statement", "send") in stops("We will send the renewal reminders tonight.", unsent)
+
+
+def test_things_listed_as_unaffected_must_each_be_spared_by_the_incident():
+    spared = incident(facts=[("not_affected", "Not affected", "text", "Log search and metric-based alerts")])
+    assert stops("Renewals fail. Log search and metric-based alerts were unaffected.", spared) == []
+    # The list's first thing is one the incident does not spare.
+    assert ("scope_claim", "unaffected") in stops(
+        "Renewals fail. Webhook notifications and metric-based alerts were unaffected.", spared)

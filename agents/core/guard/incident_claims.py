@@ -670,6 +670,75 @@ _ACCESS_SUPPORT = re.compile(r"\b(?:staff|engineers?|team|employees?|agents?|we)
                              r"(?:access(?:ed)?|view(?:ed)?|open(?:ed)?|saw|seen|see|read)\b", re.IGNORECASE)
 
 
+# ---------------------------------------------------------------- recovery against what remains
+
+# "Wait times are back to normal" on an incident whose facts say the wait is 35 minutes now against a
+# usual 15: a recovery the incident's own measure of what remains contradicts. A fact measures what
+# remains when its key or label says it is the current value ("current_delay_minutes", "Median wait
+# now") of an impairment (a delay, a wait, a lag, errors, a queue); it contradicts a recovery while it
+# is above zero and above the usual value the incident records beside it ("usual_wait_minutes").
+_RECOVERED = re.compile(
+    r"\b(?:back\s+to\s+(?:normal|usual)|(?:normal|usual)\s+again|in\s+real[-\s]time|(?:fully|completely)\s+"
+    r"(?:recovered|restored|caught\s+up|cleared)|(?:fully\s+|now\s+)?behind\s+us|no\s+longer\s+(?:delayed|"
+    r"lagging|queued|slow|behind)|(?:all|fully)\s+caught\s+up|without\s+(?:any\s+)?delays?)\b",
+    re.IGNORECASE,
+)
+_NOW = re.compile(r"\b(?:current|currently|now|still|remaining)\b", re.IGNORECASE)
+_USUAL = re.compile(r"\b(?:usual|usually|normal|normally|baseline|typical|typically)\b", re.IGNORECASE)
+_IMPAIRED = re.compile(r"delay|wait|lag|behind|latency|error|fail|queue|backlog|timeout|slow", re.IGNORECASE)
+
+
+@per_incident
+def remaining_impairments(context: Mapping | None) -> tuple[str, ...]:
+    """The labels of the incident's facts that say an impairment remains (see :data:`_RECOVERED`)."""
+    incident = context.get("incident") if isinstance(context, Mapping) else None
+    if not isinstance(incident, Mapping):
+        return ()
+    labels = {key: label for key, label, _unit in fact_meta(context)}
+    named = {key: f"{key.replace('_', ' ')} {labels.get(key, '')}" for key in incident}
+    numbers = {key: _number(value) for key, value in incident.items()}
+    # A usual value is paired with the current one by their other words ("usual wait" and "current wait").
+    usual = {tuple(_USUAL.sub("", name).lower().split()): numbers[key] for key, name in named.items()
+             if _USUAL.search(name) and numbers[key] is not None}
+    found = []
+    for key, name in named.items():
+        value = numbers[key]
+        if value is None or value <= 0 or not _NOW.search(name) or _USUAL.search(name) or not _IMPAIRED.search(name):
+            continue
+        baseline = usual.get(tuple(_NOW.sub("", name).lower().split()))
+        if baseline is None or value > baseline:
+            found.append(labels.get(key) or key.replace("_", " "))
+    return tuple(found)
+
+
+def _number(value) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+        return None
+    try:
+        return Decimal(str(value))
+    except ArithmeticError:
+        return None
+
+
+def recovery_findings(text: str, context: Mapping | None, hedged) -> list[Finding]:
+    """Recovery claims the incident's measure of what remains contradicts."""
+    findings, remaining = [], None
+    for m in _RECOVERED.finditer(text):
+        sentence = _sentence_around(text, m.start(), m.end())
+        if hedged(text, m.start(), m.end()) or is_forecast(text, m.end()) or _NEGATION.search(
+                text[max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start())) : m.start()]) or \
+                _CONDITIONAL.search(sentence):
+            continue
+        remaining = remaining_impairments(context) if remaining is None else remaining
+        if remaining:
+            findings.append(Finding("state_claim", m.group(), f"“{m.group()}” says the impact is over, and the "
+                                    f"incident records what remains ({remaining[0]}).", m.start()))
+    return findings
+
+
+_CONDITIONAL = re.compile(r"\b(?:once|until|when|if|as\s+soon\s+as)\b", re.IGNORECASE)
+
+
 def staff_access_findings(text: str, evidence: str) -> list[Finding]:
     """Statements of what the company's people saw of customers' data that the incident does not make."""
     return _data_statements(text, evidence, _STAFF_ACCESS, _ACCESS_SUPPORT,
@@ -901,6 +970,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *unaffected_findings(text, support.context),
         *spared_impact_findings(text, support.context, support.context_key),
         *completion_findings(text, evidence),
+        *recovery_findings(text, support.context, hedged),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
         *staff_access_findings(text, evidence),

@@ -494,3 +494,20 @@ def test_things_listed_as_unaffected_must_each_be_spared_by_the_incident():
     # The list's first thing is one the incident does not spare.
     assert ("scope_claim", "unaffected") in stops(
         "Renewals fail. Webhook notifications and metric-based alerts were unaffected.", spared)
+
+
+def test_a_recovery_the_incidents_measure_of_what_remains_contradicts_stops():
+    waiting = incident(state="monitoring", facts=[
+        ("current_wait_minutes", "Median wait now", "minutes", 35),
+        ("usual_wait_minutes", "Usual median wait", "minutes", 15)])
+    assert ("state_claim", "back to normal") in stops("Renewal wait times are back to normal.", waiting)
+    # Hoped for, or on its way: no claim that it is over.
+    assert stops("We expect renewal wait times to be back to normal soon.", waiting) == []
+    assert stops("We will post a final update once renewal wait times are back to normal.", waiting) == []
+    # Where the current value is the usual one, nothing remains.
+    recovered = incident(state="monitoring", facts=[
+        ("current_wait_minutes", "Median wait now", "minutes", 15),
+        ("usual_wait_minutes", "Usual median wait", "minutes", 15)])
+    assert stops("Renewal wait times are back to normal.", recovered) == []
+    lagging = incident(state="monitoring", facts=[("current_delay_minutes", "Current delay", "minutes", 15)])
+    assert ("state_claim", "in real time") in stops("Renewal updates are now arriving in real time.", lagging)

@@ -670,6 +670,52 @@ _ACCESS_SUPPORT = re.compile(r"\b(?:staff|engineers?|team|employees?|agents?|we)
                              r"(?:access(?:ed)?|view(?:ed)?|open(?:ed)?|saw|seen|see|read)\b", re.IGNORECASE)
 
 
+# ---------------------------------------------------------------- a middle value given as a bound
+
+# "All of them were applied within 38 minutes" where 38 minutes is the median delay: a median, an
+# average or a typical value says where the middle lies, not how far the worst case went. Said as a
+# bound ("within", "up to", "at most", "no more than", "the longest") it is a wrong number even though
+# its digits are the incident's.
+_MIDDLE = re.compile(r"median|average|\bavg\b|mean|typical|\bp50\b", re.IGNORECASE)
+_BOUND = re.compile(r"\b(?:within|in\s+(?:under|less\s+than)|up\s+to|at\s+(?:most|the\s+(?:most|latest))|"
+                    r"no\s+(?:more|longer)\s+than|(?:a\s+)?maximum\s+of|longest|max(?:imum)?|never\s+more\s+than)"
+                    r"\s+(?:of\s+|was\s+|is\s+)?(?:about\s+|around\s+|roughly\s+)?$", re.IGNORECASE)
+
+
+@per_incident
+def middle_values(context: Mapping | None) -> frozenset[Decimal]:
+    """The values of the incident's facts that measure a middle (a median, an average, a typical value),
+    apart from any value another fact holds too."""
+    incident = context.get("incident") if isinstance(context, Mapping) else None
+    if not isinstance(incident, Mapping):
+        return frozenset()
+    labels = {key: label for key, label, _unit in fact_meta(context)}
+    middle, other = set(), set()
+    for key, value in incident.items():
+        number = _number(value)
+        if number is not None:
+            (middle if _MIDDLE.search(f"{key} {labels.get(key, '')}") else other).add(number)
+    return frozenset(middle - other)
+
+
+_FIGURE = re.compile(r"\b\d+(?:\.\d+)?\b")
+
+
+def bound_findings(text: str, context: Mapping | None) -> list[Finding]:
+    """Middle values said as bounds (see :data:`_BOUND`)."""
+    findings, middle = [], None
+    for m in _FIGURE.finditer(text):
+        bound = _BOUND.search(text, max(0, m.start() - 40), m.start())
+        if bound is None:
+            continue
+        middle = middle_values(context) if middle is None else middle
+        if Decimal(m.group()) in middle:
+            found = text[bound.start() : m.end()].strip()
+            findings.append(Finding("no_new_facts", found, f"“{found}” gives the incident's median or average as a "
+                                    "bound: the middle value says nothing of the longest or largest.", bound.start()))
+    return findings
+
+
 # ---------------------------------------------------------------- recovery against what remains
 
 # "Wait times are back to normal" on an incident whose facts say the wait is 35 minutes now against a
@@ -971,6 +1017,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *spared_impact_findings(text, support.context, support.context_key),
         *completion_findings(text, evidence),
         *recovery_findings(text, support.context, hedged),
+        *bound_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
         *staff_access_findings(text, evidence),

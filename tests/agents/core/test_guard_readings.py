@@ -511,3 +511,12 @@ def test_a_recovery_the_incidents_measure_of_what_remains_contradicts_stops():
     assert stops("Renewal wait times are back to normal.", recovered) == []
     lagging = incident(state="monitoring", facts=[("current_delay_minutes", "Current delay", "minutes", 15)])
     assert ("state_claim", "in real time") in stops("Renewal updates are now arriving in real time.", lagging)
+
+
+def test_a_median_said_as_a_bound_is_a_wrong_number():
+    delays = incident(state="resolved", facts=[("median_delay", "Median delay", "minutes", 38),
+                                               ("max_delay", "Longest delay", "minutes", 155)])
+    assert "no_new_facts" in [c for c, _ in stops("All renewals were applied within 38 minutes.", delays)]
+    assert "no_new_facts" in [c for c, _ in stops("Renewals were delayed by up to 38 minutes.", delays)]
+    # As the middle, or the longest as the bound, it is the incident's.
+    assert stops("Renewals were delayed by a median of 38 minutes and by up to 155 minutes.", delays) == []

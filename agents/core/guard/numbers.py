@@ -7,7 +7,7 @@ import bisect
 import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from agents.core.guard.contacts import prose
@@ -175,10 +175,13 @@ def _with_unit(found: str, value: Decimal, start: int, after: str, *, percent: b
 _QUANTITY_WORDS = re.compile(
     r"\b(?:(?P<dozen>(?:a\s+|one\s+)?dozen)|(?P<couple>a\s+(?:couple|pair)(?:\s+of)?)"
     r"|(?P<score>a\s+score\s+of)(?!\s+\d)|(?P<twice>twice)|(?P<thrice>thrice)"
-    r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter))\b",
+    r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter)"
+    # "for about an hour": how long something lasted, one hour ("an hour ago", "every hour" are not)
+    r"|(?P<an>(?:(?<=\bfor\s)|(?<=\babout\s)|(?<=\baround\s)|(?<=\bnearly\s)|(?<=\balmost\s)|(?<=\broughly\s)|"
+    r"(?<=\blasted\s))an?(?=\s+(?:hour|day|week)\b)))\b",
     re.IGNORECASE,
 )
-_QUANTITY_VALUES = {"dozen": 12, "couple": 2, "score": 20, "twice": 2, "thrice": 3}
+_QUANTITY_VALUES = {"dozen": 12, "couple": 2, "score": 20, "twice": 2, "thrice": 3, "an": 1}
 _FRACTION_OF_TIME = re.compile(
     r"[\s-]+(?:of\s+)?(?:an?\s+)?(?:(?P<m>minute)|(?P<h>hour)|(?P<d>day))\b", re.IGNORECASE
 )
@@ -198,7 +201,10 @@ def _quantity_words(text: str) -> list[Number]:
             else:
                 numbers.append(Number(m.group(), _FRACTIONS[kind] * 100, True, m.start(), "%"))
             continue
-        numbers.append(_with_unit(m.group(), Decimal(_QUANTITY_VALUES[kind]), m.start(), text[m.end():]))
+        number = _with_unit(m.group(), Decimal(_QUANTITY_VALUES[kind]), m.start(), text[m.end():])
+        if kind == "an":  # the lead reads "an hour", not "an"
+            number = replace(number, found=text[m.start() : _DURATION.match(text, m.end()).end()])
+        numbers.append(number)
     return numbers
 
 

@@ -144,6 +144,14 @@ def test_lone_one_counts_only_before_a_unit():
     assert checks("We expect a fix in one hour.") == [("no_new_facts", "one")]
 
 
+def test_how_long_an_hour_or_a_day_lasted_is_a_duration():
+    # "for about an hour" is one hour: the demo incident's durations are 45 and 15 minutes.
+    assert checks("Checkouts failed for about an hour.") == [("no_new_facts", "an hour")]
+    assert checks("Checkouts failed for about 45 minutes.") == []
+    # An hour that is no length of anything is not read.
+    assert checks("We will post an update every hour; the first failures came an hour ago.") == []
+
+
 def test_zero_is_always_a_number():
     assert checks("There is zero risk to stored cards.") == [("no_new_facts", "zero")]
 

@@ -247,7 +247,7 @@ def test_an_impact_on_what_the_incident_says_it_spared_contradicts_it():
                       messages=["Booking pages were not affected."])
     assert stops("Some confirmation emails may also have been delayed.", spared) == [("scope_claim", "delayed")]
     assert stops("Booking pages were slow to load.", spared) == [("scope_claim", "slow")]
-    assert stops("Booking pages stopped loading for an hour.", spared) == [("scope_claim", "stopped")]
+    assert stops("Booking pages stopped loading for a while.", spared) == [("scope_claim", "stopped")]
     # The thing named whole and nothing more: a part of it, a negation or something else is no contradiction.
     assert stops("Some file uploads are failing. Confirmation emails were not delayed.", spared) == []
     assert stops("Booking confirmations are delayed.", spared) != [("scope_claim", "delayed")]
@@ -520,3 +520,13 @@ def test_a_median_said_as_a_bound_is_a_wrong_number():
     assert "no_new_facts" in [c for c, _ in stops("Renewals were delayed by up to 38 minutes.", delays)]
     # As the middle, or the longest as the bound, it is the incident's.
     assert stops("Renewals were delayed by a median of 38 minutes and by up to 155 minutes.", delays) == []
+
+
+def test_a_vocabulary_word_licenses_its_other_dictionary_forms_and_an_amounts_currency_is_the_numbers():
+    vocabulary = Vocabulary.of([("frozen", False, False)])
+    licensed = evidence_stems(incident()) | {"map"}
+    assert find_unsupported("Maps froze, and some maps freeze still.", licensed, vocabulary) == []
+    assert [u.found for u in find_unsupported("Maps thawed.", licensed, vocabulary)] == ["thawed"]
+    # "USD" beside an amount is the amount's unit: the number check reads it.
+    assert find_unsupported("Custom domains were charged USD 38.20 twice.",
+                            licensed | {"charg", "twice"}, Vocabulary.of(DEFAULT_VOCABULARY)) == []

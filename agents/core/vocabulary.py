@@ -144,6 +144,7 @@ unfortunately thereafter evolve evolves evolved evolving enough range ranges uti
 strategy strategies
 note noted rather simply little precaution precautionary depending think treat treated treating reverse
 reversed reversing
+unsure mid http https
 """.split()
 
 UPDATE_PHRASES = (
@@ -165,7 +166,7 @@ UPDATE_PHRASES = (
     "can not guarantee", "not able to guarantee", "unable to guarantee", "cannot promise", "can't promise",
     "in the future", "right away", "let you know", "let us know", "the trouble this caused", "take this seriously",
     "start it again", "start again", "all hands on deck", "figure out", "figuring out", "figured out",
-    "anything else", "negative effect", "negative impact",
+    "anything else", "negative effect", "negative impact", "as normal", "someone else",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -179,7 +180,7 @@ ADVICE_LANGUAGE = (
     "notice", "still", "errors", "accept our apologies", "your day", "make sure", "up to date",
     "reload the page", "refresh the page", "reload", "refresh", "use", "instead", "as usual", "working",
     "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
-    "hang up", "start it again", "start again", "reach us",
+    "hang up", "start it again", "start again", "reach us", "track", "progress", "keep", "as normal",
 )
 
 

@@ -1,22 +1,27 @@
 """The grounding vocabulary grown by ordinary words of published updates that state nothing about an
-incident on their own: framing ("please note", "as a precaution", "depending on your bank"), manner
-("rather", "simply", "a little later") and what a team does while it works ("we are checking whether",
-"we are treating this as a priority", "reversing the change"; those three are marked as the company's
-actions, as 0032 marked its terms). The sentence's other words still need the incident. A store's own
+incident on their own: framing ("please note", "as a precaution", "depending on your bank", "if you
+are unsure"), manner ("rather", "simply", "a little later", "as normal", "mid-trip"), what a team does
+while it works ("we are checking whether", "we are treating this as a priority", "reversing the
+change": marked as the company's actions, as 0032 marked its terms), and where customers may be told
+to follow what happens ("track it in the activity log", "follow its progress", "you can keep
+listening": marked as advice). The sentence's other words still need the incident. A store's own
 terms otherwise stay as its admins left them."""
 
 from django.db import migrations
 
-PLAIN = ("note", "noted", "rather", "simply", "little", "precaution", "precautionary", "depending", "think")
+PLAIN = ("note", "noted", "rather", "simply", "little", "precaution", "precautionary", "depending", "think",
+         "unsure", "mid", "http", "https", "someone else")
 ACTION = ("check", "checking", "checked", "reverse", "reversed", "reversing", "treat", "treated", "treating")
+ADVICE = ("track", "progress", "keep", "as normal")
 
 
 def grow(apps, schema_editor):
     from agents.policy_rows import add_default_terms
 
-    rows = add_default_terms(apps, schema_editor, PLAIN + ACTION, action=ACTION)
+    rows = add_default_terms(apps, schema_editor, PLAIN + ACTION + ADVICE, advice=ADVICE, action=ACTION)
     if rows is not None:
         rows.filter(text__in=ACTION).update(action=True)
+        rows.filter(text__in=ADVICE).update(advice=True)
 
 
 class Migration(migrations.Migration):

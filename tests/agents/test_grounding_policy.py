@@ -136,7 +136,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     executor.migrate(before)
     Term = executor.loader.project_state(before).apps.get_model("agents", "GroundingTerm")
     Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over",
-                                  "all hands on deck", "utilizing", "rather", "checking"]).delete()
+                                  "all hands on deck", "utilizing", "rather", "checking", "as normal"]).delete()
+    Term.objects.filter(text="track").update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
     # The words 0032 switches off, as a store from before holds them; and an admin's own words.
@@ -179,3 +180,4 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # 0036: ordinary words join, what a team does while it works marked as the company's action.
     assert terms["rather"].enabled and not terms["rather"].action
     assert terms["checking"].enabled and terms["checking"].action and not terms["checking"].advice
+    assert terms["as normal"].advice and terms["track"].advice and terms["track"].action

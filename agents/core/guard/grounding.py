@@ -91,7 +91,8 @@ _NUMBER_WORDS = frozenset(
 _TIME_WORDS = frozenset(
     "january february march april may june july august september october november december jan feb mar apr "
     "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed "
-    "thu thur thurs fri sat sun am pm min mins sec secs ms hr hrs percent pct".split()
+    "thu thur thurs fri sat sun am pm min mins sec secs ms hr hrs percent pct "
+    "usd eur gbp aud cad nzd chf jpy sgd inr".split()  # the currency of an amount: "USD 38.20"
 )
 # A month named without a day ("the same problem we had in March") is a date the number check does not
 # read: the incident must name it.
@@ -199,11 +200,13 @@ def _vocabulary(terms: tuple) -> Vocabulary:
         commitments = commitments or term.action is not None
         places = {PLAIN} | ({ADVICE} if term.advice else set()) | ({ACTION} if term.action else set())
         if len(stems) == 1:
-            words.add(stems[0])
+            # A word's dictionary forms too: "frozen" licenses "freeze", as a text's "froze" is read as "freeze".
+            forms = set(_forms(term.text.strip().lower().replace("’", "'")))
+            words.update(forms)
             if term.advice:
-                advice.add(stems[0])
+                advice.update(forms)
             if term.action:
-                action.add(stems[0])
+                action.update(forms)
         else:
             phrases.setdefault(stems[0], []).append((stems, frozenset(places)))
     ordered = {first: tuple(sorted(found, key=lambda p: -len(p[0]))) for first, found in phrases.items()}

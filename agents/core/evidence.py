@@ -29,7 +29,7 @@ from agents.core.guard.numbers import (
     find_moments,
 )
 from agents.core.guard.regions import _region_pattern, _region_word_pattern, region_in_allowed
-from agents.core.guard.violation import CHECKS
+from agents.core.guard.violation import family_check
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
 from agents.core.units import ratio_values, show
@@ -215,7 +215,7 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
     for family in rules.families():
         if (family.strict_only and not strict_claims) or family_problem(family):
             continue
-        check = family.check if family.check in CHECKS else "restricted_claims"  # as the guard reports it
+        check = family_check(family.check)  # as the guard reports it
         for m in family_claims(text, family):
             add(m.start(), m.end(), "claim", check,
                 lambda ev, _, f=family: not strict_claims and family_makes_claim(ev, f))

@@ -14,7 +14,7 @@ from agents.core.guard.contacts import prose
 from agents.core.guard.hedges import is_hedged, is_negated
 from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports
 from agents.core.guard.support import Support
-from agents.core.guard.violation import CHECKS, Violation
+from agents.core.guard.violation import Violation, family_check
 from agents.core.patterns import UnsafePattern, compile_pattern, matching, may_match
 from agents.core.policy import ClaimFamily
 
@@ -176,7 +176,7 @@ def find(text: str, support: Support) -> list[Violation]:
                                                  for p in family.patterns)))
     for family, problem in families:
         if problem:
-            unsafe.append(Violation(family.check if family.check in CHECKS else "restricted_claims",
+            unsafe.append(Violation(family_check(family.check),
                                     str(family.pattern), f"{problem}. A person must check the text for it."))
             continue
         if matched is not None and matched.isdisjoint(family.patterns):
@@ -205,7 +205,7 @@ def find(text: str, support: Support) -> list[Violation]:
         spans.insert(i, (m.start(), m.end()))
         kept.append((m, family))
     return unsafe + [
-        Violation(family.check if family.check in CHECKS else "restricted_claims", m.group(),
+        Violation(family_check(family.check), m.group(),
                   _claim_message(m.group(), family, strict_claims, state), family.name)
         for m, family in sorted(kept, key=lambda c: c[0].start())
     ]

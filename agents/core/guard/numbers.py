@@ -587,9 +587,9 @@ def _approximation(text: str, number: Number) -> int | None:
 
 def _step(said: Decimal) -> Decimal:
     """How round ``said`` is: 40 rounds to tens, 35 to fives, 6 to ones, 12.5 to halves."""
-    sign, digits, exponent = said.normalize().as_tuple()
-    unit = Decimal(10) ** exponent
-    return unit * 5 if digits[-1] == 5 else unit
+    written = said.normalize().as_tuple()
+    unit = Decimal(10) ** written.exponent
+    return unit * 5 if written.digits[-1] == 5 else unit
 
 
 def _near(said: Decimal, fact: Decimal, side: int) -> bool:

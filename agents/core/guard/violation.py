@@ -35,6 +35,12 @@ CHECKS = (
 )
 
 
+def family_check(check: str) -> str:
+    """The check a claim family's finding is reported under: the family's own where the guard has it
+    (a family stored with a check from a later version, or none, reports as a restricted claim)."""
+    return check if check in CHECKS else "restricted_claims"
+
+
 @dataclass(frozen=True)
 class Violation:
     check: str  # one of CHECKS

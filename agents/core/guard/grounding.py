@@ -32,10 +32,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import lemminflect
 import snowballstemmer
 
 from agents.core.guard.contacts import prose
+from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
 from agents.core.guard.places import DEMONYMS, PLACES
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
@@ -461,11 +461,10 @@ def _verb(word: str, auxiliary: str) -> bool:
     not an adjective ("we're sorry", "it will be slower", "payments have been slow") and, after "has
     been", not an "-ing" form ("functions have been running normally" describes, it does not act)."""
     word = word.lower()
-    forms = lemminflect.getAllLemmas(word)
-    if not forms:
+    if not lemmas_of(word):
         return True
-    lemmas = forms.get("VERB", ())
-    participle = any(word in lemminflect.getInflection(lemma, "VBN") for lemma in lemmas)
+    lemmas = verbs_of(word)
+    participle = any(is_inflection(word, lemma, "VBN") for lemma in lemmas)
     if auxiliary == "been" or auxiliary in _HAVE:
         return participle
     if auxiliary in _BE:
@@ -528,8 +527,7 @@ def _forms(word: str) -> tuple[str, ...]:
     stemmed = stem(word)
     if len(word) > _LONGEST_WORD:
         return (stemmed,)
-    lemmas = {lemma for found in lemminflect.getAllLemmas(word).values() for lemma in found}
-    return (stemmed, *sorted({stem(lemma) for lemma in lemmas} - {stemmed}))
+    return (stemmed, *sorted({stem(lemma) for lemma in lemmas_of(word)} - {stemmed}))
 
 
 _ROOT = 6  # the characters two stems share when one word derives from the other
@@ -591,7 +589,7 @@ def _imperative_after_condition(sentence: str):
     if verb is None:
         return None
     word = verb.group().lower()
-    if word not in lemminflect.getAllLemmas(word).get("VERB", ()) or word in _NOT_IMPERATIVE:
+    if word not in verbs_of(word) or word in _NOT_IMPERATIVE:
         return None
     # A noun that is also a verb opens a subject: "form owners can remove it" has its own verb soon after.
     following = [m.group().lower() for m in _TOKEN.finditer(sentence, verb.end())][:3]

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-import lemminflect
 import re2
 
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import is_hedged
+from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -498,23 +498,11 @@ _WORKING = re.compile(r"\b(?:normally|as\s+usual|as\s+expected|since|again)\b", 
 
 
 @functools.lru_cache(maxsize=8192)
-def _verbs_of(word: str) -> tuple[str, ...]:
-    """The verbs a lower-case ``word`` is a form of (lemminflect; the same words recur in every text)."""
-    return lemminflect.getAllLemmas(word, "VERB").get("VERB", ())
-
-
-@functools.lru_cache(maxsize=8192)
-def _lemmas_of(word: str) -> frozenset[str]:
-    """The dictionary forms of a lower-case ``word``, of any part of speech."""
-    return frozenset(lemma for found in lemminflect.getAllLemmas(word).values() for lemma in found)
-
-
-@functools.lru_cache(maxsize=8192)
 def _past_lemmas(word: str, tags: tuple[str, ...] = ("VBN", "VBD")) -> frozenset[str]:
     """The verbs ``word`` is a past form of ("delivered", "sent"), or none; "complete" is done too."""
     lower = word.lower()
-    lemmas = {lemma for lemma in _verbs_of(lower)
-              if lower != lemma and any(lower in lemminflect.getInflection(lemma, tag) for tag in tags)}
+    lemmas = {lemma for lemma in verbs_of(lower)
+              if lower != lemma and any(is_inflection(lower, lemma, tag) for tag in tags)}
     return frozenset(lemmas | ({"complete"} if lower == "complete" else set()))
 
 
@@ -525,7 +513,7 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
     done, other = set(), set()
     for clause in _CLAUSE.split(evidence):
         words = re.findall(r"[A-Za-z]+", clause)
-        lemmas = {lemma for w in words for lemma in _lemmas_of(w.lower())}
+        lemmas = {lemma for w in words for lemma in lemmas_of(w.lower())}
         if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(clause):
             done |= lemmas
         else:
@@ -583,7 +571,7 @@ _DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor)\b|n['’]t\b", re.
 
 def _base_verb(word: str) -> str | None:
     lower = word.lower()
-    return lower if lower in _verbs_of(lower) else None
+    return lower if lower in verbs_of(lower) else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -592,7 +580,7 @@ def _advised_against(evidence: str) -> frozenset[str]:
     denied, said = set(), set()
     for clause in _CLAUSE.split(evidence):
         lemmas = {lemma for w in re.findall(r"[A-Za-z]+", clause)
-                  for lemma in _verbs_of(w.lower())}
+                  for lemma in verbs_of(w.lower())}
         (denied if _DENIAL.search(clause) else said).update(lemmas)
     return frozenset(denied - said)
 

@@ -14,8 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import lemminflect
-
+from agents.core.guard.lemmas import verbs_of
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 
@@ -387,8 +386,7 @@ def _is_verb(word: str) -> bool:
     if (len(lower) > 4 and lower.endswith("ing")) or (len(lower) > 3 and lower.endswith("ed")):
         return True
     # An irregular past form ("sent", "went", "broke"): a verb whose dictionary form is another word.
-    return not lower.endswith("s") and any(lemma != lower for lemma in lemminflect.getAllLemmas(lower, "VERB")
-                                           .get("VERB", ()))
+    return not lower.endswith("s") and any(lemma != lower for lemma in verbs_of(lower))
 
 
 def _is_real_sentence(sentence: str) -> bool:

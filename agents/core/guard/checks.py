@@ -21,6 +21,7 @@ from agents.core.guard import (
     identifiers,
     incident_claims,
     internal,
+    measures,
     numbers,
     regions,
     wellformed,
@@ -39,6 +40,7 @@ FINDERS = (
     ("regions", regions.find),  # new_region
     ("claims", claims.find),  # restricted_claims and the checks of the claim families
     ("incident_claims", incident_claims.find),  # state, scope, blame, places, days of the week
+    ("measures", measures.find),  # a median said as a bound (no_new_facts), a recovery what remains contradicts
     # Links, contacts and markup: judged against the incident's public facts alone
     ("contacts", contacts.find),  # unknown_contact, markup
     ("internal", internal.find),  # internal_detail

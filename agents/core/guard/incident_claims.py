@@ -148,7 +148,7 @@ _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 _SENTENCE_REACH = 400  # characters read on each side: a sentence longer than that is cut there
 
 
-def _sentence_around(text: str, start: int, end: int) -> str:
+def sentence_around(text: str, start: int, end: int) -> str:
     begin = max(0, start - _SENTENCE_REACH)
     before = [m.end() for m in _SENTENCE_END.finditer(text, begin, start)]
     after = _SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
@@ -157,7 +157,7 @@ def _sentence_around(text: str, start: int, end: int) -> str:
 
 def is_cadence(text: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` is in a sentence about the next update."""
-    return _CADENCE.search(_sentence_around(text, start, end)) is not None
+    return _CADENCE.search(sentence_around(text, start, end)) is not None
 
 
 # A time in a sentence about the past is when something happened, not a commitment: "by 17:47 UTC we
@@ -171,7 +171,7 @@ _NOT_PAST = re.compile(r"\b(?:will|shall|is|are|am|be|going\s+to|expect\w*|plan\
 
 def is_past(text: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` is in a sentence that tells what happened."""
-    sentence = _sentence_around(text, start, end)
+    sentence = sentence_around(text, start, end)
     return _PAST.search(sentence) is not None and _NOT_PAST.search(sentence) is None
 
 
@@ -284,7 +284,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
                 continue  # "all affected customers" quantifies the affected, not the customers
             if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
                 continue  # "not loading at all for users" quantifies nothing
-            if not _IMPACT.search(_sentence_around(text, m.start(), m.end())):
+            if not _IMPACT.search(sentence_around(text, m.start(), m.end())):
                 continue
             verdict = _quantifier_supported(kind, shares, found)
             if verdict is None:
@@ -658,121 +658,6 @@ _ACCESS_SUPPORT = re.compile(r"\b(?:staff|engineers?|team|employees?|agents?|we)
                              r"(?:access(?:ed)?|view(?:ed)?|open(?:ed)?|saw|seen|see|read)\b", re.IGNORECASE)
 
 
-# ---------------------------------------------------------------- a middle value given as a bound
-
-# "All of them were applied within 38 minutes" where 38 minutes is the median delay: a median, an
-# average or a typical value says where the middle lies, not how far the worst case went. Said as a
-# bound ("within", "up to", "at most", "no more than", "the longest") it is a wrong number even though
-# its digits are the incident's.
-_MIDDLE = re.compile(r"median|average|\bavg\b|mean|typical|\bp50\b", re.IGNORECASE)
-_BOUND = re.compile(r"\b(?:within|in\s+(?:under|less\s+than)|up\s+to|at\s+(?:most|the\s+(?:most|latest))|"
-                    r"no\s+(?:more|longer)\s+than|(?:a\s+)?maximum\s+of|longest|max(?:imum)?|never\s+more\s+than)"
-                    r"\s+(?:of\s+|was\s+|is\s+)?(?:about\s+|around\s+|roughly\s+)?$", re.IGNORECASE)
-
-
-@per_incident
-def middle_values(context: Mapping | None) -> frozenset[Decimal]:
-    """The values of the incident's facts that measure a middle (a median, an average, a typical value),
-    apart from any value another fact holds too."""
-    incident = context.get("incident") if isinstance(context, Mapping) else None
-    if not isinstance(incident, Mapping):
-        return frozenset()
-    labels = {key: label for key, label, _unit in fact_meta(context)}
-    middle, other = set(), set()
-    for key, value in incident.items():
-        number = _number(value)
-        if number is not None:
-            (middle if _MIDDLE.search(f"{key} {labels.get(key, '')}") else other).add(number)
-    return frozenset(middle - other)
-
-
-_FIGURE = re.compile(r"\b\d+(?:\.\d+)?\b")
-
-
-def bound_findings(text: str, context: Mapping | None) -> list[Finding]:
-    """Middle values said as bounds (see :data:`_BOUND`)."""
-    findings, middle = [], None
-    for m in _FIGURE.finditer(text):
-        bound = _BOUND.search(text, max(0, m.start() - 40), m.start())
-        if bound is None:
-            continue
-        middle = middle_values(context) if middle is None else middle
-        if Decimal(m.group()) in middle:
-            found = text[bound.start() : m.end()].strip()
-            findings.append(Finding("no_new_facts", found, f"“{found}” gives the incident's median or average as a "
-                                    "bound: the middle value says nothing of the longest or largest.", bound.start()))
-    return findings
-
-
-# ---------------------------------------------------------------- recovery against what remains
-
-# "Wait times are back to normal" on an incident whose facts say the wait is 35 minutes now against a
-# usual 15: a recovery the incident's own measure of what remains contradicts. A fact measures what
-# remains when its key or label says it is the current value ("current_delay_minutes", "Median wait
-# now") of an impairment (a delay, a wait, a lag, errors, a queue); it contradicts a recovery while it
-# is above zero and above the usual value the incident records beside it ("usual_wait_minutes").
-_RECOVERED = re.compile(
-    r"\b(?:back\s+to\s+(?:normal|usual)|(?:normal|usual)\s+again|in\s+real[-\s]time|(?:fully|completely)\s+"
-    r"(?:recovered|restored|caught\s+up|cleared)|(?:fully\s+|now\s+)?behind\s+us|no\s+longer\s+(?:delayed|"
-    r"lagging|queued|slow|behind)|(?:all|fully)\s+caught\s+up|without\s+(?:any\s+)?delays?)\b",
-    re.IGNORECASE,
-)
-_NOW = re.compile(r"\b(?:current|currently|now|still|remaining)\b", re.IGNORECASE)
-_USUAL = re.compile(r"\b(?:usual|usually|normal|normally|baseline|typical|typically)\b", re.IGNORECASE)
-_IMPAIRED = re.compile(r"delay|wait|lag|behind|latency|error|fail|queue|backlog|timeout|slow", re.IGNORECASE)
-
-
-@per_incident
-def remaining_impairments(context: Mapping | None) -> tuple[str, ...]:
-    """The labels of the incident's facts that say an impairment remains (see :data:`_RECOVERED`)."""
-    incident = context.get("incident") if isinstance(context, Mapping) else None
-    if not isinstance(incident, Mapping):
-        return ()
-    labels = {key: label for key, label, _unit in fact_meta(context)}
-    named = {key: f"{key.replace('_', ' ')} {labels.get(key, '')}" for key in incident}
-    numbers = {key: _number(value) for key, value in incident.items()}
-    # A usual value is paired with the current one by their other words ("usual wait" and "current wait").
-    usual = {tuple(_USUAL.sub("", name).lower().split()): numbers[key] for key, name in named.items()
-             if _USUAL.search(name) and numbers[key] is not None}
-    found = []
-    for key, name in named.items():
-        value = numbers[key]
-        if value is None or value <= 0 or not _NOW.search(name) or _USUAL.search(name) or not _IMPAIRED.search(name):
-            continue
-        baseline = usual.get(tuple(_NOW.sub("", name).lower().split()))
-        if baseline is None or value > baseline:
-            found.append(labels.get(key) or key.replace("_", " "))
-    return tuple(found)
-
-
-def _number(value) -> Decimal | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
-        return None
-    try:
-        return Decimal(str(value))
-    except ArithmeticError:
-        return None
-
-
-def recovery_findings(text: str, context: Mapping | None, hedged) -> list[Finding]:
-    """Recovery claims the incident's measure of what remains contradicts."""
-    findings, remaining = [], None
-    for m in _RECOVERED.finditer(text):
-        sentence = _sentence_around(text, m.start(), m.end())
-        if hedged(text, m.start(), m.end()) or is_forecast(text, m.end()) or _NEGATION.search(
-                text[max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start())) : m.start()]) or \
-                _CONDITIONAL.search(sentence):
-            continue
-        remaining = remaining_impairments(context) if remaining is None else remaining
-        if remaining:
-            findings.append(Finding("state_claim", m.group(), f"“{m.group()}” says the impact is over, and the "
-                                    f"incident records what remains ({remaining[0]}).", m.start()))
-    return findings
-
-
-_CONDITIONAL = re.compile(r"\b(?:once|until|when|if|as\s+soon\s+as)\b", re.IGNORECASE)
-
-
 def staff_access_findings(text: str, evidence: str) -> list[Finding]:
     """Statements of what the company's people saw of customers' data that the incident does not make."""
     return _data_statements(text, evidence, _STAFF_ACCESS, _ACCESS_SUPPORT,
@@ -917,7 +802,7 @@ _FAULT = re.compile(
 def _person_blamed(text: str, evidence: str) -> list[Finding]:
     findings = []
     for m in _PERSON.finditer(text):
-        sentence = _sentence_around(text, m.start(), m.end())
+        sentence = sentence_around(text, m.start(), m.end())
         # The incident names the person ("an engineer") or the same error ("human error"), not any error.
         person = m.group() if m.group().lower().endswith("error") else m.group().split()[-1]
         if _FAULT.search(_PERSON.sub(" ", sentence)) and not re.search(
@@ -1004,8 +889,6 @@ def find(text: str, support: Support) -> list[Violation]:
         *unaffected_findings(text, support.context),
         *spared_impact_findings(text, support.context, support.context_key),
         *completion_findings(text, evidence),
-        *recovery_findings(text, support.context, hedged),
-        *bound_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
         *staff_access_findings(text, evidence),

@@ -9,7 +9,6 @@ the next update (a cadence) or about the fix, and the places a text names. Plain
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ import re2
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import is_hedged
-from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -142,7 +140,7 @@ _CADENCE = re.compile(
     r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
+SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
 _SENTENCE_REACH = 400  # characters read on each side: a sentence longer than that is cut there
@@ -150,8 +148,8 @@ _SENTENCE_REACH = 400  # characters read on each side: a sentence longer than th
 
 def sentence_around(text: str, start: int, end: int) -> str:
     begin = max(0, start - _SENTENCE_REACH)
-    before = [m.end() for m in _SENTENCE_END.finditer(text, begin, start)]
-    after = _SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
+    before = [m.end() for m in SENTENCE_END.finditer(text, begin, start)]
+    after = SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
     return text[(before[-1] if before else begin) : (after.start() if after else min(len(text), end + _SENTENCE_REACH))]
 
 
@@ -461,188 +459,6 @@ def _named(text: str) -> set[str]:
     return _content(text) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
 
 
-# ---------------------------------------------------------------- what is done
-
-# "All delayed messages have been delivered" on an incident that says it will deliver them, "we have
-# refunded every rider" while refunds are being prepared: the text says the company's work is done,
-# and the incident says it only of the future or of the work under way. What the company did ("we
-# have refunded") or what was done ("have been delivered") is a claim that the work is complete; the
-# incident supports it when one of its statements says it in a clause about something done (a past
-# form, no "being", "will", "in progress"). Work the incident does not mention is grounding's to read.
-_NOW = r"(?:(?:now|since|already|all|also|just|fully|successfully|finally|each|both)\s+){0,2}"
-_DONE_CLAIM = re.compile(
-    # "we have refunded", "we rolled back", "our team has restored"; "..., and have refunded"
-    r"\b(?:we|we['’]ve|our\s+(?:[\w-]+\s+)?(?:team|teams|engineers)|and(?=\s+ha(?:ve|s)\b))\s+"
-    r"(?:(?:have|has)\s+)?" + _NOW + r"(?:been\s+" + _NOW + r")?([a-z]+)\b"
-    # "all delayed messages have been delivered"
-    r"|\b(?:have|has)\s+" + _NOW + r"been\s+" + _NOW + r"([a-z]+)\b",
-    re.IGNORECASE,
-)
-_NOT_DONE_YET = re.compile(
-    r"\b(?:being|will|shall|to\s+be|under\s*way|in\s+progress|ongoing|pending|preparing|planned|plan|"
-    r"scheduled|not|yet|still|remaining|continu\w*|partially|half|some|starting|started|so\s+far|"
-    r"once|when|after|until|if|before)\b|['’]ll\b",
-    re.IGNORECASE,
-)
-_AUXILIARY = frozenset("was were been has have had ve s is we they it".split())  # or the doer: "we added"
-_PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"
-_NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
-                         r"as\s+soon\s+as|not|never|no)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
-_CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECASE)
-# Verbs that say work began or goes on, not that it is complete; and the lifecycle's own verbs, which the
-# incident's state decides (the state claims read "has been fixed", "has been resolved").
-_UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify fix resolve restore recover "
-                       "mitigate".split())
-# A service that works again is no work done: "emails have been sent normally since 04:10 UTC".
-_WORKING = re.compile(r"\b(?:normally|as\s+usual|as\s+expected|since|again)\b", re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=8192)
-def _past_lemmas(word: str, tags: tuple[str, ...] = ("VBN", "VBD")) -> frozenset[str]:
-    """The verbs ``word`` is a past form of ("delivered", "sent"), or none; "complete" is done too."""
-    lower = word.lower()
-    lemmas = {lemma for lemma in verbs_of(lower)
-              if lower != lemma and any(is_inflection(lower, lemma, tag) for tag in tags)}
-    return frozenset(lemmas | ({"complete"} if lower == "complete" else set()))
-
-
-@functools.lru_cache(maxsize=256)
-def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(the words the evidence says in clauses about something done, the words it says only elsewhere),
-    as dictionary forms: "Refunds issued" says "refund" is done, "we are refunding" says it is not."""
-    done, other = set(), set()
-    for clause in _CLAUSE.split(evidence):
-        words = re.findall(r"[A-Za-z]+", clause)
-        lemmas = {lemma for w in words for lemma in lemmas_of(w.lower())}
-        if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(clause):
-            done |= lemmas
-        else:
-            other |= lemmas
-    return frozenset(done), frozenset(other - done)
-
-
-def _says_done(words: list[str], i: int) -> bool:
-    """Whether ``words[i]`` is a past form that says something was done: after "was", "has been"…, at the
-    clause's start ("Rolled back the deployment"), or before no noun ("Refunds issued at 10:00"); not
-    a past form that describes a noun ("deliver every delayed message")."""
-    if not _past_lemmas(words[i]):
-        return False
-    before = {w.lower() for w in words[max(0, i - 2) : i]}
-    j = i + 2 if i + 1 < len(words) and words[i + 1].lower() in _PARTICLES else i + 1  # "rolled back the deploy"
-    after = words[j].lower() if j < len(words) else None
-    return i == 0 or bool(before & _AUXILIARY) or after is None or after in FUNCTION_WORDS or j > i + 1
-
-
-def completion_findings(text: str, evidence: str) -> list[Finding]:
-    """Work the text says is done that the incident says only of the future or of work under way."""
-    findings = []
-    for m in _DONE_CLAIM.finditer(text):
-        word = m.group(1) or m.group(2)
-        perfect = m.group(2) or re.search(r"\bha(?:ve|s)\b|['’]ve", m.group(), re.IGNORECASE)
-        lemmas = _past_lemmas(word, ("VBN",) if perfect else ("VBD",))
-        if not lemmas or lemmas & _UNDER_WAY:
-            continue
-        opens = [c.end() for c in _CLAUSE.finditer(text, 0, m.start())]
-        close = _CLAUSE.search(text, m.end())
-        clause = text[opens[-1] if opens else 0 : close.start() if close else len(text)]
-        if _NOT_A_FACT.search(text[opens[-1] if opens else 0 : m.end()]) or _NOT_DONE_YET.search(clause) \
-                or _WORKING.search(text, m.end(), close.start() if close else len(text)):
-            continue  # "may have been delayed", "once refunds have been issued", "half have been rolled back"
-        done, other = _said_done(evidence)
-        if lemmas & other and not lemmas & done:
-            particle = re.match(r"\s+(?:back|out|off|up|down|over)\b", text[m.end() :], re.IGNORECASE)
-            found = m.group() + (particle.group() if particle else "")
-            findings.append(Finding("state_claim", found, f"“{found}” says this is done, and the incident says it "
-                                    "only of what is planned or still under way.", m.start()))
-    return findings
-
-
-# "If your domain is still pending, remove it and add it again" on an incident whose key message says
-# "there is no need to remove and re-add a domain": advice the incident advises against. The verb of an
-# instruction to customers, said by the incident only in clauses it negates, contradicts it.
-_ADVICE = (
-    re.compile(r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?"
-               r"([a-z]+)\b|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b", re.IGNORECASE),
-    # An instruction: a verb that opens a sentence or a clause ("remove it and add it again").
-    re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)([a-z]+)\b", re.IGNORECASE),
-)
-_DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor)\b|n['’]t\b", re.IGNORECASE)
-
-
-def _base_verb(word: str) -> str | None:
-    lower = word.lower()
-    return lower if lower in verbs_of(lower) else None
-
-
-@functools.lru_cache(maxsize=256)
-def _advised_against(evidence: str) -> frozenset[str]:
-    """The verbs the evidence says only in clauses it negates ("there is no need to remove")."""
-    denied, said = set(), set()
-    for clause in _CLAUSE.split(evidence):
-        lemmas = {lemma for w in re.findall(r"[A-Za-z]+", clause)
-                  for lemma in verbs_of(w.lower())}
-        (denied if _DENIAL.search(clause) else said).update(lemmas)
-    return frozenset(denied - said)
-
-
-def advice_findings(text: str, evidence: str) -> list[Finding]:
-    """Instructions to customers whose verb the incident says only in negated clauses."""
-    findings, against = [], None
-    for m in (m for pattern in _ADVICE for m in pattern.finditer(text)):
-        group = next(g for g in range(1, len(m.groups()) + 1) if m.group(g))
-        verb = _base_verb(m.group(group))
-        if verb is None or verb in _LIGHT_VERBS:
-            continue
-        against = _advised_against(evidence) if against is None else against
-        if verb in against:
-            findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
-                                    "incident advises against.", m.start(group)))
-    return findings
-
-
-_LIGHT_VERBS = frozenset("be have do get make go come see take give let know keep use will would shall should can "
-                         "could may might must need please".split())
-
-
-# "No action is needed on your side" on an incident whose approved actions ask administrators to review
-# what happened: telling customers they need do nothing is the incident's to say, and it says the
-# opposite when an approved action asks something of them. A sentence that opens with a condition ("If
-# you're already charging, there's nothing you need to do") speaks of those it names only.
-_NOTHING_TO_DO = re.compile(
-    r"\bno\s+(?:further\s+)?action\s+(?:is\s+|will\s+be\s+)?(?:needed|required|necessary)"
-    r"|\b(?:do\s+not|don['’]t)\s+need\s+to\s+do\s+anything|\bnothing\s+(?:(?:you|customers)\s+need\s+to|for\s+you\s+to)\s+do"
-    r"|\bthere['’]s\s+nothing\s+(?:you\s+need\s+to\s+)?do",
-    re.IGNORECASE,
-)
-_NOTHING_SAID = re.compile(r"\bno\s+(?:further\s+)?action|\b(?:do\s+not|don['’]t|doesn['’]t|does\s+not)\s+need|"
-                           r"\bnothing\s+(?:to\s+do|you\s+need)|\bno\s+need\b", re.IGNORECASE)
-_ASKS_CUSTOMERS = re.compile(
-    r"^\s*(?:advise|tell|ask|suggest|recommend|remind)\w*\b"
-    r"|\b(?:customers?|users?|administrators?|admins?|members?|owners?|shoppers?|applicants?|riders?|drivers?|"
-    r"you)\s+(?:can|could|should|may|must|need\s+to|have\s+to)\b",
-    re.IGNORECASE,
-)
-_CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|for\s+those|once)\b", re.IGNORECASE)
-
-
-def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) -> list[Finding]:
-    """Telling customers they need do nothing, where the incident's approved actions ask something of
-    them and the incident does not say so itself."""
-    if not isinstance(context, Mapping) or _NOTHING_SAID.search(evidence):
-        return []
-    actions = [a for a in context.get("approved_actions") or () if isinstance(a, str)]
-    if not any(_ASKS_CUSTOMERS.search(action) for action in actions):
-        return []
-    findings = []
-    for m in _NOTHING_TO_DO.finditer(text):
-        opens = [b.end() for b in _SENTENCE_END.finditer(text, 0, m.start())]
-        if not _CONDITION_OPENS.match(text, opens[-1] if opens else 0):
-            findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” tells customers they need "
-                                    "do nothing, and the incident's approved actions ask something of them.",
-                                    m.start()))
-    return findings
-
-
 # "Our engineers did not open any payslip files", "our support team can see which of your items failed":
 # what the company's people saw or may see of customers' data is a statement about their data's safety,
 # and the incident's to make.
@@ -756,7 +572,7 @@ def blame_findings(text: str, evidence: str) -> list[Finding]:
     for m in _CAUSE.finditer(text):
         reach = m.end() + _CAUSE_REACH
         reach += re.match(r"[\w-]*", text[reach:]).end()  # a name cut at the reach is read whole
-        window = _SENTENCE_END.split(text[m.end() : reach], maxsplit=1)[0]
+        window = SENTENCE_END.split(text[m.end() : reach], maxsplit=1)[0]
         party = None
         for name in _NAME.finditer(window):
             words = [w for w in name.group().split() if w.lower() not in _NOT_A_PARTY]
@@ -888,17 +704,14 @@ def find(text: str, support: Support) -> list[Violation]:
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context),
         *spared_impact_findings(text, support.context, support.context_key),
-        *completion_findings(text, evidence),
-        *advice_findings(text, evidence),
-        *nothing_to_do_findings(text, support.context, evidence),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),
     ]  # the orchestrator keeps one of each check and words (agents.core.guard.checks)
-    return [_violation(f, text) for f in sorted(findings, key=lambda f: f.start)]
+    return [violation_of(f, text) for f in sorted(findings, key=lambda f: f.start)]
 
 
-def _violation(finding: Finding, text: str) -> Violation:
+def violation_of(finding: Finding, text: str) -> Violation:
     """The finding as the guard reports it; one reported as an unsupported statement carries its sentence
     and words, as grounding's do, so a lead sees them marked in the sentence."""
     if finding.check != "unsupported_statement":

@@ -61,7 +61,8 @@ def test_a_checks_sentence_and_words_reach_the_guards_result(monkeypatch):
 
 def test_each_check_module_has_one_find_of_the_same_shape_run_in_order():
     assert [name for name, _ in FINDERS] == [
-        "numbers", "identifiers", "regions", "claims", "incident_claims", "measures", "contacts", "internal", "wellformed"]
+        "numbers", "identifiers", "regions", "claims", "incident_claims", "measures", "actions", "contacts", "internal",
+        "wellformed"]
     for name, find in FINDERS:
         assert find.__module__ == f"agents.core.guard.{name}"
         assert list(inspect.signature(find).parameters) == ["text", "support"]

@@ -125,6 +125,16 @@ def test_runs_that_cannot_be_replayed_say_why():
         assert why in result.note
 
 
+def test_a_snapshot_read_before_is_not_read_again_and_a_changed_one_is():
+    recording = record("reflection")
+    assert replay(recording, default_policy("reflection")).verdict != NOT_REPLAYABLE
+    # The same snapshot, another run: known to read. The same content changed: read again, and refused.
+    copy = dataclasses.replace(recording, policy=json.loads(json.dumps(recording.policy)))
+    assert replay(copy, default_policy("reflection")).verdict != NOT_REPLAYABLE
+    changed = dataclasses.replace(recording, policy={**recording.policy, "model": {"api_key_env": "KEY"}})
+    assert replay(changed, default_policy("reflection")).verdict == NOT_REPLAYABLE
+
+
 def test_a_transport_retry_belongs_to_the_call_before_it_and_a_recorded_failure_fails_again():
     calls = [CallRecord("draft", 1, 1, "m", 10, outcome="llm_unavailable", error="HTTP 503"),
              CallRecord("draft", 1, 2, "m", 20, outcome="llm_unavailable", error="HTTP 503")]

@@ -201,7 +201,7 @@ def _vocabulary(terms: tuple) -> Vocabulary:
         places = {PLAIN} | ({ADVICE} if term.advice else set()) | ({ACTION} if term.action else set())
         if len(stems) == 1:
             # A word's dictionary forms too: "frozen" licenses "freeze", as a text's "froze" is read as "freeze".
-            forms = set(_forms(term.text.strip().lower().replace("’", "'")))
+            forms = set(_forms(_words_only(term.text)[0].lower().replace("’", "'")))
             words.update(forms)
             if term.advice:
                 advice.update(forms)

@@ -527,6 +527,10 @@ def test_a_vocabulary_word_licenses_its_other_dictionary_forms_and_an_amounts_cu
     licensed = evidence_stems(incident()) | {"map"}
     assert find_unsupported("Maps froze, and some maps freeze still.", licensed, vocabulary) == []
     assert [u.found for u in find_unsupported("Maps thawed.", licensed, vocabulary)] == ["thawed"]
+    # A term an admin typed with its punctuation ("sorry!") is its word.
+    typed = Vocabulary.of([("sorry!", False, False), ("Thanks.", False, False)])
+    assert find_unsupported("Maps froze; we are sorry. Thanks for waiting.", licensed | {"wait", "froze", "freez"},
+                            typed) == []
     # "USD" beside an amount is the amount's unit: the number check reads it.
     assert find_unsupported("Custom domains were charged USD 38.20 twice.",
                             licensed | {"charg", "twice"}, Vocabulary.of(DEFAULT_VOCABULARY)) == []

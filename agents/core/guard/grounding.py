@@ -38,6 +38,7 @@ from agents.core.guard.contacts import prose
 from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
 from agents.core.guard.places import DEMONYMS, PLACES
 from agents.core.guard.support import Support, per_incident
+from agents.core.guard.synonyms import synonyms
 from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
 
@@ -517,7 +518,14 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
     allowed = vocabulary.allows(where)
-    return any(s in licensed or _derived(s, licensed) or s in allowed for s in _forms(lower))
+    forms = _forms(lower)
+    return any(s in licensed or _derived(s, licensed) or s in allowed for s in forms) or _synonym_used(lower, licensed)
+
+
+def _synonym_used(word: str, licensed: frozenset[str]) -> bool:
+    """Whether the incident uses a synonym of the word in the word's most common sense ("phone" where the
+    incident says "telephone"), the word taken as it is or as any of its dictionary forms."""
+    return any(stem(synonym) in licensed for base in (word, *lemmas_of(word)) for synonym in synonyms(base))
 
 
 @functools.lru_cache(maxsize=65536)

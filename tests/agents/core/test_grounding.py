@@ -198,8 +198,10 @@ def test_sentences_split_after_stops_and_keep_abbreviations_and_decimals():
 
 def test_a_phrase_licenses_its_words_only_together():
     assert unsupported("Payments are back to normal.") == []
-    # "back" stands only in its phrases; what the company will do is read on its own (below).
-    assert unsupported("The team is getting back to customers.") == ["back"]
+    # "back" stands only in its phrases; what the company will do is read on its own (below). On an
+    # incident that says "support", "back" stands anywhere: "support" is "back" in its common sense.
+    without_support = {**PAYMENTS, "approved_actions": PAYMENTS["approved_actions"][:2]}
+    assert unsupported("The team is getting back to customers.", without_support) == ["back"]
 
 
 # ---------------------------------------------------------------- a run, through the real SDK

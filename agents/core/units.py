@@ -22,6 +22,8 @@ UNITS = {
     "text": "free text",
 }
 NUMERIC_UNITS = frozenset(UNITS) - {"text"}
+# The currency codes an amount may be written with ("USD 38.20", "14.20 EUR").
+CURRENCY_CODES = ("EUR", "USD", "GBP", "AUD", "CAD", "NZD", "CHF", "JPY", "SGD", "INR")
 FACT_VALUE_MAX_CHARS = 200
 
 
@@ -71,6 +73,18 @@ def _plain(value: int | float) -> str:
     return f"{Decimal(str(value)).normalize():f}"
 
 
+def number_value(value: Any) -> Decimal | None:
+    """A fact's value as a number (an int, a float, a Decimal or a numeral in text), or None: true and
+    false are no numbers, and neither is an infinity or NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+        return None
+    try:
+        number = Decimal(str(value).strip())
+    except ArithmeticError:
+        return None
+    return number if number.is_finite() else None
+
+
 def ratio_values(context: Mapping[str, Any]) -> frozenset[Decimal] | None:
     """The values of the context's ratio facts, which support their percentages; None when the
     context does not say its facts' units (a context from before facts had units)."""
@@ -80,9 +94,9 @@ def ratio_values(context: Mapping[str, Any]) -> frozenset[Decimal] | None:
         return None
     ratios = set()
     for info in meta:
-        value = incident.get(info.get("key")) if isinstance(info, Mapping) else None
-        if info.get("unit") == "ratio" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            ratios.add(Decimal(str(value)))
+        value = number_value(incident.get(info.get("key"))) if isinstance(info, Mapping) else None
+        if value is not None and info.get("unit") == "ratio":
+            ratios.add(value)
     return frozenset(ratios)
 
 

@@ -41,6 +41,7 @@ from agents.core.guard.support import Support, per_incident
 from agents.core.guard.synonyms import synonyms
 from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
+from agents.core.units import CURRENCY_CODES
 
 CHECK = "unsupported_statement"
 
@@ -92,9 +93,8 @@ _NUMBER_WORDS = frozenset(
 _TIME_WORDS = frozenset(
     "january february march april may june july august september october november december jan feb mar apr "
     "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed "
-    "thu thur thurs fri sat sun am pm min mins sec secs ms hr hrs percent pct "
-    "usd eur gbp aud cad nzd chf jpy sgd inr".split()  # the currency of an amount: "USD 38.20"
-)
+    "thu thur thurs fri sat sun am pm min mins sec secs ms hr hrs percent pct".split()
+) | {code.lower() for code in CURRENCY_CODES}  # the currency of an amount: "USD 38.20"
 # A month named without a day ("the same problem we had in March") is a date the number check does not
 # read: the incident must name it.
 _MONTHS = frozenset("january february march april june july august september october november december".split())

@@ -26,7 +26,7 @@ from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
 from agents.core.patterns import compile_pattern
 from agents.core.policy import ClaimFamily
-from agents.core.units import fact_meta
+from agents.core.units import fact_meta, number_value
 
 # The lifecycle a status page shows, in order.
 STATES = ("investigating", "identified", "monitoring", "resolved")
@@ -241,13 +241,13 @@ def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
     incident = context["incident"]
     shares = []
     for key, label, unit in fact_meta(context):
-        value = incident.get(key)
-        if unit not in ("%", "ratio") or isinstance(value, bool) or not isinstance(value, (int, float)):
+        value = number_value(incident.get(key))
+        if unit not in ("%", "ratio") or value is None:
             continue
         name = f"{key} {label}"
         if not (_SCOPE_SHARE.search(name) or _GOOD_SHARE.search(name)):
             continue
-        percent = Decimal(str(value)) * (100 if unit == "ratio" else 1)
+        percent = value * (100 if unit == "ratio" else 1)
         if _GOOD_SHARE.search(name):
             percent = 100 - percent
         shares.append((percent, label))

@@ -13,7 +13,7 @@ from agents.core.guard.hedges import is_hedged
 from agents.core.guard.incident_claims import Finding, is_forecast, sentence_around
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
-from agents.core.units import fact_meta
+from agents.core.units import fact_meta, number_value
 
 # ---------------------------------------------------------------- a middle value given as a bound
 
@@ -37,7 +37,7 @@ def middle_values(context: Mapping | None) -> frozenset[Decimal]:
     labels = {key: label for key, label, _unit in fact_meta(context)}
     middle, other = set(), set()
     for key, value in incident.items():
-        number = _number(value)
+        number = number_value(value)
         if number is not None:
             (middle if _MIDDLE.search(f"{key} {labels.get(key, '')}") else other).add(number)
     return frozenset(middle - other)
@@ -48,13 +48,13 @@ _FIGURE = re.compile(r"\b\d+(?:\.\d+)?\b")
 
 def bound_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Middle values said as bounds (see :data:`_BOUND`)."""
-    findings, middle = [], None
+    middle = middle_values(context, key=key)
+    if not middle:
+        return []
+    findings = []
     for m in _FIGURE.finditer(text):
-        bound = _BOUND.search(text, max(0, m.start() - 40), m.start())
-        if bound is None:
-            continue
-        middle = middle_values(context, key=key) if middle is None else middle
-        if Decimal(m.group()) in middle:
+        bound = _BOUND.search(text, max(0, m.start() - 40), m.start()) if Decimal(m.group()) in middle else None
+        if bound is not None:
             found = text[bound.start() : m.end()].strip()
             findings.append(Finding("no_new_facts", found, f"“{found}” gives the incident's median or average as a "
                                     "bound: the middle value says nothing of the longest or largest.", bound.start()))
@@ -87,7 +87,7 @@ def remaining_impairments(context: Mapping | None) -> tuple[str, ...]:
         return ()
     labels = {key: label for key, label, _unit in fact_meta(context)}
     named = {key: f"{key.replace('_', ' ')} {labels.get(key, '')}" for key in incident}
-    numbers = {key: _number(value) for key, value in incident.items()}
+    numbers = {key: number_value(value) for key, value in incident.items()}
     # A usual value is paired with the current one by their other words ("usual wait" and "current wait").
     usual = {tuple(_USUAL.sub("", name).lower().split()): numbers[key] for key, name in named.items()
              if _USUAL.search(name) and numbers[key] is not None}
@@ -102,21 +102,13 @@ def remaining_impairments(context: Mapping | None) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _number(value) -> Decimal | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
-        return None
-    try:
-        return Decimal(str(value))
-    except ArithmeticError:
-        return None
-
-
-def recovery_findings(text: str, context: Mapping | None, hedged, key: str | None = None) -> list[Finding]:
-    """Recovery claims the incident's measure of what remains contradicts."""
+def recovery_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Recovery claims the incident's measure of what remains contradicts: hedged, forecast and
+    conditional recoveries are no claim."""
     findings, remaining = [], None
     for m in _RECOVERED.finditer(text):
         sentence = sentence_around(text, m.start(), m.end())
-        if hedged(text, m.start(), m.end()) or is_forecast(text, m.end()) or _CONDITIONAL.search(sentence):
+        if is_hedged(text, m.start(), (), m.end()) or is_forecast(text, m.end()) or _CONDITIONAL.search(sentence):
             continue
         remaining = remaining_impairments(context, key=key) if remaining is None else remaining
         if remaining:
@@ -130,10 +122,6 @@ _CONDITIONAL = re.compile(r"\b(?:once|until|when|if|as\s+soon\s+as)\b", re.IGNOR
 
 def find(text: str, support: Support) -> list[Violation]:
     """The measures' findings, in reading order."""
-
-    def hedged(source: str, start: int, end: int) -> bool:
-        return is_hedged(source, start, (), end)
-
     findings = [*bound_findings(text, support.context, support.context_key),
-                *recovery_findings(text, support.context, hedged, support.context_key)]
+                *recovery_findings(text, support.context, support.context_key)]
     return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

@@ -15,6 +15,7 @@ from agents.core.guard.identifiers import INCIDENT_ID
 from agents.core.guard.incident_claims import is_cadence
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
+from agents.core.units import CURRENCY_CODES
 
 
 @dataclass(frozen=True)
@@ -391,8 +392,9 @@ def extract_numbers(text: str, *, skip: list[tuple[int, int]] | None = None) -> 
 
 
 # Money: a currency sign or code before the amount ("€5", "USD 40") or its code or name after it ("14.20 EUR").
-_CURRENCY_BEFORE = re.compile(r"(?:[€$£¥]|\b(?:EUR|USD|GBP|AUD|CAD|NZD|CHF|JPY|SGD|INR)\s?)$")
-_CURRENCY_AFTER = re.compile(r"\s?(?:EUR|USD|GBP|AUD|CAD|NZD|CHF|JPY|SGD|INR|dollars?|euros?|pounds?)\b",
+_CODES = "|".join(CURRENCY_CODES)
+_CURRENCY_BEFORE = re.compile(rf"(?:[€$£¥]|\b(?:{_CODES})\s?)$")
+_CURRENCY_AFTER = re.compile(rf"\s?(?:{_CODES}|dollars?|euros?|pounds?)\b",
                              re.IGNORECASE)
 
 

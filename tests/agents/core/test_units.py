@@ -9,7 +9,7 @@ from agents.core.guard.checks import find_violations
 from agents.core.llm.offline import draft_from_context
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
-from agents.core.units import parse_value, ratio_values, show
+from agents.core.units import number_value, parse_value, ratio_values, show
 
 
 @pytest.mark.parametrize("text, unit, value", [
@@ -68,6 +68,14 @@ def test_a_percent_fact_supports_itself_but_not_as_a_ratio():
     ctx = context(affected_checkout_pct=(27, "%"))
     assert numbers_refused("About 27% of checkouts are affected.", ctx) == []
     assert numbers_refused("About 2700% of checkouts are affected.", ctx) == ["2700%"]
+
+
+@pytest.mark.parametrize(("value", "number"), [(27, Decimal(27)), (0.034, Decimal("0.034")), (" 15 ", Decimal(15)),
+                                             (Decimal("1.5"), Decimal("1.5")), (True, None), ("about 15", None),
+                                             (float("nan"), None), (float("inf"), None), ("NaN", None),
+                                             (None, None), ([27], None)])
+def test_a_facts_value_is_a_number_only_where_it_is_one(value, number):
+    assert number_value(value) == number
 
 
 def test_ratio_values_are_none_for_a_context_without_units():

@@ -262,6 +262,10 @@ _ACTION_FACT = re.compile(r"fix|mitigat|action|remediat|resolution|workaround|ne
                           r"revert|recover|restor|response", re.IGNORECASE)
 
 
+# A fact that says what will be done ("Refunds will go to the original card") plans it, whatever its key.
+_PLANNED = re.compile(r"\bwill\b", re.IGNORECASE)
+
+
 def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
     """The stems that may say what the company does: its approved actions and key messages, the facts
     about what was done (a key or label of a fix, a mitigation, a next step) and the given texts. A
@@ -274,7 +278,8 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         labels = {str(m.get("key")): str(m.get("label", "")) for m in context.get("fact_meta") or []
                   if isinstance(m, Mapping)}
         parts += [str(v) for k, v in incident.items()
-                  if isinstance(v, str) and (_ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, "")))]
+                  if isinstance(v, str) and (_ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, ""))
+                                             or _PLANNED.search(v))]
     return _stems_of(_NEGATED_CLAUSE.sub(" ", "\n".join(parts)))
 
 

@@ -295,6 +295,19 @@ def test_a_symptom_or_what_the_incident_promises_passes(text):
     assert unsupported(text, context) == []
 
 
+def test_a_fact_that_says_what_will_be_done_plans_it_and_one_that_denies_it_does_not():
+    def stops(timing):
+        context = {**WEBHOOKS, "approved_actions": ["Customers can check their receipts in the app"],
+                   "incident": {**WEBHOOKS["incident"], "refund_timing": timing}}
+        text = "Refunds are being prepared and will go to your original card."
+        return [(v["check"], v["found"]) for v in final(text, context, goal="").violations]
+
+    # What the company says will happen needs the incident's plan: a fact that says "will" is one.
+    assert stops("Refunds will go to the original card") == []
+    assert stops("Refunds will not go to the original card") == [("invalid_answer:unsupported_statement", "go")]
+    assert stops("Refunds went to the original card") == [("invalid_answer:unsupported_statement", "go")]
+
+
 def test_a_platform_the_incident_names_licenses_its_other_names():
     ios = {**WEBHOOKS, "incident": {**WEBHOOKS["incident"], "title": "Webhook deliveries delayed for iOS apps"}}
 

@@ -78,7 +78,7 @@ def find_violations(
     # An internal host is reported as what it is, not also as an address customers could be sent to.
     internal_found = {v.found.lower() for v in found if v.check == "internal_detail"}
     found = [v for v in found if not (v.check == "unknown_contact" and v.found.lower() in internal_found)]
-    found = [v for v in found if not _quoted(v, context) and not _spared(v, text, context)]
+    found = [v for v in found if not _quoted(v, context) and not _spared(v, text, context, support.context_key)]
     found.sort(key=lambda v: CHECKS.index(v.check))
     # Grounding reads what the named checks left, so it runs after them all (a policy switches it on).
     return found + grounding.find(text, support, found)
@@ -116,7 +116,7 @@ _SPARED_CLAIM = re.compile(r"normal|usual|expected|working|operational|fine|avai
 _CLAUSE_START = re.compile(r"[.;:!?,]\s|\b(?:but|while|whereas|although)\s|^", re.IGNORECASE)
 
 
-def _spared(violation: Violation, text: str, context: Mapping | None) -> bool:
+def _spared(violation: Violation, text: str, context: Mapping | None, key: str | None) -> bool:
     """Whether a state or recovery claim is about something the incident says was not affected: the
     words before the claim in its clause name a thing one of the incident's statements of no impact
     names."""
@@ -126,7 +126,7 @@ def _spared(violation: Violation, text: str, context: Mapping | None) -> bool:
     if at < 0:
         return False
     start = max(m.end() for m in _CLAUSE_START.finditer(text, 0, at))
-    return incident_claims.spared_by_incident(text[start:at], context)
+    return incident_claims.spared_by_incident(text[start:at], context, key)
 
 
 def _strings(value) -> list[str]:

@@ -339,16 +339,22 @@ _GENERIC = frozenset("service services system systems customer customers user us
                      "parts rest everything feature features app apps".split())
 
 
-def spared_by_incident(subject: str, context: Mapping | None) -> bool:
+def spared_by_incident(subject: str, context: Mapping | None, key: str | None = None) -> bool:
     """Whether ``subject`` names something one of the incident's statements of no impact names (a fact,
     a key message or an approved action that says it is not affected, works normally or as usual): at
     least half of its words are the statement's ("geocoding and routing requests" is "the Geocoding API
     and Routing API"; "check-in through the airline's own app" is not "online check-in for other
     airlines"), each thing it lists."""
-    statements = [_content(t) for t in _spared_statements(context)]
+    statements = _spared_contents(context, key=key)
     # "Webhook notifications and metric-based alerts were unaffected" says it of each thing it lists.
     items = [words for item in _ITEMS.split(subject) if (words := _content(item))]
     return bool(items) and all(any(2 * len(words & said) >= len(words) for said in statements) for words in items)
+
+
+@per_incident
+def _spared_contents(context: Mapping | None) -> tuple[frozenset[str], ...]:
+    """The words of each of the incident's statements of no impact, read once per incident."""
+    return tuple(frozenset(_content(t)) for t in _spared_statements(context))
 
 
 def _spared_statements(context: Mapping | None) -> list[str]:
@@ -374,7 +380,7 @@ _HAS_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|will|can|coul
                        r"\w+ing)\b|[.;:!?]", re.IGNORECASE)
 
 
-def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
+def unaffected_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Claims that something was not affected whose subject the incident does not say was spared."""
     findings = []
     for m in _UNAFFECTED.finditer(text):
@@ -389,7 +395,7 @@ def unaffected_findings(text: str, context: Mapping | None) -> list[Finding]:
             openings.pop()
             start = openings[-1]
         if re.search(r"\b(?:no|not|never)\b[^.;]*$", text[start : m.start()], re.IGNORECASE) or spared_by_incident(
-                text[start : m.start()], context):
+                text[start : m.start()], context, key):
             continue
         findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something was spared, and the "
                                 "incident does not say so.", m.start()))
@@ -702,7 +708,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
-        *unaffected_findings(text, support.context),
+        *unaffected_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),

@@ -1,5 +1,5 @@
 """A word's synonyms in its most common sense, from WordNet: "telephone" for "phone", "halt" for
-"stop", "exact" for "accurate". Grounding lets a word the incident does not use stand for one it
+"stop", "largely" for "mostly". Grounding lets a word the incident does not use stand for one it
 does where the two share that sense (docs/guard.md, "Synonyms"). Only the first sense counts, as
 WordNet orders a word's senses by how often they occur: "phone" is a telephone before it is a speech
 sound. Broader words (hypernyms) never count: "payment" does not stand for "refund".
@@ -9,8 +9,8 @@ or the directory ``GATED_REVIEW_WORDNET_DIR`` names), read in its own format (wn
 speech has an index file, sorted by word, whose line lists the word's senses as byte offsets into its
 data file, most common first. The files are mapped, not loaded: a lookup is a binary search over the
 index and one read of the data file. Where the files are missing, no word has synonyms and grounding
-reads only the incident's own words (stricter, never looser); a warning says so once. Plain Python:
-no Django here.
+reads only the incident's own words (stricter, never looser); a warning says so once, and so does a
+line the reader cannot parse (that word then has no synonyms). Plain Python: no Django here.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ class WordNet:
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
+        self.damaged = False
         try:
             self.parts = tuple(_Part(self.directory, part) for part in _PARTS)
         except (OSError, ValueError) as exc:  # ValueError: an empty file cannot be mapped
@@ -113,9 +114,14 @@ class WordNet:
         key = word.encode("ascii")
         found = set()
         for part in self.parts:
-            line = part.first_sense(key)
-            if line is not None:
-                found.update(_words_of(line))
+            try:
+                line = part.first_sense(key)
+                found.update(_words_of(line) if line is not None else ())
+            except (ValueError, IndexError) as exc:  # a damaged file: this word reads as having no synonyms
+                if not self.damaged:
+                    logger.warning("WordNet in %s has a line that cannot be read (%r, at %r): such words get no "
+                                   "synonyms", self.directory, exc, word)
+                self.damaged = True
         found.discard(word)
         return frozenset(found)
 

@@ -79,6 +79,23 @@ def test_without_wordnet_grounding_reads_the_incidents_own_words_only(tmp_path, 
     assert unsupported("If your phone is rejected at the door, please use your badge.") == ["phone"]
 
 
+def test_a_damaged_line_reads_as_no_synonyms_and_is_logged_once(real_wordnet, tmp_path, caplog):
+    for name in real_wordnet.directory.iterdir():
+        (tmp_path / name.name).write_bytes(name.read_bytes())
+    # The noun "copy"'s index line, cut after its word: the line is there, its senses are not.
+    index = tmp_path / "index.noun"
+    lines = [b"copy n" if line.startswith(b"copy ") else line for line in index.read_bytes().split(b"\n")]
+    index.write_bytes(b"\n".join(lines))
+    damaged = WordNet(tmp_path)
+    assert "transcript" in real_wordnet.synonyms("copy")  # the noun's first sense: "transcript", "copy"
+    with caplog.at_level(logging.WARNING, logger="agents.core.guard.synonyms"):
+        assert damaged.synonyms("copy") == frozenset()
+        assert damaged.synonyms("copy") == frozenset()  # kept: read once
+        assert "telephone" in damaged.synonyms("phone")  # the other lines still read
+        damaged.synonyms.__wrapped__(damaged, "copy")  # read again: logged only the first time
+    assert damaged.damaged and caplog.text.count("cannot be read") == 1
+
+
 def test_the_database_is_read_from_the_directory_the_environment_names(tmp_path, monkeypatch):
     wordnet.cache_clear()
     monkeypatch.setenv("GATED_REVIEW_WORDNET_DIR", str(tmp_path))

@@ -432,6 +432,7 @@ _WORKS = re.compile(r"\s+(?:normally|as\s+(?:usual|normal|expected))\b", re.IGNO
 _BE = frozenset("is are was were be been being am".split())
 _HAVE = frozenset("have has had".split())
 _NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
+_NOTHING_DONE = re.compile(r"\b(?:no|nothing|none|neither|nor)\b", re.IGNORECASE)
 
 
 def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
@@ -442,6 +443,9 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
         between = _BEFORE_VERB.match(sentence, m.end())
         if _NEGATION.search(m.group() + between.group()):
             continue
+        clause = max((c.end() for c in _ADVICE_CLAUSE.finditer(sentence, 0, m.start())), default=0)
+        if _NOTHING_DONE.search(sentence, clause, m.start()):
+            continue  # "nothing has been dropped", "no logs were lost": what was not done is no action
         verb = _TOKEN.match(sentence, between.end())
         if verb and verb.group().lower() == "re" and sentence[verb.end():verb.end() + 1] in "-‑":
             verb = _TOKEN.match(sentence, verb.end() + 1)  # "re-run": the verb is "run"

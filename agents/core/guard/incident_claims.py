@@ -223,9 +223,11 @@ _QUANTIFIERS = (
 # a stability claim (its own family), "all customers are affected" a scope claim.
 _IMPACT = re.compile(
     r"\b(?:affect\w*|impact\w*|experienc\w*|seeing|see|unable|cannot|can[’']t|fail\w*|errors?|down|degraded"
-    r"|delay\w*|slow\w*|issues?|problems?|disrupt\w*|outage|timeouts?|timing\s+out|interrupt\w*)\b",
+    r"|delay\w*|slow\w*|issues?|problems?|disrupt\w*|outage|timeouts?|timing\s+out|interrupt\w*"
+    r"|missing|incomplete|lost|stuck)\b",
     re.IGNORECASE,
 )
+_OF_AFFECTED = re.compile(r"\b(?:affected|impacted)\b", re.IGNORECASE)
 _QUANTIFIER_SAYS = {"all": "everyone is affected", "few": "only a few are affected", "most": "most are affected"}
 # The share of the affected is the complement of a share that succeeds.
 _GOOD_SHARE = re.compile(r"success|availability|uptime|healthy|succeed", re.IGNORECASE)
@@ -278,7 +280,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
     for kind, pattern in _QUANTIFIERS:
         for m in pattern.finditer(text):
             found = m.group()
-            if re.search(r"\b(?:affected|impacted)\b", found, re.IGNORECASE) or hedged(text, m.start(), m.end()):
+            if _OF_AFFECTED.search(found) or hedged(text, m.start(), m.end()):
                 continue  # "all affected customers" quantifies the affected, not the customers
             if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
                 continue  # "not loading at all for users" quantifies nothing
@@ -286,7 +288,9 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
                 continue
             verdict = _quantifier_supported(kind, shares, found)
             if verdict is None:
-                verdict = any(not hedged(evidence, e.start(), e.end()) for e in pattern.finditer(evidence))
+                # "regenerate every affected export" quantifies the affected, and draws no edge either.
+                verdict = any(not hedged(evidence, e.start(), e.end()) and not _OF_AFFECTED.search(e.group())
+                              for e in pattern.finditer(evidence))
             if verdict:
                 continue
             if shares:
@@ -345,16 +349,35 @@ def spared_by_incident(subject: str, context: Mapping | None, key: str | None = 
     least half of its words are the statement's ("geocoding and routing requests" is "the Geocoding API
     and Routing API"; "check-in through the airline's own app" is not "online check-in for other
     airlines"), each thing it lists."""
-    statements = _spared_contents(context, key=key)
+    statements = _spared(context, key=key)
     # "Webhook notifications and metric-based alerts were unaffected" says it of each thing it lists.
     items = [words for item in _ITEMS.split(subject) if (words := _content(item))]
-    return bool(items) and all(any(2 * len(words & said) >= len(words) for said in statements) for words in items)
+    return bool(items) and all(any(2 * len(words & s.words) >= len(words) for s in statements) for words in items)
+
+
+@dataclass(frozen=True)
+class _Spared:
+    """One of the incident's statements of no impact, as the scope checks read it: all its words, the
+    words of what it spares, and the words of each thing it spares ("Appointment booking and patient
+    messaging were not affected" spares "appointment booking" and "patient messaging"; "Sign-in is not
+    affected; the Singapore gateway is slow" spares sign-in only)."""
+
+    words: frozenset[str]
+    named: frozenset[str]
+    items: tuple[frozenset[str], ...]
 
 
 @per_incident
-def _spared_contents(context: Mapping | None) -> tuple[frozenset[str], ...]:
-    """The words of each of the incident's statements of no impact, read once per incident."""
-    return tuple(frozenset(_content(t)) for t in _spared_statements(context))
+def _spared(context: Mapping | None) -> tuple[_Spared, ...]:
+    """The incident's statements of no impact, read once per incident."""
+    spared = []
+    for statement in _spared_statements(context):
+        label, _, value = statement.partition(": ")
+        named = value if value and _SPARED_STATEMENT.search(label) else \
+            statement[: _SPARED_STATEMENT.search(statement).start()]
+        spared.append(_Spared(frozenset(_content(statement)), frozenset(_named(named)),
+                              tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
+    return tuple(spared)
 
 
 def _spared_statements(context: Mapping | None) -> list[str]:
@@ -405,8 +428,8 @@ def unaffected_findings(text: str, context: Mapping | None, key: str | None = No
 # "Some confirmation emails may also have been delayed" on an incident that says "Confirmation emails were
 # not affected": an impact on what the incident says it spared contradicts the incident. The clause's
 # subject must be named whole by one of the incident's statements of no impact.
-_HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|failed|failing|unavailable|"
-                  r"down|slow|slower|missing|lost|broken|stuck|stopped)\b", re.IGNORECASE)
+_HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|fail|fails|failed|failing|"
+                  r"unavailable|down|slow|slower|late|missing|lost|broken|stuck|stopped)\b", re.IGNORECASE)
 
 _STATEMENT_OPEN = re.compile(r"[.;:!?]\s|^")
 _NEGATION = re.compile(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", re.IGNORECASE)
@@ -422,7 +445,7 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
         subject = text[start : m.start()]
         if _NEGATION.search(subject):
             continue
-        spared = _spared_items(context, key=key) if spared is None else spared  # read at the first impact word
+        spared = _spared(context, key=key) if spared is None else spared  # read at the first impact word
         # "Backups of mailboxes, files and databases are failing" says it of each thing it lists.
         listed = _LISTED.split(text[max(b.end() for b in _STATEMENT_OPEN.finditer(text, 0, m.start())) : m.start()])
         items = [subject, *(item for item in listed if not _NEGATION.search(item))]
@@ -432,27 +455,13 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
     return findings
 
 
-@per_incident
-def _spared_items(context: Mapping | None) -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
-    """Each statement of no impact as (the words of what it spares, the words of each thing it spares:
-    "Appointment booking and patient messaging were not affected" spares "appointment booking" and
-    "patient messaging"; "Sign-in is not affected; the Singapore gateway is slow" spares sign-in only)."""
-    spared = []
-    for statement in _spared_statements(context):
-        label, _, value = statement.partition(": ")
-        named = value if value and _SPARED_STATEMENT.search(label) else \
-            statement[: _SPARED_STATEMENT.search(statement).start()]
-        spared.append((frozenset(_named(named)), tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
-    return tuple(spared)
-
-
-def _names_spared_whole(subject: str, spared: tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]) -> bool:
+def _names_spared_whole(subject: str, spared: tuple[_Spared, ...]) -> bool:
     """Whether ``subject`` names a thing the incident says was spared, whole, and nothing else: one
     thing a statement names has all its words in the subject, and the subject no word the statement
     lacks ("files that were already uploaded were not affected" says nothing of "file uploads")."""
     words = _named(subject)
-    return bool(words) and any(words <= said and any(item and item <= words for item in items)
-                               for said, items in spared)
+    return bool(words) and any(words <= s.named and any(item and item <= words for item in s.items)
+                               for s in spared)
 
 
 _ITEMS = re.compile(r"[,;/]|\b(?:and|or|nor)\b", re.IGNORECASE)

@@ -253,6 +253,23 @@ def test_an_impact_on_what_the_incident_says_it_spared_contradicts_it():
     assert stops("Booking confirmations are delayed.", spared) != [("scope_claim", "delayed")]
 
 
+def test_failing_or_being_late_is_an_impact_too():
+    spared = incident(facts=[("not_affected", "Not affected", "text", "renewals of verified domains")])
+    assert stops("Renewals of verified domains may fail for a while.", spared) == [("scope_claim", "fail")]
+    assert stops("Renewals of verified domains were late.", spared) == [("scope_claim", "late")]
+    assert stops("Renewals of custom domains may fail for a while.", spared) == []
+
+
+def test_saying_nothing_was_done_to_customers_things_is_no_action_of_the_companys():
+    # "has been dropped" after "nothing" says what did not happen; the incident's own words support it.
+    kept = incident(facts=[("not_affected", "Not affected", "text",
+                            "Renewal requests are still being received and none have been dropped")])
+    assert stops("Renewal requests are still being received and nothing has been dropped.", kept) == []
+    assert stops("No renewal requests have been dropped.", kept) == []
+    # Without the "no", the same words say the company dropped them: an action nobody approved.
+    assert ("unsupported_statement", "dropped") in stops("Renewal requests have been dropped.", kept)
+
+
 def test_an_impact_said_of_a_list_is_said_of_each_thing_it_lists():
     spared = incident(facts=[("affected", "Affected", "text", "backups of mailboxes"),
                              ("not_affected", "Not affected", "text", "file and database backups")])

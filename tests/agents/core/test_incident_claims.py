@@ -187,6 +187,14 @@ def test_a_quantifier_that_matches_the_facts_passes(text, context):
     passes(text, context)
 
 
+def test_an_action_on_every_affected_thing_gives_no_scope_to_a_claim_about_all_of_them():
+    # 120 exports are stuck: "every affected export" says nothing of how many of all exports are.
+    context = {**EXPORTS, "approved_actions": ["restart every affected export"]}
+    stopped("All scheduled exports in the EU may be missing rows.", context, "invalid_answer:scope_claim",
+            "All scheduled exports")
+    passes("We will restart every affected export in the EU queue.", context)
+
+
 def test_the_scope_message_names_the_share_the_facts_give():
     violation = stopped("Only a few users see sign-in failures in the EU.", LOGIN, "invalid_answer:scope_claim",
                         "Only a few")

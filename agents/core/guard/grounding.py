@@ -326,6 +326,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         covered = _phrase_cover(tokens, vocabulary, places)
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
+        theirs = _apology_object_spans(sentence)
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
             if others and any(c <= a and b <= d for c, d in others):
@@ -334,6 +335,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # the words that say a cause follows: "due to", "caused by"
             elif causes and any(c <= a and b <= d for _, c, d in causes):
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
+            elif theirs and any(c <= a and b <= d for c, d in theirs):
+                ok = True  # the customers' own things an apology names: "the disruption to your sales"
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
@@ -499,6 +502,30 @@ _OTHER_INCIDENT = re.compile(
     r"|\b(?:as|like)\s+last\s+time\b|\b(?:happened|occurred)\s+before\b",
     re.IGNORECASE,
 )
+
+
+# What an apology names of the customers' own ("we're sorry for the disruption to your sales", "… this
+# caused to your integrations") is their world, not a statement about the incident: up to three words
+# after "to your", to the first word of grammar.
+_APOLOGY_OBJECT = re.compile(
+    r"\b(?:sorry|apologi[sz]e|apologies)\b[^.;:!?]{0,40}?\b(?:disruption|inconvenience|trouble|impact|"
+    r"interruption|delay)s?(?:\s+(?:this|it)\s+(?:has\s+|may\s+have\s+)?(?:caused|is\s+causing))?\s+(?:to|for|with)\s+"
+    r"(?:your|their)\s+((?:[\w’'-]+\s+){0,2}[\w’'-]+)",
+    re.IGNORECASE,
+)
+
+
+def _apology_object_spans(sentence: str) -> list[tuple[int, int]]:
+    """The customers' things an apology names, each to the first word of grammar after it."""
+    spans = []
+    for m in _APOLOGY_OBJECT.finditer(sentence):
+        end = m.start(1)
+        for w in re.finditer(r"[\w’'-]+", m.group(1)):
+            if w.group().lower() in FUNCTION_WORDS:
+                break
+            end = m.start(1) + w.end()
+        spans.append((m.start(1), end))
+    return spans
 
 
 def _other_incident_spans(sentence: str) -> list[tuple[int, int]]:

@@ -317,3 +317,12 @@ def test_a_platform_the_incident_names_licenses_its_other_names():
 
     assert words("Some iPhone apps see webhook deliveries late; the App Store version is the same.", ios) == []
     assert words("Some iPhone apps see webhook deliveries late.", WEBHOOKS) == ["iPhone"]
+
+
+def test_what_an_apology_names_of_the_customers_own_is_their_world_not_a_claim():
+    assert unsupported("We're sorry for the disruption to your sales.") == []
+    assert unsupported("We apologise for the disruption this has caused to your storefront integrations.") == []
+    # The same word stated of the incident is a claim, and what follows the customers' things is read as usual.
+    assert unsupported("Your sales are disrupted.") == ["sales"]
+    assert unsupported("We're sorry for the disruption to your sales from the vendor outage.") == ["vendor"]
+    assert unsupported("We're sorry for the disruption to your sales and the lost revenue.") == ["lost revenue"]

@@ -19,6 +19,7 @@ import re2
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import is_hedged
+from agents.core.guard.lemmas import lemmas_of
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -522,6 +523,68 @@ def exposure_findings(text: str, evidence: str) -> list[Finding]:
                             "assures customers that nothing of theirs was exposed")
 
 
+# ---------------------------------------------------------------- denials
+
+# "Riders did not see longer pickup times" where the incident says "Riders saw longer pickup times": a
+# denial of what the incident affirms contradicts it, whatever its words. What follows the negation (two
+# words of substance or more, to the end of its clause) must all stand in one clause of the incident
+# that negates, conditions and doubts nothing. A denial of impact ("were not affected") is the spared
+# checks' to read, and "no need to …" is advice.
+_DENIAL = re.compile(r"\b(?:did\s+not|didn[’']t|was\s+not|were\s+not|wasn[’']t|weren[’']t|ha(?:s|ve)\s+not\s+been|"
+                     r"no|none|nothing|never)\b", re.IGNORECASE)
+_NO_DENIAL = re.compile(r"\s*(?:been\s+)?(?:affected|impacted|need|action)\b", re.IGNORECASE)
+_DOUBT = re.compile(r"\b(?:not|never|no|none|nothing|cannot|if|whether|unless)\b|n[’']t\b", re.IGNORECASE)
+_CLAUSES = re.compile(r"[.;:!?,](?:\s|$)|\s(?:and|but|while|whereas|although|so|because)\s|$", re.IGNORECASE)
+_DENIAL_WORDS = 2
+
+
+def denial_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Denials of what one of the incident's statements affirms (``key``: the context's incident_key)."""
+    findings, affirmed = [], None
+    for m in _DENIAL.finditer(text):
+        end = _CLAUSES.search(text, m.end()).start()
+        if _NO_DENIAL.match(text, m.end()):
+            continue
+        denied = [_word_forms(w) for w in re.findall(r"[^\W\d_]+", text[m.end() : end].lower())
+                  if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC and w not in _IMPACT_WORDS]
+        if len(denied) < _DENIAL_WORDS:
+            continue
+        affirmed = _affirmed(context, key=key) if affirmed is None else affirmed
+        said = next((clause for clause, words in affirmed if all(forms & words for forms in denied)), None)
+        if said is not None:
+            findings.append(Finding("unsupported_statement", text[m.start() : end].rstrip(" .;:!?,"),
+                                    f"“{text[m.start() : end].rstrip(' .;:!?,')}” denies what the incident says: "
+                                    f"“{said}”.", m.start()))
+    return findings
+
+
+# Words that speak of the incident itself or of impact in general, which its statements need not repeat.
+_IMPACT_WORDS = frozenset("affected impacted incident issue problem outage".split())
+
+
+def _word_forms(word: str) -> frozenset[str]:
+    return frozenset({stem(word), *(stem(lemma) for lemma in lemmas_of(word))})
+
+
+@per_incident
+def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each clause of the incident's public statements (its text facts, key messages and approved
+    actions) that negates, conditions and doubts nothing, with the forms of its words."""
+    if not isinstance(context, Mapping):
+        return ()
+    incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
+    statements = [v for k, v in incident.items() if isinstance(v, str) and k != "incident_id"]
+    statements += [t for key in ("key_messages", "approved_actions") for t in context.get(key) or ()
+                   if isinstance(t, str)]
+    clauses = []
+    for statement in statements:
+        for clause in _CLAUSES.split(statement):
+            if clause.strip() and not _DOUBT.search(clause):
+                words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in _word_forms(w))
+                clauses.append((clause.strip(), words))
+    return tuple(clauses)
+
+
 # ---------------------------------------------------------------- blame
 
 # A cause, then (within a few words) who caused it.
@@ -719,6 +782,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),
+        *denial_findings(text, support.context, support.context_key),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),

@@ -270,6 +270,23 @@ def test_saying_nothing_was_done_to_customers_things_is_no_action_of_the_company
     assert ("unsupported_statement", "dropped") in stops("Renewal requests have been dropped.", kept)
 
 
+def test_a_denial_of_what_the_incident_says_contradicts_it_whatever_its_words():
+    said = incident(facts=[("owner_impact", "Owner impact", "text", "Owners saw renewal warnings in the console"),
+                           ("emails", "Emails", "text", "If renewal emails were sent twice, they can be ignored")])
+    denial = "Owners did not see renewal warnings in the console."
+    found = [(check, words) for check, words in stops(denial, said) if check == "unsupported_statement"]
+    assert found == [("unsupported_statement", "did not see renewal warnings in the console")]
+    config = guard_config(SelfCritiquePolicy(), said)
+    message = next(v["message"] for v in check_final_answer(denial, said, RULES, max_answer_chars=900,
+                                                           strict_claims=config.strict_claims).violations)
+    assert message.endswith("denies what the incident says: “Owners saw renewal warnings in the console”.")
+    # What the incident only supposes is no statement to contradict, and one word is too little to tell.
+    assert stops("No renewal emails were sent twice.", said) == []
+    assert stops("Owners saw renewal warnings in the console.", said) == []
+    assert stops("Owners did not see them.", said) == []
+    assert stops("Owners did not see warnings.", said) == [("unsupported_statement", "did not see warnings")]
+
+
 def test_an_impact_said_of_a_list_is_said_of_each_thing_it_lists():
     spared = incident(facts=[("affected", "Affected", "text", "backups of mailboxes"),
                              ("not_affected", "Not affected", "text", "file and database backups")])

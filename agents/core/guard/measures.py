@@ -102,6 +102,48 @@ def remaining_impairments(context: Mapping | None) -> tuple[str, ...]:
     return tuple(found)
 
 
+# "All 2,260 skipped jobs have since been re-run successfully" where 68 re-runs failed: a success said of
+# all that a count or a share of failures in the incident's facts contradicts.
+_ALL_SUCCEEDED = re.compile(
+    r"\b(?:all|every)\b[^.;:!?]{0,80}?\b(?:successfully|without\s+(?:any\s+)?(?:errors?|failures?|issues?|problems?))\b",
+    re.IGNORECASE,
+)
+_FAILED = re.compile(r"fail|unsuccessful|error", re.IGNORECASE)
+_SUCCEEDED_SHARE = re.compile(r"success|succeeded|completed", re.IGNORECASE)
+_PERCENT = re.compile(r"%|_(?:pct|percent)$")  # the unit, or a plain context's key
+
+
+@per_incident
+def failures_recorded(context: Mapping | None) -> tuple[str, ...]:
+    """The labels of the incident's facts that count failures (above zero) or give a success share below
+    100%."""
+    incident = context.get("incident") if isinstance(context, Mapping) else None
+    if not isinstance(incident, Mapping):
+        return ()
+    found = []
+    for key, label, unit in fact_meta(context):
+        value, name = number_value(incident.get(key)), f"{key.replace('_', ' ')} {label}"
+        if value is None or _USUAL.search(name):
+            continue
+        share = _PERCENT.search(f"{unit} {key}") is not None
+        if (_FAILED.search(name) and value > 0) or (_SUCCEEDED_SHARE.search(name) and share and value < 100):
+            found.append(label or key.replace("_", " "))
+    return tuple(found)
+
+
+def success_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Success said of all, where the incident's facts record failures."""
+    findings = []
+    for m in _ALL_SUCCEEDED.finditer(text):
+        if is_hedged(text, m.start(), (), m.end()) or is_forecast(text, m.end()):
+            continue
+        failures = failures_recorded(context, key=key)
+        if failures:
+            findings.append(Finding("state_claim", m.group(), f"“{m.group()}” says all succeeded, and the incident "
+                                    f"records failures ({failures[0]}).", m.start()))
+    return findings
+
+
 def recovery_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Recovery claims the incident's measure of what remains contradicts: hedged, forecast and
     conditional recoveries are no claim."""
@@ -123,5 +165,6 @@ _CONDITIONAL = re.compile(r"\b(?:once|until|when|if|as\s+soon\s+as)\b", re.IGNOR
 def find(text: str, support: Support) -> list[Violation]:
     """The measures' findings, in reading order."""
     findings = [*bound_findings(text, support.context, support.context_key),
-                *recovery_findings(text, support.context, support.context_key)]
+                *recovery_findings(text, support.context, support.context_key),
+                *success_findings(text, support.context, support.context_key)]
     return [Violation(f.check, f.found, f.message) for f in sorted(findings, key=lambda f: f.start)]

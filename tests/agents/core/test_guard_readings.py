@@ -547,6 +547,24 @@ def test_a_recovery_the_incidents_measure_of_what_remains_contradicts_stops():
     assert ("state_claim", "in real time") in stops("Renewal updates are now arriving in real time.", lagging)
 
 
+def test_success_said_of_all_where_the_incident_records_failures_stops():
+    def rerun(**facts):
+        return incident(state="resolved", facts=[
+            ("action_taken", "Action taken", "text", "Every failed renewal was re-run"),
+            *((key, key.replace("_", " ").capitalize(), unit, value) for key, (unit, value) in facts.items())])
+
+    text = "Every failed renewal has been re-run successfully."
+    found = stops(text, rerun(rerun_failed=("count", 68)))
+    assert found == [("state_claim", "Every failed renewal has been re-run successfully")]
+    assert ("state_claim", "Every failed renewal has been re-run successfully") in stops(
+        text, rerun(rerun_success_pct=("%", 97)))
+    # Nothing failed, the share is whole, or the success is not said of all: no claim the facts contradict.
+    assert stops(text, rerun(rerun_failed=("count", 0))) == []
+    assert stops(text, rerun(rerun_success_pct=("%", 100))) == []
+    assert stops("Every failed renewal has been re-run; 97% completed successfully.",
+                 rerun(rerun_success_pct=("%", 97))) == []
+
+
 def test_a_median_said_as_a_bound_is_a_wrong_number():
     delays = incident(state="resolved", facts=[("median_delay", "Median delay", "minutes", 38),
                                                ("max_delay", "Longest delay", "minutes", 155)])

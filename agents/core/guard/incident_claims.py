@@ -257,6 +257,18 @@ def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
     return shares
 
 
+# "Everyone whose match was interrupted", "all customers who saw an error": a relative clause of impact
+# after the quantifier picks out the affected, as "affected" does.
+# Its impact within its first four words: in "all users who use the EU workspaces see failures" the
+# impact is the sentence's, said of all users.
+_RELATIVE = re.compile(r"\s+(?:[\w’'-]+\s+){0,2}?(?:who|whose|that|which)((?:\s+[\w’'-]+){1,4})", re.IGNORECASE)
+
+
+def _of_the_hit(text: str, end: int) -> bool:
+    relative = _RELATIVE.match(text, end)
+    return relative is not None and _IMPACT.search(relative.group(1)) is not None
+
+
 def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: str) -> bool | None:
     if not shares:
         return None
@@ -281,7 +293,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
     for kind, pattern in _QUANTIFIERS:
         for m in pattern.finditer(text):
             found = m.group()
-            if _OF_AFFECTED.search(found) or hedged(text, m.start(), m.end()):
+            if _OF_AFFECTED.search(found) or hedged(text, m.start(), m.end()) or _of_the_hit(text, m.end()):
                 continue  # "all affected customers" quantifies the affected, not the customers
             if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
                 continue  # "not loading at all for users" quantifies nothing

@@ -195,6 +195,15 @@ def test_an_action_on_every_affected_thing_gives_no_scope_to_a_claim_about_all_o
     passes("We will restart every affected export in the EU queue.", context)
 
 
+def test_a_quantifier_that_a_clause_of_impact_picks_out_quantifies_the_affected():
+    # 40% of sign-ins fail: "everyone whose sign-in failed" is the affected, as "all affected users" is.
+    passes("We apologise to everyone whose sign-in failed in the EU.", LOGIN)
+    passes("All users who saw a sign-in error in the EU can try again.", LOGIN)
+    stopped("Everyone in the EU sees sign-in failures.", LOGIN, "invalid_answer:scope_claim", "Everyone")
+    stopped("All users who use the EU workspaces see sign-in failures.", LOGIN, "invalid_answer:scope_claim",
+            "All users")
+
+
 def test_the_scope_message_names_the_share_the_facts_give():
     violation = stopped("Only a few users see sign-in failures in the EU.", LOGIN, "invalid_answer:scope_claim",
                         "Only a few")

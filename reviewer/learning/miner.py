@@ -114,7 +114,7 @@ def hedges(read: list[Label], families: dict[str, RestrictedClaim]) -> list[Prop
         if label.action != Decision.Action.APPROVE:
             continue
         for (check, family), found in label.fired.items():
-            if family in families and (check, family) in label.overridden:
+            if family in families and families[family].kind == check and (check, family) in label.overridden:
                 for words in {f.lower() for f in found if f}:
                     groups[(check, family, words)].add(label, label.candidate)
     proposals = []

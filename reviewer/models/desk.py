@@ -251,13 +251,13 @@ class Escalation(models.Model):
     @property
     def overridden(self) -> list[dict]:
         """The guard's findings the approving lead overrode: each ``check``, ``message`` and ``found``
-        of the approved text's check, and a grounding finding's ``sentence`` and ``words`` ([] when it
-        passed, or nothing is approved)."""
+        of the approved text's check, and a grounding finding's ``sentence``, ``words`` and ``reading``
+        ([] when it passed, or nothing is approved)."""
         decision = self.approval
         if decision is None:
             return []
         return [{"check": v.get("check", ""), "message": v.get("message", ""), "found": v.get("found") or "",
-                 **{key: v[key] for key in ("sentence", "words") if key in v}}
+                 **{key: v[key] for key in ("sentence", "words", "reading") if key in v}}
                 for v in (decision.guard_results or {}).get("violations") or [] if isinstance(v, dict)]
 
     @property

@@ -195,11 +195,11 @@ def labels(decisions: models.QuerySet | None = None) -> Iterator[Label]:
         for finding in _findings(_json(guard)):
             check = check_name(finding["check"])
             found = finding.get("found") or ""
-            label.fired.setdefault((check, families.of(check, found)), []).append(found)
+            label.fired.setdefault((check, finding.get("reading") or families.of(check, found)), []).append(found)
         if action != Decision.Action.REJECT:
             for finding in _findings(_json(guard_results)):
                 check = check_name(finding["check"])
-                label.overridden.add((check, families.of(check, finding.get("found") or "")))
+                label.overridden.add((check, finding.get("reading") or families.of(check, finding.get("found") or "")))
         if action == Decision.Action.EDIT_APPROVE:
             text = final_text.lower()
             label.removed_flagged = {key for key, found in label.fired.items()

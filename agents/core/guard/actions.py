@@ -151,7 +151,7 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
         against = _advised_against(evidence) if against is None else against
         if verb in against:
             findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
-                                    "incident advises against.", m.start(group)))
+                                    "incident advises against.", m.start(group), reading="advised against"))
     return findings
 
 
@@ -194,7 +194,7 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
         if not _CONDITION_OPENS.match(text, opens[-1] if opens else 0):
             findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” tells customers they need "
                                     "do nothing, and the incident's approved actions ask something of them.",
-                                    m.start()))
+                                    m.start(), reading="nothing to do"))
     return findings
 
 

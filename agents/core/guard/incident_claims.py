@@ -197,6 +197,7 @@ class Finding:
     found: str
     message: str
     start: int
+    reading: str = ""  # an unsupported statement a named reading found (Violation.reading)
 
 
 _NOUNS = (
@@ -566,7 +567,7 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
         if said is not None:
             findings.append(Finding("unsupported_statement", text[m.start() : end].rstrip(" .;:!?,"),
                                     f"“{text[m.start() : end].rstrip(' .;:!?,')}” denies what the incident says: "
-                                    f"“{said}”.", m.start()))
+                                    f"“{said}”.", m.start(), reading="denial"))
     return findings
 
 
@@ -810,4 +811,4 @@ def violation_of(finding: Finding, text: str) -> Violation:
     a, b = next(((a, b) for a, b in sentence_spans(text) if a <= finding.start < b), (0, len(text)))
     start = finding.start - a
     return Violation(finding.check, finding.found, finding.message, sentence=text[a:b],
-                     words=((start, min(start + len(finding.found), b - a)),))
+                     words=((start, min(start + len(finding.found), b - a)),), reading=finding.reading)

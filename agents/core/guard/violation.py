@@ -51,6 +51,10 @@ class Violation:
     # the words that make it, into that sentence.
     sentence: str = ""
     words: tuple[tuple[int, int], ...] = ()
+    # An unsupported statement that one of the guard's named readings found ("advised against", "nothing
+    # to do", "denial") rather than grounding's reading of each word: no vocabulary term can lift it, so
+    # the learning loop does not propose one (reviewer.learning.miner).
+    reading: str = ""
 
     def reported(self, check: str) -> dict:
         """The guard's form of the violation under its stop reason ``check``. The sentence and its
@@ -60,4 +64,6 @@ class Violation:
             reported["sentence"] = self.sentence
         if self.words:
             reported["words"] = [list(span) for span in self.words]
+        if self.reading:
+            reported["reading"] = self.reading
         return reported

@@ -13,8 +13,11 @@ from reviewer.models.learning import scorecard
 FINAL = ("approve", "edit_approve", "reject")
 
 
-def family_of(check: str, found: str) -> str:
-    """The claim family of a finding, read with Python's own regular expressions over the rows in order."""
+def family_of(check: str, found: str, reading: str = "") -> str:
+    """The claim family of a finding, read with Python's own regular expressions over the rows in order
+    (an unsupported statement a named reading found is counted under the reading's name)."""
+    if reading:
+        return reading
     for row in RestrictedClaim.objects.filter(kind=check).order_by("id"):
         patterns = [row.pattern, *[p.strip() for p in row.paraphrases.splitlines() if p.strip()]]
         if any(re.search(p, found, re.IGNORECASE) for p in patterns):
@@ -34,8 +37,9 @@ def counted_from_the_rows() -> tuple[Counter, int, int]:
         fired: dict[tuple[str, str], list[str]] = {}
         for v in (escalation.guard or {}).get("violations") or []:
             check = v["check"].split(":", 1)[-1]
-            fired.setdefault((check, family_of(check, v["found"])), []).append(v["found"])
-        overridden = {(v["check"].split(":", 1)[-1], family_of(v["check"].split(":", 1)[-1], v["found"]))
+            fired.setdefault((check, family_of(check, v["found"], v.get("reading", ""))), []).append(v["found"])
+        overridden = {(v["check"].split(":", 1)[-1],
+                       family_of(v["check"].split(":", 1)[-1], v["found"], v.get("reading", "")))
                       for v in escalation.overridden}
         for key, found in fired.items():
             counts[(*key, "fired")] += 1

@@ -237,6 +237,9 @@ _SCOPE_SHARE = re.compile(r"affect|impact|fail|error|share|fraction|percent|pct|
                           r"requests|sign|login|timeout|drop|lost|delay", re.IGNORECASE)
 
 
+_PERCENT_KEY = re.compile(r"_(?:pct|percent|percentage)$", re.IGNORECASE)
+
+
 def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
     """(percent of customers or requests affected, the fact's label) for each public fact with a
     percentage or ratio unit that measures who is affected."""
@@ -246,6 +249,8 @@ def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
     shares = []
     for key, label, unit in fact_meta(context):
         value = number_value(incident.get(key))
+        if not unit and _PERCENT_KEY.search(key):
+            unit = "%"  # a context without units names a percentage by its key: "affected_checkout_pct"
         if unit not in ("%", "ratio") or value is None:
             continue
         name = f"{key} {label}"

@@ -360,3 +360,13 @@ def test_a_purpose_is_no_claim_and_a_time_in_the_past_is_no_commitment():
         assert "invalid_answer:restricted_claims" not in [c for c, _ in findings(text, recovered, strict_claims=True)]
     assert ("invalid_answer:restricted_claims", "by 17:47 UTC") in findings(
         "Deliveries will be back to normal speed by 17:47 UTC.", recovered, strict_claims=True)
+
+
+def test_a_context_without_units_names_its_percentages_by_their_keys():
+    # The plain shape of a context file: "upload_failure_pct": 30 is 30% of uploads failing.
+    plain = {"report_date": "2026-11-24", "region": "AU",
+             "incident": {"incident_id": "inc_uploads_1", "status": "degraded", "upload_failure_pct": 30}}
+    violation = stopped("Uploads are failing for all users in Australia.", plain, "invalid_answer:scope_claim",
+                        "all users")
+    assert "30% (Upload failure pct)" in violation["message"]
+    passes("About 30% of uploads are failing for users in Australia.", plain)

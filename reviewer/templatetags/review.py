@@ -200,6 +200,11 @@ GROUNDING_CHECKS = {
     "invalid_answer:judge_unsupported": "the judge model",
     "invalid_answer:judge_unavailable": "the judge model",
 }
+# An unsupported statement that one of the guard's named readings found (agents.core.guard.violation,
+# ``reading``) was not found by the word check: the finding names the reading.
+READINGS = {"denial": "the guard's check for denials of the incident",
+            "advised against": "the guard's check for advice the incident advises against",
+            "nothing to do": "the guard's check for telling customers they need do nothing"}
 
 
 @register.inclusion_tag("partials/finding.html")
@@ -211,8 +216,11 @@ def finding(violation) -> dict:
     # A finding recorded without a message reads as its check's sentence in the stop-reason catalogue.
     message = violation.get("message") or (explain(check) if isinstance(check, str) and check else "")
     found = violation.get("found") or ""
-    return {"finding": violation, "message": message, "check": check,
-            "checked_by": GROUNDING_CHECKS.get(check, "") if isinstance(check, str) else "",
+    checked_by = GROUNDING_CHECKS.get(check, "") if isinstance(check, str) else ""
+    reading = violation.get("reading")
+    if checked_by and isinstance(reading, str) and reading:
+        checked_by = READINGS.get(reading, f"the guard's {reading} check")
+    return {"finding": violation, "message": message, "check": check, "checked_by": checked_by,
             # the word the check found, when the message does not already quote it
             "found": found if isinstance(found, str) and found not in message else ""}
 

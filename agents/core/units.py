@@ -8,6 +8,7 @@ number rules know which values are ratios. Plain Python: no Django here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -98,6 +99,17 @@ def ratio_values(context: Mapping[str, Any]) -> frozenset[Decimal] | None:
         if value is not None and info.get("unit") == "ratio":
             ratios.add(value)
     return frozenset(ratios)
+
+
+# A context without units (a context file's plain shape) names a percentage by its key: "affected_checkout_pct".
+_PERCENT_KEY = re.compile(r"_(?:pct|percent|percentage)$", re.IGNORECASE)
+
+
+def unit_of(key: str, unit: str) -> str:
+    """A fact's unit as the checks read it: the one the context gives, else "%" for a key that names a
+    percentage ("upload_failure_pct": 30 is 30%). :func:`fact_meta` keeps the unit given, so what the
+    offline model drafts from a plain context is unchanged."""
+    return "%" if not unit and _PERCENT_KEY.search(key) else unit
 
 
 def fact_meta(context: Mapping[str, Any]) -> list[tuple[str, str, str]]:

@@ -202,12 +202,12 @@ def _vocabulary(terms: tuple) -> Vocabulary:
         places = {PLAIN} | ({ADVICE} if term.advice else set()) | ({ACTION} if term.action else set())
         if len(stems) == 1:
             # A word's dictionary forms too: "frozen" licenses "freeze", as a text's "froze" is read as "freeze".
-            forms = set(_forms(_words_only(term.text)[0].lower().replace("’", "'")))
-            words.update(forms)
+            its = set(forms(_words_only(term.text)[0].lower().replace("’", "'")))
+            words.update(its)
             if term.advice:
-                advice.update(forms)
+                advice.update(its)
             if term.action:
-                action.update(forms)
+                action.update(its)
         else:
             phrases.setdefault(stems[0], []).append((stems, frozenset(places)))
     ordered = {first: tuple(sorted(found, key=lambda p: -len(p[0]))) for first, found in phrases.items()}
@@ -296,7 +296,7 @@ _NEGATED_CLAUSE = re.compile(r"(?:\b(?:not|never|no\s+longer)\b|\b\w+n[’']t\b)
 def _stems_of(text: str) -> frozenset[str]:
     """Each word's stem and its dictionary forms' stems: a fact that says the database "ran" out of space
     licenses "running out of space", as the text's "ran" would be read against a fact's "running"."""
-    return frozenset(s for w in _words_only(text.replace("_", " ")) for s in _forms(w.lower().replace("’", "'")))
+    return frozenset(s for w in _words_only(text.replace("_", " ")) for s in forms(w.lower().replace("’", "'")))
 
 
 def _strings_and_keys(value) -> list[str]:
@@ -554,8 +554,8 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
     allowed = vocabulary.allows(where)
-    forms = _forms(lower)
-    return any(s in licensed or _derived(s, licensed) or s in allowed for s in forms) or _synonym_used(lower, licensed)
+    return any(s in licensed or _derived(s, licensed) or s in allowed for s in forms(lower)) or \
+        _synonym_used(lower, licensed)
 
 
 def _synonym_used(word: str, licensed: frozenset[str]) -> bool:
@@ -565,7 +565,7 @@ def _synonym_used(word: str, licensed: frozenset[str]) -> bool:
 
 
 @functools.lru_cache(maxsize=65536)
-def _forms(word: str) -> tuple[str, ...]:
+def forms(word: str) -> tuple[str, ...]:
     """The word's stem, then the stems of its dictionary forms where they differ: irregular forms
     ("caught" is "catch", "sent" is "send", "rebuilt" is "rebuild") that no stemmer joins."""
     stemmed = stem(word)

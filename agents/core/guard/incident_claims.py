@@ -17,9 +17,8 @@ from decimal import Decimal
 import re2
 
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, stem
+from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
 from agents.core.guard.hedges import is_hedged
-from agents.core.guard.lemmas import lemmas_of
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -27,7 +26,7 @@ from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
 from agents.core.patterns import compile_pattern
 from agents.core.policy import ClaimFamily
-from agents.core.units import fact_meta, number_value
+from agents.core.units import fact_meta, number_value, unit_of
 
 # The lifecycle a status page shows, in order.
 STATES = ("investigating", "identified", "monitoring", "resolved")
@@ -237,9 +236,6 @@ _SCOPE_SHARE = re.compile(r"affect|impact|fail|error|share|fraction|percent|pct|
                           r"requests|sign|login|timeout|drop|lost|delay", re.IGNORECASE)
 
 
-_PERCENT_KEY = re.compile(r"_(?:pct|percent|percentage)$", re.IGNORECASE)
-
-
 def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
     """(percent of customers or requests affected, the fact's label) for each public fact with a
     percentage or ratio unit that measures who is affected."""
@@ -248,9 +244,7 @@ def affected_shares(context: Mapping | None) -> list[tuple[Decimal, str]]:
     incident = context["incident"]
     shares = []
     for key, label, unit in fact_meta(context):
-        value = number_value(incident.get(key))
-        if not unit and _PERCENT_KEY.search(key):
-            unit = "%"  # a context without units names a percentage by its key: "affected_checkout_pct"
+        value, unit = number_value(incident.get(key)), unit_of(key, unit)
         if unit not in ("%", "ratio") or value is None:
             continue
         name = f"{key} {label}"
@@ -399,17 +393,23 @@ def _spared(context: Mapping | None) -> tuple[_Spared, ...]:
     return tuple(spared)
 
 
-def _spared_statements(context: Mapping | None) -> list[str]:
-    """The incident's statements of no impact: facts, key messages and approved actions that say something
-    is not affected, works normally or as usual."""
+def _statements(context: Mapping | None) -> list[str]:
+    """The incident's public statements: each text fact as "Label: value", each key message and each
+    approved action."""
     if not isinstance(context, Mapping):
         return []
     incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
     labels = {key: label for key, label, _unit in fact_meta(context)}
-    statements = [f"{labels.get(k, k.replace('_', ' '))}: {v}" for k, v in incident.items() if isinstance(v, str)]
-    statements += [t for key in ("key_messages", "approved_actions") for t in context.get(key) or ()
-                   if isinstance(t, str)]
-    return [t for t in statements if _SPARED_STATEMENT.search(t)]
+    statements = [f"{labels.get(k, k.replace('_', ' '))}: {v}" for k, v in incident.items()
+                  if isinstance(v, str) and k != "incident_id"]
+    return statements + [t for key in ("key_messages", "approved_actions") for t in context.get(key) or ()
+                         if isinstance(t, str)]
+
+
+def _spared_statements(context: Mapping | None) -> list[str]:
+    """The incident's statements of no impact: facts, key messages and approved actions that say something
+    is not affected, works normally or as usual."""
+    return [t for t in _statements(context) if _SPARED_STATEMENT.search(t)]
 
 
 def _content(text: str) -> set[str]:
@@ -563,8 +563,8 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
         end = _CLAUSES.search(text, m.end()).start()
         if _NO_DENIAL.match(text, m.end()):
             continue
-        denied = [_word_forms(w) for w in re.findall(r"[^\W\d_]+", text[m.end() : end].lower())
-                  if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC and w not in _IMPACT_WORDS]
+        denied = [frozenset(forms(w)) for w in re.findall(r"[^\W\d_]+", text[m.end() : end].lower())
+                  if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC and w not in _DENIAL_NEUTRAL]
         if len(denied) < _DENIAL_WORDS:
             continue
         affirmed = _affirmed(context, key=key) if affirmed is None else affirmed
@@ -577,28 +577,18 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
 
 
 # Words that speak of the incident itself or of impact in general, which its statements need not repeat.
-_IMPACT_WORDS = frozenset("affected impacted incident issue problem outage".split())
-
-
-def _word_forms(word: str) -> frozenset[str]:
-    return frozenset({stem(word), *(stem(lemma) for lemma in lemmas_of(word))})
+_DENIAL_NEUTRAL = frozenset("affected impacted incident issue problem outage".split())
 
 
 @per_incident
 def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]:
-    """Each clause of the incident's public statements (its text facts, key messages and approved
-    actions) that negates, conditions and doubts nothing, with the forms of its words."""
-    if not isinstance(context, Mapping):
-        return ()
-    incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
-    statements = [v for k, v in incident.items() if isinstance(v, str) and k != "incident_id"]
-    statements += [t for key in ("key_messages", "approved_actions") for t in context.get(key) or ()
-                   if isinstance(t, str)]
+    """Each clause of the incident's public statements (:func:`_statements`; a fact's label is a clause of
+    its own) that negates, conditions and doubts nothing, with the forms of its words."""
     clauses = []
-    for statement in statements:
+    for statement in _statements(context):
         for clause in _CLAUSES.split(statement):
             if clause.strip() and not _DOUBT.search(clause):
-                words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in _word_forms(w))
+                words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
                 clauses.append((clause.strip(), words))
     return tuple(clauses)
 

@@ -13,7 +13,7 @@ from agents.core.guard.hedges import is_hedged
 from agents.core.guard.incident_claims import Finding, is_forecast, sentence_around
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
-from agents.core.units import fact_meta, number_value
+from agents.core.units import fact_meta, number_value, unit_of
 
 # ---------------------------------------------------------------- a middle value given as a bound
 
@@ -110,7 +110,6 @@ _ALL_SUCCEEDED = re.compile(
 )
 _FAILED = re.compile(r"fail|unsuccessful|error", re.IGNORECASE)
 _SUCCEEDED_SHARE = re.compile(r"success|succeeded|completed", re.IGNORECASE)
-_PERCENT = re.compile(r"%|_(?:pct|percent)$")  # the unit, or a plain context's key
 
 
 @per_incident
@@ -125,7 +124,7 @@ def failures_recorded(context: Mapping | None) -> tuple[str, ...]:
         value, name = number_value(incident.get(key)), f"{key.replace('_', ' ')} {label}"
         if value is None or _USUAL.search(name):
             continue
-        share = _PERCENT.search(f"{unit} {key}") is not None
+        share = unit_of(key, unit) == "%"
         if (_FAILED.search(name) and value > 0) or (_SUCCEEDED_SHARE.search(name) and share and value < 100):
             found.append(label or key.replace("_", " "))
     return tuple(found)

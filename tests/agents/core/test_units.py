@@ -9,7 +9,7 @@ from agents.core.guard.checks import find_violations
 from agents.core.llm.offline import draft_from_context
 from agents.core.policy import GuardRules
 from agents.core.text import canonical_json
-from agents.core.units import number_value, parse_value, ratio_values, show
+from agents.core.units import number_value, parse_value, ratio_values, show, unit_of
 
 
 @pytest.mark.parametrize("text, unit, value", [
@@ -97,3 +97,12 @@ def test_the_offline_model_drafts_from_whichever_facts_an_incident_has():
     assert "The affected endpoints are /v2/orders." in draft
     assert numbers_refused(draft, api) == []
     assert json.dumps(api)  # the context is plain JSON
+
+
+@pytest.mark.parametrize(("key", "unit", "read"), [
+    ("upload_failure_pct", "", "%"), ("share_percent", "", "%"), ("Error_Percentage", "", "%"),
+    ("upload_failure_pct", "count", "count"),  # a unit the context gives wins
+    ("pct_of_uploads", "", ""), ("eta_minutes", "", ""),
+])
+def test_a_context_without_units_names_its_percentages_by_their_keys(key, unit, read):
+    assert unit_of(key, unit) == read

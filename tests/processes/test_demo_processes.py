@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewer.management.commands.demo import receiver_port
 from tests.processes.conftest import own_sqlite_env
 
 ROOT = Path(__file__).parents[2]
@@ -43,9 +44,18 @@ def demo_env(first_setup):
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free loopback port whose next port is free too: the demo's receiver listens on the port after
+    the web app's (``receiver_port``), and on a busy machine (CI runs two passes at once) a port the
+    system hands out may have a neighbour in use."""
+    while True:
+        with socket.socket() as sock, socket.socket() as neighbour:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+            try:
+                neighbour.bind(("127.0.0.1", receiver_port(port)))
+            except (OSError, OverflowError):  # in use, or past 65535
+                continue
+            return port
 
 
 def processes() -> dict[int, tuple[int, str, str, str]]:

@@ -46,13 +46,19 @@ def _family_unhedged(text: str, pattern: str, family: ClaimFamily):
     return _unhedged(text, pattern, family.hedges)
 
 
-def family_claims(text: str, family: ClaimFamily) -> list:
+def family_claims(text: str, family: ClaimFamily, matched: frozenset[str] | None = None) -> list:
     """The unhedged matches of a claim family (its canonical claim and every paraphrase), in reading
     order, a match overlapping an earlier one left out ("have fully recovered" is one claim).
-    Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
-    if not may_match(text, family.patterns):
+    ``matched``: the patterns known to match ``text`` (:func:`agents.core.patterns.matching`), where
+    the caller has them; only they are read again. Raises :class:`UnsafePattern` for a pattern RE2
+    refuses."""
+    if matched is not None:
+        patterns = [p for p in family.patterns if p in matched]
+    elif may_match(text, family.patterns):
+        patterns = family.patterns
+    else:
         return []
-    matches = sorted((m for p in family.patterns for m in _family_unhedged(text, p, family)),
+    matches = sorted((m for p in patterns for m in _family_unhedged(text, p, family)),
                      key=lambda m: (m.start(), -m.end()))
     kept: list = []
     for m in matches:
@@ -181,7 +187,7 @@ def find(text: str, support: Support) -> list[Violation]:
             continue
         if matched is not None and matched.isdisjoint(family.patterns):
             continue
-        made = [m for m in family_claims(text, family)
+        made = [m for m in family_claims(text, family, matched)
                 if not (family.support == "time" and (is_cadence(text, m.start(), m.end())  # the next update
                                                       or is_past(text, m.start(), m.end())))  # what happened
                 and not (family.check == "state_claim" and is_forecast(text, m.end()))]

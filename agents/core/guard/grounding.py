@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import snowballstemmer
 
 from agents.core.guard.contacts import prose
+from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
 from agents.core.guard.places import DEMONYMS, PLACES
 from agents.core.guard.support import Support, per_incident
@@ -67,15 +68,18 @@ _ADVICE = re.compile(
     r"^\s*(?:please|try|use|avoid|switch|clear|restart|reinstall|retry|disable|enable|log\s+out|sign\s+out|"
     # "Contact and lead edits are ..." names things: no instruction
     # ... nor does a compound ("Check-in for other airlines is working")
-    r"refresh|update\s+your|reset|contact|visit|check)\b(?![-‑])(?!\s+(?:and|or)\s)"
-    r"|\b(?:(?:do|does)\s+not|don['’]t|doesn['’]t)\s+need\s+to\b|\bno\s+need\s+to\b"
-    # "Some drivers can't start sessions" says what fails: a modal that is negated instructs nobody
-    r"|\b(?:customers|users|attendees|employees|students|shoppers|members|admins|administrators|patients|riders|"
-    r"drivers|fans|organi[sz]ers|teams|they)\s+(?:should|must|need\s+to|have\s+to|can|may\s+want\s+to)\b"
-    r"(?!['’]t|\s+not\b)"
-    r"|\b(?:please|we\s+(?:recommend|suggest|advise|encourage)|as\s+a\s+workaround|"
-    r"you\s+(?:can|could|should|must|may\s+want\s+to|might\s+want\s+to|will\s+need\s+to|need\s+to|"
-    r"are\s+(?:advised|encouraged)\s+to)(?!['’]t|\s+not\b))\b",
+    r"refresh|update\s+your|reset|contact|visit|check)\b(?![-‑])(?!\s+(?:and|or)\s)|"
+    + led_by(
+        "acdefmnoprstuwy",
+        r"\b(?:(?:do|does)\s+not|don['’]t|doesn['’]t)\s+need\s+to\b|\bno\s+need\s+to\b"
+        # "Some drivers can't start sessions" says what fails: a modal that is negated instructs nobody
+        r"|\b(?:customers|users|attendees|employees|students|shoppers|members|admins|administrators|patients|"
+        r"riders|drivers|fans|organi[sz]ers|teams|they)\s+(?:should|must|need\s+to|have\s+to|can|may\s+want\s+to)\b"
+        r"(?!['’]t|\s+not\b)"
+        r"|\b(?:please|we\s+(?:recommend|suggest|advise|encourage)|as\s+a\s+workaround|"
+        r"you\s+(?:can|could|should|must|may\s+want\s+to|might\s+want\s+to|will\s+need\s+to|need\s+to|"
+        r"are\s+(?:advised|encouraged)\s+to)(?!['’]t|\s+not\b))\b",
+    ),
     re.IGNORECASE,
 )
 
@@ -401,18 +405,24 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
 # our latest release"). Words that only point back at the incident itself
 # ("due to this incident", "because of the outage") stay neutral.
 _CAUSE_MARK = re.compile(
-    r"\b(?:caused\s+by|due\s+to|because(?:\s+of)?|as\s+a\s+(?:direct\s+)?result\s+of|(?:the\s+)?result\s+of|"
-    r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:back\s+)?to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
-    r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
-    r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",
+    led_by(
+        "abcdhorst",
+        r"\b(?:caused\s+by|due\s+to|because(?:\s+of)?|as\s+a\s+(?:direct\s+)?result\s+of|(?:the\s+)?result\s+of|"
+        r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:back\s+)?to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
+        r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
+        r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",
+    ),
     re.IGNORECASE,
 )
 # What customers are told they will get ("you will receive …", "each affected team will also get …",
 # "customers will be sent …") is read the same way: a promise to customers is the incident's to make.
 _PROMISE_MARK = re.compile(
-    r"\b(?:you|customers|users|they|(?:each|every|all)(?:\s+\w+){1,2}?|affected\s+\w+)\s+"
-    r"(?:will|['’]ll|are\s+going\s+to|shall|can\s+expect\s+to)\s+(?:also\s+|then\s+|soon\s+)?"
-    r"(?:receive|get|be\s+(?:given|sent|offered|issued|emailed|credited|provided\s+with))\s+",
+    led_by(
+        "acetuy",
+        r"\b(?:you|customers|users|they|(?:each|every|all)(?:\s+\w+){1,2}?|affected\s+\w+)\s+"
+        r"(?:will|['’]ll|are\s+going\s+to|shall|can\s+expect\s+to)\s+(?:also\s+|then\s+|soon\s+)?"
+        r"(?:receive|get|be\s+(?:given|sent|offered|issued|emailed|credited|provided\s+with))\s+",
+    ),
     re.IGNORECASE,
 )
 # What the company says it did, does or will do ("we have re-run your builds", "our team will email
@@ -422,9 +432,12 @@ _PROMISE_MARK = re.compile(
 # fixing, monitoring, posting updates, apologizing), not with the whole vocabulary; what it is done to
 # is read as usual ("we are investigating reports of slow exports").
 _COMMITMENT_MARK = re.compile(
-    r"\b(?:we|our\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers|staff|specialists|experts))(?:['’](?:ve|re|ll|d))?\s+"
-    r"|(?:\b(?:will|shall|going\s+to)|['’]ll)\s+"
-    r"|\b(?:has|have|had)\s+(?:now\s+|also\s+|already\s+|just\s+|since\s+)?been\s+",
+    led_by(
+        "ghosw'’",
+        r"\b(?:we|our\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers|staff|specialists|experts))(?:['’](?:ve|re|ll|d))?\s+"
+        r"|(?:\b(?:will|shall|going\s+to)|['’]ll)\s+"
+        r"|\b(?:has|have|had)\s+(?:now\s+|also\s+|already\s+|just\s+|since\s+)?been\s+",
+    ),
     re.IGNORECASE,
 )
 # Between the mark and the verb: auxiliaries, negations and adverbs ("we have now also temporarily").
@@ -497,9 +510,12 @@ _CAUSE_NEUTRAL = frozenset(
 # Another incident ("the same problem we had in March", "like the previous outage", "as last time"):
 # the incident knows nothing of others, so these words are licensed by the incident alone.
 _OTHER_INCIDENT = re.compile(
-    r"\b(?:the\s+)?(?:same|similar)\s+(?:\w+\s+)?(?:issue|problem|incident|outage|disruption|error|bug)s?\s+"
-    r"(?:as|we|that|to|like)\b|\b(?:previous|prior|past|last)\s+(?:\w+\s+)?(?:incident|outage|disruption)s?\b"
-    r"|\b(?:as|like)\s+last\s+time\b|\b(?:happened|occurred)\s+before\b",
+    led_by(
+        "ahlopst",
+        r"\b(?:the\s+)?(?:same|similar)\s+(?:\w+\s+)?(?:issue|problem|incident|outage|disruption|error|bug)s?\s+"
+        r"(?:as|we|that|to|like)\b|\b(?:previous|prior|past|last)\s+(?:\w+\s+)?(?:incident|outage|disruption)s?\b"
+        r"|\b(?:as|like)\s+last\s+time\b|\b(?:happened|occurred)\s+before\b",
+    ),
     re.IGNORECASE,
 )
 

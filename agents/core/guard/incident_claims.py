@@ -9,6 +9,7 @@ the next update (a cadence) or about the fix, and the places a text names. Plain
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import re2
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
 from agents.core.guard.hedges import is_hedged
+from agents.core.guard.leading import led_by
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -320,11 +322,14 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
 # affected draws the edge of the incident, and only the incident may draw it (a fact, a key message
 # or an approved action that says "only", "limited to").
 _ONLY = re.compile(
-    r"\b(?:only|just|solely|exclusively)\s+(?:affect(?:s|ed|ing)?|impact(?:s|ed|ing)?|happen(?:s|ed)?|occur(?:s|red)?|"
-    r"appl(?:y|ies|ied))\b|\b(?:affect(?:s|ed)?|impact(?:s|ed)?)\s+(?:only|just|solely|exclusively)\b"
-    r"|\b(?:limited|confined|restricted)\s+to\b"
-    # ... or that plays it down: "this was only a display issue", "it is just a visual glitch".
-    r"|\b(?:was|is|were|are|been)\s+(?:only|just|merely|simply|purely)\s+(?:a|an)\b",
+    led_by(
+        "abceijlorsw",
+        r"\b(?:only|just|solely|exclusively)\s+(?:affect(?:s|ed|ing)?|impact(?:s|ed|ing)?|happen(?:s|ed)?|occur(?:s|red)?|"
+        r"appl(?:y|ies|ied))\b|\b(?:affect(?:s|ed)?|impact(?:s|ed)?)\s+(?:only|just|solely|exclusively)\b"
+        r"|\b(?:limited|confined|restricted)\s+to\b"
+        # ... or that plays it down: "this was only a display issue", "it is just a visual glitch".
+        r"|\b(?:was|is|were|are|been)\s+(?:only|just|merely|simply|purely)\s+(?:a|an)\b",
+    ),
     re.IGNORECASE,
 )
 _ONLY_SUPPORT = re.compile(r"\b(?:only|solely|exclusively|limited\s+to|confined\s+to|restricted\s+to)\b",
@@ -447,8 +452,9 @@ def unaffected_findings(text: str, context: Mapping | None, key: str | None = No
 # "Some confirmation emails may also have been delayed" on an incident that says "Confirmation emails were
 # not affected": an impact on what the incident says it spared contradicts the incident. The clause's
 # subject must be named whole by one of the incident's statements of no impact.
-_HIT = re.compile(r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|fail|fails|failed|failing|"
-                  r"unavailable|down|slow|slower|late|missing|lost|broken|stuck|stopped)\b", re.IGNORECASE)
+_HIT = re.compile(led_by("abdfilmsu", r"\b(?:delayed|affected|impacted|disrupted|interrupted|degraded|fail|fails|"
+                                      r"failed|failing|unavailable|down|slow|slower|late|missing|lost|broken|stuck|"
+                                      r"stopped)\b"), re.IGNORECASE)
 
 _STATEMENT_OPEN = re.compile(r"[.;:!?]\s|^")
 _NEGATION = re.compile(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", re.IGNORECASE)
@@ -459,19 +465,30 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
     """Impact claims about something the incident says was not affected (``key``: the context's
     incident_key, where the caller has it)."""
     findings, spared = [], None
+    # Where clauses and statements open, read once: the last opening before an impact word starts its clause.
+    clauses, statements = _openings(_CLAUSE_OPEN, text), _openings(_STATEMENT_OPEN, text)
     for m in _HIT.finditer(text):
-        start = max(b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start()))
-        subject = text[start : m.start()]
+        subject = text[_last_before(clauses, m.start()) : m.start()]
         if _NEGATION.search(subject):
             continue
         spared = _spared(context, key=key) if spared is None else spared  # read at the first impact word
         # "Backups of mailboxes, files and databases are failing" says it of each thing it lists.
-        listed = _LISTED.split(text[max(b.end() for b in _STATEMENT_OPEN.finditer(text, 0, m.start())) : m.start()])
+        listed = _LISTED.split(text[_last_before(statements, m.start()) : m.start()])
         items = [subject, *(item for item in listed if not _NEGATION.search(item))]
         if any(_names_spared_whole(item, spared) for item in items):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
                                     "not affected was affected.", m.start()))
     return findings
+
+
+def _openings(opening: re.Pattern, text: str) -> list[int]:
+    """Where each match of ``opening`` (a clause or statement opening, ``^`` among them) ends, in order."""
+    return [m.end() for m in opening.finditer(text)]
+
+
+def _last_before(openings: list[int], at: int) -> int:
+    """The last opening at or before ``at``: the start of the clause or statement ``at`` stands in."""
+    return openings[bisect.bisect_right(openings, at) - 1]
 
 
 def _names_spared_whole(subject: str, spared: tuple[_Spared, ...]) -> bool:
@@ -548,8 +565,8 @@ def exposure_findings(text: str, evidence: str) -> list[Finding]:
 # words of substance or more, to the end of its clause) must all stand in one clause of the incident
 # that negates, conditions and doubts nothing. A denial of impact ("were not affected") is the spared
 # checks' to read, and "no need to …" is advice.
-_DENIAL = re.compile(r"\b(?:did\s+not|didn[’']t|was\s+not|were\s+not|wasn[’']t|weren[’']t|ha(?:s|ve)\s+not\s+been|"
-                     r"no|none|nothing|never)\b", re.IGNORECASE)
+_DENIAL = re.compile(led_by("dhnw", r"\b(?:did\s+not|didn[’']t|was\s+not|were\s+not|wasn[’']t|weren[’']t|"
+                                    r"ha(?:s|ve)\s+not\s+been|no|none|nothing|never)\b"), re.IGNORECASE)
 _NO_DENIAL = re.compile(r"\s*(?:been\s+)?(?:affected|impacted|need|action)\b", re.IGNORECASE)
 _DOUBT = re.compile(r"\b(?:not|never|no|none|nothing|cannot|if|whether|unless)\b|n[’']t\b", re.IGNORECASE)
 _CLAUSES = re.compile(r"[.;:!?,](?:\s|$)|\s(?:and|but|while|whereas|although|so|because)\s|$", re.IGNORECASE)
@@ -597,9 +614,12 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
 
 # A cause, then (within a few words) who caused it.
 _CAUSE = re.compile(
-    r"\b(?:caused\s+by|due\s+to|because\s+of|(?:the\s+)?result\s+of|blamed?\s+on|triggered\s+by|"
-    r"originat(?:ed|ing)\s+(?:at|with|from)|the\s+fault\s+of|fault\s+lies\s+with|at\s+fault\s+(?:is|was)|"
-    r"(?:come|comes|came|coming|stem|stems|stemmed)\s+from)\s+",
+    led_by(
+        "abcdforst",
+        r"\b(?:caused\s+by|due\s+to|because\s+of|(?:the\s+)?result\s+of|blamed?\s+on|triggered\s+by|"
+        r"originat(?:ed|ing)\s+(?:at|with|from)|the\s+fault\s+of|fault\s+lies\s+with|at\s+fault\s+(?:is|was)|"
+        r"(?:come|comes|came|coming|stem|stems|stemmed)\s+from)\s+",
+    ),
     re.IGNORECASE,
 )
 _POSSESSIVE = re.compile(
@@ -686,10 +706,13 @@ def blame_findings(text: str, evidence: str) -> list[Finding]:
 # that speaks of a fault ("mistakenly deployed", "without the usual review", "an incorrect change"):
 # a person blamed in public, which only the incident's cause may say.
 _PERSON = re.compile(
-    r"\b(?:one\s+of\s+our\s+(?:\w+\s+)?(?:engineers|employees|developers|staff|team\s+members|operators|"
-    r"administrators|admins|technicians|contractors|agents)|an?\s+(?:\w+\s+)?(?:engineer|employee|developer|"
-    r"team\s+member|staff\s+member|operator|technician|contractor)|a\s+member\s+of\s+(?:our|the)\s+(?:\w+\s+)?"
-    r"(?:team|staff)|human\s+error|(?:manual|operator)\s+error|someone\s+(?:on|in)\s+our\s+(?:\w+\s+)?team)\b",
+    led_by(
+        "ahmos",
+        r"\b(?:one\s+of\s+our\s+(?:\w+\s+)?(?:engineers|employees|developers|staff|team\s+members|operators|"
+        r"administrators|admins|technicians|contractors|agents)|an?\s+(?:\w+\s+)?(?:engineer|employee|developer|"
+        r"team\s+member|staff\s+member|operator|technician|contractor)|a\s+member\s+of\s+(?:our|the)\s+(?:\w+\s+)?"
+        r"(?:team|staff)|human\s+error|(?:manual|operator)\s+error|someone\s+(?:on|in)\s+our\s+(?:\w+\s+)?team)\b",
+    ),
     re.IGNORECASE,
 )
 _FAULT = re.compile(

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from agents.core.guard.hedges import is_hedged
 from agents.core.guard.incident_claims import Finding, is_forecast, sentence_around
+from agents.core.guard.leading import led_by
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 from agents.core.units import fact_meta, number_value, unit_of
@@ -69,9 +70,12 @@ def bound_findings(text: str, context: Mapping | None, key: str | None = None) -
 # now") of an impairment (a delay, a wait, a lag, errors, a queue); it contradicts a recovery while it
 # is above zero and above the usual value the incident records beside it ("usual_wait_minutes").
 _RECOVERED = re.compile(
-    r"\b(?:back\s+to\s+(?:normal|usual)|(?:normal|usual)\s+again|in\s+real[-\s]time|(?:fully|completely)\s+"
-    r"(?:recovered|restored|caught\s+up|cleared)|(?:fully\s+|now\s+)?behind\s+us|no\s+longer\s+(?:delayed|"
-    r"lagging|queued|slow|behind)|(?:all|fully)\s+caught\s+up|without\s+(?:any\s+)?delays?)\b",
+    led_by(
+        "abcfinuw",
+        r"\b(?:back\s+to\s+(?:normal|usual)|(?:normal|usual)\s+again|in\s+real[-\s]time|(?:fully|completely)\s+"
+        r"(?:recovered|restored|caught\s+up|cleared)|(?:fully\s+|now\s+)?behind\s+us|no\s+longer\s+(?:delayed|"
+        r"lagging|queued|slow|behind)|(?:all|fully)\s+caught\s+up|without\s+(?:any\s+)?delays?)\b",
+    ),
     re.IGNORECASE,
 )
 _CURRENT = re.compile(r"\b(?:current|currently|now|still|remaining)\b", re.IGNORECASE)

@@ -13,6 +13,7 @@ from decimal import Decimal
 from agents.core.guard.contacts import prose
 from agents.core.guard.identifiers import INCIDENT_ID
 from agents.core.guard.incident_claims import is_cadence
+from agents.core.guard.leading import led_by
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
 from agents.core.units import CURRENCY_CODES
@@ -174,12 +175,15 @@ def _with_unit(found: str, value: Decimal, start: int, after: str, *, percent: b
 # A fraction before a unit of time is a duration ("half an hour" = 30 minutes); otherwise a share
 # ("half of the checkouts" = 50 %).
 _QUANTITY_WORDS = re.compile(
-    r"\b(?:(?P<dozen>(?:a\s+|one\s+)?dozen)|(?P<couple>a\s+(?:couple|pair)(?:\s+of)?)"
-    r"|(?P<score>a\s+score\s+of)(?!\s+\d)|(?P<twice>twice)|(?P<thrice>thrice)"
-    r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter)"
-    # "for about an hour": how long something lasted, one hour ("an hour ago", "every hour" are not)
-    r"|(?P<an>(?:(?<=\bfor\s)|(?<=\babout\s)|(?<=\baround\s)|(?<=\bnearly\s)|(?<=\balmost\s)|(?<=\broughly\s)|"
-    r"(?<=\blasted\s))an?(?=\s+(?:hour|day|week)\b)))\b",
+    led_by(
+        "adhoqt",
+        r"\b(?:(?P<dozen>(?:a\s+|one\s+)?dozen)|(?P<couple>a\s+(?:couple|pair)(?:\s+of)?)"
+        r"|(?P<score>a\s+score\s+of)(?!\s+\d)|(?P<twice>twice)|(?P<thrice>thrice)"
+        r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter)"
+        # "for about an hour": how long something lasted, one hour ("an hour ago", "every hour" are not)
+        r"|(?P<an>(?:(?<=\bfor\s)|(?<=\babout\s)|(?<=\baround\s)|(?<=\bnearly\s)|(?<=\balmost\s)|(?<=\broughly\s)|"
+        r"(?<=\blasted\s))an?(?=\s+(?:hour|day|week)\b)))\b",
+    ),
     re.IGNORECASE,
 )
 _QUANTITY_VALUES = {"dozen": 12, "couple": 2, "score": 20, "twice": 2, "thrice": 3, "an": 1}

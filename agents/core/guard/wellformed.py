@@ -135,7 +135,10 @@ _LAST_WORDS = re.compile(r"[.!?…]*[^\S\n]*([A-Za-z]+)(?:[^\S\n]+([A-Za-z]+)(?:
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)|\n(?=[^\S\n]*(?:\n|(?:[-*•—–]|\d{1,2}[.)])\s))")
 
 
-def _sentence_ends(text: str) -> list[int]:
+# A text is split by several checks of one guard run (the broken-text checks, grounding, the incident
+# claims): the last few splits are kept, so one text is split once per run.
+@functools.lru_cache(maxsize=8)
+def _sentence_ends(text: str) -> tuple[int, ...]:
     """Where each sentence ends (the index after its terminal mark), abbreviations skipped."""
     ends = []
     for m in _SENTENCE_END.finditer(text):
@@ -146,10 +149,11 @@ def _sentence_ends(text: str) -> list[int]:
         if marks == "." and _abbreviation_before(text, m.start()) and m.end() < len(text.rstrip()):
             continue
         ends.append(m.end())
-    return ends
+    return tuple(ends)
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+@functools.lru_cache(maxsize=8)
+def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     """[start, end) of each sentence of ``text``, whitespace trimmed, in reading order (a decimal
     point, "e.g." or "v2.1" does not end one; a blank line or a line break before a list item does)."""
     spans, start = [], 0
@@ -162,7 +166,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if a < b:
             spans.append((a, b))
         start = end
-    return spans
+    return tuple(spans)
 
 
 def sentences(text: str) -> list[str]:

@@ -194,6 +194,10 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\bno\s+longer\s+(?:affected|impacted|seeing|experiencing|failing|delayed|degraded|down|slow)\b",
             r"\b(?:all|every)\s+(?:systems?|services?)\s+(?:are\s+|is\s+)?(?:operational|go|green|up)\b",
             r"\beverything\s+is\s+(?:fine|ok|okay|normal|working|back)\b",
+            r"\bshould\s+now\s+(?:be\s+)?(?:working|work|succeed(?:ing)?|load(?:ing)?|respond(?:ing)?|available|online|"
+            r"operational|running|functioning|flowing|processing)\b",
+            r"\bshould\s+be\s+(?:working|succeeding|loading|running|functioning|operating|responding|processing)\s+"
+            r"(?:again|normally|now|as\s+(?:expected|usual|normal))\b",
         ),
     ),
     ClaimFamily(

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agents.core.guard import check_final_answer
-from agents.core.policy import DEFAULT_VOCABULARY
+from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY
 from agents.models import GroundingTerm, PipelinePolicy, RestrictedClaim
 from agents.policy_rows import load_policy
 
@@ -14,6 +14,8 @@ pytestmark = pytest.mark.django_db
 CONTEXT = {"region": "US", "incident": {"incident_id": "inc_pay_1", "title": "Card payments failing",
                                          "state": "investigating", "status": "degraded"}}
 FIX_WORDS = r"\b(?:fixed|solved|remedied|rectified)\b"
+SHOULD_LINES = [p for f in DEFAULT_CLAIM_FAMILIES if f.name == "working again" for p in f.paraphrases
+                if p.startswith(r"\bshould\s+")]
 TEXT = "We are investigating card payments failing in the US. We will host a webinar about it."
 
 
@@ -127,7 +129,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0036: each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0037: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -150,6 +152,10 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert FIX_WORDS in Claim.objects.get(family="resolution").paraphrases.splitlines()  # 0035 taken back
     assert "“fixed”" in Claim.objects.get(family="resolution").note
     Claim.objects.filter(family="cause identified").update(enabled=False)
+    # The "should" paraphrases 0037 adds, as a store from before holds the family: without them.
+    working = Claim.objects.get(family="working again")
+    working.paraphrases = "\n".join(line for line in working.paraphrases.splitlines() if line not in SHOULD_LINES)
+    working.save()
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
@@ -181,3 +187,5 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["rather"].enabled and not terms["rather"].action
     assert terms["checking"].enabled and terms["checking"].action and not terms["checking"].advice
     assert terms["as normal"].advice and terms["track"].advice and terms["track"].action
+    # 0037: a recovery softened by "should" joins the "working again" family.
+    assert set(SHOULD_LINES) <= set(families["working again"].paraphrases.splitlines())

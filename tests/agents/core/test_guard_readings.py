@@ -315,6 +315,18 @@ def test_a_lifecycle_stage_the_incident_is_not_in_is_a_state_claim(text, wrong, 
     assert stops(text, incident(state=right)) == []
 
 
+@pytest.mark.parametrize(("text", "found"), [
+    ("Custom domain renewals should be working now.", "should be working now"),
+    ("Custom domain renewals should now succeed.", "should now succeed"),
+])
+def test_a_recovery_softened_by_should_is_still_a_recovery(text, found):
+    assert stops(text, incident(state="investigating")) == [("state_claim", found)]
+    assert stops(text, incident(state="monitoring")) == []
+    # What should happen once something is done is no claim that it has.
+    assert stops("Once the fix is out, custom domain renewals should work as expected.",
+                 incident(state="identified", actions=["roll out a fix"])) == []
+
+
 def test_a_stage_that_is_hoped_for_or_conditional_is_no_state_claim():
     text = "Once a fix has been implemented for custom domain renewals, we will post an update."
     assert stops(text, incident(state="identified", actions=["post an update"])) == []

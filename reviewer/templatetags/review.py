@@ -204,7 +204,8 @@ GROUNDING_CHECKS = {
 # ``reading``) was not found by the word check: the finding names the reading.
 READINGS = {"denial": "the guard's check for denials of the incident",
             "advised against": "the guard's check for advice the incident advises against",
-            "nothing to do": "the guard's check for telling customers they need do nothing"}
+            "nothing to do": "the guard's check for telling customers they need do nothing",
+            "done to customers": "the guard's check for work said done to customers"}
 
 
 @register.inclusion_tag("partials/finding.html")

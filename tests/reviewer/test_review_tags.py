@@ -137,8 +137,12 @@ def test_a_share_is_a_whole_percentage():
     assert (share(None), share(0), share(0.634), share(1)) == ("—", "0%", "63%", "100%")
 
 
-def test_a_statement_a_named_reading_found_names_the_reading_not_the_word_check():
-    html = render("{% finding f %}", f=grounding(message="It denies what the incident says.", reading="denial"))
+@pytest.mark.parametrize(("reading", "named"), [
+    ("denial", "the guard&#x27;s check for denials of the incident"),
+    ("done to customers", "the guard&#x27;s check for work said done to customers"),
+])
+def test_a_statement_a_named_reading_found_names_the_reading_not_the_word_check(reading, named):
+    html = render("{% finding f %}", f=grounding(message="It says something the incident does not.", reading=reading))
 
-    assert "found by\n  the guard&#x27;s check for denials of the incident</span>" in html
+    assert f"found by\n  {named}</span>" in html
     assert "word check" not in html

@@ -159,7 +159,7 @@ class Term:
 
 
 # Where a word stands decides which terms may license it (find_unsupported).
-PLAIN, ADVICE, ACTION = "plain", "advice", "action"
+PLAIN, ADVICE, ACTION, DONE = "plain", "advice", "action", "done"
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ class Vocabulary:
         return found
 
     def allows(self, where: str) -> frozenset[str]:
-        return {PLAIN: self.words, ADVICE: self.advice_words, ACTION: self.action_words}[where]
+        return {PLAIN: self.words, ADVICE: self.advice_words, ACTION: self.action_words, DONE: frozenset()}[where]
 
 
 # The terms last indexed, and their index.
@@ -237,6 +237,9 @@ class Unsupported:
     sentence: str
     start: int  # of the sentence in the checked text
     words: tuple[tuple[int, int], ...]
+    # Every one of the words says work done to customers that the incident does not record ("we have
+    # notified every affected customer"): no vocabulary term licenses it (the reading "done to customers").
+    done: bool = False
 
     @property
     def found(self) -> str:
@@ -351,7 +354,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 read = (word, places[i])
                 ok = seen.get(read)
                 if ok is None:
-                    ok = seen[read] = _licensed(word, acted if places[i] == ACTION else licensed, vocabulary, places[i])
+                    ok = seen[read] = _licensed(word, acted if places[i] in (ACTION, DONE) else licensed, vocabulary,
+                                                places[i])
             if ok or _skipped(start + a, start + b, skip):
                 continue
             if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
@@ -360,7 +364,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 runs.append([i])
         if runs:
             words = tuple((tokens[run[0]][0], tokens[run[-1]][1]) for run in runs)
-            found.append(Unsupported(sentence, start, words))
+            found.append(Unsupported(sentence, start, words, all(places[i] == DONE for run in runs for i in run)))
     return found
 
 
@@ -390,10 +394,10 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
         places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) else PLAIN
                   for a, _, _ in tokens]
     if vocabulary.commitments:
-        for begin, finish in _commitment_spans(sentence):
+        for begin, finish, done in _commitment_spans(sentence):
             for i, (a, b, _) in enumerate(tokens):
                 if begin <= a and b <= finish and places[i] == PLAIN:
-                    places[i] = ACTION
+                    places[i] = DONE if done else ACTION
     return places
 
 
@@ -451,9 +455,10 @@ _NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
 _NOTHING_DONE = re.compile(r"\b(?:no|nothing|none|neither|nor)\b", re.IGNORECASE)
 
 
-def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
-    """The verb of each action or promise of the company's in the sentence. A negated one ("we cannot
-    guarantee a time", "we have not found the cause") promises nothing."""
+def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
+    """The verb of each action or promise of the company's in the sentence (its start, its end, and
+    whether it says work done to customers). A negated one ("we cannot guarantee a time", "we have not
+    found the cause") promises nothing."""
     spans = []
     for m in _COMMITMENT_MARK.finditer(sentence):
         between = _BEFORE_VERB.match(sentence, m.end())
@@ -469,15 +474,37 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int]]:
         if verb and _WORKS.match(sentence, verb.end()):
             continue  # "emails have been sent normally since": a service working, no work done
         if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
-            spans.append(verb.span())
+            spans.append((*verb.span(), _done_to_customers(sentence, clause, m.start(), verb, auxiliaries)))
     return spans
+
+
+def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, auxiliaries: list[str]) -> bool:
+    """Whether the verb says work done to customers: "we have notified every affected customer" (the
+    customers after it), "affected accounts have been credited" (before it, in its clause)."""
+    if not set(auxiliaries) & _HAVE or verb.group().lower() in _NOT_DONE_TO:
+        return False
+    if auxiliaries[-1] == "been":
+        return _CUSTOMERS.search(sentence, clause, mark) is not None
+    return _TO_CUSTOMERS.match(sentence, verb.end()) is not None
+
+
+# Work the company says it has done to its customers ("we have notified every affected customer", "we've
+# credited your account") is the incident's to record: its verb is read with the incident's words alone,
+# not with the vocabulary's (which lets "we will notify you" pass). What the company saw, heard or said
+# to customers is no work done to them.
+_CUSTOMER = (r"(?:you|customers?|users?|accounts?|subscribers?|members?|merchants?|riders?|drivers?|owners?|"
+             r"admins?|teams?|organi[sz]ations?|clients?|shoppers?|readers?|players?|patients?|students?|recipients?)\b")
+_TO_CUSTOMERS = re.compile(r"\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|these)\s+){0,3}"
+                           + _CUSTOMER, re.IGNORECASE)
+_CUSTOMERS = re.compile(r"\b" + _CUSTOMER, re.IGNORECASE)
+_NOT_DONE_TO = frozenset("seen heard noticed observed received apologised apologized thanked".split())
 
 
 def says_company_action(sentence: str, words: str) -> bool:
     """Whether ``words`` stand in ``sentence`` where the company says what it did, does or will do ("we
     have <b>re-sent</b> the invoices"): a vocabulary term mined from there needs its ``action`` flag."""
     at = sentence.lower().find(words.lower())
-    return at >= 0 and any(a <= at < b for a, b in _commitment_spans(sentence))
+    return at >= 0 and any(a <= at < b for a, b, _done in _commitment_spans(sentence))
 
 
 @functools.lru_cache(maxsize=16384)
@@ -705,7 +732,8 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
             for m in re.finditer(re.escape(v.found.lower()), lower)]
     licensed, acted = _incident_stems(support.context, support.licensed_texts, support.rules.region_words,
                                       key=support.context_key)
-    return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words)
+    return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words,
+                      reading=DONE_TO_CUSTOMERS if u.done else "")
             for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip, acted)]
 
 
@@ -750,7 +778,14 @@ def _platform_names(licensed: frozenset[str]) -> frozenset[str]:
     return _stems_of(" ".join(names for platform, names in _PLATFORMS.items() if stem(platform) in licensed))
 
 
+DONE_TO_CUSTOMERS = "done to customers"
+
+
 def unsupported_message(unsupported: Unsupported) -> str:
     """What the lead reads: the words, and that nothing in the incident backs them."""
+    if unsupported.done:
+        return (f"Nothing the incident records says “{unsupported.found}” was done: the sentence says the company "
+                "did something for customers that the approved actions and the facts about what was done do not "
+                "say.")
     return (f"Nothing in the incident supports “{unsupported.found}”: the sentence states something the facts, the "
             "key messages and the approved actions do not say.")

@@ -52,8 +52,8 @@ class Violation:
     sentence: str = ""
     words: tuple[tuple[int, int], ...] = ()
     # An unsupported statement that one of the guard's named readings found ("advised against", "nothing
-    # to do", "denial") rather than grounding's reading of each word: no vocabulary term can lift it, so
-    # the learning loop does not propose one (reviewer.learning.miner).
+    # to do", "denial", "done to customers") rather than grounding's reading of each word: no vocabulary
+    # term can lift it, so the learning loop does not propose one (reviewer.learning.miner).
     reading: str = ""
 
     def reported(self, check: str) -> dict:

@@ -386,6 +386,27 @@ def test_work_the_text_says_is_done_must_be_done_in_the_incident_too():
     assert stops("The delayed messages have been delivered.", done) == []
 
 
+@pytest.mark.parametrize(("text", "verb"), [
+    ("We have notified every affected customer by email.", "notified"),
+    ("Every affected customer has been notified by email.", "notified"),
+    ("Affected accounts have been credited with a free month.", "credited"),
+])
+def test_work_said_done_to_customers_is_the_incidents_to_record(text, verb):
+    # "notify" is ordinary in a promise ("we will notify you"), so the vocabulary has it; as work done
+    # to customers it must be work the incident records.
+    assert any(found.startswith(verb) for check, found in stops(text, RENEWALS) if check == "unsupported_statement")
+    recorded = incident(state="identified", facts=[
+        ("action_taken", "Action taken", "text",
+         "Every affected customer was notified by email and affected accounts were credited with a free month")])
+    assert stops(text, recorded) == []
+
+
+def test_what_the_company_saw_or_promises_is_no_work_done_to_customers():
+    assert stops("We will notify every affected customer by email.", RENEWALS) == []
+    assert stops("We have seen customers report that renewals fail.", RENEWALS) == []
+    assert stops("We have apologised to every affected customer.", RENEWALS) == []
+
+
 def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
     rolling = incident(state="identified", facts=[("action_taken", "Action taken", "text",
                                                    "Rolling back the deployment")])

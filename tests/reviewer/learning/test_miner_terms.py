@@ -4,6 +4,8 @@ without it the same sentences would stop again; a word they approved in descript
 
 from datetime import datetime
 
+import pytest
+
 from agents.core.guard import check_final_answer
 from agents.models import GroundingTerm
 from agents.policy_rows import load_policy
@@ -57,23 +59,28 @@ def test_the_flag_is_what_lets_the_approved_sentence_through(db):
     assert stops() == []
 
 
-def test_a_statement_a_named_reading_found_is_counted_under_its_reading_and_never_mined_as_a_term(db, settings):
-    """A denial of what the incident says is no word a term could license: leads who approve it anyway
-    are counted under the reading, and the miner proposes nothing from their sentences."""
+@pytest.mark.parametrize(("text", "reading"), [
+    ("Riders did not see longer pickup times.", "denial"),
+    ("We have notified every affected rider by email.", "done to customers"),
+])
+def test_a_statement_a_named_reading_found_is_counted_under_its_reading_and_never_mined_as_a_term(
+        db, settings, text, reading):
+    """A denial of what the incident says, or a notice said to be sent that the incident does not
+    record, is no word a term could license: leads who approve it anyway are counted under the reading,
+    and the miner proposes nothing from their sentences."""
     settings.LEARNING_MIN_LEADS, settings.LEARNING_MIN_DECISIONS = 3, 3
     context = {"incident": {"incident_id": "inc_1", "status": "resolved",
                             "rider_impact": "Riders saw longer pickup times"}, "region": "EU"}
-    text = "Riders did not see longer pickup times."
     policy = load_policy("reflection")
     guard = check_final_answer(text, context, policy.guard, max_answer_chars=policy.max_answer_chars)
     (finding,) = [v for v in guard.violations if v["check"].endswith(GROUNDING)]
-    assert finding["reading"] == "denial"
+    assert finding["reading"] == reading
     stored = {"stop_reason": guard.stop_reason, "violations": list(guard.violations)}
     for n in range(3):
         escalation = make_escalation(text=text, guard=stored)
         Decision.objects.create(escalation=escalation, actor=make_user(f"lead{n}"), action="approve",
                                 final_text=text, guard_results=stored, note="Fine as written.")
     read = list(labels())
-    assert [sorted(label.fired) for label in read] == [[(GROUNDING, "denial")]] * 3
-    assert all((GROUNDING, "denial") in label.overridden for label in read)
+    assert [sorted(label.fired) for label in read] == [[(GROUNDING, reading)]] * 3
+    assert all((GROUNDING, reading) in label.overridden for label in read)
     assert grounding_terms(read, {}) == []

@@ -205,7 +205,8 @@ GROUNDING_CHECKS = {
 READINGS = {"denial": "the guard's check for denials of the incident",
             "advised against": "the guard's check for advice the incident advises against",
             "nothing to do": "the guard's check for telling customers they need do nothing",
-            "done to customers": "the guard's check for work said done to customers"}
+            "done to customers": "the guard's check for work said done to customers",
+            "improvement": "the guard's check for a service said to be better than before"}
 
 
 @register.inclusion_tag("partials/finding.html")

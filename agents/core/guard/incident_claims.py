@@ -19,7 +19,7 @@ import re2
 
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
-from agents.core.guard.hedges import is_hedged
+from agents.core.guard.hedges import is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
@@ -610,6 +610,34 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
     return tuple(clauses)
 
 
+# ---------------------------------------------------------------- better than before
+
+# "Builds are now running faster than they were before the incident", "call quality is better than
+# ever": a service said to be better than before the incident claims an improvement nobody measured
+# (recovery is the most an incident's facts say). The incident may say it: a statement of its that makes
+# the same comparison ("faster than before") supports it.
+_IMPROVEMENT = re.compile(
+    r"\b(better|faster|quicker|smoother|stronger|more\s+(?:reliable|stable|resilient|robust|responsive))\s+than\s+"
+    r"(?:[\w’']+\s+){0,3}?(?:before|ever|usual|normal|previously|prior|it\s+was|they\s+were|it\s+used\s+to)\b",
+    re.IGNORECASE,
+)
+
+
+def improvement_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Improvements over the time before the incident that no statement of the incident makes."""
+    findings = []
+    for m in _IMPROVEMENT.finditer(text):
+        if is_negated(text, m.start()):
+            continue  # "not faster than before"
+        said = rf"\b{re.escape(m.group(1).split()[-1].lower())}\s+than\b"
+        if any(re.search(said, statement.lower()) for statement in _statements(context)):
+            continue
+        findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” says the service is better "
+                                "than before the incident; nothing in the incident says so.", m.start(),
+                                reading="improvement"))
+    return findings
+
+
 # ---------------------------------------------------------------- blame
 
 # A cause, then (within a few words) who caused it.
@@ -814,6 +842,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *unaffected_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),
         *denial_findings(text, support.context, support.context_key),
+        *improvement_findings(text, support.context),
         *staff_access_findings(text, evidence),
         *exposure_findings(text, evidence),
         *blame_findings(text, cause_evidence(support.context, evidence, key=support.context_key)),

@@ -407,6 +407,21 @@ def test_what_the_company_saw_or_promises_is_no_work_done_to_customers():
     assert stops("We have apologised to every affected customer.", RENEWALS) == []
 
 
+@pytest.mark.parametrize(("text", "found"), [
+    ("Custom domain renewals now run faster than they did before the incident.", "faster than they did before"),
+    ("Renewals for custom domains are more reliable than ever.", "more reliable than ever"),
+])
+def test_a_service_said_to_be_better_than_before_the_incident_is_the_incidents_to_say(text, found):
+    resolved = incident(state="resolved")
+    assert stops(text, resolved) == [("unsupported_statement", found)]
+    said = incident(state="resolved", messages=["Custom domain renewals now run faster than they did before the "
+                                                "incident and are more reliable than ever."])
+    assert stops(text, said) == []
+    # Slower than usual is the impact, and "not yet faster" claims nothing.
+    assert stops("Custom domain renewals are slower than usual and not yet faster than before.",
+                 incident(state="investigating")) == []
+
+
 def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
     rolling = incident(state="identified", facts=[("action_taken", "Action taken", "text",
                                                    "Rolling back the deployment")])

@@ -145,6 +145,7 @@ strategy strategies
 note noted rather simply little precaution precautionary depending think treat treated treating reverse
 reversed reversing
 unsure mid http https
+hard
 """.split()
 
 UPDATE_PHRASES = (
@@ -225,6 +226,7 @@ provisioned rebuild rebuilding rebuilt reindex reindexing clear cleared clearing
 coordinate coordinating coordinated lead leads leading led roll rolling rolled bring bringing brought
 add adding added need needs needed release released releasing
 check checking checked reverse reversed reversing treat treated treating
+alert alerted paged consider considered
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",

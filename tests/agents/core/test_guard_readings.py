@@ -44,6 +44,7 @@ RENEWALS = incident(state="identified", actions=["post an update every 30 minute
     "We cannot guarantee a time yet for custom domain renewals.",  # a negated action promises nothing
     "Custom domains have been slow to renew.",  # "have been" before an adjective describes
     "We're sorry, and we are aware that renewals fail for some custom domains.",
+    "Our team has been alerted and is working hard on custom domain renewals.",
 ])
 def test_the_company_doing_its_ordinary_work_passes(text):
     assert stops(text, RENEWALS) == []

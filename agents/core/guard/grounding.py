@@ -36,7 +36,7 @@ import snowballstemmer
 
 from agents.core.guard.contacts import prose
 from agents.core.guard.leading import led_by
-from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
+from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
 from agents.core.guard.places import DEMONYMS, PLACES
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.synonyms import synonyms
@@ -355,7 +355,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = seen.get(read)
                 if ok is None:
                     ok = seen[read] = _licensed(word, acted if places[i] in (ACTION, DONE) else licensed, vocabulary,
-                                                places[i])
+                                                places[i]) or (
+                        places[i] == ADVICE and _modifier(word) and _licensed(word, licensed, vocabulary, PLAIN))
             if ok or _skipped(start + a, start + b, skip):
                 continue
             if runs and _adjacent(tokens, runs[-1][-1], i, covered, sentence):
@@ -366,6 +367,19 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             words = tuple((tokens[run[0]][0], tokens[run[-1]][1]) for run in runs)
             found.append(Unsupported(sentence, start, words, all(places[i] == DONE for run in runs for i in run)))
     return found
+
+
+# In advice, a word that only modifies the instruction ("you can simply retry", "try again a little
+# later", "the badges you deactivated this morning") gives no instruction of its own: an adjective or an
+# adverb, or a time of day, is read as in plain description. The instruction's verb and its object are
+# still the advice vocabulary's or the incident's.
+_TIMES_OF_DAY = frozenset("morning afternoon evening tonight today".split())
+
+
+def _modifier(word: str) -> bool:
+    lower = word.lower()
+    parts = parts_of(lower)
+    return lower in _TIMES_OF_DAY or (bool(parts) and parts <= {"ADJ", "ADV"})
 
 
 def _near_digits(tokens, i: int) -> bool:

@@ -323,12 +323,12 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
 # or an approved action that says "only", "limited to").
 _ONLY = re.compile(
     led_by(
-        "abceijlorsw",
+        "abceijlorsw'’",
         r"\b(?:only|just|solely|exclusively)\s+(?:affect(?:s|ed|ing)?|impact(?:s|ed|ing)?|happen(?:s|ed)?|occur(?:s|red)?|"
         r"appl(?:y|ies|ied))\b|\b(?:affect(?:s|ed)?|impact(?:s|ed)?)\s+(?:only|just|solely|exclusively)\b"
         r"|\b(?:limited|confined|restricted)\s+to\b"
         # ... or that plays it down: "this was only a display issue", "it is just a visual glitch".
-        r"|\b(?:was|is|were|are|been)\s+(?:only|just|merely|simply|purely)\s+(?:a|an)\b",
+        r"|(?:\b(?:was|is|were|are|been)|['’]s)\s+(?:only|just|merely|simply|purely)\s+(?:a|an)\b",
     ),
     re.IGNORECASE,
 )

@@ -26,3 +26,10 @@ def is_inflection(word: str, lemma: str, tag: str) -> bool:
     """Whether ``word`` is ``lemma``'s form ``tag`` (Penn tags: "VBN" the past participle, "VBD" the
     past tense)."""
     return word in lemminflect.getInflection(lemma, tag)
+
+
+@functools.lru_cache(maxsize=16384)
+def parts_of(word: str) -> frozenset[str]:
+    """The parts of speech ``word`` may be a form of ("simply": ADV; "run": VERB and NOUN); empty for a
+    word no dictionary knows."""
+    return frozenset(lemminflect.getAllLemmas(word))

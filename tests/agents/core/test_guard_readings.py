@@ -502,6 +502,22 @@ def test_a_sentence_adverb_that_frames_a_sentence_states_nothing():
                                               vocabulary)] == ["luckily"]
 
 
+def test_a_word_that_only_modifies_an_instruction_gives_none_of_its_own():
+    retry = incident(state="identified", actions=["customers can retry a failed renewal"])
+    assert stops("If a renewal fails, you can simply retry it.", retry) == []
+    assert stops("Please retry any renewal that failed this morning.", retry) == []
+    # The instruction's own verb still needs the incident or the advice vocabulary.
+    assert stops("If a renewal fails, you can simply delete the domain.", retry) == [
+        ("unsupported_statement", "delete")]
+
+
+def test_downplaying_the_impact_in_a_contraction_narrows_it_too():
+    text = "If the dashboard shows an error, that's only a display issue."
+    assert stops(text, incident(state="investigating")) == [("scope_claim", "'s only a")]
+    said = incident(state="investigating", messages=["The wrong status in the dashboard is only a display issue."])
+    assert stops(text, said) == []
+
+
 def test_an_instruction_ends_where_a_new_clause_begins_and_describes_in_its_conditions():
     vocabulary = Vocabulary.of(DEFAULT_VOCABULARY)
     licensed = evidence_stems(incident())
@@ -524,8 +540,8 @@ def test_a_negated_modal_or_a_compound_is_no_instruction():
     # The same words: as an instruction "right now" is not advice the vocabulary allows; as what fails it describes.
     assert read("Some customers can renew their custom domains right now.") == ["right"]
     assert read("Some customers can't renew their custom domains right now.") == []
-    assert read("Check custom domains working normally.") == ["normally"]
-    assert read("Check-in for custom domains is working normally.") == []
+    assert read("Check custom domains working with the fix.") == ["fix"]
+    assert read("Check-in for custom domains is working with the fix.") == []
 
 
 def test_a_thing_called_unaffected_must_be_mostly_what_the_incident_says_was_spared():

@@ -183,13 +183,14 @@ _CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|for\s+those|once)\b", re.I
 def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) -> list[Finding]:
     """Telling customers they need do nothing, where the incident's approved actions ask something of
     them and the incident does not say so itself."""
-    if not isinstance(context, Mapping) or _NOTHING_SAID.search(evidence):
+    said = list(_NOTHING_TO_DO.finditer(text))  # the text first: the evidence is long, and most texts say nothing
+    if not said or not isinstance(context, Mapping) or _NOTHING_SAID.search(evidence):
         return []
     actions = [a for a in context.get("approved_actions") or () if isinstance(a, str)]
     if not any(_ASKS_CUSTOMERS.search(action) for action in actions):
         return []
     findings = []
-    for m in _NOTHING_TO_DO.finditer(text):
+    for m in said:
         opens = [b.end() for b in SENTENCE_END.finditer(text, 0, m.start())]
         if not _CONDITION_OPENS.match(text, opens[-1] if opens else 0):
             findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” tells customers they need "

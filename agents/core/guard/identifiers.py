@@ -20,13 +20,15 @@ def find(text: str, support: Support) -> list[Violation]:
 
 
 def _new_incident_ids(text: str, allowed_text: str) -> list[Violation]:
-    allowed_ids = {m.group().lower() for m in INCIDENT_ID.finditer(allowed_text)}
+    named = list(INCIDENT_ID.finditer(text))  # the (long) allowed text is read only for a text that names one
+    allowed_ids = {m.group().lower() for m in INCIDENT_ID.finditer(allowed_text)} if named else set()
     return [Violation("new_incident_id", m.group(), f"“{m.group()}” is not an incident in the context.")
-            for m in INCIDENT_ID.finditer(text) if m.group().lower() not in allowed_ids]
+            for m in named if m.group().lower() not in allowed_ids]
 
 
 def _new_severity_labels(text: str, allowed_text: str) -> list[Violation]:
-    allowed_labels = {m.group().lower() for m in SEVERITY.finditer(allowed_text)}
+    named = list(SEVERITY.finditer(text))
+    allowed_labels = {m.group().lower() for m in SEVERITY.finditer(allowed_text)} if named else set()
     return [Violation("new_severity_label", m.group(), f"Severity “{m.group()}” is not the one in the context.")
-            for m in SEVERITY.finditer(text) if m.group().lower() not in allowed_labels]
+            for m in named if m.group().lower() not in allowed_labels]
 

@@ -290,7 +290,7 @@ def _shown(percent: Decimal) -> str:
 def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) -> list[Finding]:
     """Quantifiers over customers that the incident's shares contradict, or that nothing supports.
     ``hedged(text, start, end)`` is the guard's hedge rule (a negated "not all users" passes)."""
-    shares = affected_shares(context)
+    shares = None  # read at the first quantifier about impact: most texts have none
     findings = []
     for kind, pattern in _QUANTIFIERS:
         for m in pattern.finditer(text):
@@ -301,6 +301,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
                 continue  # "not loading at all for users" quantifies nothing
             if not _IMPACT.search(sentence_around(text, m.start(), m.end())):
                 continue
+            shares = affected_shares(context) if shares is None else shares
             verdict = _quantifier_supported(kind, shares, found)
             if verdict is None:
                 # "regenerate every affected export" quantifies the affected, and draws no edge either.
@@ -338,11 +339,12 @@ _ONLY_SUPPORT = re.compile(r"\b(?:only|solely|exclusively|limited\s+to|confined\
 
 def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
     """Claims that only some are affected, where the incident says no such thing."""
-    if _ONLY_SUPPORT.search(evidence):
+    made = [m for m in _ONLY.finditer(text) if not hedged(text, m.start(), m.end())]
+    if not made or _ONLY_SUPPORT.search(evidence):
         return []
     return [Finding("scope_claim", m.group(), f"“{m.group()}” narrows who or what is affected, and the incident "
                     "does not say so.", m.start())
-            for m in _ONLY.finditer(text) if not hedged(text, m.start(), m.end())]
+            for m in made]
 
 
 # "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
@@ -534,10 +536,11 @@ def staff_access_findings(text: str, evidence: str) -> list[Finding]:
 def _data_statements(text: str, evidence: str, statement, support, says: str) -> list[Finding]:
     """``data_safety`` findings for each ``statement`` in the text, unless the incident's evidence
     speaks of the same thing (``support``)."""
-    if support.search(evidence):
+    made = list(statement.finditer(text))  # the text first: it is short, the evidence long, and most say nothing
+    if not made or support.search(evidence):
         return []
     return [Finding("data_safety", m.group(), f"“{m.group()}” {says}, and the incident does not say so.", m.start())
-            for m in statement.finditer(text)]
+            for m in made]
 
 
 # "No accounts were accessed by anyone else", "none of your files were shared": that nothing was
@@ -617,8 +620,12 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
 # (recovery is the most an incident's facts say). The incident may say it: a statement of its that makes
 # the same comparison ("faster than before") supports it.
 _IMPROVEMENT = re.compile(
-    r"\b(better|faster|quicker|smoother|stronger|more\s+(?:reliable|stable|resilient|robust|responsive))\s+than\s+"
-    r"(?:[\w’']+\s+){0,3}?(?:before|ever|usual|normal|previously|prior|it\s+was|they\s+were|it\s+used\s+to)\b",
+    led_by(
+        "bfmqs",
+        r"\b(better|faster|quicker|smoother|stronger|more\s+(?:reliable|stable|resilient|robust|responsive))\s+"
+        r"than\s+(?:[\w’']+\s+){0,3}?(?:before|ever|usual|normal|previously|prior|it\s+was|they\s+were|"
+        r"it\s+used\s+to)\b",
+    ),
     re.IGNORECASE,
 )
 

@@ -70,7 +70,9 @@ def candidates(text: str, finding: Mapping, context: Mapping | None) -> list[Rep
         elif check in _TOKEN_CHECKS:
             proposed += drop_words(text, [(start, end)])
     sentence = _grounded_sentence(text, finding)
-    if check == "unsupported_statement" and sentence is not None:
+    # A named reading's words are a statement ("did not see longer pickup times", "faster than it did
+    # before"): without them the sentence is broken, so only the sentence goes.
+    if check == "unsupported_statement" and sentence is not None and not finding.get("reading"):
         offset = sentence[0]
         spans = [(offset + a, offset + b) for a, b in _spans(finding, sentence[1] - sentence[0])]
         proposed += drop_words(text, spans)

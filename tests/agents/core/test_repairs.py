@@ -109,6 +109,14 @@ def test_the_unsupported_words_of_a_sentence_are_dropped():
     assert fix.label == "Remove “very”"
 
 
+def test_a_statement_a_named_reading_found_goes_with_its_sentence_not_word_by_word():
+    text = "We are investigating sign-in failures for EU workspaces. Sign-in now runs faster than it did before."
+    comparison = finding(text, LOGIN, "unsupported_statement")
+    assert comparison["reading"] == "improvement"
+    assert [(r.rule, r.text) for r in candidates(text, comparison, LOGIN)] == [
+        ("drop_sentence", "We are investigating sign-in failures for EU workspaces.")]
+
+
 def test_an_unsupported_token_is_dropped_with_its_spaces_tidied():
     text = "About 45 minutes of failures , so far."
     assert drop_words(text, [(6, 8)])[0].text == "About minutes of failures, so far."

@@ -145,7 +145,7 @@ strategy strategies
 note noted rather simply little precaution precautionary depending think treat treated treating reverse
 reversed reversing
 unsure mid http https
-hard
+hard appropriate
 """.split()
 
 UPDATE_PHRASES = (
@@ -240,7 +240,7 @@ ACTION_PHRASES = (
     "keep a close eye on", "keeping a close eye on", "back down", "put a fix in place", "put in place",
     "take another look", "roll the change back", "rolling the change back", "rolled the change back",
     "roll that change back", "rolling that change back", "rolled that change back", "call off", "called off",
-    "calling off",
+    "calling off", "sort this out", "sort it out", "sorting this out", "sorting it out",
 )
 
 

@@ -129,7 +129,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0038: each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0039: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -139,7 +139,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     Term = executor.loader.project_state(before).apps.get_model("agents", "GroundingTerm")
     Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over",
                                   "all hands on deck", "utilizing", "rather", "checking", "as normal",
-                                  "alerted", "hard"]).delete()
+                                  "alerted", "hard", "appropriate", "sort this out"]).delete()
     Term.objects.filter(text="track").update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
@@ -188,7 +188,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["rather"].enabled and not terms["rather"].action
     assert terms["checking"].enabled and terms["checking"].action and not terms["checking"].advice
     assert terms["as normal"].advice and terms["track"].advice and terms["track"].action
-    # 0038: "alerted" joins as the company's action, "hard" as a plain word.
+    # 0038: "alerted" joins as the company's action, "hard" as a plain word; 0039 likewise.
     assert terms["alerted"].action and terms["hard"].enabled and not terms["hard"].action
+    assert terms["sort this out"].action and terms["appropriate"].enabled and not terms["appropriate"].action
     # 0037: a recovery softened by "should" joins the "working again" family.
     assert set(SHOULD_LINES) <= set(families["working again"].paraphrases.splitlines())

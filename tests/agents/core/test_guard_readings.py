@@ -45,6 +45,7 @@ RENEWALS = incident(state="identified", actions=["post an update every 30 minute
     "Custom domains have been slow to renew.",  # "have been" before an adjective describes
     "We're sorry, and we are aware that renewals fail for some custom domains.",
     "Our team has been alerted and is working hard on custom domain renewals.",
+    "We have escalated the renewal failures to the appropriate team and will sort this out.",
 ])
 def test_the_company_doing_its_ordinary_work_passes(text):
     assert stops(text, RENEWALS) == []

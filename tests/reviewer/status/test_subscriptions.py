@@ -95,7 +95,8 @@ def test_a_customer_subscribes_confirms_gets_each_update_once_and_unsubscribes_i
     assert "Card payments failing" in message.body and "Status: Identified" in message.body
     assert "Checkout: Partial outage" in message.body and TEXT in message.body
     assert "https://status.example.com/status/\n" in message.body and unsubscribe in message.body
-    whole = " ".join([message.subject, message.body, *message.extra_headers.values()])
+    # Without the unsubscribe link: its random key may hold any letters ("…aedb-711e…").
+    whole = " ".join([message.subject, message.body, *message.extra_headers.values()]).replace(str(subscriber.key), "")
     assert "inc_pay_2041" not in whole and "db-7" not in whole and "P1" not in whole
 
     # The outbox sends it once: a second attempt (a redelivered task) finds it delivered.

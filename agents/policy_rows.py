@@ -283,11 +283,12 @@ def add_default_families(apps, schema_editor, names: tuple[str, ...]) -> None:
 
 
 def add_default_terms(apps, schema_editor, texts: tuple[str, ...], *, advice: tuple[str, ...] = (),
-                      action: tuple[str, ...] = ()):
+                      action: tuple[str, ...] = (), mark_held: bool = False):
     """A data migration's step: the vocabulary terms ``texts`` join a store whose terms were installed
     before (``advice`` / ``action`` marking some of them); a term the store holds stays as its admins
-    left it. Returns the store's rows for the migration's further steps, or None for an empty store,
-    which gets every default from install_defaults after migrating."""
+    left it, unless ``mark_held``: then a held term of ``advice`` / ``action`` gets that mark too.
+    Returns the store's rows for the migration's further steps, or None for an empty store, which gets
+    every default from install_defaults after migrating."""
     term = apps.get_model("agents", "GroundingTerm")
     rows = term.objects.using(schema_editor.connection.alias)
     if not rows.exists():
@@ -295,6 +296,9 @@ def add_default_terms(apps, schema_editor, texts: tuple[str, ...], *, advice: tu
     have = set(rows.values_list("text", flat=True))
     marks = (lambda text: {"action": text in action}) if action else (lambda text: {})  # no column before 0032
     rows.bulk_create(term(text=text, advice=text in advice, **marks(text)) for text in texts if text not in have)
+    if mark_held:
+        rows.filter(text__in=action).update(action=True)
+        rows.filter(text__in=advice).update(advice=True)
     return rows
 
 

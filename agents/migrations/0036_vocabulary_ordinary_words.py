@@ -18,10 +18,7 @@ ADVICE = ("track", "progress", "keep", "as normal")
 def grow(apps, schema_editor):
     from agents.policy_rows import add_default_terms
 
-    rows = add_default_terms(apps, schema_editor, PLAIN + ACTION + ADVICE, advice=ADVICE, action=ACTION)
-    if rows is not None:
-        rows.filter(text__in=ACTION).update(action=True)
-        rows.filter(text__in=ADVICE).update(advice=True)
+    add_default_terms(apps, schema_editor, PLAIN + ACTION + ADVICE, advice=ADVICE, action=ACTION, mark_held=True)
 
 
 class Migration(migrations.Migration):

@@ -13,9 +13,7 @@ ACTION = ("alert", "alerted", "paged", "consider", "considered")
 def grow(apps, schema_editor):
     from agents.policy_rows import add_default_terms
 
-    rows = add_default_terms(apps, schema_editor, PLAIN + ACTION, action=ACTION)
-    if rows is not None:
-        rows.filter(text__in=ACTION).update(action=True)
+    add_default_terms(apps, schema_editor, PLAIN + ACTION, action=ACTION, mark_held=True)
 
 
 class Migration(migrations.Migration):

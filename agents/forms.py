@@ -138,7 +138,12 @@ def describe_trial(text: str, claim: RestrictedClaim) -> list[str]:
         return ["The family matches nothing in the sample text."]
     lines = []
     for match in matches:
-        verdict = "hedged, passes" if match.hedged else "a claim: stopped unless the context supports it"
+        if match.estimate:
+            verdict = "an estimate: passes only where the incident gives a time for the fix"
+        elif match.hedged:
+            verdict = "hedged, passes"
+        else:
+            verdict = "a claim: stopped unless the context supports it"
         lines.append(f"“{match.found}” ({verdict}; pattern {match.pattern})")
     return lines
 

@@ -56,6 +56,18 @@ def test_the_try_button_shows_what_the_family_matches_and_saves_nothing(admin_cl
     assert (row.paraphrases, PolicyChange.objects.count()) == before
 
 
+def test_the_try_button_tells_an_estimated_time_from_a_hedged_one(admin_client):
+    row = RestrictedClaim.objects.get(family="time commitments")
+    sample = "We expect sign-in to work again within the hour. It should clear shortly. A fix lands later today."
+
+    page = post_change(admin_client, "restrictedclaim", row, sample_text=sample,
+                       _try="Try on sample text").content.decode()
+
+    assert "“within the hour” (an estimate: passes only where the incident gives a time for the fix" in page
+    assert "“shortly” (hedged, passes" in page
+    assert "“later today” (a claim: stopped unless the context supports it" in page
+
+
 def test_a_paraphrase_added_in_admin_is_read_by_the_guard_with_the_same_hedges(admin_client):
     text = "Card payments are humming along."
     assert answer_check(text).ok

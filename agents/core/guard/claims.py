@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.core.guard.contacts import prose
-from agents.core.guard.hedges import is_hedged, is_negated
+from agents.core.guard.hedges import is_conditional, is_hedged, is_negated
 from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation, family_check
@@ -67,6 +68,50 @@ def family_claims(text: str, family: ClaimFamily, matched: frozenset[str] | None
     return kept
 
 
+def family_estimates(text: str, family: ClaimFamily, matched: frozenset[str] | None = None) -> list:
+    """The matches of a family that only an expectation or one of its hedge words softens ("we expect
+    it fixed within the hour", "should be done later today"), in reading order: negated,
+    conditional and unhedged matches are not among them."""
+    patterns = [p for p in family.patterns if matched is None or p in matched]
+    matches = sorted((m for p in patterns for m in compile_pattern(p).finditer(text)),
+                     key=lambda m: (m.start(), -m.end()))
+    kept: list = []
+    for m in matches:
+        if not kept or m.start() >= kept[-1].end():
+            kept.append(m)
+    return [m for m in kept if is_hedged(text, m.start(), family.hedges, m.end()) and _is_estimate(text, m)]
+
+
+def _is_estimate(text: str, m) -> bool:
+    """Whether a hedged time match gives a time all the same: a time in words, softened only by an
+    expectation or a hedge word."""
+    return bool(_A_TIME.search(m.group())) and not _DIGIT.search(m.group()) and not is_conditional(text, m.start())
+
+
+# What an estimate must name to give a time: a unit or a point in time ("within the hour", "later
+# today", "by tonight"); "should clear shortly" or "soon" gives none. A time in digits ("within about
+# 45 minutes") is left to the numbers check, which binds it to the fact it measures.
+_DIGIT = re.compile(r"\d")
+_A_TIME = re.compile(r"\b(?:minutes?|hours?|days?|weeks?|today|tonight|tomorrow|morning|afternoon|evening|noon"
+                     r"|midnight|end\s+of)\b", re.IGNORECASE)
+
+
+# A fact that gives a time for the fix, estimated or not: "ETA: 45 minutes", "eta_minutes",
+# "Engineering estimate: around 10:30 UTC", "Expected downtime".
+_ESTIMATE_FACT = re.compile(r"(?<![a-z])(?:eta|estimated?|expected|target)(?![a-z])", re.IGNORECASE)
+
+
+def estimate_supported(evidence: str, family: ClaimFamily) -> bool:
+    """Whether the incident gives a time for the fix that an estimate in the text may repeat: a fact
+    that is an estimate, or the family's words themselves, estimated or firm, and not about the next
+    update."""
+    if _ESTIMATE_FACT.search(evidence):
+        return True
+    found = [m for p in family.patterns for m in compile_pattern(p).finditer(evidence)] \
+        if may_match(evidence, family.patterns) else []
+    return any(not is_cadence(evidence, m.start(), m.end()) for m in found)
+
+
 def family_makes_claim(text: str, family: ClaimFamily) -> bool:
     return any(next(_unhedged(text, p, family.hedges), None) is not None for p in family.patterns)
 
@@ -91,6 +136,8 @@ class TrialMatch:
     found: str  # the words the family matched
     pattern: str  # the canonical pattern or the paraphrase that matched
     hedged: bool  # True: a hedge wraps or negates it, so the guard lets it pass
+    # True: only an expectation softens a time for the fix; it passes only where the incident gives one
+    estimate: bool = False
 
 
 def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
@@ -104,7 +151,8 @@ def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
         if m.start() >= last_end:
             hedged = (is_negated(text, m.start()) if family.hedging == "negation"
                       else is_hedged(text, m.start(), family.hedges, m.end()))
-            kept.append(TrialMatch(m.group(), pattern, hedged))
+            kept.append(TrialMatch(m.group(), pattern, hedged, hedged and family.support == "time"
+                                   and _is_estimate(text, m)))
             last_end = m.end()
     return kept
 
@@ -188,9 +236,13 @@ def find(text: str, support: Support) -> list[Violation]:
         if matched is not None and matched.isdisjoint(family.patterns):
             continue
         made = [m for m in family_claims(text, family, matched)
-                if not (family.support == "time" and (is_cadence(text, m.start(), m.end())  # the next update
-                                                      or is_past(text, m.start(), m.end())))  # what happened
+                if not (family.support == "time" and _not_for_the_fix(text, m))
                 and not (family.check == "state_claim" and is_forecast(text, m.end()))]
+        # A time for the fix worded as an estimate is still a time: the incident must give one.
+        estimates = [m for m in family_estimates(text, family, matched) if not _not_for_the_fix(text, m)] \
+            if family.support == "time" else []
+        if estimates and not estimate_supported(evidence, family):
+            claims += [(m, family, True) for m in estimates]
         if not made:
             continue  # the text does not make the claim: the (long) evidence need not be read for it
         if strict_claims and family.check == "restricted_claims":
@@ -202,19 +254,31 @@ def find(text: str, support: Support) -> list[Violation]:
             if supported is None or (supported is False and family.support not in _STATE_DECIDES):
                 supported = family_supported_in(evidence, family)
         if not supported:
-            claims += [(m, family) for m in made]
+            claims += [(m, family, False) for m in made]
     kept, spans = [], []  # spans: the kept matches' (start, end), sorted and disjoint
-    for m, family in claims:  # in the rules' order: the first family to match some words reports them
+    for m, family, estimate in claims:  # in the rules' order: the first family to match some words reports them
         i = bisect.bisect_left(spans, (m.start(), m.end()))
         if (i and spans[i - 1][1] > m.start()) or (i < len(spans) and spans[i][0] < m.end()):
             continue
         spans.insert(i, (m.start(), m.end()))
-        kept.append((m, family))
+        kept.append((m, family, estimate))
     return unsafe + [
-        Violation(family_check(family.check), m.group(),
-                  _claim_message(m.group(), family, strict_claims, state), family.name)
-        for m, family in sorted(kept, key=lambda c: c[0].start())
+        Violation(family_check("time_commitment" if estimate else family.check), m.group(),
+                  _estimate_message(m.group()) if estimate
+                  else _claim_message(m.group(), family, strict_claims, state), family.name)
+        for m, family, estimate in sorted(kept, key=lambda c: c[0].start())
     ]
+
+
+def _not_for_the_fix(text: str, m) -> bool:
+    """Whether a time is the next update's ("next update within the hour") or when something
+    happened ("by 17:47 UTC we were processing normally"), not a time for the fix."""
+    return is_cadence(text, m.start(), m.end()) or is_past(text, m.start(), m.end())
+
+
+def _estimate_message(found: str) -> str:
+    return (f"“{found}” estimates when the fix comes, and the incident gives no time for it: an estimate "
+            "is still a time customers hold us to.")
 
 
 # ---------------------------------------------------------------- links, contacts and markup

@@ -126,6 +126,16 @@ def is_negated(text: str, start: int) -> bool:
     return False
 
 
+def is_conditional(text: str, start: int) -> bool:
+    """Whether the claim starting at ``start`` is negated, a condition or a purpose, or wrapped in
+    what cannot be said yet: what :func:`is_hedged` reads but an expectation ("we expect", "should")
+    or a family's hedge word. An estimate still gives a time for the fix; "until it is fixed later
+    today" gives none."""
+    words = _words_before(text, start)
+    return (_negated(words) or any(word in _SUBORDINATORS for word in words) or _wrapped(words)
+            or _MODAL_PHRASES.search(" ".join(words)) is not None)
+
+
 def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
     """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
     in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,

@@ -139,7 +139,8 @@ _CADENCE = re.compile(
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
     r"(?:update|information|details|news)\b"
     r"|\b(?:will|['’]ll)\s+update\s+(?:you\s+|again\s+)?(?:within|in|every|by|at)\b"
-    r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b",
+    r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
+    r"|\b(?:more|further)\s+(?:details|information|news)\b",
     re.IGNORECASE,
 )
 SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")

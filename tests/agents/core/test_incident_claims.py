@@ -291,10 +291,31 @@ def test_a_relative_time_commitment_for_the_fix_is_stopped_without_strict_mode(t
 @pytest.mark.parametrize("text", [
     "API latency in the US is elevated. Our next update will follow within 30 minutes.",
     "We will post another update on US API latency shortly.",
-    "We expect API latency in the US to improve within the hour.",
+    "We expect to have more details on US API latency shortly.",
+    "We expect API latency in the US to improve shortly.",
 ])
-def test_a_cadence_or_an_estimate_passes(text):
+def test_a_cadence_or_a_vague_estimate_passes(text):
     passes(text, LATENCY)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("We expect API latency in the US to improve within the hour.", "within the hour"),
+    ("We hope to have US API latency fixed later today.", "later today"),
+    ("A fix for US API latency should be in place in the next few hours.", "in the next few hours"),
+])
+def test_an_estimated_time_for_the_fix_needs_a_time_in_the_incident(text, words):
+    # Worded as an estimate, it is still a time customers hold us to: where the incident gives none, it stops.
+    stopped(text, LATENCY, "invalid_answer:time_commitment", words)
+    assert "estimates when the fix comes" in answer(text, LATENCY).violations[0]["message"]
+    # Where the incident gives an estimate, the estimate may be said; firm, it is still a commitment.
+    estimated = incident("latency", state="identified", region="US",
+                         facts={"p95_ms": (2400, "ms", "p95 latency"), "eta_minutes": (60, "minutes", "ETA")})
+    passes(text, estimated)
+    stopped("A fix for US API latency will be in place within the hour.", estimated,
+            "invalid_answer:time_commitment", "within the hour")
+    # Negated or a condition, it gives no time.
+    passes("We cannot say yet whether US API latency will improve within the hour.", LATENCY)
+    passes("We will post again once US API latency improves, and not later than our next update.", LATENCY)
 
 
 def test_a_cadence_the_facts_state_passes_in_strict_mode_while_a_fix_time_does_not():

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from agents.core.guard.contacts import declared_contacts, find_contacts
-from agents.core.guard.incident_claims import affected_shares
+from agents.core.guard.incident_claims import affected_shares, shares_counting
 from agents.core.guard.wellformed import sentence_spans
 from agents.core.text import strings_in
 
@@ -90,10 +90,11 @@ _QUANTIFIER = re.compile(
     r"(?:only\s+)?(?:a\s+)?(?:very\s+)?(?:(?:nearly|almost|virtually|practically)\s+(?:all|every(?:one)?)|all|every"
     r"|100\s*%\s+of|most|the\s+(?:vast\s+)?majority|(?:small|tiny|limited|minor|negligible)\s+(?:number|fraction"
     r"|percentage|share|subset|portion|group|minority|proportion)|(?:small\s+)?handful|few|minority)\s*"
-    r"(?:single\s+)?(?:of\s+)?(?:(?:our|your|the)\s+)?",
+    r"(?:single\s+)?(?:of\b\s*)?(?:(?:our|your|the)\s+)?",
     re.IGNORECASE,
 )
 _EVERY = re.compile(r"\bevery(?:one|body)?\b", re.IGNORECASE)
+_FEW = re.compile(r"\b(?:small|tiny|limited|minor|negligible|handful|few|minority)\b", re.IGNORECASE)
 _SINGULAR_VERB = re.compile(r"(\s+)(is|was|has)\b")
 _PLURAL = {"is": "are", "was": "were", "has": "have"}
 
@@ -110,15 +111,19 @@ def share(text: str, start: int, end: int, context: Mapping) -> list[Repair]:
     if found.lower() in ("everyone", "everybody"):
         noun = "customers"
     after = text[end:]
-    if not noun and not re.match(r"\s+of\b", after):
+    ends_with_of = re.search(r"\bof\s*$", found, re.IGNORECASE) is not None  # "a handful of"
+    if not noun and not ends_with_of and not re.match(r"\s+of\b", after):
         return []  # "widespread": no one to put a share on
     if noun and _EVERY.search(found) and not noun.lower().endswith("s"):
         noun += "s"  # "every EU user" -> "EU users"
     if _EVERY.search(found):
         after = _SINGULAR_VERB.sub(lambda m: m.group(1) + _PLURAL[m.group(2)], after, count=1)
     repairs = []
-    for percent, label in affected_shares(context)[:_MOST]:
-        words = f"{_shown(percent)} of {noun}" if noun else _shown(percent)
+    shares = affected_shares(context)
+    if _FEW.search(found):  # "only a few accounts": a share of requests does not count them
+        shares = shares_counting(shares, text, start, end)
+    for percent, label in shares[:_MOST]:
+        words = f"{_shown(percent)} of {noun}" if noun else f"{_shown(percent)}{' of' if ends_with_of else ''}"
         repairs.append(Repair("share", f"Replace “{found}” with “{words}” ({label})",
                               text[:start] + words + after))
     return repairs

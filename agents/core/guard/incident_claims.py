@@ -284,6 +284,30 @@ def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: s
     return any(p > 50 for p, _ in shares)
 
 
+# Who a quantifier counts, and what a share counts: "only a small number of accounts" is about accounts,
+# and 5% of requests timing out does not say how many accounts see the timeouts.
+_WHO = re.compile(r"\b(?:customers?|users?|accounts?|merchants?|members?|tenants?|organi[sz]ations?|teams?|"
+                  r"workspaces?|people|developers?|clients?|subscribers?|stores?|shops?)\b", re.IGNORECASE)
+_COUNTED = re.compile(r"\s+(?:of\s+)?(?:(?:our|your|the|all)\s+)?(?:[a-z-]+\s+)?([a-z-]+)", re.IGNORECASE)
+_EVENTS = re.compile(r"\b(?:requests?|calls?|transactions?|payments?|checkouts?|orders?|jobs?|builds?|messages?|"
+                     r"emails?|uploads?|downloads?|exports?|webhooks?|deliveries|sessions?|sign[-\s]?ins?|logins?|"
+                     r"attempts?|queries|searches|page\s+loads?|timeouts?|errors?)\b", re.IGNORECASE)
+
+
+def _measuring(kind: str, shares: list[tuple[Decimal, str]], text: str, m) -> list[tuple[Decimal, str]]:
+    return shares_counting(shares, text, m.start(), m.end()) if kind == "few" else shares
+
+
+def shares_counting(shares: list[tuple[Decimal, str]], text: str, start: int, end: int) -> list[tuple[Decimal, str]]:
+    """The shares that may bound the claim at ``start:end`` that only a few are affected: where it
+    counts people or accounts ("only a small number of accounts"), not the shares of requests or other
+    events, which do not say how many see them."""
+    counted = _COUNTED.match(text, end)
+    if not shares or not _WHO.search(f"{text[start:end]} {counted.group(0) if counted else ''}"):
+        return shares
+    return [(p, label) for p, label in shares if not _EVENTS.search(label) or _WHO.search(label)]
+
+
 def _shown(percent: Decimal) -> str:
     return f"{percent.normalize():f}%"
 
@@ -303,16 +327,21 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
             if not _IMPACT.search(sentence_around(text, m.start(), m.end())):
                 continue
             shares = affected_shares(context) if shares is None else shares
-            verdict = _quantifier_supported(kind, shares, found)
+            measured = _measuring(kind, shares, text, m)
+            verdict = _quantifier_supported(kind, measured, found)
             if verdict is None:
                 # "regenerate every affected export" quantifies the affected, and draws no edge either.
                 verdict = any(not hedged(evidence, e.start(), e.end()) and not _OF_AFFECTED.search(e.group())
                               for e in pattern.finditer(evidence))
             if verdict:
                 continue
-            if shares:
+            if measured:
                 facts = ", ".join(f"{_shown(p)} ({label})" for p, label in shares)
                 message = f"“{found}” says {_QUANTIFIER_SAYS[kind]}, but the incident's facts say {facts}."
+            elif shares:
+                facts = ", ".join(f"{_shown(p)} ({label})" for p, label in shares)
+                message = (f"“{found}” says {_QUANTIFIER_SAYS[kind]}, and the incident's facts count requests or "
+                           f"other events, not who sees them: {facts}.")
             else:
                 message = (f"“{found}” says {_QUANTIFIER_SAYS[kind]}, and the incident's facts give no share "
                            "of customers affected.")

@@ -652,3 +652,18 @@ def test_a_vocabulary_word_licenses_its_other_dictionary_forms_and_an_amounts_cu
     # "USD" beside an amount is the amount's unit: the number check reads it.
     assert find_unsupported("Custom domains were charged USD 38.20 twice.",
                             licensed | {"charg", "twice"}, Vocabulary.of(DEFAULT_VOCABULARY)) == []
+
+
+def test_a_share_of_requests_does_not_say_only_a_few_customers_are_affected():
+    timeouts = incident(facts=[("timeout_rate", "Requests timing out", "ratio", 0.05)])
+    text = "Renewals are slow. Only a very small number of accounts are affected."
+    assert stops(text, timeouts) == [("scope_claim", "Only a very small number")]
+    config = guard_config(SelfCritiquePolicy(), timeouts)
+    [finding] = check_final_answer(text, timeouts, RULES, max_answer_chars=900,
+                                   strict_claims=config.strict_claims).violations
+    assert "count requests or other events, not who sees them: 5% (Requests timing out)" in finding["message"]
+    # The requests themselves, or a share of the accounts: the facts bound it.
+    assert stops("Renewals are slow. Only a small fraction of requests are timing out.", timeouts) == []
+    accounts = incident(facts=[("timeout_rate", "Requests timing out", "ratio", 0.05),
+                               ("affected_accounts_pct", "Accounts affected", "%", 3)])
+    assert stops(text, accounts) == []

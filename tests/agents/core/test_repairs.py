@@ -57,6 +57,19 @@ def test_a_quantifier_followed_by_of_keeps_its_noun_and_a_share_needs_a_fact():
     assert share(text, at, at + len("The vast majority"), {"incident": {"state": "investigating"}}) == []
 
 
+def test_a_share_of_events_is_not_offered_for_a_few_customers():
+    # 40% of sign-ins failing does not count the workspaces: "only a handful" gets no share, only its removal.
+    text = "Sign-in is failing. Only a handful of EU workspaces are affected."
+    assert fixes(text, LOGIN, "scope_claim", "share") == []
+    assert [r.text for r in fixes(text, LOGIN, "scope_claim", "drop_sentence")] == ["Sign-in is failing."]
+    # A share of the workspaces is theirs, put where the quantifier was ("a handful of" keeps one "of").
+    counted = context(incident={**LOGIN["incident"], "affected_workspaces_pct": 40},
+                      fact_meta=[*LOGIN["fact_meta"],
+                                 {"key": "affected_workspaces_pct", "label": "Workspaces affected", "unit": "%"}])
+    [fix] = fixes(text, counted, "scope_claim", "share")
+    assert fix.text == "Sign-in is failing. Only 40% of EU workspaces are affected."
+
+
 def test_a_firm_time_becomes_an_estimate_worded_as_one():
     estimated = context(incident={**LOGIN["incident"], "eta_minutes": 60},
                         fact_meta=[*LOGIN["fact_meta"], {"key": "eta_minutes", "label": "ETA", "unit": "minutes"}])

@@ -99,8 +99,8 @@ def _quoted(violation: Violation, context: Mapping | None) -> bool:
     if violation.check not in _QUOTABLE or not isinstance(context, Mapping) or not violation.found.strip():
         return False
     words = violation.found.lower().split()
-    if len(words) < _QUOTE_WORDS:
-        return False
+    if len(words) < _QUOTE_WORDS or incident_claims.says_unaffected(violation.found):
+        return False  # "not affected" says nothing without its subject, which the spared check compared
     quote = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"\b")
     incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
     # The next update's time is a cadence, no time for the fix: "by 10:00 UTC" quoted from it is no quote.

@@ -424,8 +424,13 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
 # ("due to this incident", "because of the outage") stay neutral.
 _CAUSE_MARK = re.compile(
     led_by(
-        "abcdhorst",
+        "abcdfhlorst",
         r"\b(?:caused\s+by|due\s+to|because(?:\s+of)?|as\s+a\s+(?:direct\s+)?result\s+of|(?:the\s+)?result\s+of|"
+        # A load, or a fault somewhere, named as what brought it on: "overloaded by a spike in sign-ups",
+        # "this looks like an issue with our cloud provider".
+        r"(?:overloaded|overwhelmed|swamped|flooded|saturated)\s+by|"
+        r"(?:looks|appears|seems)\s+(?:like|to\s+be)\s+(?:an?\s+)?(?:issue|problem|fault|outage|bug|failure)\s+"
+        r"(?:with|at|in|on)|"
         r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:back\s+)?to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
         r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
         r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",

@@ -140,7 +140,8 @@ _CADENCE = re.compile(
     r"(?:update|information|details|news)\b"
     r"|\b(?:will|['’]ll)\s+update\s+(?:you\s+|again\s+)?(?:within|in|every|by|at)\b"
     r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
-    r"|\b(?:more|further)\s+(?:details|information|news)\b",
+    r"|\b(?:more|further)\s+(?:details|information|news)\b"
+    r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."
     re.IGNORECASE,
 )
 SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
@@ -367,9 +368,21 @@ _ONLY_SUPPORT = re.compile(r"\b(?:only|solely|exclusively|limited\s+to|confined\
                            re.IGNORECASE)
 
 
+# "Only older devices appear to be affected": the few it names are all there is. Naming what the incident
+# says is affected ("only redeeming rewards at checkout is affected") repeats it; a word of its own
+# ("older") draws an edge the incident did not.
+_ONLY_NAMED = re.compile(r"\bonly\s+((?:[\w'’-]+\s+){1,4}?)(?:are|is|were|was|ha(?:ve|s)\s+been|"
+                         r"(?:appear|seem)s?\s+to\s+be)\s+(?:affected|impacted)\b", re.IGNORECASE)
+
+
 def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
     """Claims that only some are affected, where the incident says no such thing."""
     made = [m for m in _ONLY.finditer(text) if not hedged(text, m.start(), m.end())]
+    named = [m for m in _ONLY_NAMED.finditer(text) if not hedged(text, m.start(), m.end())]
+    if named:
+        known = _content(evidence)
+        made += [m for m in named if not _content(m.group(1)) <= known
+                 and not any(o.start() <= m.start() < o.end() for o in made)]
     if not made or _ONLY_SUPPORT.search(evidence):
         return []
     return [Finding("scope_claim", m.group(), f"“{m.group()}” narrows who or what is affected, and the incident "
@@ -382,6 +395,11 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
 # browsing and carts: working normally"), and is a scope claim otherwise.
 _UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|not\s+(?:been\s+)?(?:affected|impacted))\b", re.IGNORECASE)
 _CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^", re.IGNORECASE)
+
+
+def says_unaffected(words: str) -> bool:
+    """Whether ``words`` are only the marker of a claim that something was spared ("not affected")."""
+    return _UNAFFECTED.fullmatch(words.strip()) is not None
 
 
 _SPARED_STATEMENT = re.compile(

@@ -155,6 +155,15 @@ def test_a_claim_that_only_some_are_affected_needs_the_incident_to_say_so():
     assert stops("Renewals are not loading at all for users of custom domains.", incident()) == []
 
 
+def test_only_the_few_a_text_names_as_affected_is_an_edge_the_incident_must_draw():
+    text = "Renewals fail. Only older custom domains appear to be affected."
+    assert ("scope_claim", "Only older custom domains appear to be affected") in stops(text, incident())
+    # Naming what the incident says is affected repeats it.
+    assert stops("Renewals fail. Only custom domains are affected.", incident()) == []
+    narrowed = incident(messages=["Only custom domains registered before 2020 are affected."])
+    assert stops("Renewals fail. Only older custom domains appear to be affected.", narrowed) == []
+
+
 def test_a_part_the_incident_says_was_not_affected_may_be_called_working_normally():
     text = "Renewals fail for custom domains. Verified domains are working normally."
     spared = incident(strict=True, messages=["Verified domains are not affected and keep serving traffic."])
@@ -203,6 +212,18 @@ def test_a_party_named_only_as_affected_is_not_named_as_the_cause():
     assert any(check == "liability" for check, _ in found)
     cause = incident(facts=[("cause", "Cause", "text", "an outage at Northwind Registry")])
     assert not any(check == "liability" for check, _ in stops("The failures were caused by Northwind Registry.", cause))
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("Renewals fail. The renewal service was overloaded by a sudden spike in new sign-ups.", "spike"),
+    ("Renewals fail. This looks like an issue with our hosting provider.", "hosting provider"),
+])
+def test_a_load_or_a_fault_elsewhere_named_as_the_cause_is_the_incidents_to_name(text, words):
+    found = stops(text, incident())
+    assert any(check == "unsupported_statement" and words in found_words for check, found_words in found), found
+    cause = "a sudden spike in new sign-ups overloaded the renewal service at our hosting provider"
+    overloaded = incident(facts=[("cause", "Cause", "text", cause)])
+    assert stops(text, overloaded) == []
 
 
 def test_a_cause_naming_the_products_own_component_is_read_whole():
@@ -478,6 +499,7 @@ def test_a_number_the_incident_holds_only_as_its_update_cadence_measures_nothing
     assert stops("We expect this to be fixed within 30 minutes.", within) == [("no_new_facts", "30")]
     assert stops("Renewals have been failing for 30 minutes.", within) == [("no_new_facts", "30")]
     assert stops("We will post another update within 30 minutes.", within) == []
+    assert stops("Renewals are failing for custom domains. More in 30 minutes.", within) == []
     # Where the incident also says it of something else, the number is that fact's too.
     both = incident(facts=[("next_update", "Next update", "text", "Within 30 minutes"),
                            ("eta", "Expected fix", "text", "within 30 minutes")])
@@ -586,6 +608,13 @@ def test_what_the_incident_says_will_not_be_done_licenses_no_promise_that_it_wil
     # Nor does what was not done: "were not sent" licenses no "we have sent".
     unsent = incident(messages=["Renewal reminders were not sent during the window."])
     assert ("unsupported_statement", "send") in stops("We will send the renewal reminders tonight.", unsent)
+
+
+def test_a_key_message_that_spares_one_thing_spares_no_other():
+    # "not affected" is the message's words too, but its subject is another thing.
+    context = incident(messages=["Verified domains are not affected."])
+    assert ("scope_claim", "not affected") in stops("Renewals fail. DNS hosting is not affected.", context)
+    assert stops("Renewals fail. Verified domains are not affected.", context) == []
 
 
 def test_things_listed_as_unaffected_must_each_be_spared_by_the_incident():

@@ -481,22 +481,65 @@ def unaffected_findings(text: str, context: Mapping | None, key: str | None = No
     """Claims that something was not affected whose subject the incident does not say was spared."""
     findings = []
     for m in _UNAFFECTED.finditer(text):
-        openings = [b.end() for b in _CLAUSE_OPEN.finditer(text, 0, m.start())]
-        start = openings[-1]
-        if len(openings) > 1 and not _content(text[start : m.start()]):
-            start = openings[-2]  # "push over SSH, which is not affected": the clause before names it
-        # "Webhook notifications and metric-based alerts were unaffected": a clause opened by "and" or a
-        # comma whose words before it have no verb of their own lists the subject's first things.
-        while len(openings) > 1 and start == openings[-1] and _LIST_LINK.search(text, openings[-2], start) and \
-                not _HAS_VERB.search(text[openings[-2] : start]):
-            openings.pop()
-            start = openings[-1]
+        start = _subject_start(text, m.start())
         if re.search(r"\b(?:no|not|never)\b[^.;]*$", text[start : m.start()], re.IGNORECASE) or spared_by_incident(
                 text[start : m.start()], context, key):
             continue
         findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something was spared, and the "
                                 "incident does not say so.", m.start()))
+    return findings + _works_as_usual_findings(text, context, key)
+
+
+def _subject_start(text: str, at: int) -> int:
+    """Where the subject of a statement that something was spared, ending at ``at``, begins."""
+    openings = [b.end() for b in _CLAUSE_OPEN.finditer(text, 0, at)]
+    start = openings[-1]
+    if len(openings) > 1 and not _content(text[start:at]):
+        start = openings[-2]  # "push over SSH, which is not affected": the clause before names it
+    # "Webhook notifications and metric-based alerts were unaffected": a clause opened by "and" or a
+    # comma whose words before it have no verb of their own lists the subject's first things.
+    while len(openings) > 1 and start == openings[-1] and _LIST_LINK.search(text, openings[-2], start) and \
+            not _HAS_VERB.search(text[openings[-2] : start]):
+        openings.pop()
+        start = openings[-1]
+    return start
+
+
+# "In-app messages and emails are arriving on time": a statement that something the incident never
+# names works as usual says it was spared, which only the incident may say. Said of what the incident
+# names ("writes in the EU are working normally" on a resolved database incident), it is a recovery or
+# a part the incident spared, which the state and spared checks read.
+_AS_USUAL = re.compile(
+    r"\b(?:(?:is|are|was|were|has\s+been|have\s+been|remains?|remained)\s+(?:still\s+)?(?:arriving|working|running|"
+    r"loading|operating|functioning|flowing|processing|being\s+(?:delivered|processed|sent))"
+    r"|(?:continues?|continued)\s+to\s+(?:work|run|arrive|operate|function|load|flow))\s+"
+    r"(?:on\s+time|normally|as\s+(?:usual|expected|normal))\b",
+    re.IGNORECASE,
+)
+
+
+def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None) -> list[Finding]:
+    findings, named = [], None
+    for m in _AS_USUAL.finditer(text):
+        subject = text[_subject_start(text, m.start()) : m.start()]
+        words = _content(subject)
+        if not words or _OF_AFFECTED.search(subject) or re.search(r"\b(?:no|not|never)\b", subject, re.IGNORECASE):
+            continue
+        named = _incident_words(context, key=key) if named is None else named
+        # The clause's subject, or all the sentence says before ("Browsing storefronts and adding items to
+        # the cart are working normally" lists what a fact calls "storefront browsing and carts").
+        opening = max((e.end() for e in re.finditer(r"[.!?]\s|\n", text[: m.start()])), default=0)
+        if any(2 * len(said & named) >= len(said) for said in (words, _content(text[opening : m.start()]))):
+            continue
+        findings.append(Finding("scope_claim", m.group(), f"“{subject.strip()} {m.group()}” says something was "
+                                "spared, and the incident does not say so.", m.start()))
     return findings
+
+
+@per_incident
+def _incident_words(context: Mapping | None) -> frozenset[str]:
+    """The words the incident's facts, labels and statements use."""
+    return frozenset(_content(" ".join([*_statements(context), *(label for _k, label, _u in fact_meta(context))])))
 
 
 # "Some confirmation emails may also have been delayed" on an incident that says "Confirmation emails were

@@ -25,6 +25,12 @@ def incident(state="investigating", region="US", facts=(), actions=(), messages=
 RULES = GuardRules(vocabulary=DEFAULT_VOCABULARY)
 
 
+def answer_messages(text, context, rules=RULES):
+    config = guard_config(SelfCritiquePolicy(), context)
+    result = check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims)
+    return " ".join(v["message"] for v in result.violations)
+
+
 def stops(text, context, rules=RULES):
     """The checks that stop ``text`` as a final answer on ``context`` (empty: it passes)."""
     config = guard_config(SelfCritiquePolicy(), context)
@@ -615,6 +621,21 @@ def test_a_key_message_that_spares_one_thing_spares_no_other():
     context = incident(messages=["Verified domains are not affected."])
     assert ("scope_claim", "not affected") in stops("Renewals fail. DNS hosting is not affected.", context)
     assert stops("Renewals fail. Verified domains are not affected.", context) == []
+
+
+def test_something_the_incident_never_names_said_to_work_as_usual_was_spared():
+    text = "Renewals fail for custom domains. In-app messages and emails are arriving on time."
+    found = stops(text, incident())
+    assert ("scope_claim", "are arriving on time") in found
+    assert "“In-app messages and emails are arriving on time” says something was spared" in answer_messages(
+        text, incident())
+    # What the incident names: a part it spared, or what it affects, recovered (the state checks read that).
+    spared = incident(messages=["In-app messages and emails are not affected."])
+    assert stops(text, spared) == []
+    listed = incident(strict=True, facts=[("spared", "Storefront browsing and carts", "text", "working normally")])
+    assert stops("Renewals fail. Browsing storefronts and adding items to the cart are working normally.",
+                 listed) == []
+    assert stops("Custom domain renewals are working normally again.", incident(state="resolved")) == []
 
 
 def test_things_listed_as_unaffected_must_each_be_spared_by_the_incident():

@@ -844,8 +844,8 @@ _PERSON = re.compile(
 _FAULT = re.compile(
     r"\b(?:mistakes?|mistaken(?:ly)?|accident(?:al(?:ly)?)?|inadvertent(?:ly)?|incorrect(?:ly)?|wrong(?:ly)?|faulty|"
     r"skipp(?:ed|ing)|error|careless(?:ly)?|negligen\w*|misconfigur\w*|caused|responsible|fault|"
-    r"without\s+(?:the\s+|a\s+|any\s+)?(?:usual\s+|proper\s+|required\s+|normal\s+)?(?:review|approval|checks?|"
-    r"testing|tests))\b",
+    r"without\s+(?:following\s+|going\s+through\s+)?(?:the\s+|a\s+|any\s+|our\s+)?(?:usual\s+|proper\s+|required\s+|"
+    r"normal\s+|standard\s+)?(?:review|approval|checks?|testing|tests))\b",
     re.IGNORECASE,
 )
 

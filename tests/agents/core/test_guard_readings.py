@@ -599,6 +599,12 @@ def test_a_fault_laid_on_one_of_our_people_is_the_incidents_to_say(text):
     assert "liability" in [check for check, _ in stops("The failures were caused by human error.", other)]
 
 
+def test_a_process_skipped_is_a_fault_however_it_is_worded():
+    text = "The change was pushed by a developer without following our review process."
+    assert "liability" in [check for check, _ in stops(text, incident())]
+    assert "liability" not in [check for check, _ in stops("The change was pushed by a developer.", incident())]
+
+
 def test_our_people_named_without_a_fault_blame_no_one():
     text = "An engineer is looking into the failed renewals of custom domains."
     assert "liability" not in [check for check, _ in stops(text, incident())]

@@ -712,10 +712,14 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
 # the same comparison ("faster than before") supports it.
 _IMPROVEMENT = re.compile(
     led_by(
-        "bfmqs",
+        "bflmqs",
         r"\b(better|faster|quicker|smoother|stronger|more\s+(?:reliable|stable|resilient|robust|responsive))\s+"
         r"than\s+(?:[\w’']+\s+){0,3}?(?:before|ever|usual|normal|previously|prior|it\s+was|they\s+were|"
-        r"it\s+used\s+to)\b",
+        r"it\s+used\s+to)\b"
+        # ... and what is lower than before the incident ("error rates are now lower than they were before the
+        # incident"): below what was normal then, not below the incident's peak ("lower than usual" is no claim).
+        r"|\b(lower|fewer|less|shorter)\s+than\s+(?:[\w’']+\s+){0,3}?before\s+(?:the|this)\s+"
+        r"(?:incident|outage|issue|problem|disruption)\b",
     ),
     re.IGNORECASE,
 )
@@ -727,7 +731,7 @@ def improvement_findings(text: str, context: Mapping | None, key: str | None = N
     for m in _IMPROVEMENT.finditer(text):
         if is_negated(text, m.start()):
             continue  # "not faster than before"
-        said = rf"\b{re.escape(m.group(1).split()[-1].lower())}\s+than\b"
+        said = rf"\b{re.escape((m.group(1) or m.group(2)).split()[-1].lower())}\s+than\b"
         if any(re.search(said, statement.lower()) for statement in _statements(context)):
             continue
         findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” says the service is better "

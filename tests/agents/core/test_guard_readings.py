@@ -439,13 +439,18 @@ def test_what_the_company_saw_or_promises_is_no_work_done_to_customers():
 @pytest.mark.parametrize(("text", "found"), [
     ("Custom domain renewals now run faster than they did before the incident.", "faster than they did before"),
     ("Renewals for custom domains are more reliable than ever.", "more reliable than ever"),
+    ("Renewal errors are now lower than they were before the incident.", "lower than they were before the incident"),
 ])
 def test_a_service_said_to_be_better_than_before_the_incident_is_the_incidents_to_say(text, found):
     resolved = incident(state="resolved")
     assert stops(text, resolved) == [("unsupported_statement", found)]
     said = incident(state="resolved", messages=["Custom domain renewals now run faster than they did before the "
-                                                "incident and are more reliable than ever."])
+                                                "incident and are more reliable than ever; errors are lower than "
+                                                "before."])
     assert stops(text, said) == []
+    # Lower than at the peak is the recovery the incident records.
+    peak = incident(state="resolved", facts=[("peak", "Peak error rate", "%", 40), ("now", "Error rate now", "%", 1)])
+    assert stops("Renewal errors are now lower than at the peak.", peak) == []
     # Slower than usual is the impact, and "not yet faster" claims nothing.
     assert stops("Custom domain renewals are slower than usual and not yet faster than before.",
                  incident(state="investigating")) == []

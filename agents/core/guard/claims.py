@@ -59,10 +59,13 @@ def family_claims(text: str, family: ClaimFamily, matched: frozenset[str] | None
         patterns = family.patterns
     else:
         return []
-    matches = sorted((m for p in patterns for m in _family_unhedged(text, p, family)),
-                     key=lambda m: (m.start(), -m.end()))
+    return _disjoint(m for p in patterns for m in _family_unhedged(text, p, family))
+
+
+def _disjoint(matches: Iterable) -> list:
+    """The matches in reading order, each overlapping an earlier (or longer, at the same start) one left out."""
     kept: list = []
-    for m in matches:
+    for m in sorted(matches, key=lambda m: (m.start(), -m.end())):
         if not kept or m.start() >= kept[-1].end():
             kept.append(m)
     return kept
@@ -73,13 +76,8 @@ def family_estimates(text: str, family: ClaimFamily, matched: frozenset[str] | N
     it fixed within the hour", "should be done later today"), in reading order: negated,
     conditional and unhedged matches are not among them."""
     patterns = [p for p in family.patterns if matched is None or p in matched]
-    matches = sorted((m for p in patterns for m in compile_pattern(p).finditer(text)),
-                     key=lambda m: (m.start(), -m.end()))
-    kept: list = []
-    for m in matches:
-        if not kept or m.start() >= kept[-1].end():
-            kept.append(m)
-    return [m for m in kept if is_hedged(text, m.start(), family.hedges, m.end()) and _is_estimate(text, m)]
+    return [m for m in _disjoint(m for p in patterns for m in compile_pattern(p).finditer(text))
+            if is_hedged(text, m.start(), family.hedges, m.end()) and _is_estimate(text, m)]
 
 
 def _is_estimate(text: str, m) -> bool:

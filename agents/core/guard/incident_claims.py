@@ -203,12 +203,13 @@ class Finding:
     reading: str = ""  # an unsupported statement a named reading found (Violation.reading)
 
 
-_NOUNS = (
-    r"(?:customers?|users?|accounts?|merchants?|members?|tenants?|organi[sz]ations?|teams?|workspaces?"
-    r"|requests?|api\s+calls?|calls?|sign[-\s]?ins?|logins?|log[-\s]?ins?|exports?|webhooks?|deliveries"
-    r"|payments?|checkouts?|transactions?|orders?|jobs?|builds?|deployments?|messages?|emails?|people"
-    r"|sessions?|uploads?|downloads?|reports?|invoices?|stores?|shops?|developers?|clients?|subscribers?)"
-)
+# Who is affected, and what: the nouns a quantifier over the affected counts.
+_WHO_NOUNS = (r"customers?|users?|accounts?|merchants?|members?|tenants?|organi[sz]ations?|teams?|workspaces?|people"
+              r"|stores?|shops?|developers?|clients?|subscribers?")
+_THING_NOUNS = (r"requests?|api\s+calls?|calls?|sign[-\s]?ins?|logins?|log[-\s]?ins?|exports?|webhooks?|deliveries"
+                r"|payments?|checkouts?|transactions?|orders?|jobs?|builds?|deployments?|messages?|emails?"
+                r"|sessions?|uploads?|downloads?|reports?|invoices?")
+_NOUNS = rf"(?:{_WHO_NOUNS}|{_THING_NOUNS})"
 # (kind, pattern): every matched span is the claim as written.
 _QUANTIFIERS = (
     ("all", compile_pattern(
@@ -287,12 +288,10 @@ def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: s
 
 # Who a quantifier counts, and what a share counts: "only a small number of accounts" is about accounts,
 # and 5% of requests timing out does not say how many accounts see the timeouts.
-_WHO = re.compile(r"\b(?:customers?|users?|accounts?|merchants?|members?|tenants?|organi[sz]ations?|teams?|"
-                  r"workspaces?|people|developers?|clients?|subscribers?|stores?|shops?)\b", re.IGNORECASE)
+_WHO = re.compile(rf"\b(?:{_WHO_NOUNS})\b", re.IGNORECASE)
 _COUNTED = re.compile(r"\s+(?:of\s+)?(?:(?:our|your|the|all)\s+)?(?:[a-z-]+\s+)?([a-z-]+)", re.IGNORECASE)
-_EVENTS = re.compile(r"\b(?:requests?|calls?|transactions?|payments?|checkouts?|orders?|jobs?|builds?|messages?|"
-                     r"emails?|uploads?|downloads?|exports?|webhooks?|deliveries|sessions?|sign[-\s]?ins?|logins?|"
-                     r"attempts?|queries|searches|page\s+loads?|timeouts?|errors?)\b", re.IGNORECASE)
+_EVENTS = re.compile(rf"\b(?:{_THING_NOUNS}|attempts?|queries|searches|page\s+loads?|timeouts?|errors?)\b",
+                     re.IGNORECASE)
 
 
 def _measuring(kind: str, shares: list[tuple[Decimal, str]], text: str, m) -> list[tuple[Decimal, str]]:
@@ -523,12 +522,12 @@ def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None
     for m in _AS_USUAL.finditer(text):
         subject = text[_subject_start(text, m.start()) : m.start()]
         words = _content(subject)
-        if not words or _OF_AFFECTED.search(subject) or re.search(r"\b(?:no|not|never)\b", subject, re.IGNORECASE):
+        if not words or _OF_AFFECTED.search(subject) or _NEGATION.search(subject):
             continue
         named = _incident_words(context, key=key) if named is None else named
-        # The clause's subject, or all the sentence says before ("Browsing storefronts and adding items to
+        # The clause's subject, or all the statement says before ("Browsing storefronts and adding items to
         # the cart are working normally" lists what a fact calls "storefront browsing and carts").
-        opening = max((e.end() for e in re.finditer(r"[.!?]\s|\n", text[: m.start()])), default=0)
+        opening = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
         if any(2 * len(said & named) >= len(said) for said in (words, _content(text[opening : m.start()]))):
             continue
         findings.append(Finding("scope_claim", m.group(), f"“{subject.strip()} {m.group()}” says something was "

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from agents.core.guard.contacts import declared_contacts, find_contacts
-from agents.core.guard.incident_claims import affected_shares, shares_counting
+from agents.core.guard.incident_claims import affected_shares, says_few, shares_counting
 from agents.core.guard.wellformed import sentence_spans
 from agents.core.text import strings_in
 
@@ -94,7 +94,6 @@ _QUANTIFIER = re.compile(
     re.IGNORECASE,
 )
 _EVERY = re.compile(r"\bevery(?:one|body)?\b", re.IGNORECASE)
-_FEW = re.compile(r"\b(?:small|tiny|limited|minor|negligible|handful|few|minority)\b", re.IGNORECASE)
 _SINGULAR_VERB = re.compile(r"(\s+)(is|was|has)\b")
 _PLURAL = {"is": "are", "was": "were", "has": "have"}
 
@@ -120,7 +119,7 @@ def share(text: str, start: int, end: int, context: Mapping) -> list[Repair]:
         after = _SINGULAR_VERB.sub(lambda m: m.group(1) + _PLURAL[m.group(2)], after, count=1)
     repairs = []
     shares = affected_shares(context)
-    if _FEW.search(found):  # "only a few accounts": a share of requests does not count them
+    if says_few(found):  # "only a few accounts": a share of requests does not count them
         shares = shares_counting(shares, text, start, end)
     for percent, label in shares[:_MOST]:
         words = f"{_shown(percent)} of {noun}" if noun else f"{_shown(percent)}{' of' if ends_with_of else ''}"

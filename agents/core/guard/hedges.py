@@ -126,14 +126,17 @@ def is_negated(text: str, start: int) -> bool:
     return False
 
 
+def _conditional(words: list[str]) -> bool:
+    return (_negated(words) or any(word in _SUBORDINATORS for word in words) or _wrapped(words)
+            or _MODAL_PHRASES.search(" ".join(words)) is not None)
+
+
 def is_conditional(text: str, start: int) -> bool:
     """Whether the claim starting at ``start`` is negated, a condition or a purpose, or wrapped in
     what cannot be said yet: what :func:`is_hedged` reads but an expectation ("we expect", "should")
     or a family's hedge word. An estimate still gives a time for the fix; "until it is fixed later
     today" gives none."""
-    words = _words_before(text, start)
-    return (_negated(words) or any(word in _SUBORDINATORS for word in words) or _wrapped(words)
-            or _MODAL_PHRASES.search(" ".join(words)) is not None)
+    return _conditional(_words_before(text, start))
 
 
 def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
@@ -141,11 +144,7 @@ def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None
     in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,
     read in the clause before the claim and in the claim itself (up to ``end``)."""
     words = _words_before(text, start)
-    if _negated(words):
-        return True
-    if any(word in _SUBORDINATORS or word in _MODALS for word in words):
-        return True
-    if _wrapped(words):
+    if _conditional(words) or any(word in _MODALS for word in words):
         return True
     if hedges and end is not None:
         # A family's own hedges also count inside the claim ("within about 45 minutes") and after it
@@ -154,5 +153,5 @@ def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None
         rest = _AFTER_CLAUSE.match(text, end, min(len(text), end + _FIRST_LOOK)).group()
         if any(word in own for word in [*words, *_WORD.findall(text[start:end].lower() + " " + rest.lower())]):
             return True
-    return _MODAL_PHRASES.search(" ".join(words)) is not None
+    return False
 

@@ -294,6 +294,11 @@ _EVENTS = re.compile(rf"\b(?:{_THING_NOUNS}|attempts?|queries|searches|page\s+lo
                      re.IGNORECASE)
 
 
+def says_few(words: str) -> bool:
+    """Whether ``words`` say that only a few are affected, as the scope check's quantifiers read them."""
+    return any(kind == "few" and pattern.search(words) is not None for kind, pattern in _QUANTIFIERS)
+
+
 def _measuring(kind: str, shares: list[tuple[Decimal, str]], text: str, m) -> list[tuple[Decimal, str]]:
     return shares_counting(shares, text, m.start(), m.end()) if kind == "few" else shares
 

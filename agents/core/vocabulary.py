@@ -145,7 +145,7 @@ strategy strategies
 note noted rather simply little precaution precautionary depending think treat treated treating reverse
 reversed reversing
 unsure mid http https
-hard appropriate
+hard appropriate size sizes play plays playing played statement statements
 """.split()
 
 UPDATE_PHRASES = (
@@ -168,6 +168,8 @@ UPDATE_PHRASES = (
     "in the future", "right away", "let you know", "let us know", "the trouble this caused", "take this seriously",
     "start it again", "start again", "all hands on deck", "figure out", "figuring out", "figured out",
     "anything else", "negative effect", "negative impact", "as normal", "someone else",
+    "back to expected", "back to usual", "back to its usual", "back to their usual", "back to typical",
+    "back to regular", "back to healthy", "back to pre-incident", "in fact",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -182,6 +184,7 @@ ADVICE_LANGUAGE = (
     "reload the page", "refresh the page", "reload", "refresh", "use", "instead", "as usual", "working",
     "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
     "hang up", "start it again", "start again", "reach us", "track", "progress", "keep", "as normal",
+    "want",
 )
 
 
@@ -241,6 +244,7 @@ ACTION_PHRASES = (
     "take another look", "roll the change back", "rolling the change back", "rolled the change back",
     "roll that change back", "rolling that change back", "rolled that change back", "call off", "called off",
     "calling off", "sort this out", "sort it out", "sorting this out", "sorting it out",
+    "catch up", "catching up", "caught up",
 )
 
 

@@ -206,7 +206,8 @@ READINGS = {"denial": "the guard's check for denials of the incident",
             "advised against": "the guard's check for advice the incident advises against",
             "nothing to do": "the guard's check for telling customers they need do nothing",
             "done to customers": "the guard's check for work said done to customers",
-            "improvement": "the guard's check for a service said to be better than before"}
+            "improvement": "the guard's check for a service said to be better than before",
+            "completion": "the guard's check for all of something said done where the incident counts part"}
 
 
 @register.inclusion_tag("partials/finding.html")

@@ -1,20 +1,25 @@
 """What a text says the company has done and what it tells customers to do, read against what the
 incident says of the same work and the same advice: work said to be done that the incident says is
-planned or under way, advice the incident advises against, and "no action is needed" where an
-approved action asks something of customers. Plain Python: no Django here."""
+planned or under way, all of something said done where the incident counts only part of it done,
+advice the incident advises against, and "no action is needed" where an approved action asks
+something of customers. Plain Python: no Django here."""
 
 from __future__ import annotations
 
 import functools
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS
+from agents.core.guard.grounding import FUNCTION_WORDS, forms
+from agents.core.guard.hedges import is_negated
 from agents.core.guard.incident_claims import SENTENCE_END, Finding, violation_of
+from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
-from agents.core.guard.support import Support
+from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
+from agents.core.units import fact_meta, number_value
 
 # ---------------------------------------------------------------- what is done
 
@@ -112,6 +117,65 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
     return findings
 
 
+# "Reversals for all of them have already been submitted" where the incident counts 1,100 submitted of
+# 1,380 charged twice: a text that says every one was done overstates a count the incident keeps of the
+# part done so far. The incident keeps it as two counts: one whose label says the same verb ("Duplicate
+# charges already submitted for reversal: 1100"), and a larger one of the same things ("Hotel bookings
+# charged twice: 1380") or of everything affected ("affected_bookings: 1380").
+_ALL_DONE = re.compile(
+    led_by(
+        "aew",
+        r"\b(?:all|every|each)\b(?:\s+(?:of\s+)?[\w’'-]+){0,5}?\s+(?:have|has|had|were|was)\s+"
+        r"(?:now\s+|already\s+|also\s+|all\s+)?(?:been\s+)?(?:successfully\s+)?([^\W\d_]+)"
+        r"|\bwe(?:['’]ve|\s+have)\s+(?:now\s+|already\s+|also\s+)?([^\W\d_]+)\s+(?:all|every|each)\b",
+    ),
+    re.IGNORECASE,
+)
+
+
+def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
+    """Claims that all of something was done where the incident counts only part of it done."""
+    counts = _counts(context)
+    findings = []
+    for m in _ALL_DONE.finditer(text) if counts else ():
+        verb = (m.group(1) or m.group(2)).lower()
+        if not verbs_of(verb) or is_negated(text, m.start()):
+            continue
+        done = set(forms(verb))
+        for label, value, words in counts:
+            if not done & words:
+                continue
+            total = next((t for _label, t, w in counts
+                          if t > value and ((words - done) & (w - done) or w & _TOTAL)), None)
+            if total is not None:
+                findings.append(Finding(
+                    "unsupported_statement", m.group(), f"“{m.group()}” says every one was {verb}, and the "
+                    f"incident counts {value:,} {verb} of {total:,} (“{label}”).", m.start(), reading="completion"))
+                break
+    return findings
+
+
+# A count of everything affected, whatever its words: "affected_bookings", "Total orders".
+_TOTAL = frozenset(f for w in ("affected", "impacted", "total") for f in forms(w))
+
+
+@per_incident
+def _counts(context: Mapping | None) -> tuple[tuple[str, Decimal, frozenset[str]], ...]:
+    """The incident's counts: (label, value, the forms of its label's words but grammar's)."""
+    if not isinstance(context, Mapping) or not isinstance(context.get("incident"), Mapping):
+        return ()
+    incident = context["incident"]
+    counts = []
+    for key, label, unit in fact_meta(context):
+        value = number_value(incident.get(key))
+        if value is None or unit not in ("count", ""):
+            continue
+        words = frozenset(f for w in re.findall(r"[^\W\d_]+", f"{label} {key}".replace("_", " ").lower())
+                          if w not in FUNCTION_WORDS and len(w) > 2 for f in forms(w))
+        counts.append((label, value, words))
+    return tuple(counts)
+
+
 # "If your domain is still pending, remove it and add it again" on an incident whose key message says
 # "there is no need to remove and re-add a domain": advice the incident advises against. The verb of an
 # instruction to customers, said by the incident only in clauses it negates, contradicts it.
@@ -204,6 +268,7 @@ def find(text: str, support: Support) -> list[Violation]:
     text, evidence = prose(text, support), support.claim_evidence
     findings = [
         *completion_findings(text, evidence),
+        *all_done_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
     ]

@@ -42,7 +42,7 @@ FINDERS = (
     ("claims", claims.find),  # restricted_claims and the checks of the claim families
     ("incident_claims", incident_claims.find),  # state, scope, blame, places, days of the week
     ("measures", measures.find),  # a median said as a bound (no_new_facts), a recovery what remains contradicts
-    ("actions", actions.find),  # work said done (state_claim), advice and "nothing to do" (unsupported_statement)
+    ("actions", actions.find),  # work said done (state_claim); all done, advice, nothing to do (unsupported_statement)
     # Links, contacts and markup: judged against the incident's public facts alone
     ("contacts", contacts.find),  # unknown_contact, markup
     ("internal", internal.find),  # internal_detail

@@ -27,6 +27,7 @@ Plain Python: no Django here.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import threading
 from collections.abc import Iterable, Mapping
@@ -42,7 +43,7 @@ from agents.core.guard.support import Support, per_incident
 from agents.core.guard.synonyms import synonyms
 from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
-from agents.core.units import CURRENCY_CODES
+from agents.core.units import CURRENCY_CODES, fact_meta, number_value
 
 CHECK = "unsupported_statement"
 
@@ -284,10 +285,41 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
         labels = {str(m.get("key")): str(m.get("label", "")) for m in context.get("fact_meta") or []
                   if isinstance(m, Mapping)}
-        parts += [str(v) for k, v in incident.items()
-                  if isinstance(v, str) and (_ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, ""))
-                                             or _PLANNED.search(v))]
+        facts = [(k, v) for k, v in incident.items() if isinstance(v, str)]
+        parts += [v for k, v in facts
+                  if _ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, "")) or _PLANNED.search(v)]
+        parts += [verb for _k, v in facts for verb in _stated_actions(v)]
+        # A count's label says what was done to the things it counts ("Charges submitted for reversal: 1100").
+        parts += [w for k, label, _unit in fact_meta(context) if number_value(incident.get(k)) is not None
+                  and not _NEGATION.search(label) for w in _words_only(label) if _verb(w.lower(), "been")]
     return _stems_of(_NEGATED_CLAUSE.sub(" ", "\n".join(parts)))
+
+
+def _stated_actions(fact: str) -> list[str]:
+    """The verbs a fact itself states as done or to be done, whatever its key ("Outcome: all delayed
+    emails have been delivered" licenses "have now been delivered"), and what it says is done to its
+    subject ("some users are signed out" licenses "users have been signed out"); a symptom in the
+    active voice ("orders fail when placing them") states none."""
+    verbs = [fact[start + a : start + b] for start, end in sentence_spans(fact)
+             for a, b, _done in _commitment_spans(fact[start:end])]
+    verbs += [m.group(1) for m in _PASSIVE.finditer(fact) if _verb(m.group(1), "been")]
+    words = [w.lower() for w in _words_only(fact)]
+    return verbs + [w for before, w in itertools.pairwise(words) if _finite(before, w)]
+
+
+_PASSIVE = re.compile(r"\b(?:is|are|was|were|being)\s+(?:now\s+|still\s+|also\s+|automatically\s+)?([^\W\d_]+)",
+                      re.IGNORECASE)
+# Words after which a verb is no statement of the fact's own: an infinitive, a modal, a condition or a
+# gerund's lead ("unable to send", "cannot sign in", "fail when placing them").
+_NOT_STATED = FUNCTION_WORDS - frozenset("they it we who which that".split()) | {"cannot", "unable"}
+
+
+def _finite(before: str, word: str) -> bool:
+    """Whether ``word`` is the fact's own verb in the present ("databases stay online", "missed events sync
+    automatically"). One in the past ("refunds went to the original card") plans nothing."""
+    if before in _NOT_STATED or word in FUNCTION_WORDS:
+        return False
+    return any(is_inflection(word, lemma, tag) for lemma in verbs_of(word) for tag in ("VBZ", "VBP"))
 
 
 # What the incident says was not or will not be done ("missed notifications will not be re-sent")
@@ -302,8 +334,21 @@ _NEGATED_CLAUSE = re.compile(r"(?:\b(?:not|never|no\s+longer)\b|\b\w+n[’']t\b)
 @functools.lru_cache(maxsize=256)
 def _stems_of(text: str) -> frozenset[str]:
     """Each word's stem and its dictionary forms' stems: a fact that says the database "ran" out of space
-    licenses "running out of space", as the text's "ran" would be read against a fact's "running"."""
-    return frozenset(s for w in _words_only(text.replace("_", " ")) for s in forms(w.lower().replace("’", "'")))
+    licenses "running out of space", as the text's "ran" would be read against a fact's "running". A verb
+    and its particle also stand for the word they make together: "we failed over to a replica" licenses
+    "failover", "sign in" licenses "sign-ins"."""
+    words = [w.lower().replace("’", "'") for w in _words_only(text.replace("_", " "))]
+    stems = {s for w in words for s in forms(w)}
+    for verb, particle in itertools.pairwise(words):
+        if particle in _PARTICLES and (bases := verbs_of(verb)):
+            stems.update(stem(base + particle) for base in {verb, *bases})
+    return frozenset(stems)
+
+
+# The particles of phrasal verbs whose joined form is a word of its own ("failover", "rollback",
+# "login", "checkout", "backup"), and their plurals after a hyphen ("sign-ins", "pop-ups").
+_PARTICLES = frozenset("over in out up down back off on".split())
+_PARTICLE_PLURALS = frozenset(p + "s" for p in _PARTICLES)
 
 
 def _strings_and_keys(value) -> list[str]:
@@ -344,6 +389,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
             elif theirs and any(c <= a and b <= d for c, d in theirs):
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
+            elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
+                ok = True  # "sign-ins": the compound's first word is read
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
@@ -371,15 +418,15 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
 
 # In advice, a word that only modifies the instruction ("you can simply retry", "try again a little
 # later", "the badges you deactivated this morning") gives no instruction of its own: an adjective or an
-# adverb, or a time of day, is read as in plain description. The instruction's verb and its object are
-# still the advice vocabulary's or the incident's.
-_TIMES_OF_DAY = frozenset("morning afternoon evening tonight today".split())
+# adverb, a time of day or a length of time ("wait a few minutes"), is read as in plain description. The
+# instruction's verb and its object are still the advice vocabulary's or the incident's.
+_TIMES = frozenset("morning afternoon evening tonight today minute minutes hour hours moment moments while".split())
 
 
 def _modifier(word: str) -> bool:
     lower = word.lower()
     parts = parts_of(lower)
-    return lower in _TIMES_OF_DAY or (bool(parts) and parts <= {"ADJ", "ADV"})
+    return lower in _TIMES or (bool(parts) and parts <= {"ADJ", "ADV"})
 
 
 def _near_digits(tokens, i: int) -> bool:

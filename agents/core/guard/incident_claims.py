@@ -138,7 +138,8 @@ _CADENCE = re.compile(
     r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
     r"(?:update|information|details|news)\b"
-    r"|\b(?:will|['’]ll)\s+update\s+(?:you\s+|again\s+)?(?:within|in|every|by|at)\b"
+    r"|\b(?:will|['’]ll)\s+update\s+(?:(?:you|again|here|this\s+page|customers|everyone)\s+){0,2}"
+    r"(?:within|in|every|by|at)\b"
     r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
     r"|\b(?:more|further)\s+(?:details|information|news)\b"
     r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."
@@ -178,11 +179,13 @@ def is_past(text: str, start: int, end: int) -> bool:
 
 
 # A recovery followed by when it will happen is a forecast, not the state now: "card payments work
-# again in ten minutes" (its number and its time commitment are checked as such).
+# again in ten minutes" (its number and its time commitment are checked as such), "sign-ins should
+# start working again once the rollback completes" (what it waits for is read as any other words).
 _FORECAST = re.compile(
     r"[\s,]+(?:(?:in|within|by|after|over)\s+(?:the\s+next\s+)?(?:about\s+|around\s+|roughly\s+)?"
     r"(?:\d|an?\s|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|thirty|forty|fifty|sixty"
-    r"|few|couple|half|noon|midnight|tonight|tomorrow|the\s+end)|soon|shortly|later)",
+    r"|few|couple|half|noon|midnight|tonight|tomorrow|the\s+end)|soon|shortly|later"
+    r"|(?:once|when|as\s+soon\s+as|as)\s+(?:the|this|that|our|we|it|these|those)\b(?![^.;!?]*\b(?:was|were|did|had)\b))",
     re.IGNORECASE,
 )
 
@@ -408,11 +411,12 @@ def says_unaffected(words: str) -> bool:
 
 _SPARED_STATEMENT = re.compile(
     r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bno\s+impact\b|\bnormally\b|"
-    r"\bas\s+(?:usual|expected)\b|\boperational\b",
+    r"\bas\s+(?:usual|expected)\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
+    r"(?:available|working)\b",
     re.IGNORECASE,
 )
 _GENERIC = frozenset("service services system systems customer customers user users other others all every part "
-                     "parts rest everything feature features app apps".split())
+                     "parts rest everything feature features app apps support".split())
 
 
 def spared_by_incident(subject: str, context: Mapping | None, key: str | None = None) -> bool:
@@ -467,8 +471,13 @@ def _statements(context: Mapping | None) -> list[str]:
 
 def _spared_statements(context: Mapping | None) -> list[str]:
     """The incident's statements of no impact: facts, key messages and approved actions that say something
-    is not affected, works normally or as usual."""
-    return [t for t in _statements(context) if _SPARED_STATEMENT.search(t)]
+    is not affected, works normally or as usual. One that says it works again ("Search is working normally
+    again") tells of a recovery, not of something spared."""
+    return [t for t in _statements(context)
+            if _SPARED_STATEMENT.search(t) and (_UNAFFECTED.search(t) or not _AGAIN.search(t))]
+
+
+_AGAIN = re.compile(r"\bagain\b", re.IGNORECASE)
 
 
 def _content(text: str) -> set[str]:
@@ -514,9 +523,9 @@ def _subject_start(text: str, at: int) -> int:
 # names ("writes in the EU are working normally" on a resolved database incident), it is a recovery or
 # a part the incident spared, which the state and spared checks read.
 _AS_USUAL = re.compile(
-    r"\b(?:(?:is|are|was|were|has\s+been|have\s+been|remains?|remained)\s+(?:still\s+)?(?:arriving|working|running|"
-    r"loading|operating|functioning|flowing|processing|being\s+(?:delivered|processed|sent))"
-    r"|(?:continues?|continued)\s+to\s+(?:work|run|arrive|operate|function|load|flow))\s+"
+    r"\b(?:(?:is|are|was|were|has\s+been|have\s+been|remains?|remained)\s+(?:still\s+)?(?:[^\W\d_]+ing|"
+    r"available|being\s+(?:delivered|processed|sent))"
+    r"|(?:continues?|continued)\s+to\s+[^\W\d_]+)\s+"
     r"(?:on\s+time|normally|as\s+(?:usual|expected|normal))\b",
     re.IGNORECASE,
 )
@@ -533,7 +542,11 @@ def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None
         # The clause's subject, or all the statement says before ("Browsing storefronts and adding items to
         # the cart are working normally" lists what a fact calls "storefront browsing and carts").
         opening = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
-        if any(2 * len(said & named) >= len(said) for said in (words, _content(text[opening : m.start()]))):
+        # Each thing it lists must be the incident's ("On-demand videos and downloads are playing normally"
+        # on an incident that names no downloads).
+        listed = [items for item in _ITEMS.split(subject) if (items := _content(item))]
+        if all(items & named for items in listed) and any(
+                2 * len(said & named) >= len(said) for said in (words, _content(text[opening : m.start()]))):
             continue
         findings.append(Finding("scope_claim", m.group(), f"“{subject.strip()} {m.group()}” says something was "
                                 "spared, and the incident does not say so.", m.start()))
@@ -777,7 +790,10 @@ _CAUSE_REACH = 60  # characters after the cause phrase in which the party is nam
 
 
 def _party_supported(party: str, evidence: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(party)}(?![\w-])", evidence, re.IGNORECASE) is not None
+    """Whether the evidence names the party, in the singular or the plural ("one of our upstream
+    carriers" where the cause says "an upstream carrier")."""
+    base = party[:-1] if party.lower().endswith("s") else party
+    return re.search(rf"(?<![\w-]){re.escape(base)}(?:e?s)?(?![\w-])", evidence, re.IGNORECASE) is not None
 
 
 # Where the incident says why it happened: a fact about the cause ("cause", "root cause", "reason",

@@ -728,3 +728,104 @@ def test_a_share_of_requests_does_not_say_only_a_few_customers_are_affected():
     accounts = incident(facts=[("timeout_rate", "Requests timing out", "ratio", 0.05),
                                ("affected_accounts_pct", "Accounts affected", "%", 3)])
     assert stops(text, accounts) == []
+
+
+# ---------------------------------------------------------------- published updates with their facts
+
+def test_a_fact_that_states_the_work_licenses_the_same_verb_whatever_its_key():
+    emails = incident(state="resolved", facts=[("outcome", "Outcome", "text",
+                                                "all emails sent during the window have been delivered")])
+    text = "Emails sent during the window have now been delivered."
+    assert stops(text, emails) == []
+    assert stops(text, incident(state="resolved")) == [("unsupported_statement", "delivered")]
+    # What the fact says is done to its subject, or does itself ("databases stay online").
+    signed_out = incident(facts=[("symptom", "Symptom", "text", "some users are signed out and cannot sign back in")])
+    assert stops("Some users have been signed out of their accounts.", signed_out) == []
+    online = incident(state="identified", facts=[("availability", "Availability", "text",
+                                                  "databases stay online during the migration")])
+    assert stops("Databases will stay online during the migration.", online) == []
+    # A symptom's verb after what leads it ("unable to", "when placing") states nothing done.
+    placing = incident(facts=[("symptom", "Symptom", "text", "shoppers are unable to resend orders when placing them")])
+    assert ("unsupported_statement", "resend") in stops("We will resend your orders.", placing)
+
+
+def test_a_verb_and_its_particle_stand_for_their_compound():
+    failed_over = incident(state="resolved", facts=[("action", "Action", "text", "we failed over to a replica")])
+    assert stops("We will be reviewing our failover monitoring.", failed_over) == []
+    assert ("unsupported_statement", "failover") in stops("We will be reviewing our failover monitoring.",
+                                                          incident(state="resolved"))
+    sign_in = incident(state="resolved", facts=[("symptom", "Symptom", "text", "users could not sign in")])
+    assert stops("Custom domain sign-ins are working again.", sign_in) == []
+
+
+def test_the_next_update_promised_here_within_the_hour_is_a_cadence():
+    assert stops("We're investigating and will update here within the hour.", RENEWALS) == []
+    assert ("time_commitment", "within the hour") in [
+        (c, f) for c, f in stops("Renewals will work again within the hour.", RENEWALS)]
+
+
+def test_a_party_the_cause_names_in_the_singular_may_be_named_in_the_plural():
+    carrier = incident(state="monitoring",
+                       facts=[("cause", "Cause", "text", "a network issue with an upstream carrier")])
+    assert stops("The issue was caused by a network problem with one of our upstream carriers.", carrier) == []
+    assert [c for c, _ in stops("The issue was caused by a network problem with one of our upstream providers.",
+                                carrier)] == ["liability"]
+
+
+def test_a_recovery_that_waits_for_the_fix_is_a_forecast():
+    rollback = incident(state="identified", facts=[("action", "Action", "text", "rolling back the update")])
+    assert stops("Renewals should start working again once the rollback completes.", rollback) == []
+    assert stops("Renewals should be working again as the rollback finishes.", rollback) == []
+    assert ("state_claim", "are working again") in stops("Renewals are working again.", rollback)
+    assert ("state_claim", "are working again") in stops("Renewals are working again as the rollback was completed.",
+                                                         rollback)
+
+
+def test_what_a_fact_says_is_available_may_be_said_to_work_as_normal_but_nothing_more():
+    phone = incident(facts=[("alternative", "Alternative", "text", "live chat and email support are available")])
+    assert stops("Live chat and email support are available as normal in the meantime.", phone) == []
+    assert any(c in ("state_claim", "scope_claim") for c, _ in stops(
+        "Live chat, email and in-store support are available as normal in the meantime.", phone))
+
+
+def test_a_key_message_that_says_it_works_again_tells_of_a_recovery_not_of_something_spared():
+    recovered = incident(state="resolved", messages=["Renewals are working normally again."])
+    assert stops("Renewals are working normally again. If a renewal failed during the incident, please "
+                 "try it again.", recovered) == []
+
+
+def test_each_thing_a_text_says_works_as_usual_must_be_the_incidents():
+    streams = incident(facts=[("spared", "Not affected", "text", "on-demand videos")])
+    assert stops("On-demand videos are playing normally.", streams) == []
+    assert [c for c, _ in stops("On-demand videos and downloads are playing normally.", streams)] == ["scope_claim"]
+    assert "scope_claim" in [c for c, _ in stops("Subtitles are showing as usual.", streams)]
+
+
+def test_a_duration_only_modifies_an_instruction():
+    resets = incident(facts=[("advice", "Advice", "text", "wait before requesting another reset")])
+    assert stops("Please wait a few minutes before requesting another reset.", resets) == []
+
+
+def test_all_of_something_said_done_where_the_incident_counts_part_of_it_done_stops():
+    charged = incident(state="identified", facts=[
+        ("affected_bookings", "Hotel bookings charged twice", "count", 1380),
+        ("reversals_submitted", "Duplicate charges already submitted for reversal", "count", 1100)])
+    assert stops("Reversals for 1,100 of them have already been submitted.", charged) == []
+    text = "1,380 hotel bookings were charged twice, and reversals for all of them have already been submitted."
+    assert [c for c, _ in stops(text, charged)] == ["unsupported_statement"]
+    assert "the incident counts 1,100 submitted of 1,380" in answer_messages(text, charged)
+    # Where the count done is the whole, or no count is kept of the part done, there is nothing to overstate.
+    whole = incident(state="resolved", facts=[("affected_bookings", "Hotel bookings charged twice", "count", 1380),
+                                             ("reversals_submitted", "Charges submitted for reversal", "count", 1380)])
+    assert "unsupported_statement" not in [c for c, _ in stops("Reversals for all of them have been submitted.", whole)]
+
+
+@pytest.mark.parametrize("text", [
+    "Latency for custom domains is back to expected levels.",
+    "Renewals that appeared to fail were in fact applied.",
+    "Uploads of all sizes are succeeding again.",
+])
+def test_ordinary_update_language_of_published_updates_passes(text):
+    resolved = incident(state="resolved", facts=[("outcome", "Outcome", "text",
+                                                  "renewals applied; uploads succeeding; latency normal")])
+    assert stops(text, resolved) == []

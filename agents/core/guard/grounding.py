@@ -319,6 +319,8 @@ def _finite(before: str, word: str) -> bool:
     automatically"). One in the past ("refunds went to the original card") plans nothing."""
     if before in _NOT_STATED or word in FUNCTION_WORDS:
         return False
+    if not lemmas_of(word):
+        return True  # a verb no dictionary knows, as the commitments read it ("changes sync once …")
     return any(is_inflection(word, lemma, tag) for lemma in verbs_of(word) for tag in ("VBZ", "VBP"))
 
 

@@ -744,6 +744,11 @@ def test_a_fact_that_states_the_work_licenses_the_same_verb_whatever_its_key():
     online = incident(state="identified", facts=[("availability", "Availability", "text",
                                                   "databases stay online during the migration")])
     assert stops("Databases will stay online during the migration.", online) == []
+    # ... a verb no dictionary knows as one, too ("changes sync once ...").
+    syncing = incident(facts=[("data", "Data", "text", "files are safe; changes sync once performance recovers")])
+    assert stops("Your changes will sync once performance recovers.", syncing) == []
+    assert ("unsupported_statement", "sync") in stops("Your changes will sync once performance recovers.",
+                                                      incident())
     # A symptom's verb after what leads it ("unable to", "when placing") states nothing done.
     placing = incident(facts=[("symptom", "Symptom", "text", "shoppers are unable to resend orders when placing them")])
     assert ("unsupported_statement", "resend") in stops("We will resend your orders.", placing)

@@ -302,6 +302,35 @@ def add_default_terms(apps, schema_editor, texts: tuple[str, ...], *, advice: tu
     return rows
 
 
+def family_rows(apps, schema_editor, family: str):
+    """A claim family's rows whose canonical pattern is still the default one: an admin's own pattern
+    marks a row a data migration leaves alone."""
+    from agents.core.policy import DEFAULT_CLAIM_FAMILIES
+
+    pattern = next(f for f in DEFAULT_CLAIM_FAMILIES if f.name == family).pattern
+    model = apps.get_model("agents", "RestrictedClaim")
+    return model.objects.using(schema_editor.connection.alias).filter(family=family, pattern=pattern)
+
+
+def add_paraphrases(apps, schema_editor, family: str, new: list[str]):
+    """A data migration's step: ``new`` paraphrase lines join the family's default rows."""
+    for row in family_rows(apps, schema_editor, family):
+        lines = [line for line in row.paraphrases.splitlines() if line.strip()]
+        added = [line for line in new if line not in lines]
+        if added:
+            row.paraphrases = "\n".join([*lines, *added])
+            row.save(update_fields=["paraphrases"])
+
+
+def remove_paraphrases(apps, schema_editor, family: str, new: list[str]):
+    """The step undone: the ``new`` lines leave the family's default rows."""
+    for row in family_rows(apps, schema_editor, family):
+        lines = [line for line in row.paraphrases.splitlines() if line.strip()]
+        if set(new) & set(lines):
+            row.paraphrases = "\n".join(line for line in lines if line not in new)
+            row.save(update_fields=["paraphrases"])
+
+
 def region_row_values(token: str, model) -> dict:
     values = {"token": token, "words": ", ".join(DEFAULT_REGION_WORDS.get(token, ()))}
     columns = {f.name for f in model._meta.get_fields()}

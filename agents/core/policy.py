@@ -364,6 +364,9 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\bby\s+(?:tonight|tomorrow|this\s+(?:afternoon|evening))\b",
             r"\b(?:will|we[’']ll)\s+be\s+(?:fixed|resolved|restored|back|done|complete|completed|available|deployed)"
             r"\s+(?:soon|quickly)\b",
+            # "version 8.3.1 with the fix will be available on Google Play tonight"
+            r"\b(?:will|['’]ll)\s+be\s+(?:fixed|resolved|restored|back|done|complete|completed|available|deployed|live|"
+            r"released|out|working)\b[^.;!?\n]{0,60}?\b(?:today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b",
         ),
         hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
                 "approximately", "roughly", "likely", "probably", "should", "aim", "target", "targeting",

@@ -834,3 +834,13 @@ def test_ordinary_update_language_of_published_updates_passes(text):
     resolved = incident(state="resolved", facts=[("outcome", "Outcome", "text",
                                                   "renewals applied; uploads succeeding; latency normal")])
     assert stops(text, resolved) == []
+
+
+def test_a_fix_said_to_come_tonight_is_a_time_for_the_fix():
+    text = "Version 8.3.1 with the fix will be available in the app stores tonight."
+    assert "time_commitment" in [c for c, _ in stops(text, RENEWALS)]
+    planned = incident(state="identified", facts=[("release", "Release", "text",
+                                                   "version 8.3.1 with the fix will be available tonight")])
+    assert "time_commitment" not in [c for c, _ in stops(text, planned)]
+    # Work that goes on today gives no time for the fix.
+    assert stops("We will continue working on renewals today.", RENEWALS) == []

@@ -422,7 +422,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
 # later", "the badges you deactivated this morning") gives no instruction of its own: an adjective or an
 # adverb, a time of day or a length of time ("wait a few minutes"), is read as in plain description. The
 # instruction's verb and its object are still the advice vocabulary's or the incident's.
-_TIMES = frozenset("morning afternoon evening tonight today minute minutes hour hours moment moments while".split())
+_TIMES = frozenset("morning afternoon evening tonight today minute minutes hour hours moment moments while meantime "
+                   "meanwhile".split())
 
 
 def _modifier(word: str) -> bool:
@@ -595,6 +596,11 @@ def _verb(word: str, auxiliary: str) -> bool:
 
 _CAUSE_END = re.compile(r"[,;:.!?()]|\s(?:and|but|so|while|which|when|whenever|if|until|once|after|before)\s",
                         re.IGNORECASE)
+# After "… by" (a participle: "triggered by", "caused by"), the sentence's own verb also ends it: "deploys
+# triggered by git push were starting late" gives no cause from "were" on; "a change that was rolled out"
+# goes on. "Because some couriers had turned off …" gives its cause a verb of its own.
+_BY_CAUSE_END = re.compile(
+    _CAUSE_END.pattern + r"|(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s(?:is|are|was|were|has|have|had)\s", re.IGNORECASE)
 _CAUSE_NEUTRAL = frozenset(
     "becoming became being following "  # grammar inside a cause: "our sync service becoming overloaded following ..."
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
@@ -653,7 +659,7 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     sentence gives."""
     spans = []
     for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence)):
-        end = _CAUSE_END.search(sentence, m.end())
+        end = (_BY_CAUSE_END if m.group().rstrip().lower().endswith(" by") else _CAUSE_END).search(sentence, m.end())
         spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
     return spans
 

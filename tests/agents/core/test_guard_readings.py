@@ -844,3 +844,19 @@ def test_a_fix_said_to_come_tonight_is_a_time_for_the_fix():
     assert "time_commitment" not in [c for c, _ in stops(text, planned)]
     # Work that goes on today gives no time for the fix.
     assert stops("We will continue working on renewals today.", RENEWALS) == []
+
+
+def test_what_a_participle_cause_describes_ends_where_the_sentence_goes_on():
+    pushes = incident(state="monitoring", facts=[("max_delay", "Longest delay", "minutes", 25)])
+    assert stops("Renewals triggered by custom domains were starting up to 25 minutes late.", pushes) == []
+    # A cause with a verb of its own, or a relative clause, is still the incident's to give.
+    assert ("unsupported_statement", "turned off location sharing") in stops(
+        "Renewals were late because some customers had turned off location sharing.", pushes)
+    assert "unsupported_statement" in [c for c, _ in stops(
+        "Renewals were late, caused by a change that was pushed by a contractor.", pushes)]
+
+
+def test_in_the_meantime_only_modifies_an_instruction():
+    workaround = incident(facts=[("workaround", "Workaround", "text",
+                                  "renew custom domains from the web dashboard")])
+    assert stops("You can renew custom domains from the web dashboard in the meantime.", workaround) == []

@@ -198,9 +198,11 @@ def _advised_against(evidence: str) -> frozenset[str]:
     """The verbs the evidence says only in clauses it negates ("there is no need to remove")."""
     denied, said = set(), set()
     for clause in _CLAUSE.split(evidence):
-        lemmas = {lemma for w in re.findall(r"[A-Za-z]+", clause)
-                  for lemma in verbs_of(w.lower())}
-        (denied if _DENIAL.search(clause) else said).update(lemmas)
+        # A negation denies the verbs after it: "mark our emails as not spam" still says "mark".
+        negation = _DENIAL.search(clause)
+        for w in re.finditer(r"[A-Za-z]+", clause):
+            lemmas = verbs_of(w.group().lower())
+            (denied if negation and negation.start() < w.start() else said).update(lemmas)
     return frozenset(denied - said)
 
 

@@ -76,7 +76,8 @@ _ADVICE = re.compile(
         # "Some drivers can't start sessions" says what fails: a modal that is negated instructs nobody
         r"|\b(?:customers|users|attendees|employees|students|shoppers|members|admins|administrators|patients|"
         r"riders|drivers|fans|organi[sz]ers|teams|they)\s+(?:should|must|need\s+to|have\s+to|can|may\s+want\s+to)\b"
-        r"(?!['’]t|\s+not\b)"
+        # ... not what they should now have or see: an expectation ("attendees should now have them")
+        r"(?!['’]t|\s+not\b|(?<=should)\s+(?:now|already|soon|have|be|see|receive|notice|get|find)\b)"
         r"|\b(?:please|we\s+(?:recommend|suggest|advise|encourage)|as\s+a\s+workaround|"
         r"you\s+(?:can|could|should|must|may\s+want\s+to|might\s+want\s+to|will\s+need\s+to|need\s+to|"
         r"are\s+(?:advised|encouraged)\s+to)(?!['’]t|\s+not\b))\b",

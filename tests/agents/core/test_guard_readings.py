@@ -860,3 +860,17 @@ def test_in_the_meantime_only_modifies_an_instruction():
     workaround = incident(facts=[("workaround", "Workaround", "text",
                                   "renew custom domains from the web dashboard")])
     assert stops("You can renew custom domains from the web dashboard in the meantime.", workaround) == []
+
+
+def test_a_negation_inside_what_advice_asks_does_not_deny_its_verb():
+    spam = incident(state="identified", facts=[("advice", "Advice", "text",
+                                                "check your spam folder and mark our emails as not spam")])
+    assert stops("Please check your spam folder and mark our emails as not spam.", spam) == []
+    denied = incident(state="identified", messages=["There is no need to remove and re-add a domain."])
+    assert ("unsupported_statement", "remove") in stops("You should remove the domain and add it again.", denied)
+
+
+def test_what_customers_should_now_have_is_an_expectation_not_advice():
+    sent = incident(state="resolved", facts=[("outcome", "Outcome", "text", "the missed renewal notices were sent")])
+    assert stops("The missed renewal notices were sent, so members should now have them.", sent) == []
+    assert "unsupported_statement" in [c for c, _ in stops("Members should renew their domains manually.", sent)]

@@ -311,8 +311,9 @@ def _stated_actions(fact: str) -> list[str]:
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|being)\s+(?:now\s+|still\s+|also\s+|automatically\s+)?([^\W\d_]+)",
                       re.IGNORECASE)
 # Words after which a verb is no statement of the fact's own: an infinitive, a modal, a condition or a
-# gerund's lead ("unable to send", "cannot sign in", "fail when placing them").
-_NOT_STATED = FUNCTION_WORDS - frozenset("they it we who which that".split()) | {"cannot", "unable"}
+# gerund's lead ("unable to send", "cannot sign in", "fail when placing them"); after a conjunction it
+# is ("devices keep working and sync when …").
+_NOT_STATED = FUNCTION_WORDS - frozenset("they it we who which that and or but then".split()) | {"cannot", "unable"}
 
 
 def _finite(before: str, word: str) -> bool:

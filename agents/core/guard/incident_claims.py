@@ -785,6 +785,9 @@ _NOT_A_PARTY = {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
     "utc", "gmt", "api", "dns", "cdn", "sla", "eta", "eu", "us", "uk", "ua",
+    # time zones: "between 05:20 and 06:45 ET"
+    "et", "pt", "ct", "mt", "est", "edt", "pst", "pdt", "cst", "cdt", "mst", "mdt", "bst", "cet", "cest", "eet",
+    "eest", "ist", "jst", "aest", "aedt", "sgt", "hkt", "nzst", "nzdt", "am", "pm",
 }
 _CAUSE_REACH = 60  # characters after the cause phrase in which the party is named
 

@@ -874,3 +874,13 @@ def test_what_customers_should_now_have_is_an_expectation_not_advice():
     sent = incident(state="resolved", facts=[("outcome", "Outcome", "text", "the missed renewal notices were sent")])
     assert stops("The missed renewal notices were sent, so members should now have them.", sent) == []
     assert "unsupported_statement" in [c for c, _ in stops("Members should renew their domains manually.", sent)]
+
+
+def test_a_time_zone_after_a_cause_is_no_party_and_a_verb_after_a_conjunction_is_the_facts():
+    broker = incident(state="resolved", facts=[("cause", "Cause", "text", "an overloaded connection broker"),
+                                               ("window", "Impact window", "text", "05:20 to 06:45 ET")])
+    assert stops("Renewals failed between 05:20 and 06:45 ET, caused by an overloaded connection broker between "
+                 "05:20 and 06:45 ET.", broker) == []
+    assert "liability" in [c for c, _ in stops("Renewals failed, caused by an overloaded Northwind broker.", broker)]
+    local = incident(facts=[("local", "Domains", "text", "domains keep resolving and renew when the registry returns")])
+    assert stops("Domains will renew when the registry returns.", local) == []

@@ -12,7 +12,9 @@ against its incident's context, once per context shape (``plain``: the plain dic
 configuration (``guard_config``: the strict claim form when the context's policy hints ask to avoid
 absolute guarantees). A text "stops" when the result is not ok. Recall is unsafe texts stopped /
 unsafe texts; safe-pass is safe texts passed / safe texts. The gate (``--min-recall``,
-``--min-safe-pass``) holds for each part (tune, holdout) and each shape on its own.
+``--min-safe-pass``) holds for each part (tune, holdout) and each shape on its own. The texts the
+guard gets wrong are printed for the tuned part; a held-out one shows its id only, unless
+``--show-held-out`` asks for its text (not while tuning).
 """
 
 from __future__ import annotations
@@ -109,7 +111,13 @@ def by_check(outcomes: Sequence[dict]) -> dict[str, dict]:
     return {name: {"caught_unsafe": caught[name], "stopped_safe": false[name]} for name in sorted(caught | false)}
 
 
-def summary(outcomes: Sequence[dict]) -> dict:
+HIDDEN = "(held out: not shown)"
+
+
+def summary(outcomes: Sequence[dict], *, show_held_out: bool = False) -> dict:
+    """The figures of ``outcomes``, and the texts the guard gets wrong. A held-out text is listed by its
+    id only unless ``show_held_out``: whoever tunes the guard reads the evaluation's output, and the
+    held-out part is the one nobody tunes on."""
     return {
         "overall": rates(outcomes),
         "part": grouped(outcomes, lambda o: o["part"]),
@@ -119,7 +127,8 @@ def summary(outcomes: Sequence[dict]) -> dict:
         "risk_kind": grouped(outcomes, lambda o: o["kind"]),
         "check": by_check(outcomes),
         "wrong": [{"id": o["id"], "format": o["format"], "label": o["label"], "kind": o["kind"],
-                   "check": o["checks"][0] if o["checks"] else None, "text": o["text"][:100]}
+                   "check": o["checks"][0] if o["checks"] else None,
+                   "text": o["text"][:100] if show_held_out or o["part"] != "holdout" else HIDDEN}
                   for o in outcomes if o["stopped"] != (o["label"] == "unsafe")],
     }
 
@@ -170,10 +179,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of tables")
     parser.add_argument("--no-grounding", action="store_true",
                         help="the named checks alone, with the policy's grounding switch off")
+    parser.add_argument("--show-held-out", action="store_true",
+                        help="print the held-out texts the guard gets wrong too (not while tuning)")
     args = parser.parse_args(argv)
     records = [r for r in load() if args.part in ("all", r["part"])]
     formats = FORMATS if args.format == "all" else (args.format,)
-    result = summary(evaluate(records, formats, grounding=not args.no_grounding))
+    result = summary(evaluate(records, formats, grounding=not args.no_grounding), show_held_out=args.show_held_out)
     misses = gate(result, args.min_recall, args.min_safe_pass)
     result["gate"] = {"min_recall": args.min_recall, "min_safe_pass": args.min_safe_pass, "misses": misses}
     if args.json:

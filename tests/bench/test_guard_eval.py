@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.guard_corpus import load, read
-from bench.guard_eval import evaluate, gate, summary
+from bench.guard_eval import HIDDEN, evaluate, gate, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = "We are investigating failed card payments in the EU. About 27% of checkouts are affected."
@@ -53,6 +53,15 @@ def test_risk_kinds_and_checks_count_what_they_caught_and_falsely_stopped(result
     assert result["risk_kind"]["mislabelled"]["recall"] == 0.0
     assert result["check"]["invalid_answer:empty"] == {"caught_unsafe": 2, "stopped_safe": 0}
     assert result["check"]["invalid_answer:unknown_contact"] == {"caught_unsafe": 2, "stopped_safe": 2}
+
+
+def test_a_held_out_text_the_guard_gets_wrong_is_listed_by_its_id_only_unless_asked():
+    held_out = {**TINY, "incidents": [{**TINY["incidents"][0], "id": "inc_tiny_h0", "part": "holdout"}]}
+    outcomes = evaluate(read([("tiny.yaml", held_out)]))
+    hidden = summary(outcomes)["wrong"]
+    assert {w["id"] for w in hidden} == {"u3", "s3"} and {w["text"] for w in hidden} == {HIDDEN}
+    shown = summary(outcomes, show_held_out=True)["wrong"]
+    assert {w["text"] for w in shown} == {FACTS[:100], UNKNOWN_CONTACT[:100]}
 
 
 def test_the_wrong_texts_are_the_miss_and_the_false_stop(result):

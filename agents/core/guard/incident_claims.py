@@ -28,7 +28,7 @@ from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
 from agents.core.patterns import compile_pattern
 from agents.core.policy import ClaimFamily
-from agents.core.units import fact_meta, number_value, unit_of
+from agents.core.units import TIME_ZONES, fact_meta, number_value, unit_of
 
 # The lifecycle a status page shows, in order.
 STATES = ("investigating", "identified", "monitoring", "resolved")
@@ -785,10 +785,10 @@ _NOT_A_PARTY = {
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
     "utc", "gmt", "api", "dns", "cdn", "sla", "eta", "eu", "us", "uk", "ua",
-    # time zones: "between 05:20 and 06:45 ET"
-    "et", "pt", "ct", "mt", "est", "edt", "pst", "pdt", "cst", "cdt", "mst", "mdt", "bst", "cet", "cest", "eet",
-    "eest", "ist", "jst", "aest", "aedt", "sgt", "hkt", "nzst", "nzdt", "am", "pm",
 }
+# A time's zone names no one either ("between 05:20 and 06:45 ET"): the zones a time is written with,
+# the short US ones and the hour's half.
+_ZONE_WORD = re.compile(rf"(?:{TIME_ZONES}|[ECMP]T|AM|PM)")
 _CAUSE_REACH = 60  # characters after the cause phrase in which the party is named
 
 
@@ -834,7 +834,7 @@ def blame_findings(text: str, evidence: str) -> list[Finding]:
         window = SENTENCE_END.split(text[m.end() : reach], maxsplit=1)[0]
         party = None
         for name in _NAME.finditer(window):
-            words = [w for w in name.group().split() if w.lower() not in _NOT_A_PARTY]
+            words = [w for w in name.group().split() if w.lower() not in _NOT_A_PARTY and not _ZONE_WORD.fullmatch(w)]
             if re.search(r"\bour\s+(?:\w+\s+)?$", window[: name.start()], re.IGNORECASE):
                 break  # "due to a fault in our Auth Service": our own part, no one else's
             if words:

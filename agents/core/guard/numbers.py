@@ -16,7 +16,7 @@ from agents.core.guard.incident_claims import is_cadence
 from agents.core.guard.leading import led_by
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
-from agents.core.units import CURRENCY_CODES
+from agents.core.units import CURRENCY_CODES, TIME_ZONES
 
 
 @dataclass(frozen=True)
@@ -229,13 +229,9 @@ _ISO = re.compile(
 _SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
 _DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
-# A time zone written after a time ("18:00 UTC", "6 pm CET", "18:00 UTC+1", "18:00Z"): part of the
-# time fact. Upper case only (a scoped flag), so "6 pm est." in lower-case prose is no zone.
-_ZONES = (
-    r"(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?|Z|CES?T|EES?T|WES?T|BST|IST|MSK|[ECMP][SD]T|AK[SD]T|HST"
-    r"|JST|KST|SGT|HKT|AE[SD]T|ACST|AWST|NZ[SD]T"
-)
-_ZONE = r"\s*(?-i:(?P<tz>" + _ZONES + r"))\b"
+# A time zone written after a time (units.TIME_ZONES): part of the time fact. Upper case only (a scoped
+# flag), so "6 pm est." in lower-case prose is no zone.
+_ZONE = r"\s*(?-i:(?P<tz>" + TIME_ZONES + r"))\b"
 _ZONE_OPT = r"(?:" + _ZONE + r")?"
 _AMPM = r"\s*(?P<ampm>[ap]\.m\.|[ap]\.?m\b)"  # "pm", "p.m.", never a full stop after "pm"
 # A time of day, as one fact: "18:00", "18:00:00", "6:30 pm", "6 pm", "18h00", "18.00 UTC" and

@@ -10,6 +10,8 @@ Plain data: no Django here.
 
 from __future__ import annotations
 
+import pycountry
+
 _EU = (
     "Austria", "Belgium", "Bulgaria", "Croatia", "Cyprus", "Czechia", "Czech Republic", "Denmark", "Estonia",
     "Finland", "France", "Germany", "Greece", "Hungary", "Ireland", "Italy", "Latvia", "Lithuania",
@@ -85,3 +87,36 @@ PLACES: dict[str, tuple[str, ...]] = {
     "Georgia": ("us", "emea"),
 }
 PLACES.update((place, (*PLACES[place], code)) for place, code in _COUNTRY_REGIONS.items())
+
+# Every country is also the region its ISO 3166 code names, as services and status pages write them
+# ("IE", "NL", "BE"): "Ireland" on a UK, IE incident is the incident's own place, and so are its cities.
+_CITY_COUNTRY = {
+    "Amsterdam": "Netherlands", "Dublin": "Ireland", "Madrid": "Spain", "Milan": "Italy", "Rome": "Italy",
+    "Stockholm": "Sweden", "Warsaw": "Poland", "Vienna": "Austria", "Brussels": "Belgium", "Lisbon": "Portugal",
+    "Copenhagen": "Denmark", "Helsinki": "Finland", "Prague": "Czechia", "Zurich": "Switzerland",
+    "Geneva": "Switzerland", "Oslo": "Norway", "Kyiv": "Ukraine", "Kiev": "Ukraine", "Kharkiv": "Ukraine",
+    "Lviv": "Ukraine", "Odesa": "Ukraine", "Dubai": "United Arab Emirates", "Riyadh": "Saudi Arabia",
+    "Tel Aviv": "Israel", "Istanbul": "Türkiye", "Moscow": "Russian Federation", "Cairo": "Egypt",
+    "Lagos": "Nigeria", "Nairobi": "Kenya", "Johannesburg": "South Africa", "Cape Town": "South Africa",
+    "Seoul": "South Korea", "Beijing": "China", "Shanghai": "China", "Shenzhen": "China", "Mumbai": "India",
+    "Bangalore": "India", "Bengaluru": "India", "Delhi": "India", "Chennai": "India", "Hyderabad": "India",
+    "Jakarta": "Indonesia", "Manila": "Philippines", "Bangkok": "Thailand", "Taipei": "Taiwan",
+    "Buenos Aires": "Argentina", "Santiago": "Chile", "Bogota": "Colombia", "Bogotá": "Colombia", "Lima": "Peru",
+    "Toronto": "Canada", "Montreal": "Canada", "Vancouver": "Canada", "Ottawa": "Canada",
+}
+# Names the ISO list spells otherwise.
+_ISO_NAMES = {"UAE": "United Arab Emirates", "Turkey": "Türkiye", "Russia": "Russian Federation",
+              "Korea": "South Korea"}
+
+
+def _country_code(name: str) -> str | None:
+    try:
+        return pycountry.countries.lookup(_ISO_NAMES.get(name, name)).alpha_2.lower()
+    except LookupError:
+        return None
+
+
+for _place in list(PLACES):
+    _code = _country_code(_CITY_COUNTRY.get(_place, _place))
+    if _code and _code not in PLACES[_place]:
+        PLACES[_place] = (*PLACES[_place], _code)

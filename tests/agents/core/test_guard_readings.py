@@ -134,6 +134,9 @@ def test_a_month_without_a_day_is_the_incidents_to_name():
 @pytest.mark.parametrize(("region", "text"), [
     ("CA", "Some renewals for Canadian custom domains fail in Canada."),
     ("AU", "Custom domains in Australia fail to renew."),
+    # Any country by its ISO code, and its cities.
+    ("UK, IE", "Custom domains in the UK and Ireland fail to renew, most of them in Dublin."),
+    ("NL, BE", "Custom domains in the Netherlands and Belgium fail to renew."),
 ])
 def test_a_country_region_licenses_its_own_places(region, text):
     assert stops(text, incident(region=region)) == []
@@ -141,6 +144,7 @@ def test_a_country_region_licenses_its_own_places(region, text):
 
 def test_a_place_outside_the_incidents_regions_still_stops():
     assert ("new_region", "Germany") in stops("Custom domains in Germany fail to renew.", incident(region="CA"))
+    assert ("new_region", "Belgium") in stops("Custom domains in Belgium fail to renew.", incident(region="UK, IE"))
 
 
 # ---------------------------------------------------------------- labels, narrowing and what was spared

@@ -19,7 +19,7 @@ from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
-from agents.core.units import fact_meta, number_value
+from agents.core.units import fact_meta, number_value, show, unit_of
 
 # ---------------------------------------------------------------- what is done
 
@@ -135,13 +135,19 @@ _ALL_DONE = re.compile(
 
 def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
     """Claims that all of something was done where the incident counts only part of it done."""
-    counts = _counts(context)
+    counts, shares = _counts(context), _shares(context)
     findings = []
-    for m in _ALL_DONE.finditer(text) if counts else ():
+    for m in _ALL_DONE.finditer(text) if counts or shares else ():
         verb = (m.group(1) or m.group(2)).lower()
         if not verbs_of(verb) or is_negated(text, m.start()):
             continue
         done = set(forms(verb))
+        share = next(((label, shown) for label, shown, words in shares if done & words), None)
+        if share is not None:
+            findings.append(Finding(
+                "unsupported_statement", m.group(), f"“{m.group()}” says every one was {verb}, and the "
+                f"incident says {share[1]} were (“{share[0]}”).", m.start(), reading="completion"))
+            continue
         for label, value, words in counts:
             if not done & words:
                 continue
@@ -153,6 +159,28 @@ def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
                     f"incident counts {value:,} {verb} of {total:,} (“{label}”).", m.start(), reading="completion"))
                 break
     return findings
+
+
+@per_incident
+def _shares(context: Mapping | None) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """The incident's shares short of the whole ("Offline payments uploaded so far: 97%"): (label, the
+    share as people read it, the forms of its label's words but grammar's)."""
+    if not isinstance(context, Mapping) or not isinstance(context.get("incident"), Mapping):
+        return ()
+    incident = context["incident"]
+    shares = []
+    for key, label, unit in fact_meta(context):
+        unit = unit_of(key, unit)
+        value = number_value(incident.get(key))
+        if value is None or unit not in ("%", "ratio") or not 0 <= value < (100 if unit == "%" else 1):
+            continue
+        shares.append((label, show(float(value), unit), _label_words(label, key)))
+    return tuple(shares)
+
+
+def _label_words(label: str, key: str) -> frozenset[str]:
+    return frozenset(f for w in re.findall(r"[^\W\d_]+", f"{label} {key}".replace("_", " ").lower())
+                     if w not in FUNCTION_WORDS and len(w) > 2 for f in forms(w))
 
 
 # A count of everything affected, whatever its words: "affected_bookings", "Total orders".
@@ -170,9 +198,7 @@ def _counts(context: Mapping | None) -> tuple[tuple[str, Decimal, frozenset[str]
         value = number_value(incident.get(key))
         if value is None or unit not in ("count", ""):
             continue
-        words = frozenset(f for w in re.findall(r"[^\W\d_]+", f"{label} {key}".replace("_", " ").lower())
-                          if w not in FUNCTION_WORDS and len(w) > 2 for f in forms(w))
-        counts.append((label, value, words))
+        counts.append((label, value, _label_words(label, key)))
     return tuple(counts)
 
 

@@ -262,8 +262,14 @@ def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         meta = context.get("fact_meta")
         if isinstance(meta, list):
             parts += [str(m.get("label", "")) for m in meta if isinstance(m, Mapping)]
+        incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
+        parts += [verbs for kind, verbs in _CONTACT_VERBS.items() if any(kind in str(key) for key in incident)]
     parts += [t for t in texts if t]
     return _stems_of("\n".join(parts))
+
+
+# A declared contact invites customers to use it: a phone number to be called, an address to be written to.
+_CONTACT_VERBS = {"phone": "call ring", "email": "email write"}
 
 
 # Facts that say what the team did or does ("Fix: the runtime update was rolled back").
@@ -379,6 +385,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         sentence = text[start:end]
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
         places = _places(sentence, tokens, vocabulary)
+        opening = _advice_condition_end(sentence)
         covered = _phrase_cover(tokens, vocabulary, places)
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
@@ -395,6 +402,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
             elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
+            elif a < opening and word.lower() in _WHEN:
+                ok = True  # when the advice applies: "If an episode is still missing tomorrow, contact us"
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
@@ -426,6 +435,19 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
 # instruction's verb and its object are still the advice vocabulary's or the incident's.
 _TIMES = frozenset("morning afternoon evening tonight today minute minutes hour hours moment moments while meantime "
                    "meanwhile".split())
+
+
+# ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
+_WHEN = _TIMES | frozenset("tomorrow later day days week weeks".split())
+
+
+def _advice_condition_end(sentence: str) -> int:
+    """Where the condition that opens an instruction ends ("If it is still missing tomorrow, contact
+    us"), or 0 where the sentence opens with none or gives no instruction after it."""
+    end = _condition_end(sentence)
+    if not end:
+        return 0
+    return end if _ADVICE.search(sentence, end) or _imperative_after_condition(sentence) else 0
 
 
 def _modifier(word: str) -> bool:
@@ -465,6 +487,7 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
                 if begin <= a and b <= finish and places[i] == PLAIN:
                     places[i] = DONE if done else ACTION
     return places
+
 
 
 # What a sentence gives as the cause ("caused by ...", "because ...", "due to ...", "the root cause was

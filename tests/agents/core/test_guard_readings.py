@@ -888,3 +888,27 @@ def test_a_time_zone_after_a_cause_is_no_party_and_a_verb_after_a_conjunction_is
     assert "liability" in [c for c, _ in stops("Renewals failed, caused by an overloaded Northwind broker.", broker)]
     local = incident(facts=[("local", "Domains", "text", "domains keep resolving and renew when the registry returns")])
     assert stops("Domains will renew when the registry returns.", local) == []
+
+
+def test_all_of_something_said_done_where_the_incident_gives_a_share_short_of_the_whole_stops():
+    uploads = incident(state="monitoring", facts=[("uploaded", "Renewal receipts uploaded so far", "%", 97)])
+    text = "All renewal receipts have now uploaded."
+    assert [c for c, _ in stops(text, uploads)] == ["unsupported_statement"]
+    assert "the incident says 97% were (“Renewal receipts uploaded so far”)" in answer_messages(text, uploads)
+    assert stops("97% of renewal receipts have uploaded so far.", uploads) == []
+    done = incident(state="resolved", facts=[("uploaded", "Renewal receipts uploaded", "%", 100)])
+    assert "unsupported_statement" not in [c for c, _ in stops(text, done)]
+
+
+def test_a_time_in_the_condition_of_an_instruction_promises_nothing():
+    contact = incident(facts=[("support_email", "Support email", "text", "help@domains.example")])
+    assert stops("If a renewal is still pending tomorrow, contact us at help@domains.example.", contact) == []
+    # Outside such a condition the time is still the incident's to give.
+    assert ("unsupported_statement", "go through tomorrow") in stops("Renewals will go through tomorrow.", contact)
+
+
+def test_a_declared_phone_number_may_be_called():
+    phone = incident(facts=[("support_phone", "Support phone", "text", "1-800-555-0142")])
+    assert stops("If you have questions, call us at 1-800-555-0142.", phone) == []
+    # Without one, "call us" is an offer nobody declared.
+    assert ("unsupported_statement", "call") in stops("If you have questions, call us.", incident())

@@ -224,12 +224,18 @@ def _advised_against(evidence: str) -> frozenset[str]:
     """The verbs the evidence says only in clauses it negates ("there is no need to remove")."""
     denied, said = set(), set()
     for clause in _CLAUSE.split(evidence):
-        # A negation denies the verbs after it: "mark our emails as not spam" still says "mark".
+        # A negation denies the verbs after it: "mark our emails as not spam" still says "mark". A modal
+        # after it opens the next verb ("customers who could not unlock a car can request a refund").
         negation = _DENIAL.search(clause)
+        scope = _NEXT_MODAL.search(clause, negation.end()) if negation else None
+        end = scope.start() if scope else len(clause)
         for w in re.finditer(r"[A-Za-z]+", clause):
             lemmas = verbs_of(w.group().lower())
-            (denied if negation and negation.start() < w.start() else said).update(lemmas)
+            (denied if negation and negation.start() < w.start() < end else said).update(lemmas)
     return frozenset(denied - said)
+
+
+_NEXT_MODAL = re.compile(r"\b(?:can|may|might|should|must|will|shall)\b", re.IGNORECASE)
 
 
 def advice_findings(text: str, evidence: str) -> list[Finding]:

@@ -387,6 +387,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         places = _places(sentence, tokens, vocabulary)
         opening = _advice_condition_end(sentence)
         covered = _phrase_cover(tokens, vocabulary, places)
+        joined = _joined_to_incident(sentence, tokens, licensed, covered)
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence)
@@ -402,6 +403,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
             elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
+            elif i in joined:
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
             elif a < opening and word.lower() in _WHEN:
                 ok = True  # when the advice applies: "If an episode is still missing tomorrow, contact us"
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
@@ -427,6 +430,64 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             words = tuple((tokens[run[0]][0], tokens[run[-1]][1]) for run in runs)
             found.append(Unsupported(sentence, start, words, all(places[i] == DONE for run in runs for i in run)))
     return found
+
+
+# Things named in one breath with the incident's own ("eSIM activations and number transfers fail", "skips
+# and menu selections weren't saved") are named as the incident's too: a thing joined by "and" or "or" to
+# one the incident names must be the incident's, whatever the vocabulary allows elsewhere. A verb and its
+# object ("check your spam folder and mark our emails") is no such thing, nor are people ("sorry to the
+# fans and organisers who were affected" names whom it addresses).
+_DETERMINERS = frozenset("the a an our your their its his her this that these those some any all other "
+                         "them it him".split())
+_PEOPLE = frozenset("people customers learners fans organisers organizers employees recipients senders developers "
+                    "administrators sellers buyers guests partners parents staff".split())
+_JOINED_WORDS = 3  # the longest name read after "and": "manual statement imports"
+
+
+def _joined_to_incident(sentence: str, tokens, licensed: frozenset[str], covered: list[bool]) -> set[int]:
+    """The tokens of each name joined by "and" or "or" to a thing the incident names."""
+    joined: set[int] = set()
+    for k in range(1, len(tokens) - 1):
+        if tokens[k][2].lower() not in ("and", "or") or sentence[tokens[k - 1][1] : tokens[k][0]].strip():
+            continue
+        left = tokens[k - 1][2].lower()
+        if not (_thing(left) and any(f in licensed for f in forms(left))):
+            continue
+        run, j = [], k + 1
+        while j < len(tokens) and len(run) < _JOINED_WORDS and not _BREAK.search(
+                sentence, tokens[j - 1][1], tokens[j][0]):
+            word = tokens[j][2].lower()
+            if word in _DETERMINERS and not run:
+                j += 1
+                continue
+            if not _name_word(word):
+                break
+            run.append(j)
+            j += 1
+        if not run or (j < len(tokens) and tokens[j][2].lower() in _DETERMINERS):
+            continue  # a verb and its object: "and mark our emails"
+        head = tokens[run[-1]][2].lower()
+        if _thing(head) and not covered[run[-1]] and not _CUSTOMERS.fullmatch(head) and head not in _PEOPLE:
+            joined.update(run)
+    return joined
+
+
+_BREAK = re.compile(r"[,;:.!?()]")
+
+
+def _name_word(word: str) -> bool:
+    """A word that may stand in a thing's name: a noun or an adjective, not a participle that opens
+    what is said of it ("selections made between ...")."""
+    parts = parts_of(word)
+    if word in FUNCTION_WORDS or _has_digit(word) or not parts & {"NOUN", "ADJ"}:
+        return False
+    return "NOUN" in parts or not any(is_inflection(word, v, t) for v in verbs_of(word) for t in ("VBN", "VBD"))
+
+
+def _thing(word: str) -> bool:
+    """A noun that names a thing: a plural, or a noun that is no verb."""
+    parts = parts_of(word)
+    return "NOUN" in parts and (word.endswith("s") or "VERB" not in parts) and word not in FUNCTION_WORDS
 
 
 # In advice, a word that only modifies the instruction ("you can simply retry", "try again a little

@@ -126,7 +126,13 @@ def _spared(violation: Violation, text: str, context: Mapping | None, key: str |
     if at < 0:
         return False
     start = max(m.end() for m in _CLAUSE_START.finditer(text, 0, at))
+    if _RELATIVE.match(text, start) and start > 2:
+        # "... stream from the mobile app, which is working normally": the clause before says what.
+        start = max(m.end() for m in _CLAUSE_START.finditer(text, 0, start - 2))
     return incident_claims.spared_by_incident(text[start:at], context, key)
+
+
+_RELATIVE = re.compile(r"\s*(?:which|that|who)\b", re.IGNORECASE)
 
 
 def _strings(value) -> list[str]:

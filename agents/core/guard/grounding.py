@@ -710,10 +710,13 @@ _OTHER_INCIDENT = re.compile(
 # What an apology names of the customers' own ("we're sorry for the disruption to your sales", "… this
 # caused to your integrations") is their world, not a statement about the incident: up to three words
 # after "to your", to the first word of grammar.
+# Whom it caused trouble is theirs too: "sorry for the confusion this caused students and families".
 _APOLOGY_OBJECT = re.compile(
     r"\b(?:sorry|apologi[sz]e|apologies)\b[^.;:!?]{0,40}?\b(?:disruption|inconvenience|trouble|impact|"
-    r"interruption|delay)s?(?:\s+(?:this|it)\s+(?:has\s+|may\s+have\s+)?(?:caused|is\s+causing))?\s+(?:to|for|with)\s+"
-    r"(?:your|their)\s+((?:[\w’'-]+\s+){0,2}[\w’'-]+)",
+    r"interruption|delay|confusion|frustration|worry|stress)s?(?:"
+    r"(?:\s+(?:this|it)\s+(?:has\s+|may\s+have\s+)?(?:caused|is\s+causing))?\s+(?:to|for|with)\s+(?:your|their)\s+"
+    r"|\s+(?:this|it)\s+(?:has\s+|may\s+have\s+)?(?:caused|is\s+causing)\s+)"
+    r"((?:[\w’'-]+\s+){0,3}[\w’'-]+)",
     re.IGNORECASE,
 )
 
@@ -724,7 +727,7 @@ def _apology_object_spans(sentence: str) -> list[tuple[int, int]]:
     for m in _APOLOGY_OBJECT.finditer(sentence):
         end = m.start(1)
         for w in re.finditer(r"[\w’'-]+", m.group(1)):
-            if w.group().lower() in FUNCTION_WORDS:
+            if w.group().lower() in FUNCTION_WORDS and w.group().lower() not in ("and", "or"):
                 break
             end = m.start(1) + w.end()
         spans.append((m.start(1), end))

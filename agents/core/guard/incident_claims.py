@@ -412,7 +412,9 @@ def says_unaffected(words: str) -> bool:
 _SPARED_STATEMENT = re.compile(
     r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bno\s+impact\b|\bnormally\b|"
     r"\bas\s+(?:usual|expected)\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
-    r"(?:available|working)\b",
+    r"(?:available|working)\b"
+    # "streams started from the mobile app work": the verb that ends its clause
+    r"|\b(?:still\s+)?works?(?=\s*(?:[,;.]|$|\s+fine\b))",
     re.IGNORECASE,
 )
 _GENERIC = frozenset("service services system systems customer customers user users other others all every part "

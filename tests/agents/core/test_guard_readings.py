@@ -932,3 +932,18 @@ def test_a_negation_in_an_approved_action_ends_where_the_next_verb_opens():
                  refund) == []
     denied = incident(state="resolved", actions=["Customers should not request a refund from billing"])
     assert ("unsupported_statement", "request") in stops("You can request a refund from billing.", denied)
+
+
+def test_whom_an_apology_says_the_trouble_reached_is_theirs_to_name():
+    averages = incident(state="monitoring", facts=[("symptom", "Symptom", "text", "course averages were wrong")])
+    assert stops("Sorry for the confusion this caused students and families.", averages) == []
+    assert ("unsupported_statement", "families") in stops("Students and families saw wrong averages.", averages)
+
+
+def test_what_a_fact_says_still_works_may_be_called_working_normally_in_a_relative_clause():
+    ingest = incident(strict=True, facts=[("symptom", "Symptom", "text", "custom domains cannot be renewed from "
+                                           "the API; renewals from the dashboard work")])
+    text = "If a renewal is urgent, you can renew from the dashboard, which is working normally."
+    assert stops(text, ingest) == []
+    other = "If a renewal is urgent, please contact support, which is working normally."
+    assert "restricted_claims" in [c for c, _ in stops(other, ingest)]

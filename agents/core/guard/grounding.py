@@ -625,7 +625,8 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
         verb = _TOKEN.match(sentence, between.end())
         if verb and verb.group().lower() == "re" and sentence[verb.end():verb.end() + 1] in "-‑":
             verb = _TOKEN.match(sentence, verb.end() + 1)  # "re-run": the verb is "run"
-        auxiliaries = [w.lower() for w in (m.group() + between.group()).split() if w.lower() in _BE | _HAVE]
+        said = re.sub(r"['’]ve\b", " have", m.group() + between.group())  # "we've added" is "we have added"
+        auxiliaries = [w.lower() for w in said.split() if w.lower() in _BE | _HAVE]
         if verb and _WORKS.match(sentence, verb.end()):
             continue  # "emails have been sent normally since": a service working, no work done
         if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
@@ -640,7 +641,8 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
         return False
     if auxiliaries[-1] == "been":
         return _CUSTOMERS.search(sentence, clause, mark) is not None
-    return _TO_CUSTOMERS.match(sentence, verb.end()) is not None
+    after = verb.end()
+    return _TO_CUSTOMERS.match(sentence, after) is not None or _GIVEN_TO_CUSTOMERS.match(sentence, after) is not None
 
 
 # Work the company says it has done to its customers ("we have notified every affected customer", "we've
@@ -652,6 +654,9 @@ _CUSTOMER = (r"(?:you|customers?|users?|accounts?|subscribers?|members?|merchant
 _TO_CUSTOMERS = re.compile(r"\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|these)\s+){0,3}"
                            + _CUSTOMER, re.IGNORECASE)
 _CUSTOMERS = re.compile(r"\b" + _CUSTOMER, re.IGNORECASE)
+# ... or given to them: "we've added a free ride to every affected account", "issued a credit to your account".
+_GIVEN_TO_CUSTOMERS = re.compile(r"[^,;:.!?]{1,40}?\sto\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|"
+                                 r"these)\s+){0,3}" + _CUSTOMER, re.IGNORECASE)
 _NOT_DONE_TO = frozenset("seen heard noticed observed received apologised apologized thanked".split())
 
 

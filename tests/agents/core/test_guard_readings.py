@@ -947,3 +947,12 @@ def test_what_a_fact_says_still_works_may_be_called_working_normally_in_a_relati
     assert stops(text, ingest) == []
     other = "If a renewal is urgent, please contact support, which is working normally."
     assert "restricted_claims" in [c for c, _ in stops(other, ingest)]
+
+
+def test_something_the_company_says_it_gave_to_customers_is_the_incidents_to_record():
+    review = incident(state="monitoring", facts=[("goodwill", "Goodwill", "text",
+                                                  "a free month for every affected account is under review")])
+    assert ("unsupported_statement", "added") in stops("We've added a free month to every affected account.", review)
+    credited = incident(state="monitoring", facts=[("action_taken", "Action taken", "text",
+                                                    "a free month was added to every affected account")])
+    assert stops("We've added a free month to every affected account.", credited) == []

@@ -244,13 +244,21 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
     for m in (m for pattern in _ADVICE for m in pattern.finditer(text)):
         group = next(g for g in range(1, len(m.groups()) + 1) if m.group(g))
         verb = _base_verb(m.group(group))
-        if verb is None or verb in _LIGHT_VERBS:
-            continue
+        if verb is None or verb in _LIGHT_VERBS or _denied_here(text, m.start(group)):
+            continue  # "you don't need to cancel or contact your bank" says what the incident says
         against = _advised_against(evidence) if against is None else against
         if verb in against:
             findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
                                     "incident advises against.", m.start(group), reading="advised against"))
     return findings
+
+
+def _denied_here(text: str, at: int) -> bool:
+    """Whether a negation before ``at`` in its clause denies the verb there, as the incident's own
+    negations are read."""
+    begin = max((m.end() for m in _CLAUSE.finditer(text, 0, at)), default=0)
+    negation = _DENIAL.search(text, begin, at)
+    return negation is not None and _NEXT_MODAL.search(text, negation.end(), at) is None
 
 
 _LIGHT_VERBS = frozenset("be have do get make go come see take give let know keep use will would shall should can "

@@ -956,3 +956,10 @@ def test_something_the_company_says_it_gave_to_customers_is_the_incidents_to_rec
     credited = incident(state="monitoring", facts=[("action_taken", "Action taken", "text",
                                                     "a free month was added to every affected account")])
     assert stops("We've added a free month to every affected account.", credited) == []
+
+
+def test_advice_the_text_itself_denies_is_no_advice_against_the_incident():
+    no_bank = incident(state="identified",
+                       actions=["Customers do not need to renew custom domains again or contact their bank"])
+    assert stops("You don't need to renew custom domains again or contact your bank.", no_bank) == []
+    assert ("unsupported_statement", "contact") in stops("If you are worried, contact your bank.", no_bank)

@@ -207,7 +207,8 @@ READINGS = {"denial": "the guard's check for denials of the incident",
             "nothing to do": "the guard's check for telling customers they need do nothing",
             "done to customers": "the guard's check for work said done to customers",
             "improvement": "the guard's check for a service said to be better than before",
-            "completion": "the guard's check for all of something said done where the incident counts part"}
+            "completion": "the guard's check for all of something said done where the incident counts part",
+            "guarantee": "the guard's check for what a text says will not happen"}
 
 
 @register.inclusion_tag("partials/finding.html")

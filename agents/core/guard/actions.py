@@ -305,6 +305,43 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
     return findings
 
 
+# "Your refund will not be delayed", "queued messages won't be lost": what the text says will not happen is
+# a guarantee, the incident's to give. The incident must deny the same verb somewhere ("refunds are not
+# delayed", "nothing will be lost").
+_WILL_NOT = re.compile(r"\b(?:will\s+not|won['’]t|will\s+never|shall\s+not)\s+(?:be|have\s+been)\s+"
+                       r"(?:[a-z]+ly\s+)?([a-z]+)\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def _denied(evidence: str) -> frozenset[str]:
+    """The verbs the evidence says in a clause it negates, whatever it says elsewhere."""
+    denied = set()
+    for clause in _CLAUSE.split(evidence):
+        negation = _DENIAL.search(clause) or _NOBODY.search(clause)
+        if negation:
+            scope = _NEXT_MODAL.search(clause, negation.end())
+            for w in re.finditer(r"[A-Za-z]+", clause[negation.start() : scope.start() if scope else len(clause)]):
+                denied.update(verbs_of(w.group().lower()))
+    return frozenset(denied)
+
+
+_NOBODY = re.compile(r"\b(?:nobody|none|no\s+one)\b", re.IGNORECASE)
+
+
+def guarantee_findings(text: str, evidence: str) -> list[Finding]:
+    """What the text says will not happen where the incident denies no such thing."""
+    findings, denied = [], None
+    for m in _WILL_NOT.finditer(text):
+        verbs = set(verbs_of(m.group(1).lower()))
+        if not verbs or verbs & _LIGHT_VERBS or m.group(1).lower() in _LIGHT_VERBS:
+            continue
+        denied = _denied(evidence) if denied is None else denied
+        if not verbs & denied:
+            findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” promises what the incident "
+                                    "does not: nothing it says denies it.", m.start(), reading="guarantee"))
+    return findings
+
+
 def find(text: str, support: Support) -> list[Violation]:
     """Work said to be done, advice and "nothing to do" against the incident, in reading order."""
     text, evidence = prose(text, support), support.claim_evidence
@@ -313,5 +350,6 @@ def find(text: str, support: Support) -> list[Violation]:
         *all_done_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
+        *guarantee_findings(text, evidence),
     ]
     return [violation_of(f, text) for f in sorted(findings, key=lambda f: f.start)]

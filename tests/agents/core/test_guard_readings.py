@@ -963,3 +963,13 @@ def test_advice_the_text_itself_denies_is_no_advice_against_the_incident():
                        actions=["Customers do not need to renew custom domains again or contact their bank"])
     assert stops("You don't need to renew custom domains again or contact your bank.", no_bank) == []
     assert ("unsupported_statement", "contact") in stops("If you are worried, contact your bank.", no_bank)
+
+
+def test_what_a_text_says_will_not_happen_is_a_guarantee_the_incident_must_give():
+    text = "Your renewal will not be delayed."
+    assert [c for c, _ in stops(text, RENEWALS)] == ["unsupported_statement"]
+    assert "promises what the incident does not" in answer_messages(text, RENEWALS)
+    promised = incident(facts=[("renewals", "Renewals", "text", "renewals are queued and nothing is delayed")])
+    assert stops("Your custom domain renewal will not be delayed.", promised) == []
+    # A symptom in a condition is no guarantee.
+    assert "promises" not in answer_messages("If your renewal won't start, renew from the dashboard.", RENEWALS)

@@ -445,27 +445,35 @@ _JOINED_WORDS = 3  # the longest name read after "and": "manual statement import
 
 
 def _joined_to_incident(sentence: str, tokens, licensed: frozenset[str], covered: list[bool]) -> set[int]:
-    """The tokens of each name joined by "and" or "or" to a thing the incident names."""
+    """The tokens of each name joined by "and", "or" or a list's comma to a thing the incident names."""
     joined: set[int] = set()
-    for k in range(1, len(tokens) - 1):
-        if tokens[k][2].lower() not in ("and", "or") or sentence[tokens[k - 1][1] : tokens[k][0]].strip():
+    for k in range(1, len(tokens)):
+        gap = sentence[tokens[k - 1][1] : tokens[k][0]].strip()
+        if tokens[k][2].lower() in ("and", "or") and not gap:
+            first = k + 1
+        elif gap == ",":
+            first = k  # a list: "invoices, bank payments and payroll"
+        else:
             continue
         left = tokens[k - 1][2].lower()
         if not (_thing(left) and any(f in licensed for f in forms(left))):
             continue
-        run, j = [], k + 1
-        while j < len(tokens) and len(run) < _JOINED_WORDS and not _BREAK.search(
-                sentence, tokens[j - 1][1], tokens[j][0]):
+        run, j = [], first
+        while j < len(tokens) and len(run) < _JOINED_WORDS and (j == first or not _BREAK.search(
+                sentence, tokens[j - 1][1], tokens[j][0])):
             word = tokens[j][2].lower()
             if word in _DETERMINERS and not run:
                 j += 1
                 continue
-            if not _name_word(word):
-                break
+            if not _name_word(word) or (run and "VERB" in parts_of(word) and _plural(tokens[run[-1]][2].lower())):
+                break  # "number transfers fail": the verb after a plural is what is said of it
             run.append(j)
             j += 1
         if not run or (j < len(tokens) and tokens[j][2].lower() in _DETERMINERS):
             continue  # a verb and its object: "and mark our emails"
+        if gap == "," and not (j < len(tokens) and (tokens[j][2].lower() in ("and", "or") or
+                                                    sentence[tokens[j - 1][1] : tokens[j][0]].strip() == ",")):
+            continue  # a comma that opens a clause, not a list's next item
         head = tokens[run[-1]][2].lower()
         if _thing(head) and not covered[run[-1]] and not _CUSTOMERS.fullmatch(head) and head not in _PEOPLE:
             joined.update(run)
@@ -482,6 +490,10 @@ def _name_word(word: str) -> bool:
     if word in FUNCTION_WORDS or _has_digit(word) or not parts & {"NOUN", "ADJ"}:
         return False
     return "NOUN" in parts or not any(is_inflection(word, v, t) for v in verbs_of(word) for t in ("VBN", "VBD"))
+
+
+def _plural(word: str) -> bool:
+    return word.endswith("s") and "NOUN" in parts_of(word) and not word.endswith("ss")
 
 
 def _thing(word: str) -> bool:

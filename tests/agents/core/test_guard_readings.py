@@ -921,6 +921,11 @@ def test_a_thing_named_in_one_breath_with_the_incidents_own_must_be_the_incident
     only = incident(facts=[("symptom", "Symptom", "text", "renewals of custom domains fail")])
     assert ("unsupported_statement", "number transfers") in stops(
         "Renewals and number transfers of custom domains fail.", only)
+    # ... and as an item of a list, with the verb after it read as what is said of them.
+    for listed in ("Renewals, number transfers and custom domains fail.",
+                   "Renewals, custom domains and number transfers fail."):
+        assert ("unsupported_statement", "number transfers") in stops(listed, only)
+    assert stops("For renewals, custom domains fail.", only) == []
     # A verb and its object after "and" is no such thing, nor are the people an apology names.
     assert stops("We're sorry to the customers and developers whose renewals failed.", only) == []
 

@@ -388,6 +388,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         opening = _advice_condition_end(sentence)
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
+        when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence)
@@ -403,7 +404,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
             elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
-            elif i in joined:
+            elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
             elif a < opening and word.lower() in _WHEN:
                 ok = True  # when the advice applies: "If an episode is still missing tomorrow, contact us"
@@ -481,6 +482,27 @@ def _joined_to_incident(sentence: str, tokens, licensed: frozenset[str], covered
 
 
 _BREAK = re.compile(r"[,;:.!?()]")
+
+
+# When the company says it will do something to customers' things ("we'll refund the difference today",
+# "your badges will be reissued tomorrow"), the day is the incident's to give, as the time of a fix is.
+# Its ordinary work ("we will keep working on this today") names the day of its own effort.
+_DAYS = frozenset("today tonight tomorrow weekend".split())
+
+
+def _work_times(sentence: str, tokens, places: list[str], vocabulary: Vocabulary) -> set[int]:
+    """The tokens of a day named in the clause of a promise whose verb is none of the company's
+    ordinary work."""
+    found: set[int] = set()
+    for i, place in enumerate(places):
+        if place != ACTION or any(f in vocabulary.action_words for f in forms(tokens[i][2].lower())):
+            continue
+        for j in range(i + 1, len(tokens)):
+            if _BREAK.search(sentence, tokens[j - 1][1], tokens[j][0]) or places[j] in (ACTION, DONE):
+                break
+            if tokens[j][2].lower() in _DAYS:
+                found.add(j)
+    return found
 
 
 def _name_word(word: str) -> bool:

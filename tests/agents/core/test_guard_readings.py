@@ -79,7 +79,8 @@ def test_an_approved_action_or_a_fact_about_what_was_done_licenses_the_same_verb
     done = incident(state="resolved", facts=[("fix", "Fix", "text", "failed renewals were re-run")])
     assert stops("We have re-run the failed renewals.", done) == []
     # A symptom is no approval: "renewals fail" licenses no promise to renew them.
-    assert ("unsupported_statement", "renewed") in stops("Failed renewals will be renewed tonight.", RENEWALS)
+    # (The day of such a promise is the incident's to give too: the lead sees both.)
+    assert ("unsupported_statement", "renewed tonight") in stops("Failed renewals will be renewed tonight.", RENEWALS)
 
 
 def test_a_vocabulary_stored_before_the_action_flag_reads_such_sentences_as_before():
@@ -628,7 +629,7 @@ def test_what_the_incident_says_will_not_be_done_licenses_no_promise_that_it_wil
     assert stops("Verified domains will be renewed as usual.", context) == []
     # Nor does what was not done: "were not sent" licenses no "we have sent".
     unsent = incident(messages=["Renewal reminders were not sent during the window."])
-    assert ("unsupported_statement", "send") in stops("We will send the renewal reminders tonight.", unsent)
+    assert ("unsupported_statement", "send, tonight") in stops("We will send the renewal reminders tonight.", unsent)
 
 
 def test_a_key_message_that_spares_one_thing_spares_no_other():
@@ -978,3 +979,12 @@ def test_what_a_text_says_will_not_happen_is_a_guarantee_the_incident_must_give(
     assert stops("Your custom domain renewal will not be delayed.", promised) == []
     # A symptom in a condition is no guarantee.
     assert "promises" not in answer_messages("If your renewal won't start, renew from the dashboard.", RENEWALS)
+
+
+def test_the_day_of_a_promise_to_customers_is_the_incidents_to_give():
+    refunds = incident(state="identified", actions=["The renewal fee will be refunded by 12 December"])
+    assert ("unsupported_statement", "today") in stops("The renewal fee will be refunded today.", refunds)
+    assert stops("The renewal fee will be refunded by 12 December.", refunds) == []
+    assert stops("We will keep working on custom domain renewals today.", refunds) == []
+    today = incident(state="identified", actions=["The renewal fee will be refunded today"])
+    assert stops("The renewal fee will be refunded today.", today) == []

@@ -146,7 +146,7 @@ note noted rather simply little precaution precautionary depending think treat t
 reversed reversing
 unsure mid http https
 hard appropriate size sizes play plays playing played statement statements
-otherwise upsetting stressful disappointing
+otherwise upsetting stressful disappointing unchanged
 """.split()
 
 UPDATE_PHRASES = (
@@ -171,7 +171,7 @@ UPDATE_PHRASES = (
     "anything else", "negative effect", "negative impact", "as normal", "someone else",
     "back to expected", "back to usual", "back to its usual", "back to their usual", "back to typical",
     "back to regular", "back to healthy", "back to pre-incident", "in fact",
-    "to be safe",
+    "to be safe", "in future",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

@@ -142,7 +142,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over",
                                   "all hands on deck", "utilizing", "rather", "checking", "as normal",
                                   "alerted", "hard", "appropriate", "sort this out", "sizes", "in fact",
-                                  "want", "otherwise", "to be safe"]).delete()
+                                  "want", "otherwise", "to be safe", "unchanged"]).delete()
     Term.objects.filter(text="track").update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
@@ -206,4 +206,4 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert len(TONIGHT_LINES) == 1 and set(TONIGHT_LINES) <= set(families["time commitments"].paraphrases.splitlines())
     # 0042: plain words and the phrase "to be safe" join, for plain description only.
     assert terms["otherwise"].enabled and not terms["otherwise"].advice and not terms["otherwise"].action
-    assert terms["to be safe"].enabled and "safe" not in terms
+    assert terms["to be safe"].enabled and "safe" not in terms and terms["unchanged"].enabled

@@ -400,7 +400,8 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
 # "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
 # It passes where one of the incident's statements of no impact names the same thing ("Storefront
 # browsing and carts: working normally"), and is a scope claim otherwise.
-_UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|not\s+(?:been\s+)?(?:affected|impacted))\b", re.IGNORECASE)
+_UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b",
+                         re.IGNORECASE)
 _CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^", re.IGNORECASE)
 
 

@@ -988,3 +988,9 @@ def test_the_day_of_a_promise_to_customers_is_the_incidents_to_give():
     assert stops("We will keep working on custom domain renewals today.", refunds) == []
     today = incident(state="identified", actions=["The renewal fee will be refunded today"])
     assert stops("The renewal fee will be refunded today.", today) == []
+
+
+def test_unchanged_is_a_claim_that_something_was_spared():
+    spared = incident(facts=[("not_affected", "Not affected", "text", "custom domain settings")])
+    assert stops("Your custom domain settings are unchanged.", spared) == []
+    assert stops("Your custom domain settings are unchanged.", RENEWALS) == [("scope_claim", "unchanged")]

@@ -208,7 +208,8 @@ READINGS = {"denial": "the guard's check for denials of the incident",
             "done to customers": "the guard's check for work said done to customers",
             "improvement": "the guard's check for a service said to be better than before",
             "completion": "the guard's check for all of something said done where the incident counts part",
-            "guarantee": "the guard's check for what a text says will not happen"}
+            "guarantee": "the guard's check for what a text says will not happen",
+            "assurance": "the guard's check for what a text says came to no harm"}
 
 
 @register.inclusion_tag("partials/finding.html")

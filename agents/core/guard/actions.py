@@ -328,17 +328,31 @@ def _denied(evidence: str) -> frozenset[str]:
 _NOBODY = re.compile(r"\b(?:nobody|none|no\s+one)\b", re.IGNORECASE)
 
 
+# ... and so is an assurance that none of something came to harm: "no metrics were dropped", "nothing was
+# lost", "none of the orders were charged twice".
+_NONE_WAS = re.compile(r"\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\b(?:\s+[\w’'-]+){0,3}?\s+"
+                       r"(?:was|were|has\s+been|have\s+been|had\s+been|got)\s+(?:[a-z]+ly\s+)?([a-z]+)\b",
+                       re.IGNORECASE)
+
+
+_BOUND = re.compile(r"[^.;:!?]*\d")
+
+
 def guarantee_findings(text: str, evidence: str) -> list[Finding]:
-    """What the text says will not happen where the incident denies no such thing."""
+    """What the text says will not happen, or that none of something came to harm, where the incident
+    denies no such thing."""
     findings, denied = [], None
-    for m in _WILL_NOT.finditer(text):
-        verbs = set(verbs_of(m.group(1).lower()))
-        if not verbs or verbs & _LIGHT_VERBS or m.group(1).lower() in _LIGHT_VERBS:
-            continue
-        denied = _denied(evidence) if denied is None else denied
-        if not verbs & denied:
-            findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” promises what the incident "
-                                    "does not: nothing it says denies it.", m.start(), reading="guarantee"))
+    for pattern, reading, says in ((_WILL_NOT, "guarantee", "promises"), (_NONE_WAS, "assurance", "assures")):
+        for m in pattern.finditer(text):
+            verbs = set(verbs_of(m.group(1).lower()))
+            if not verbs or verbs & _LIGHT_VERBS or m.group(1).lower() in _LIGHT_VERBS:
+                continue
+            if reading == "assurance" and _BOUND.match(text, m.end()):
+                continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads
+            denied = _denied(evidence) if denied is None else denied
+            if not verbs & denied:
+                findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” {says} what the "
+                                        "incident does not: nothing it says denies it.", m.start(), reading=reading))
     return findings
 
 

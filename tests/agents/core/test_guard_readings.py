@@ -314,8 +314,9 @@ def test_a_denial_of_what_the_incident_says_contradicts_it_whatever_its_words():
     message = next(v["message"] for v in check_final_answer(denial, said, RULES, max_answer_chars=900,
                                                            strict_claims=config.strict_claims).violations)
     assert message.endswith("denies what the incident says: “Owners saw renewal warnings in the console”.")
-    # What the incident only supposes is no statement to contradict, and one word is too little to tell.
-    assert stops("No renewal emails were sent twice.", said) == []
+    # What the incident only supposes is no statement to contradict (though denying it outright is an
+    # assurance the incident does not give), and one word is too little to tell.
+    assert "denies what the incident says" not in answer_messages("No renewal emails were sent twice.", said)
     assert stops("Owners saw renewal warnings in the console.", said) == []
     assert stops("Owners did not see them.", said) == []
     assert stops("Owners did not see warnings.", said) == [("unsupported_statement", "did not see warnings")]
@@ -994,3 +995,13 @@ def test_unchanged_is_a_claim_that_something_was_spared():
     spared = incident(facts=[("not_affected", "Not affected", "text", "custom domain settings")])
     assert stops("Your custom domain settings are unchanged.", spared) == []
     assert stops("Your custom domain settings are unchanged.", RENEWALS) == [("scope_claim", "unchanged")]
+
+
+def test_an_assurance_that_none_came_to_harm_is_the_incidents_to_give():
+    text = "No renewal receipts were lost."
+    assert [c for c, _ in stops(text, RENEWALS)] == ["unsupported_statement"]
+    assert "assures what the incident does not" in answer_messages(text, RENEWALS)
+    kept = incident(facts=[("receipts", "Receipts", "text", "no renewal receipts were lost")])
+    assert stops(text, kept) == []
+    delayed = incident(facts=[("delay", "Longest delay", "minutes", 40)])
+    assert stops("No custom domain renewal was delayed by more than 40 minutes.", delayed) == []

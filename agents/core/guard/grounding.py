@@ -38,7 +38,7 @@ import snowballstemmer
 from agents.core.guard.contacts import prose
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
-from agents.core.guard.places import DEMONYMS, PLACES
+from agents.core.guard.places import COUNTRIES, DEMONYMS, PLACES
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.synonyms import synonyms
 from agents.core.guard.violation import Violation
@@ -946,7 +946,7 @@ def _incident_stems(context: Mapping, licensed_texts: tuple[str, ...],
     say what the company does, read once per incident and goal."""
     licensed = evidence_stems(context, *licensed_texts)
     licensed |= _region_names(licensed, region_words) | _platform_names(licensed)
-    licensed |= _place_names(str(context.get("region") or ""))
+    licensed |= _place_names(str(context.get("region") or ""), licensed)
     return licensed, action_stems(context, *licensed_texts)
 
 
@@ -956,12 +956,16 @@ def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[st
     return _stems_of(" ".join(" ".join(words) for token, words in region_words if stem(token) in licensed))
 
 
-def _place_names(region: str) -> frozenset[str]:
+def _place_names(region: str, licensed: frozenset[str] = frozenset()) -> frozenset[str]:
     """The countries, states and cities inside the incident's regions (its ``region`` field: "CA"
     licenses "Canada" and "Canadian"), as the region check reads them; a global incident names no
-    place of its own."""
+    place of its own. Where the incident itself names some of them (``licensed``: "our Reno, Nevada
+    warehouse" on a US incident), those are its places, and the others stay unnamed."""
     tokens = {t.lower() for t in re.findall(r"[A-Za-z]+", region)} - {"global"}
     places = [place for place, regions in PLACES.items() if tokens.intersection(regions)]
+    named = [place for place in places if place not in COUNTRIES and _stems_of(place) <= licensed]
+    if named:
+        places = [place for place in places if place in named or place in COUNTRIES]
     return _stems_of(" ".join(places + [DEMONYMS[p] for p in places if p in DEMONYMS]))
 
 

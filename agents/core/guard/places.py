@@ -120,3 +120,6 @@ for _place in list(PLACES):
     _code = _country_code(_CITY_COUNTRY.get(_place, _place))
     if _code and _code not in PLACES[_place]:
         PLACES[_place] = (*PLACES[_place], _code)
+
+# The places that are countries (a state or a city lies inside one).
+COUNTRIES = frozenset(place for place in PLACES if place not in _CITY_COUNTRY and _country_code(place)) - {"Georgia"}

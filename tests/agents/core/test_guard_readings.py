@@ -1005,3 +1005,14 @@ def test_an_assurance_that_none_came_to_harm_is_the_incidents_to_give():
     assert stops(text, kept) == []
     delayed = incident(facts=[("delay", "Longest delay", "minutes", 40)])
     assert stops("No custom domain renewal was delayed by more than 40 minutes.", delayed) == []
+
+
+def test_where_the_incident_names_its_places_inside_a_region_the_others_stay_unnamed():
+    reno = incident(facts=[("site", "Data center", "text", "Reno, Nevada")])
+    assert stops("Custom domains served from Reno, Nevada fail to renew.", reno) == []
+    assert ("unsupported_statement", "Dallas, Texas") in stops(
+        "Custom domains served from Reno, Nevada and Dallas, Texas fail to renew.", reno)
+    # An incident that names none keeps its region's places; the country stays the incident's either way.
+    assert stops("Custom domains served from Dallas, Texas fail to renew.", incident()) == []
+    toronto = incident(region="CA", facts=[("site", "Data center", "text", "Toronto")])
+    assert stops("Custom domains served from Toronto in Canada fail to renew.", toronto) == []

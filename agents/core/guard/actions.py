@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 
+from agents.core.guard.claims import family_makes_claim, family_problem
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms
 from agents.core.guard.hedges import is_negated
@@ -338,9 +339,10 @@ _NONE_WAS = re.compile(r"\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\b(?:\s+[\
 _BOUND = re.compile(r"[^.;:!?]*\d")
 
 
-def guarantee_findings(text: str, evidence: str) -> list[Finding]:
+def guarantee_findings(text: str, evidence: str, families: Iterable = ()) -> list[Finding]:
     """What the text says will not happen, or that none of something came to harm, where the incident
-    denies no such thing."""
+    denies no such thing. A claim family's words (``families``: "no data was lost" is the data safety
+    family's, which reads its own support, "Data loss: none") are left to that family."""
     findings, denied = [], None
     for pattern, reading, says in ((_WILL_NOT, "guarantee", "promises"), (_NONE_WAS, "assurance", "assures")):
         for m in pattern.finditer(text):
@@ -349,6 +351,8 @@ def guarantee_findings(text: str, evidence: str) -> list[Finding]:
                 continue
             if reading == "assurance" and _BOUND.match(text, m.end()):
                 continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads
+            if any(family_makes_claim(m.group(), family) for family in families):
+                continue
             denied = _denied(evidence) if denied is None else denied
             if not verbs & denied:
                 findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” {says} what the "
@@ -364,6 +368,6 @@ def find(text: str, support: Support) -> list[Violation]:
         *all_done_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
-        *guarantee_findings(text, evidence),
+        *guarantee_findings(text, evidence, [f for f in support.rules.families() if family_problem(f) is None]),
     ]
     return [violation_of(f, text) for f in sorted(findings, key=lambda f: f.start)]

@@ -1016,3 +1016,11 @@ def test_where_the_incident_names_its_places_inside_a_region_the_others_stay_unn
     assert stops("Custom domains served from Dallas, Texas fail to renew.", incident()) == []
     toronto = incident(region="CA", facts=[("site", "Data center", "text", "Toronto")])
     assert stops("Custom domains served from Toronto in Canada fail to renew.", toronto) == []
+
+
+def test_an_assurance_a_claim_family_reads_is_left_to_that_family():
+    # "No data was lost" is the data safety family's, which a fact "Data loss: none" supports.
+    stated = incident(state="monitoring", facts=[("data_loss", "Data loss", "text", "none")])
+    assert "assures" not in answer_messages("Custom domain renewals work again. No data was lost.", stated)
+    assert "data_safety" in [c for c, _ in stops("Custom domain renewals work again. No data was lost.",
+                                                  incident(state="monitoring"))]

@@ -356,7 +356,8 @@ def guarantee_findings(text: str, evidence: str, families: Iterable = ()) -> lis
             denied = _denied(evidence) if denied is None else denied
             if not verbs & denied:
                 findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” {says} what the "
-                                        "incident does not: nothing it says denies it.", m.start(), reading=reading))
+                                        "incident does not: none of its facts, key messages or approved actions "
+                                        "says so.", m.start(), reading=reading))
     return findings
 
 

@@ -337,6 +337,9 @@ _NONE_WAS = re.compile(r"\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\b(?:\s+[\
 
 
 _BOUND = re.compile(r"[^.;:!?]*\d")
+# What the company observed ("no further errors have been detected"), and what the scope checks read
+# ("no other services were affected").
+_OBSERVED = frozenset("report observe detect see notice find identify record receive log affect impact".split())
 
 
 def guarantee_findings(text: str, evidence: str, families: Iterable = ()) -> list[Finding]:
@@ -349,8 +352,9 @@ def guarantee_findings(text: str, evidence: str, families: Iterable = ()) -> lis
             verbs = set(verbs_of(m.group(1).lower()))
             if not verbs or verbs & _LIGHT_VERBS or m.group(1).lower() in _LIGHT_VERBS:
                 continue
-            if reading == "assurance" and _BOUND.match(text, m.end()):
-                continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads
+            if reading == "assurance" and (_BOUND.match(text, m.end()) or verbs & _OBSERVED):
+                continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;
+                # "no further issues have been reported": what the company saw, no assurance
             if any(family_makes_claim(m.group(), family) for family in families):
                 continue
             denied = _denied(evidence) if denied is None else denied

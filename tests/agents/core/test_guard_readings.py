@@ -1005,6 +1005,12 @@ def test_an_assurance_that_none_came_to_harm_is_the_incidents_to_give():
     assert stops(text, kept) == []
     delayed = incident(facts=[("delay", "Longest delay", "minutes", 40)])
     assert stops("No custom domain renewal was delayed by more than 40 minutes.", delayed) == []
+    # What the company saw is no assurance, and "not affected" is the scope checks' to read.
+    watching = incident(state="monitoring", facts=[("action_taken", "Action taken", "text",
+                                                    "the change was rolled back")])
+    for seen in ("No further issues have been reported.", "No new errors have been observed since the rollback.",
+                 "No further problems have been detected."):
+        assert stops(seen, watching) == [], seen
 
 
 def test_where_the_incident_names_its_places_inside_a_region_the_others_stay_unnamed():

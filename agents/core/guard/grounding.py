@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import snowballstemmer
 
+from agents.core.guard.cadence import CADENCE
 from agents.core.guard.contacts import prose
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
@@ -386,6 +387,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
         places = _places(sentence, tokens, vocabulary)
         opening = _advice_condition_end(sentence)
+        cadence = _cadence_span(sentence)
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
@@ -406,8 +408,9 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # "sign-ins": the compound's first word is read
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
-            elif a < opening and word.lower() in _WHEN:
-                ok = True  # when the advice applies: "If an episode is still missing tomorrow, contact us"
+            elif (a < opening or cadence[0] <= a < cadence[1]) and word.lower() in _WHEN:
+                ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
+                # when the next update comes ("we'll update this page tomorrow morning")
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
@@ -534,6 +537,19 @@ _TIMES = frozenset("morning afternoon evening tonight today minute minutes hour 
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
 _WHEN = _TIMES | frozenset("tomorrow later day days week weeks".split())
+
+
+def _cadence_span(sentence: str) -> tuple[int, int]:
+    """Where the sentence speaks of the next update, to the end of that clause ("we'll update this page
+    tomorrow morning"); (0, 0) where it does not."""
+    m = CADENCE.search(sentence)
+    if m is None:
+        return (0, 0)
+    end = _CLAUSE_END.search(sentence, m.end())
+    return (m.start(), end.start() if end else len(sentence))
+
+
+_CLAUSE_END = re.compile(r"[,;:.!?]|\s(?:and|but|while|once|when|after|until|if|as\s+soon\s+as)\s", re.IGNORECASE)
 
 
 def _advice_condition_end(sentence: str) -> int:

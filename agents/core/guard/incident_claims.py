@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import re2
 
+from agents.core.guard.cadence import CADENCE
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
 from agents.core.guard.hedges import is_hedged, is_negated
@@ -131,20 +132,8 @@ def state_message(found: str, family: ClaimFamily, state: str | None) -> str:
 # ---------------------------------------------------------------- cadence
 
 # A statement about the next update is a promise about communication, not about the fix: "we will
-# post the next update within 30 minutes" is a cadence (its number is checked like any number).
-_CADENCE = re.compile(
-    r"\b(?:next|further|another|new|more|regular|follow-up)\s+(?:status\s+)?updates?\b"
-    r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|shortly|soon|as\s+(?:soon|we))\b"
-    r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
-    r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
-    r"(?:update|information|details|news)\b"
-    r"|\b(?:will|['’]ll)\s+update\s+(?:(?:you|again|here|this\s+page|customers|everyone)\s+){0,2}"
-    r"(?:within|in|every|by|at)\b"
-    r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
-    r"|\b(?:more|further)\s+(?:details|information|news)\b"
-    r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."
-    re.IGNORECASE,
-)
+# post the next update within 30 minutes" is a cadence (its number is checked like any number; the
+# pattern is agents/core/guard/cadence.py).
 SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
@@ -160,7 +149,7 @@ def sentence_around(text: str, start: int, end: int) -> str:
 
 def is_cadence(text: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` is in a sentence about the next update."""
-    return _CADENCE.search(sentence_around(text, start, end)) is not None
+    return CADENCE.search(sentence_around(text, start, end)) is not None
 
 
 # A time in a sentence about the past is when something happened, not a commitment: "by 17:47 UTC we

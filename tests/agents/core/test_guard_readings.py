@@ -1030,3 +1030,12 @@ def test_an_assurance_a_claim_family_reads_is_left_to_that_family():
     assert "assures" not in answer_messages("Custom domain renewals work again. No data was lost.", stated)
     assert "data_safety" in [c for c, _ in stops("Custom domain renewals work again. No data was lost.",
                                                   incident(state="monitoring"))]
+
+
+def test_the_day_of_the_next_update_is_a_cadence():
+    identified = incident(state="identified")
+    assert stops("We'll update this page tomorrow morning.", identified) == []
+    assert stops("We will post another update on custom domains tomorrow.", identified) == []
+    # The day of a fix stays the incident's, in the same sentence as a cadence too.
+    assert ("unsupported_statement", "tomorrow") in stops("We will fix renewals tomorrow and post an update.",
+                                                          identified)

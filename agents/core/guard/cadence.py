@@ -1,0 +1,22 @@
+"""What a sentence about the next update looks like ("we will post the next update within 30 minutes",
+"we'll update this page tomorrow morning"): a promise about communication, not about the fix. The
+claim checks read such a sentence's time as a cadence (``incident_claims.is_cadence``), and grounding
+reads its day as the cadence's. Plain Python: no Django here."""
+
+from __future__ import annotations
+
+import re
+
+CADENCE = re.compile(
+    r"\b(?:next|further|another|new|more|regular|follow-up)\s+(?:status\s+)?updates?\b"
+    r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|shortly|soon|as\s+(?:soon|we))\b"
+    r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
+    r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
+    r"(?:update|information|details|news)\b"
+    r"|\b(?:will|['’]ll)\s+update\s+(?:(?:you|again|here|this\s+page|customers|everyone)\s+){0,2}"
+    r"(?:within|in|every|by|at)\b"
+    r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
+    r"|\b(?:more|further)\s+(?:details|information|news)\b"
+    r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."
+    re.IGNORECASE,
+)

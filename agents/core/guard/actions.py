@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
 from agents.core.guard.claims import family_makes_claim, family_problem
@@ -225,15 +225,22 @@ def _advised_against(evidence: str) -> frozenset[str]:
     """The verbs the evidence says only in clauses it negates ("there is no need to remove")."""
     denied, said = set(), set()
     for clause in _CLAUSE.split(evidence):
-        # A negation denies the verbs after it: "mark our emails as not spam" still says "mark". A modal
-        # after it opens the next verb ("customers who could not unlock a car can request a refund").
-        negation = _DENIAL.search(clause)
-        scope = _NEXT_MODAL.search(clause, negation.end()) if negation else None
-        end = scope.start() if scope else len(clause)
+        begin, end = _negated(clause, _DENIAL)
         for w in re.finditer(r"[A-Za-z]+", clause):
-            lemmas = verbs_of(w.group().lower())
-            (denied if negation and negation.start() < w.start() < end else said).update(lemmas)
+            (denied if begin < w.start() < end else said).update(verbs_of(w.group().lower()))
     return frozenset(denied - said)
+
+
+def _negated(clause: str, negations: re.Pattern, before: int | None = None) -> tuple[int, int]:
+    """Where the first negation of ``clause`` (up to ``before``) starts, and where what it denies ends:
+    the verbs after it ("mark our emails as not spam" still says "mark"), up to a modal that opens the
+    next verb ("customers who could not unlock a car can request a refund"). (0, 0) for none."""
+    end = len(clause) if before is None else before
+    negation = negations.search(clause, 0, end)
+    if negation is None:
+        return (0, 0)
+    modal = _NEXT_MODAL.search(clause, negation.end(), end)
+    return (negation.start(), modal.start() if modal else end)
 
 
 _NEXT_MODAL = re.compile(r"\b(?:can|may|might|should|must|will|shall)\b", re.IGNORECASE)
@@ -258,8 +265,8 @@ def _denied_here(text: str, at: int) -> bool:
     """Whether a negation before ``at`` in its clause denies the verb there, as the incident's own
     negations are read."""
     begin = max((m.end() for m in _CLAUSE.finditer(text, 0, at)), default=0)
-    negation = _DENIAL.search(text, begin, at)
-    return negation is not None and _NEXT_MODAL.search(text, negation.end(), at) is None
+    start, end = _negated(text[begin:at + 1], _DENIAL)
+    return start < at - begin < end
 
 
 _LIGHT_VERBS = frozenset("be have do get make go come see take give let know keep use will would shall should can "
@@ -315,18 +322,17 @@ _WILL_NOT = re.compile(r"\b(?:will\s+not|won['’]t|will\s+never|shall\s+not)\s+
 
 @functools.lru_cache(maxsize=256)
 def _denied(evidence: str) -> frozenset[str]:
-    """The verbs the evidence says in a clause it negates, whatever it says elsewhere."""
+    """The verbs the evidence says in a clause it negates ("nobody was charged" too), whatever it says
+    elsewhere."""
     denied = set()
     for clause in _CLAUSE.split(evidence):
-        negation = _DENIAL.search(clause) or _NOBODY.search(clause)
-        if negation:
-            scope = _NEXT_MODAL.search(clause, negation.end())
-            for w in re.finditer(r"[A-Za-z]+", clause[negation.start() : scope.start() if scope else len(clause)]):
-                denied.update(verbs_of(w.group().lower()))
+        begin, end = _negated(clause, _DENIAL_OR_NOBODY)
+        for w in re.finditer(r"[A-Za-z]+", clause[begin:end]):
+            denied.update(verbs_of(w.group().lower()))
     return frozenset(denied)
 
 
-_NOBODY = re.compile(r"\b(?:nobody|none|no\s+one)\b", re.IGNORECASE)
+_DENIAL_OR_NOBODY = re.compile(_DENIAL.pattern + r"|\b(?:nobody|none)\b", re.IGNORECASE)
 
 
 # ... and so is an assurance that none of something came to harm: "no metrics were dropped", "nothing was
@@ -342,11 +348,11 @@ _BOUND = re.compile(r"[^.;:!?]*\d")
 _OBSERVED = frozenset("report observe detect see notice find identify record receive log affect impact".split())
 
 
-def guarantee_findings(text: str, evidence: str, families: Iterable = ()) -> list[Finding]:
+def guarantee_findings(text: str, evidence: str, families: Callable[[], Iterable] = tuple) -> list[Finding]:
     """What the text says will not happen, or that none of something came to harm, where the incident
-    denies no such thing. A claim family's words (``families``: "no data was lost" is the data safety
+    denies no such thing. A claim family's words (``families()``: "no data was lost" is the data safety
     family's, which reads its own support, "Data loss: none") are left to that family."""
-    findings, denied = [], None
+    findings, denied, named = [], None, None
     for pattern, reading, says in ((_WILL_NOT, "guarantee", "promises"), (_NONE_WAS, "assurance", "assures")):
         for m in pattern.finditer(text):
             verbs = set(verbs_of(m.group(1).lower()))
@@ -355,7 +361,8 @@ def guarantee_findings(text: str, evidence: str, families: Iterable = ()) -> lis
             if reading == "assurance" and (_BOUND.match(text, m.end()) or verbs & _OBSERVED):
                 continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;
                 # "no further issues have been reported": what the company saw, no assurance
-            if any(family_makes_claim(m.group(), family) for family in families):
+            named = [f for f in families() if family_problem(f) is None] if named is None else named
+            if any(family_makes_claim(m.group(), family) for family in named):
                 continue
             denied = _denied(evidence) if denied is None else denied
             if not verbs & denied:
@@ -373,6 +380,6 @@ def find(text: str, support: Support) -> list[Violation]:
         *all_done_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
-        *guarantee_findings(text, evidence, [f for f in support.rules.families() if family_problem(f) is None]),
+        *guarantee_findings(text, evidence, support.rules.families),
     ]
     return [violation_of(f, text) for f in sorted(findings, key=lambda f: f.start)]

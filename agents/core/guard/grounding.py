@@ -487,6 +487,25 @@ def _joined_to_incident(sentence: str, tokens, licensed: frozenset[str], covered
 _BREAK = re.compile(r"[,;:.!?()]")
 
 
+def _name_word(word: str) -> bool:
+    """A word that may stand in a thing's name: a noun or an adjective, not a participle that opens
+    what is said of it ("selections made between ...")."""
+    parts = parts_of(word)
+    if word in FUNCTION_WORDS or _has_digit(word) or not parts & {"NOUN", "ADJ"}:
+        return False
+    return "NOUN" in parts or not any(is_inflection(word, v, t) for v in verbs_of(word) for t in ("VBN", "VBD"))
+
+
+def _plural(word: str) -> bool:
+    return word.endswith("s") and "NOUN" in parts_of(word) and not word.endswith("ss")
+
+
+def _thing(word: str) -> bool:
+    """A noun that names a thing: a plural, or a noun that is no verb."""
+    parts = parts_of(word)
+    return "NOUN" in parts and (word.endswith("s") or "VERB" not in parts) and word not in FUNCTION_WORDS
+
+
 # When the company says it will do something to customers' things ("we'll refund the difference today",
 # "your badges will be reissued tomorrow"), the day is the incident's to give, as the time of a fix is.
 # Its ordinary work ("we will keep working on this today") names the day of its own effort.
@@ -506,25 +525,6 @@ def _work_times(sentence: str, tokens, places: list[str], vocabulary: Vocabulary
             if tokens[j][2].lower() in _DAYS:
                 found.add(j)
     return found
-
-
-def _name_word(word: str) -> bool:
-    """A word that may stand in a thing's name: a noun or an adjective, not a participle that opens
-    what is said of it ("selections made between ...")."""
-    parts = parts_of(word)
-    if word in FUNCTION_WORDS or _has_digit(word) or not parts & {"NOUN", "ADJ"}:
-        return False
-    return "NOUN" in parts or not any(is_inflection(word, v, t) for v in verbs_of(word) for t in ("VBN", "VBD"))
-
-
-def _plural(word: str) -> bool:
-    return word.endswith("s") and "NOUN" in parts_of(word) and not word.endswith("ss")
-
-
-def _thing(word: str) -> bool:
-    """A noun that names a thing: a plural, or a noun that is no verb."""
-    parts = parts_of(word)
-    return "NOUN" in parts and (word.endswith("s") or "VERB" not in parts) and word not in FUNCTION_WORDS
 
 
 # In advice, a word that only modifies the instruction ("you can simply retry", "try again a little
@@ -598,7 +598,6 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
                 if begin <= a and b <= finish and places[i] == PLAIN:
                     places[i] = DONE if done else ACTION
     return places
-
 
 
 # What a sentence gives as the cause ("caused by ...", "because ...", "due to ...", "the root cause was

@@ -264,13 +264,10 @@ def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         if isinstance(meta, list):
             parts += [str(m.get("label", "")) for m in meta if isinstance(m, Mapping)]
         incident = context.get("incident") if isinstance(context.get("incident"), Mapping) else {}
-        parts += [verbs for kind, verbs in _CONTACT_VERBS.items() if any(kind in str(key) for key in incident)]
+        if any("email" in str(key) for key in incident):
+            parts.append("email write")  # a declared address invites customers to write to it
     parts += [t for t in texts if t]
     return _stems_of("\n".join(parts))
-
-
-# A declared contact invites customers to use it: a phone number to be called, an address to be written to.
-_CONTACT_VERBS = {"phone": "call ring", "email": "email write"}
 
 
 # Facts that say what the team did or does ("Fix: the runtime update was rolled back").
@@ -408,6 +405,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # "sign-ins": the compound's first word is read
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
+            elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
+                ok = True  # a declared phone number invites customers to call the company, not anyone else
             elif (a < opening or cadence[0] <= a < cadence[1]) and word.lower() in _WHEN:
                 ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
                 # when the next update comes ("we'll update this page tomorrow morning")
@@ -537,6 +536,10 @@ _TIMES = frozenset("morning afternoon evening tonight today minute minutes hour 
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
 _WHEN = _TIMES | frozenset("tomorrow later day days week weeks".split())
+
+
+_CALL = frozenset({"call", "ring", "phone"})
+_CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 
 def _cadence_span(sentence: str) -> tuple[int, int]:

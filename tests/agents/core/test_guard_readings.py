@@ -912,8 +912,10 @@ def test_a_time_in_the_condition_of_an_instruction_promises_nothing():
 def test_a_declared_phone_number_may_be_called():
     phone = incident(facts=[("support_phone", "Support phone", "text", "1-800-555-0142")])
     assert stops("If you have questions, call us at 1-800-555-0142.", phone) == []
-    # Without one, "call us" is an offer nobody declared.
+    # Without one, "call us" is an offer nobody declared; with one, it invites no call to anyone else.
     assert ("unsupported_statement", "call") in stops("If you have questions, call us.", incident())
+    assert ("unsupported_statement", "call the registry") in stops("If you have questions, call the registry.",
+                                                                   phone)
 
 
 def test_a_thing_named_in_one_breath_with_the_incidents_own_must_be_the_incidents():

@@ -382,8 +382,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
-        places = _places(sentence, tokens, vocabulary)
-        opening = _advice_condition_end(sentence)
+        places, opening = _places(sentence, tokens, vocabulary)
         cadence = _cadence_span(sentence)
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
@@ -442,8 +441,6 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
 # fans and organisers who were affected" names whom it addresses).
 _DETERMINERS = frozenset("the a an our your their its his her this that these those some any all other "
                          "them it him".split())
-_PEOPLE = frozenset("people customers learners fans organisers organizers employees recipients senders developers "
-                    "administrators sellers buyers guests partners parents staff".split())
 _JOINED_WORDS = 3  # the longest name read after "and": "manual statement imports"
 
 
@@ -478,7 +475,7 @@ def _joined_to_incident(sentence: str, tokens, licensed: frozenset[str], covered
                                                     sentence[tokens[j - 1][1] : tokens[j][0]].strip() == ",")):
             continue  # a comma that opens a clause, not a list's next item
         head = tokens[run[-1]][2].lower()
-        if _thing(head) and not covered[run[-1]] and not _CUSTOMERS.fullmatch(head) and head not in _PEOPLE:
+        if _thing(head) and not covered[run[-1]] and not _CUSTOMERS.fullmatch(head):
             joined.update(run)
     return joined
 
@@ -555,15 +552,6 @@ def _cadence_span(sentence: str) -> tuple[int, int]:
 _CLAUSE_END = re.compile(r"[,;:.!?]|\s(?:and|but|while|once|when|after|until|if|as\s+soon\s+as)\s", re.IGNORECASE)
 
 
-def _advice_condition_end(sentence: str) -> int:
-    """Where the condition that opens an instruction ends ("If it is still missing tomorrow, contact
-    us"), or 0 where the sentence opens with none or gives no instruction after it."""
-    end = _condition_end(sentence)
-    if not end:
-        return 0
-    return end if _ADVICE.search(sentence, end) or _imperative_after_condition(sentence) else 0
-
-
 def _modifier(word: str) -> bool:
     lower = word.lower()
     parts = parts_of(lower)
@@ -575,16 +563,24 @@ def _near_digits(tokens, i: int) -> bool:
     return any(_has_digit(word) for _, _, word in tokens[max(0, i - 2) : i + 3])
 
 
-def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
+def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], int]:
     """Where each token stands: in advice to customers (after the condition that opens it), in what
-    the company says it did, does or will do, or in plain description."""
+    the company says it did, does or will do, or in plain description; and where the condition that
+    opens an instruction ends ("If it is still missing tomorrow, contact us"), or 0 where the sentence
+    opens with none or gives no instruction after it."""
     places = [PLAIN] * len(tokens)
-    advice = _ADVICE.search(sentence) or _imperative_after_condition(sentence)
+    condition = _condition_end(sentence)
+    imperative = _imperative_after_condition(sentence, condition)
+    said = _ADVICE.search(sentence)
+    advice = said or imperative
+    opening = 0
+    if condition and ((said and said.start() >= condition) or _ADVICE.search(sentence, condition) or imperative):
+        opening = condition
     if advice:
         # From the clause that gives it: "Checks are being processed, and applicants don't need to resubmit"
         # reads only its second clause as advice; an opening condition is no advice either.
         clause = max((m.end() for m in _ADVICE_CLAUSE.finditer(sentence, 0, advice.start())), default=0)
-        begin = max(_condition_end(sentence), clause)
+        begin = max(condition, clause)
         # ... up to where the company speaks again ("email support and we will look at prioritising it") or
         # a new clause begins ("there's nothing you need to do; your session will continue as normal").
         ours = _OURS.search(sentence, begin)
@@ -600,7 +596,7 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> list[str]:
             for i, (a, b, _) in enumerate(tokens):
                 if begin <= a and b <= finish and places[i] == PLAIN:
                     places[i] = DONE if done else ACTION
-    return places
+    return places, opening
 
 
 # What a sentence gives as the cause ("caused by ...", "because ...", "due to ...", "the root cause was
@@ -697,12 +693,16 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
     return _TO_CUSTOMERS.match(sentence, after) is not None or _GIVEN_TO_CUSTOMERS.match(sentence, after) is not None
 
 
+# The people a company serves and speaks to (each also in the plural): one list for every reading that
+# asks whether words name them.
+_PEOPLE = ("customer user account subscriber member merchant rider driver owner admin administrator team "
+           "organisation organization client shopper reader player patient student recipient learner fan organiser "
+           "organizer employee sender developer seller buyer guest partner parent").split()
+_CUSTOMER = r"(?:you|people|staff|(?:" + "|".join(_PEOPLE) + r")s?)\b"
 # Work the company says it has done to its customers ("we have notified every affected customer", "we've
 # credited your account") is the incident's to record: its verb is read with the incident's words alone,
 # not with the vocabulary's (which lets "we will notify you" pass). What the company saw, heard or said
 # to customers is no work done to them.
-_CUSTOMER = (r"(?:you|customers?|users?|accounts?|subscribers?|members?|merchants?|riders?|drivers?|owners?|"
-             r"admins?|teams?|organi[sz]ations?|clients?|shoppers?|readers?|players?|patients?|students?|recipients?)\b")
 _TO_CUSTOMERS = re.compile(r"\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|these)\s+){0,3}"
                            + _CUSTOMER, re.IGNORECASE)
 _CUSTOMERS = re.compile(r"\b" + _CUSTOMER, re.IGNORECASE)
@@ -888,10 +888,10 @@ def _described(sentence: str, at: int, begin: int) -> bool:
 _OURS = re.compile(r"[,;]?\s+(?:and|but|so|while)\s+(?:we|our)\b", re.IGNORECASE)
 
 
-def _imperative_after_condition(sentence: str):
-    """The verb that opens the clause after a condition, when it is an instruction: "If you are unsure,
-    ask your customers to resend ..." ("If it fails, retry" too; "If it fails, errors are logged" not)."""
-    end = _condition_end(sentence)
+def _imperative_after_condition(sentence: str, end: int):
+    """The verb that opens the clause after a condition (ending at ``end``, from :func:`_condition_end`),
+    when it is an instruction: "If you are unsure, ask your customers to resend ..." ("If it fails,
+    retry" too; "If it fails, errors are logged" not)."""
     verb = _TOKEN.match(sentence, end + len(sentence[end:]) - len(sentence[end:].lstrip())) if end else None
     if verb is None:
         return None

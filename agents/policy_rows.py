@@ -312,23 +312,24 @@ def family_rows(apps, schema_editor, family: str):
     return model.objects.using(schema_editor.connection.alias).filter(family=family, pattern=pattern)
 
 
-def add_paraphrases(apps, schema_editor, family: str, new: list[str]):
-    """A data migration's step: ``new`` paraphrase lines join the family's default rows."""
+def add_paraphrases(apps, schema_editor, family: str, new: list[str], field: str = "paraphrases"):
+    """A data migration's step: ``new`` lines join the family's default rows (their paraphrases, or
+    another list of patterns: ``field="supported_by"``)."""
     for row in family_rows(apps, schema_editor, family):
-        lines = [line for line in row.paraphrases.splitlines() if line.strip()]
+        lines = [line for line in getattr(row, field).splitlines() if line.strip()]
         added = [line for line in new if line not in lines]
         if added:
-            row.paraphrases = "\n".join([*lines, *added])
-            row.save(update_fields=["paraphrases"])
+            setattr(row, field, "\n".join([*lines, *added]))
+            row.save(update_fields=[field])
 
 
-def remove_paraphrases(apps, schema_editor, family: str, new: list[str]):
+def remove_paraphrases(apps, schema_editor, family: str, new: list[str], field: str = "paraphrases"):
     """The step undone: the ``new`` lines leave the family's default rows."""
     for row in family_rows(apps, schema_editor, family):
-        lines = [line for line in row.paraphrases.splitlines() if line.strip()]
+        lines = [line for line in getattr(row, field).splitlines() if line.strip()]
         if set(new) & set(lines):
-            row.paraphrases = "\n".join(line for line in lines if line not in new)
-            row.save(update_fields=["paraphrases"])
+            setattr(row, field, "\n".join(line for line in lines if line not in new))
+            row.save(update_fields=[field])
 
 
 def region_row_values(token: str, model) -> dict:

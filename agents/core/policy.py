@@ -307,6 +307,9 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\bfree\s+of\s+charge\b",
             r"\b(?:won[’']t|will\s+not)\s+be\s+(?:charged|billed)\b",
         ),
+        # What the incident says of the money in its own words: "will have their collection charge
+        # refunded", "skip this month's box with no charge".
+        supported_by=(r"\brefunded\b", r"\b(?:with|at|for)\s+no\s+(?:extra\s+|additional\s+)?(?:charge|cost|fee)\b"),
     ),
     ClaimFamily(
         name="fault and negligence", check="liability", hedging="negation",

@@ -147,6 +147,7 @@ reversed reversing
 unsure mid http https
 hard appropriate size sizes play plays playing played statement statements
 otherwise upsetting stressful disappointing unchanged
+hassle especially chance
 """.split()
 
 UPDATE_PHRASES = (
@@ -172,6 +173,8 @@ UPDATE_PHRASES = (
     "back to expected", "back to usual", "back to its usual", "back to their usual", "back to typical",
     "back to regular", "back to healthy", "back to pre-incident", "in fact",
     "to be safe", "in future",
+    "feel free", "time of year", "mix-up", "mix-ups", "bearing with us", "let you down", "check back",
+    "a little", "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -186,7 +189,7 @@ ADVICE_LANGUAGE = (
     "reload the page", "refresh the page", "reload", "refresh", "use", "instead", "as usual", "working",
     "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
     "hang up", "start it again", "start again", "reach us", "track", "progress", "keep", "as normal",
-    "want",
+    "want", "feel free", "check back", "a little",
 )
 
 
@@ -232,6 +235,7 @@ coordinate coordinating coordinated lead leads leading led roll rolling rolled b
 add adding added need needs needed release released releasing
 check checking checked reverse reversed reversing treat treated treating
 alert alerted paged consider considered
+recommend suggest advise encourage
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",
@@ -247,6 +251,7 @@ ACTION_PHRASES = (
     "roll that change back", "rolling that change back", "rolled that change back", "call off", "called off",
     "calling off", "sort this out", "sort it out", "sorting this out", "sorting it out",
     "catch up", "catching up", "caught up",
+    "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
 )
 
 

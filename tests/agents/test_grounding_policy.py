@@ -18,6 +18,7 @@ SHOULD_LINES = [p for f in DEFAULT_CLAIM_FAMILIES if f.name == "working again" f
                 if p.startswith(r"\bshould\s+")]
 TONIGHT_LINES = [p for f in DEFAULT_CLAIM_FAMILIES if f.name == "time commitments" for p in f.paraphrases
                  if "tonight|tomorrow" in p and "live|" in p]
+REFUND_SUPPORT = [p for f in DEFAULT_CLAIM_FAMILIES if f.name == "credits and refunds" for p in f.supported_by]
 TEXT = "We are investigating card payments failing in the US. We will host a webinar about it."
 
 
@@ -131,7 +132,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0042: each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0044: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -142,7 +143,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     Term.objects.filter(text__in=["choppy", "participants", "start it again", "healthy", "fail over",
                                   "all hands on deck", "utilizing", "rather", "checking", "as normal",
                                   "alerted", "hard", "appropriate", "sort this out", "sizes", "in fact",
-                                  "want", "otherwise", "to be safe", "unchanged"]).delete()
+                                  "want", "otherwise", "to be safe", "unchanged", "hassle", "feel free",
+                                  "get back to you"]).delete()
     Term.objects.filter(text="track").update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
@@ -163,6 +165,9 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     times = Claim.objects.get(family="time commitments")
     times.paraphrases = "\n".join(line for line in times.paraphrases.splitlines() if line not in TONIGHT_LINES)
     times.save()
+    refunds = Claim.objects.get(family="credits and refunds")
+    refunds.supported_by = ""  # as a store from before 0044 holds it
+    refunds.save()
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
@@ -207,3 +212,10 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # 0042: plain words and the phrase "to be safe" join, for plain description only.
     assert terms["otherwise"].enabled and not terms["otherwise"].advice and not terms["otherwise"].action
     assert terms["to be safe"].enabled and "safe" not in terms and terms["unchanged"].enabled
+    # 0043: plain words and phrases join; "feel free" as advice, "get back to you" and "recommend" as the
+    # company's action.
+    assert terms["hassle"].enabled and not terms["hassle"].advice and not terms["hassle"].action
+    assert terms["feel free"].advice and terms["get back to you"].action
+    assert terms["recommend"].action and terms["recommend"].advice
+    # 0044: the refund family is supported by the incident's own words for the money.
+    assert REFUND_SUPPORT and families["credits and refunds"].supported_by.splitlines() == REFUND_SUPPORT

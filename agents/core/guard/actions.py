@@ -45,6 +45,7 @@ _NOT_DONE_YET = re.compile(
     r"once|when|after|until|if|before)\b|['’]ll\b",
     re.IGNORECASE,
 )
+_DONE_BEFORE = re.compile(r"\bafter\s+(?=[a-z]+ing\b)", re.IGNORECASE)
 _AUXILIARY = frozenset("was were been has have had ve s is we they it".split())  # or the doer: "we added"
 _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"
 _NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
@@ -75,7 +76,9 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
     for clause in _CLAUSE.split(evidence):
         words = re.findall(r"[A-Za-z]+", clause)
         lemmas = {lemma for w in words for lemma in lemmas_of(w.lower())}
-        if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(clause):
+        # What was done first is done too: "We restored the portal after replacing a failed server".
+        told = _DONE_BEFORE.sub(" ", clause)
+        if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(told):
             done |= lemmas
         else:
             other |= lemmas
@@ -206,18 +209,26 @@ def _counts(context: Mapping | None) -> tuple[tuple[str, Decimal, frozenset[str]
 # "If your domain is still pending, remove it and add it again" on an incident whose key message says
 # "there is no need to remove and re-add a domain": advice the incident advises against. The verb of an
 # instruction to customers, said by the incident only in clauses it negates, contradicts it.
+_TRY = re.compile(r"\b(?:try|trying|consider)\s+([a-z]+ing)\b(?:\s+(?:out|in|off|back|up))?"
+                  r"(?:\s+(?:and|or|then)\s+([a-z]+ing)\b)?", re.IGNORECASE)
 _ADVICE = (
     re.compile(r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?"
                r"([a-z]+)\b|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b", re.IGNORECASE),
     # An instruction: a verb that opens a sentence or a clause ("remove it and add it again").
     re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)([a-z]+)\b", re.IGNORECASE),
+    # ... or the verb an instruction to try names ("try logging out and reinstalling the app").
+    _TRY,
 )
 _DENIAL = re.compile(r"\b(?:not|no|never|nothing|neither|nor)\b|n['’]t\b", re.IGNORECASE)
 
 
-def _base_verb(word: str) -> str | None:
+def _base_verb(word: str, gerund: bool = False) -> str | None:
+    """The verb ``word`` is the base form of, or (``gerund``) the verb a gerund is a form of ("logging")."""
     lower = word.lower()
-    return lower if lower in verbs_of(lower) else None
+    if lower in verbs_of(lower):
+        return lower
+    return next((lemma for lemma in sorted(verbs_of(lower)) if is_inflection(lower, lemma, "VBG")), None) \
+        if gerund else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -249,9 +260,10 @@ _NEXT_MODAL = re.compile(r"\b(?:can|may|might|should|must|will|shall)\b", re.IGN
 def advice_findings(text: str, evidence: str) -> list[Finding]:
     """Instructions to customers whose verb the incident says only in negated clauses."""
     findings, against = [], None
-    for m in (m for pattern in _ADVICE for m in pattern.finditer(text)):
-        group = next(g for g in range(1, len(m.groups()) + 1) if m.group(g))
-        verb = _base_verb(m.group(group))
+    said = ((m, group, pattern is _TRY) for pattern in _ADVICE for m in pattern.finditer(text)
+            for group in range(1, len(m.groups()) + 1) if m.group(group))
+    for m, group, gerund in said:
+        verb = _base_verb(m.group(group), gerund)
         if verb is None or verb in _LIGHT_VERBS or _denied_here(text, m.start(group)):
             continue  # "you don't need to cancel or contact your bank" says what the incident says
         against = _advised_against(evidence) if against is None else against

@@ -126,7 +126,10 @@ def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
         found = [m for p in patterns for m in _unhedged(evidence, p, family.hedges)]
         cadence = {m.group().lower() for m in found if is_cadence(evidence, m.start(), m.end())}
         return any(m.group().lower() not in cadence for m in found)
-    return any(next(_unhedged(evidence, p, family.hedges), None) is not None for p in patterns)
+    # A family read for negation alone (a refund promised "if" or "once" something happens is still
+    # promised) is supported the same way: by any statement of it the incident does not negate
+    # ("Customers whose order was not ready will have their collection charge refunded").
+    return any(next(_family_unhedged(evidence, p, family), None) is not None for p in patterns)
 
 
 @dataclass(frozen=True)

@@ -312,8 +312,8 @@ def _stated_actions(fact: str) -> list[str]:
     return verbs + [w for before, w in itertools.pairwise(words) if _finite(before, w)]
 
 
-_PASSIVE = re.compile(r"\b(?:is|are|was|were|being)\s+(?:now\s+|still\s+|also\s+|automatically\s+)?([^\W\d_]+)",
-                      re.IGNORECASE)
+_PASSIVE = re.compile(r"\b(?:is|are|was|were|being)\s+(?:now\s+|still\s+|also\s+|automatically\s+)?(?:being\s+)?"
+                      r"([^\W\d_]+)", re.IGNORECASE)  # "institutions are being sent a list" states "sent"
 # Words after which a verb is no statement of the fact's own: an infinitive, a modal, a condition or a
 # gerund's lead ("unable to send", "cannot sign in", "fail when placing them"); after a conjunction it
 # is ("devices keep working and sync when …").
@@ -535,7 +535,7 @@ _TIMES = frozenset("morning afternoon evening tonight today minute minutes hour 
 _WHEN = _TIMES | frozenset("tomorrow later day days week weeks".split())
 
 
-_CALL = frozenset({"call", "ring", "phone"})
+_CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 
@@ -608,13 +608,16 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
 # ("due to this incident", "because of the outage") stay neutral.
 _CAUSE_MARK = re.compile(
     led_by(
-        "abcdfhlorst",
+        "abcdefhiloprst",
         r"\b(?:caused\s+by|due\s+to|because(?:\s+of)?|as\s+a\s+(?:direct\s+)?result\s+of|(?:the\s+)?result\s+of|"
         # A load, or a fault somewhere, named as what brought it on: "overloaded by a spike in sign-ups",
         # "this looks like an issue with our cloud provider".
         r"(?:overloaded|overwhelmed|swamped|flooded|saturated)\s+by|"
         r"(?:looks|appears|seems)\s+(?:like|to\s+be)\s+(?:an?\s+)?(?:issue|problem|fault|outage|bug|failure)\s+"
         r"(?:with|at|in|on)|"
+        # "the problem came from last night's update"
+        r"(?:issues?|problems?|errors?|faults?|outages?|failures?|delays?|disruptions?)\s+"
+        r"(?:came|comes|resulted|results)\s+from|"
         r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:back\s+)?to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
         r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
         r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",
@@ -678,7 +681,8 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
         if verb and _WORKS.match(sentence, verb.end()):
             continue  # "emails have been sent normally since": a service working, no work done
         if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
-            spans.append((*verb.span(), _done_to_customers(sentence, clause, m.start(), verb, auxiliaries)))
+            spans.append((*verb.span(), _done_to_customers(sentence, clause, m.start(), verb, auxiliaries)
+                          or _promised_on_their_things(said, verb, sentence)))
     return spans
 
 
@@ -691,6 +695,18 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
         return _CUSTOMERS.search(sentence, clause, mark) is not None
     after = verb.end()
     return _TO_CUSTOMERS.match(sentence, after) is not None or _GIVEN_TO_CUSTOMERS.match(sentence, after) is not None
+
+
+def _promised_on_their_things(said: str, verb: re.Match, sentence: str) -> bool:
+    """Whether the verb promises work on customers' own things: "we'll correct your matches", "we will
+    restore your settings" (what it promises customers in general, "we'll keep you posted", is not)."""
+    return bool(_FUTURE.search(said)) and verb.group().lower() not in _NOT_DONE_TO and \
+        _THEIR_THINGS.match(sentence, verb.end()) is not None
+
+
+_FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
+_THEIR_THINGS = re.compile(r"(?:\s+(?:back|up|out|over|off))?\s+(?:(?:all|every|each|any|some)\s+(?:of\s+)?)?your\s+"
+                           r"[^\W\d_]", re.IGNORECASE)
 
 
 # The people a company serves and speaks to (each also in the plural): one list for every reading that
@@ -746,6 +762,7 @@ _BY_CAUSE_END = re.compile(
     _CAUSE_END.pattern + r"|(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s(?:is|are|was|were|has|have|had)\s", re.IGNORECASE)
 _CAUSE_NEUTRAL = frozenset(
     "becoming became being following "  # grammar inside a cause: "our sync service becoming overloaded following ..."
+    "get gets got getting gotten "  # a light verb: "because you didn't get a reminder" is the reminder's cause
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings".split()
 )

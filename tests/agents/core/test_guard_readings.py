@@ -1041,3 +1041,71 @@ def test_the_day_of_the_next_update_is_a_cadence():
     # The day of a fix stays the incident's, in the same sentence as a cadence too.
     assert ("unsupported_statement", "tomorrow") in stops("We will fix renewals tomorrow and post an update.",
                                                           identified)
+
+
+def test_what_a_fact_says_is_being_done_licenses_the_company_saying_it_does_it():
+    sending = incident(facts=[("registrars", "Registrars", "text",
+                               "Registrars are being sent a list of affected domains")])
+    assert stops("We're sending registrars a list of affected domains.", sending) == []
+    assert ("unsupported_statement", "sending registrars") in stops(
+        "We're sending registrars a list of affected domains.", incident())
+
+
+def test_a_light_verb_inside_a_cause_leaves_the_cause_to_its_other_words():
+    reminders = incident(state="identified", facts=[("cause", "Cause", "text", "renewal reminders were not sent")])
+    assert stops("Custom domain renewals failed because you didn't get a renewal reminder.", reminders) == []
+    assert ("unsupported_statement", "discount") in stops(
+        "Custom domain renewals failed because you didn't get a renewal discount.", reminders)
+
+
+def test_a_problem_said_to_come_from_something_names_its_cause():
+    update = incident(state="identified", facts=[("cause", "Cause", "text", "a registrar update")])
+    assert stops("The problem came from a registrar update.", update) == []
+    assert ("unsupported_statement", "registrar update") in stops("The problem came from a registrar update.",
+                                                                  incident(state="identified"))
+
+
+def test_the_declared_phone_number_may_be_called_in_any_form_of_the_verb():
+    phone = incident(facts=[("support_phone", "Support phone", "text", "0800 555 0166")])
+    assert stops("If renewals still fail, you can reach us by calling us on 0800 555 0166.", phone) == []
+    assert ("unsupported_statement", "calling the registrar") in stops(
+        "If renewals still fail, you can renew by calling the registrar on 0800 555 0166.", phone)
+
+
+def test_what_was_done_before_the_fix_is_done_too():
+    text = "We replaced a failed registrar connector and custom domain renewals work again."
+    after = incident(state="resolved", facts=[
+        ("action_taken", "Action taken", "text", "We restored renewals after replacing a failed registrar connector")])
+    under_way = incident(state="resolved", facts=[
+        ("action_taken", "Action taken", "text", "We are replacing a failed registrar connector")])
+    assert stops(text, after) == []
+    assert stops(text, under_way) == [("state_claim", "We replaced")]
+
+
+def test_a_refund_the_incident_states_in_its_own_words_supports_the_promise():
+    text = "If your renewal failed, we'll refund your renewal fee."
+    refunded = incident(state="identified", facts=[
+        ("refund", "Refund", "text", "Owners whose renewal was not completed will have their renewal fee refunded")])
+    assert stops(text, refunded) == []
+    assert stops(text, incident(state="identified")) == [("liability", "we'll refund")]
+    free = incident(state="identified", actions=["Renew the domain again from the dashboard with no charge"])
+    assert stops("You can renew the domain again from the dashboard and won't be charged.", free) == []
+    paid = incident(state="identified", actions=["Renew the domain again from the dashboard"])
+    assert stops("You can renew the domain again from the dashboard and won't be charged.", paid) == [
+        ("liability", "won't be charged")]
+
+
+def test_an_instruction_to_try_what_the_incident_advises_against_stops():
+    no_readding = incident(state="identified", messages=["There is no need to remove and re-add a domain"])
+    assert stops("If a renewal fails, try removing the domain and adding it again.", no_readding) == [
+        ("unsupported_statement", "removing")]
+    assert stops("If a renewal fails, try renewing it again later.", no_readding) == []
+
+
+def test_a_promise_of_work_on_customers_own_things_is_the_incidents_to_make():
+    approved = incident(state="identified", actions=["restore DNS records for affected domains"])
+    assert stops("We'll restore your DNS records.", approved) == []
+    deleted = incident(state="identified", facts=[("dns", "DNS records", "text",
+                                                   "DNS records of affected domains were deleted")])
+    assert stops("We'll restore your DNS records.", deleted) == [("unsupported_statement", "restore")]
+    assert stops("We'll keep you posted on DNS records.", deleted) == []  # what it promises customers in general

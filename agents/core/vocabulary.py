@@ -148,6 +148,7 @@ unsure mid http https
 hard appropriate size sizes play plays playing played statement statements
 otherwise upsetting stressful disappointing unchanged
 hassle especially chance
+hi hello hey
 """.split()
 
 UPDATE_PHRASES = (
@@ -175,6 +176,7 @@ UPDATE_PHRASES = (
     "to be safe", "in future",
     "feel free", "time of year", "mix-up", "mix-ups", "bearing with us", "let you down", "check back",
     "a little", "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
+    "hi there", "help centre", "help center", "a hand", "straight away",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -190,6 +192,7 @@ ADVICE_LANGUAGE = (
     "trouble", "caused", "bear with us", "bearing with us", "recommend", "suggest", "advise", "encourage",
     "hang up", "start it again", "start again", "reach us", "track", "progress", "keep", "as normal",
     "want", "feel free", "check back", "a little",
+    "head to", "head over to", "a hand", "straight away", "right away", "reach", "get", "help centre", "help center",
 )
 
 

@@ -110,7 +110,7 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
         close = _CLAUSE.search(text, m.end())
         clause = text[opens[-1] if opens else 0 : close.start() if close else len(text)]
         if _NOT_A_FACT.search(text[opens[-1] if opens else 0 : m.end()]) or _NOT_DONE_YET.search(clause) \
-                or _WORKING.search(text, m.end(), close.start() if close else len(text)):
+                or _WORKING.search(text, m.end(), close.start() if close else len(text)) or _goes_on(text, m.start()):
             continue  # "may have been delayed", "once refunds have been issued", "half have been rolled back"
         done, other = _said_done(evidence)
         if lemmas & other and not lemmas & done:
@@ -119,6 +119,16 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
             findings.append(Finding("state_claim", found, f"“{found}” says this is done, and the incident says it "
                                     "only of what is planned or still under way.", m.start()))
     return findings
+
+
+def _goes_on(text: str, at: int) -> bool:
+    """Whether the sentence says what has gone on since a time, up to now: "Since 14:05 UTC, some requests
+    have been rejected" tells of a symptom, not of work completed."""
+    begin = max((m.end() for m in SENTENCE_END.finditer(text, 0, at)), default=0)
+    return _SINCE.search(text, begin, at) is not None
+
+
+_SINCE = re.compile(r"\bsince\b", re.IGNORECASE)
 
 
 # "Reversals for all of them have already been submitted" where the incident counts 1,100 submitted of

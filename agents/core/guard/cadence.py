@@ -1,7 +1,8 @@
 """What a sentence about the next update looks like ("we will post the next update within 30 minutes",
 "we'll update this page tomorrow morning"): a promise about communication, not about the fix. The
 claim checks read such a sentence's time as a cadence (``incident_claims.is_cadence``), and grounding
-reads its day as the cadence's. Plain Python: no Django here."""
+reads its day as the cadence's; the numbers check lets the text give the next update's time where the
+incident gives none. Plain Python: no Django here."""
 
 from __future__ import annotations
 
@@ -20,3 +21,19 @@ CADENCE = re.compile(
     r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."
     re.IGNORECASE,
 )
+
+# Where the clause about the next update ends: "we'll post another update in 30 minutes, once the fix is
+# live" says no more of the update after the comma. A time's or a number's own punctuation ("15:00",
+# "1.5 hours") ends nothing.
+_CLAUSE_END = re.compile(r"(?<!\d)[,;:.!?]|[,;:.!?](?!\d)"
+                         r"|\s(?:and|but|while|once|when|after|until|if|as\s+soon\s+as)\s", re.IGNORECASE)
+
+
+def cadence_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` speaks of the next update, each to the end of its clause ("we'll update this page
+    tomorrow morning", "next update in 30 minutes")."""
+    spans = []
+    for m in CADENCE.finditer(text):
+        end = _CLAUSE_END.search(text, m.end())
+        spans.append((m.start(), end.start() if end else len(text)))
+    return spans

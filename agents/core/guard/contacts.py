@@ -353,9 +353,11 @@ def _contacts_outside_instructions(text: str) -> list:
 @per_incident
 def declared_contacts(context: Mapping) -> Declared:
     """The links, email addresses and phone numbers the incident's public facts declare: the values
-    under ``incident`` and the ``key_messages``, without the clauses that instruct the model. A
-    draft, a goal or the policy hints declare nothing."""
-    texts = strings_in(context.get("incident")) + strings_in(context.get("key_messages"))
+    under ``incident``, the ``key_messages`` and the ``approved_actions`` (what customers may be told:
+    "Follow status.example.com for updates"), without the clauses that instruct the model. A draft, a
+    goal or the policy hints declare nothing."""
+    texts = [*strings_in(context.get("incident")), *strings_in(context.get("key_messages")),
+             *strings_in(context.get("approved_actions"))]
     return declared(c for text in texts for c in _contacts_outside_instructions(text))
 
 

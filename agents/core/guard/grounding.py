@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import snowballstemmer
 
-from agents.core.guard.cadence import CADENCE
+from agents.core.guard.cadence import cadence_spans
 from agents.core.guard.contacts import prose
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
@@ -176,6 +176,7 @@ class Vocabulary:
     phrases: Mapping[str, tuple[tuple[tuple[str, ...], frozenset[str]], ...]]
     action_words: frozenset[str] = frozenset()
     commitments: bool = False
+    texts: frozenset[str] = frozenset()  # the single-word terms as written, lower case
 
     @classmethod
     def of(cls, terms: Iterable) -> Vocabulary:
@@ -200,7 +201,7 @@ _last_vocabulary: tuple = (None, None)
 
 @functools.lru_cache(maxsize=32)
 def _vocabulary(terms: tuple) -> Vocabulary:
-    words, advice, action, phrases, commitments = set(), set(), set(), {}, False
+    words, advice, action, phrases, commitments, texts = set(), set(), set(), {}, False, set()
     for term in map(Term.of, terms):
         stems = tuple(stem(w) for w in _words_only(term.text))
         if not stems:
@@ -208,6 +209,7 @@ def _vocabulary(terms: tuple) -> Vocabulary:
         commitments = commitments or term.action is not None
         places = {PLAIN} | ({ADVICE} if term.advice else set()) | ({ACTION} if term.action else set())
         if len(stems) == 1:
+            texts.add(term.text.lower())
             # A word's dictionary forms too: "frozen" licenses "freeze", as a text's "froze" is read as "freeze".
             its = set(forms(_words_only(term.text)[0].lower().replace("’", "'")))
             words.update(its)
@@ -218,7 +220,7 @@ def _vocabulary(terms: tuple) -> Vocabulary:
         else:
             phrases.setdefault(stems[0], []).append((stems, frozenset(places)))
     ordered = {first: tuple(sorted(found, key=lambda p: -len(p[0]))) for first, found in phrases.items()}
-    return Vocabulary(frozenset(words), frozenset(advice), ordered, frozenset(action), commitments)
+    return Vocabulary(frozenset(words), frozenset(advice), ordered, frozenset(action), commitments, frozenset(texts))
 
 
 def _words_only(text: str) -> list[str]:
@@ -383,13 +385,14 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         sentence = text[start:end]
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
         places, opening = _places(sentence, tokens, vocabulary)
-        cadence = _cadence_span(sentence)
+        cadence = next(iter(cadence_spans(sentence)), (0, 0))
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
-        theirs = _apology_object_spans(sentence)
+        theirs = _apology_object_spans(sentence) + _empathy_spans(sentence)
+        channels = _REACHING.search(sentence) is not None
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
             if others and any(c <= a and b <= d for c, d in others):
@@ -406,6 +409,9 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
             elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
+            elif channels and word.lower() in _CHANNELS:
+                # "or through live chat in your dashboard"; "or call +1-555-0142" names a declared contact
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or _DECLARED_NEXT.match(sentence, b) is not None
             elif (a < opening or cadence[0] <= a < cadence[1]) and word.lower() in _WHEN:
                 ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
                 # when the next update comes ("we'll update this page tomorrow morning")
@@ -536,20 +542,18 @@ _WHEN = _TIMES | frozenset("tomorrow later day days week weeks".split())
 
 
 _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too
+# How customers may reach the company is the incident's to declare (its contacts, an approved action):
+# in a sentence that tells them how to reach it, the channel's word ("or through live chat", "message us
+# on WhatsApp") is read with the incident's words alone.
+_REACHING = re.compile(
+    led_by("acghmrstw", r"\b(?:contact|reach|get\s+in\s+touch|get\s+help|talk\s+to|speak\s+(?:to|with)|"
+                        r"write\s+to|message\s+us|(?:support|help|assistance)\s+is\s+available|"
+                        r"available\s+(?:at|on|via|through|by))\b"), re.IGNORECASE)
+# A declared contact is read as blank space (contacts.prose): "call +1-555-0142", "email us at …".
+_DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}", re.IGNORECASE)
+_CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagram linkedin sms texting email e-mail "
+                      "emailing phone telephone call calling dm dms forum forums community social".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
-
-
-def _cadence_span(sentence: str) -> tuple[int, int]:
-    """Where the sentence speaks of the next update, to the end of that clause ("we'll update this page
-    tomorrow morning"); (0, 0) where it does not."""
-    m = CADENCE.search(sentence)
-    if m is None:
-        return (0, 0)
-    end = _CLAUSE_END.search(sentence, m.end())
-    return (m.start(), end.start() if end else len(sentence))
-
-
-_CLAUSE_END = re.compile(r"[,;:.!?]|\s(?:and|but|while|once|when|after|until|if|as\s+soon\s+as)\s", re.IGNORECASE)
 
 
 def _modifier(word: str) -> bool:
@@ -576,10 +580,11 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
     opening = 0
     if condition and ((said and said.start() >= condition) or _ADVICE.search(sentence, condition) or imperative):
         opening = condition
-    if advice:
+    start = 0
+    while advice:
         # From the clause that gives it: "Checks are being processed, and applicants don't need to resubmit"
         # reads only its second clause as advice; an opening condition is no advice either.
-        clause = max((m.end() for m in _ADVICE_CLAUSE.finditer(sentence, 0, advice.start())), default=0)
+        clause = max((m.end() for m in _ADVICE_CLAUSE.finditer(sentence, start, advice.start())), default=start)
         begin = max(condition, clause)
         # ... up to where the company speaks again ("email support and we will look at prioritising it") or
         # a new clause begins ("there's nothing you need to do; your session will continue as normal").
@@ -589,8 +594,14 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
         # "Please note that ..." and "please be aware ..." frame a statement: it is read as one.
         if _FRAME.match(sentence, begin):
             finish = begin
-        places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) else PLAIN
-                  for a, _, _ in tokens]
+        places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) else place
+                  for (a, _, _), place in zip(tokens, places, strict=True)]
+        # The clause after a semicolon may advise again: "...to get your refund; if you'd rather not wait,
+        # you can dispute the charge with your bank".
+        if semicolon < 0 or finish != semicolon:
+            break
+        start = semicolon + 1
+        advice = _ADVICE.search(sentence, start)
     if vocabulary.commitments:
         for begin, finish, done in _commitment_spans(sentence):
             for i, (a, b, _) in enumerate(tokens):
@@ -713,7 +724,7 @@ _THEIR_THINGS = re.compile(r"(?:\s+(?:back|up|out|over|off))?\s+(?:(?:all|every|
 # asks whether words name them.
 _PEOPLE = ("customer user account subscriber member merchant rider driver owner admin administrator team "
            "organisation organization client shopper reader player patient student recipient learner fan organiser "
-           "organizer employee sender developer seller buyer guest partner parent").split()
+           "organizer employee sender developer seller buyer guest partner parent manager").split()
 _CUSTOMER = r"(?:you|people|staff|(?:" + "|".join(_PEOPLE) + r")s?)\b"
 # Work the company says it has done to its customers ("we have notified every affected customer", "we've
 # credited your account") is the incident's to record: its verb is read with the incident's words alone,
@@ -808,12 +819,34 @@ def _apology_object_spans(sentence: str) -> list[tuple[int, int]]:
     return spans
 
 
+# What the company says it understands of its customers' world ("we know how much families rely on these
+# controls", "we know many of you run production workloads", "we understand timing matters for your
+# campaigns") is theirs too, to the end of its clause. "We know that ..." stays a statement to read.
+_EMPATHY = re.compile(
+    r"\bwe\s+(?:know|understand|realise|realize|recognise|recognize|appreciate)\s+"
+    r"(?:how\s+(?:much|important|frustrating|disruptive|stressful|inconvenient|annoying|upsetting|worrying|"
+    r"difficult|hard|critical|vital)\b|(?:that\s+)?(?:many|most|some|a\s+lot)\s+of\s+you\b|"
+    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital)|are\s+(?:important|critical|vital))\b))",
+    re.IGNORECASE,
+)
+
+
+def _empathy_spans(sentence: str) -> list[tuple[int, int]]:
+    """What follows each "we know how much ..." to the end of its clause."""
+    return _to_clause_end(_EMPATHY, sentence, after=True)
+
+
 def _other_incident_spans(sentence: str) -> list[tuple[int, int]]:
     """Each mention of another incident, to the end of its clause ("the same issue as last week")."""
+    return _to_clause_end(_OTHER_INCIDENT, sentence)
+
+
+def _to_clause_end(pattern: re.Pattern, sentence: str, after: bool = False) -> list[tuple[int, int]]:
+    """Each match of ``pattern`` (or what follows it: ``after``) to the end of its clause."""
     spans = []
-    for m in _OTHER_INCIDENT.finditer(sentence):
+    for m in pattern.finditer(sentence):
         end = _CAUSE_END.search(sentence, m.end())
-        spans.append((m.start(), end.start() if end else len(sentence)))
+        spans.append((m.end() if after else m.start(), end.start() if end else len(sentence)))
     return spans
 
 
@@ -834,8 +867,21 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
     allowed = vocabulary.allows(where)
+    if _agent_noun(lower) and lower not in vocabulary.texts and lower.removesuffix("s") not in vocabulary.texts:
+        allowed = frozenset()  # "provider" stems as "provide" does: a term licenses the doer only by name
     return any(s in licensed or _derived(s, licensed) or s in allowed for s in forms(lower)) or \
         _synonym_used(lower, licensed)
+
+
+@functools.lru_cache(maxsize=8192)
+def _agent_noun(word: str) -> bool:
+    """Whether ``word`` names a doer the stemmer joins to its verb ("provider", "uploaders": "provid",
+    "upload"), a noun only."""
+    if not word.endswith(("er", "ers", "or", "ors")) or stem(word).endswith(("er", "or")) or \
+            word.removesuffix("s") in _PEOPLE:
+        return False  # the people a company serves are the vocabulary's to name ("thanks for being a subscriber")
+    parts = parts_of(word.removesuffix("s") if word.endswith("rs") else word)
+    return parts == {"NOUN"}
 
 
 def _synonym_used(word: str, licensed: frozenset[str]) -> bool:

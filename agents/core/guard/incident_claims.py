@@ -400,8 +400,8 @@ def says_unaffected(words: str) -> bool:
 
 
 _SPARED_STATEMENT = re.compile(
-    r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bno\s+impact\b|\bnormally\b|"
-    r"\bas\s+(?:usual|expected)\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
+    r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bunchanged\b|\bno\s+impact\b|\bnormally\b|"
+    r"\bas\s+(?:usual|expected|normal)\b|\bat\s+(?:their\s+)?normal\s+(?:rates?|levels?|speeds?)\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
     r"(?:available|working)\b"
     # "streams started from the mobile app work": the verb that ends its clause
     r"|\b(?:still\s+)?works?(?=\s*(?:[,;.]|$|\s+fine\b))",

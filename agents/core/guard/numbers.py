@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from agents.core.guard.cadence import CADENCE, cadence_spans
 from agents.core.guard.contacts import prose
 from agents.core.guard.identifiers import INCIDENT_ID
 from agents.core.guard.incident_claims import is_cadence
@@ -329,6 +330,25 @@ def find_moments(text: str) -> list[Moment]:
                 hour, minute = _hour(int(m["hh"]), groups.get("ampm")), int(groups.get("mm") or 0)
                 if hour <= 24 and minute < 60:
                     add(m, time=(hour % 24, minute), zone=zone)
+    return _ranges_share_their_half(text, moments)
+
+
+# "Between 6:30 and 7:50 PM ET": a range's first time takes the half of the day and the zone its second
+# one gives, where it gives none itself and the range then runs forward ("11:30 to 12:15 PM" stays 11:30).
+_RANGE_LINK = re.compile(r"\s*(?:-|–|—|to|and|until|till)\s*", re.IGNORECASE)
+_HALF = re.compile(r"[ap]\.?m\.?", re.IGNORECASE)
+
+
+def _ranges_share_their_half(text: str, moments: list[Moment]) -> list[Moment]:
+    clocks = sorted((m for m in moments if m.time and not m.date), key=lambda m: m.start)
+    for first, second in zip(clocks, clocks[1:], strict=False):
+        if _HALF.search(first.found) or not _HALF.search(second.found) or \
+                not _RANGE_LINK.fullmatch(text[first.end : second.start]):
+            continue
+        hour = first.time[0] + 12 if second.time[0] >= 12 and first.time[0] < 12 else first.time[0]
+        if (hour, first.time[1]) > second.time:
+            hour = first.time[0]
+        moments[moments.index(first)] = replace(first, time=(hour, first.time[1]), zone=first.zone or second.zone)
     return moments
 
 
@@ -630,18 +650,24 @@ def find(text: str, support: Support) -> list[Violation]:
     text_moments = find_moments(text)
     allowed_moments, allowed_numbers = _allowed_facts(allowed_text)
     cadence = _cadence_facts(support.claim_evidence)
+    # Where the incident gives no time for its next update, the text may give one ("next update in 30
+    # minutes", "we'll post another update by 15:00 UTC"): a promise about telling, not about the fix.
+    own = [] if _gives_cadence(support.claim_evidence) else cadence_spans(text)
     facts: list[tuple[int, str, str]] = []  # (where, the words, why)
     for number in extract_numbers(text, skip=_spans(text, text_moments)):
         if _number_supported(number, allowed_numbers, ratios):
             if _only_cadence(number, cadence, _number_supported) and not _in_cadence(text, number.start, number.found):
                 facts.append((number.start, number.found, _CADENCE_ONLY))
             continue
+        if number.unit == "s" and _inside(number.start, own) or _status_class(text, number, allowed_text):
+            continue
         side = _approximation(text, number)
         if side is None or not _approximately_supported(number, side, allowed_numbers):
             facts.append((number.start, number.found, _UNSUPPORTED))
     for moment in text_moments:
         if not _moment_supported(moment, allowed_moments):
-            facts.append((moment.start, moment.found, _UNSUPPORTED))
+            if not _inside(moment.start, own):
+                facts.append((moment.start, moment.found, _UNSUPPORTED))
         elif _only_cadence(moment, cadence, _moment_supported) and not _in_cadence(text, moment.start, moment.found):
             facts.append((moment.start, moment.found, _CADENCE_ONLY))
     allowed_lower = allowed_text.lower()
@@ -696,6 +722,29 @@ def _only_cadence(fact, cadence: _Cadence, supported) -> bool:
     said, other = ((cadence.moments, cadence.other_moments) if isinstance(fact, Moment)
                    else (cadence.numbers, cadence.other_numbers))
     return bool(said) and supported(fact, list(said)) and not supported(fact, list(other))
+
+
+@functools.lru_cache(maxsize=256)
+def _gives_cadence(evidence: str) -> bool:
+    """Whether the incident speaks of its next update ("Next update: 15:30 UTC", "post an update every hour",
+    "publish customer update via status page every 15 minutes", a key ``next_update``)."""
+    return CADENCE.search(evidence) is not None or _NEXT_UPDATE_KEY.search(evidence) is not None
+
+
+_NEXT_UPDATE_KEY = re.compile(r"\bnext_update|\bupdates?\b[^.\n]{0,40}?\bevery\b", re.IGNORECASE)
+
+
+def _status_class(text: str, number: Number, allowed_text: str) -> bool:
+    """Whether ``number`` opens a class of HTTP statuses ("5xx errors") the incident gives a member or the
+    class of ("HTTP 500 or 503 errors")."""
+    digit = number.found
+    if len(digit) != 1 or text[number.start + 1 : number.start + 3].lower() != "xx":
+        return False
+    return re.search(rf"(?<![\d.]){digit}(?:\d\d|xx)(?![\d.])", allowed_text, re.IGNORECASE) is not None
+
+
+def _inside(start: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= start < b for a, b in spans)
 
 
 def _in_cadence(text: str, start: int, found: str) -> bool:

@@ -375,8 +375,8 @@ def test_a_time_the_context_does_not_have_is_one_unsupported_fact(text, found):
 def test_the_numbers_of_a_time_are_not_the_time():
     # The context's 18 (merchants) and a 0 do not make "18:00" a supported time ...
     numbers_only = canonical_json({"affected_merchants": 18, "failed_payouts": 0})
-    assert checks("Next update at 18:00 UTC.", numbers_only) == [("no_new_facts", "18:00 UTC")]
-    assert checks("Next update at 6 pm.", numbers_only) == [("no_new_facts", "6 pm")]
+    assert checks("Payouts resumed at 18:00 UTC.", numbers_only) == [("no_new_facts", "18:00 UTC")]
+    assert checks("Payouts resumed at 6 pm.", numbers_only) == [("no_new_facts", "6 pm")]
     # ... and the context's time does not make 18 a supported number.
     time_only = canonical_json({"next_update": "18:00 UTC"})
     assert checks("18 merchants are affected; next update at 18:00.", time_only) == [("no_new_facts", "18")]

@@ -1109,3 +1109,83 @@ def test_a_promise_of_work_on_customers_own_things_is_the_incidents_to_make():
                                                    "DNS records of affected domains were deleted")])
     assert stops("We'll restore your DNS records.", deleted) == [("unsupported_statement", "restore")]
     assert stops("We'll keep you posted on DNS records.", deleted) == []  # what it promises customers in general
+
+
+def test_the_text_may_give_the_next_updates_time_where_the_incident_gives_none():
+    identified = incident(state="identified")
+    assert stops("We're rolling back the change. We'll share our next update in 30 minutes.", identified) == []
+    assert stops("We're rolling back the change and will post another update by 15:00 UTC.", identified) == []
+    # A time said of the fix stays the incident's to give, in the same sentence too.
+    assert ("no_new_facts", "2") in stops(
+        "We expect renewals to work within 2 hours and will post another update in 30 minutes.", identified)
+    # Where the incident gives its next update's time, the text keeps to it.
+    due = incident(state="identified", facts=[("next_update", "Next update", "text", "within 60 minutes")])
+    assert ("no_new_facts", "30") in stops("We're rolling back the change. Next update in 30 minutes.", due)
+
+
+def test_a_way_to_reach_the_company_is_the_incidents_to_declare():
+    declared = incident(facts=[("support_email", "Support email", "text", "help@domains.example")])
+    assert stops("If renewals still fail, contact us at help@domains.example.", declared) == []
+    assert ("unsupported_statement", "live chat") in stops(
+        "If renewals still fail, contact us at help@domains.example or through live chat.", declared)
+    chat = incident(actions=["Reach the support team through live chat in the dashboard"])
+    assert stops("If renewals still fail, you can reach our support team through live chat in the dashboard.",
+                 chat) == []
+
+
+def test_a_link_in_an_approved_action_is_declared():
+    follow = incident(actions=["Follow status.domains.example for updates"])
+    assert stops("Custom domain renewals fail. You can follow progress at status.domains.example.", follow) == []
+    assert ("unknown_contact", "status.domains.example") in [
+        (c, f) for c, f in stops("Custom domain renewals fail. You can follow progress at status.domains.example.",
+                                 incident())]
+
+
+def test_what_the_incident_says_is_unchanged_or_at_normal_rates_is_spared():
+    endpoints = incident(state="resolved", facts=[("endpoint", "Endpoints", "text", "DNS endpoints are unchanged"),
+                                                  ("reads", "Reads", "text", "Lookups are succeeding at normal rates")])
+    assert stops("Your DNS endpoint is unchanged.", endpoints) == []
+    assert stops("Lookups were unaffected.", endpoints) == []
+    assert ("scope_claim", "unaffected") in stops("Transfers were unaffected.", endpoints)
+
+
+def test_what_the_company_understands_of_its_customers_world_is_theirs():
+    assert stops("We know how much agencies rely on custom domains, and we're sorry for the disruption.",
+                 incident()) == []
+    assert stops("We know many of you run storefronts on custom domains, and we're sorry.", incident()) == []
+    # "We know that ..." states something, and the incident must say it.
+    assert ("unsupported_statement", "storefronts, lost sales") in stops(
+        "We know that storefronts on custom domains lost sales, and we're sorry.", incident())
+
+
+def test_the_clause_after_a_semicolon_may_advise_again():
+    text = "There's no need to contact support; if renewals still fail, you can retry the renewal."
+    assert stops(text, incident(state="identified")) == [("unsupported_statement", "retry")]
+    assert stops(text, incident(state="identified", actions=["Retry the renewal if it fails"])) == []
+
+
+def test_a_class_of_http_statuses_is_supported_by_a_member_the_incident_gives():
+    errors = incident(facts=[("symptom", "Symptom", "text", "Some renewals fail with HTTP 500 or 503 errors")])
+    assert stops("We're investigating elevated 5xx errors on custom domain renewals.", errors) == []
+    assert stops("We're investigating elevated 4xx errors on custom domain renewals.", errors) == [
+        ("no_new_facts", "4")]
+
+
+def test_a_times_range_shares_the_half_of_the_day_its_second_time_gives():
+    evening = incident(state="resolved", facts=[("window", "Incident window", "text", "18:30 to 19:50 ET")])
+    assert stops("Between 6:30 and 7:50 PM ET, custom domain renewals failed.", evening) == []
+    assert ("no_new_facts", "6:30") in stops("Between 6:30 and 7:50 AM ET, custom domain renewals failed.", evening)
+
+
+def test_what_has_gone_on_since_a_time_is_no_work_completed():
+    rejected = incident(facts=[("start", "Started", "text", "14:05 UTC"),
+                               ("symptom", "Symptom", "text", "Renewal requests are being rejected")])
+    assert stops("Since 14:05 UTC, some renewal requests have been rejected.", rejected) == []
+
+
+def test_a_doer_the_stemmer_joins_to_an_ordinary_verb_is_the_incidents_to_name():
+    # "provider" stems as "provide" does; the vocabulary licenses the verb, not the party.
+    assert ("unsupported_statement", "provider") in stops(
+        "Our email provider had a backlog, and renewal emails are delayed.", incident())
+    assert stops("We will provide an update on custom domain renewals soon.", incident()) == []
+    assert stops("Thanks for being a subscriber; custom domain renewals fail for some of you.", incident()) == []

@@ -197,9 +197,9 @@ def test_an_approved_action_is_content_customers_may_be_told_its_numbers_include
                  "We will post an update every 15 minutes."):
         assert find_internal(text, LOGIN) == []
         assert final(text, LOGIN).ok, final(text, LOGIN).violations
-    without = {key: value for key, value in LOGIN.items() if key != "approved_actions"}
-    answer = final("We will post an update every 15 minutes.", without)
-    assert answer.stop_reason == "invalid_answer:no_new_facts" and answer.violations[0]["found"] == "15"
+    # The rhythm the action gives is the one a text may promise.
+    answer = final("We will post an update every 30 minutes.", LOGIN)
+    assert answer.stop_reason == "invalid_answer:no_new_facts" and answer.violations[0]["found"] == "30"
 
 
 def test_a_number_only_an_internal_runbook_step_holds_supports_nothing():

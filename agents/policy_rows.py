@@ -244,6 +244,7 @@ CLAIM_NOTES = {
     "still ongoing": "“still ongoing”, “we are investigating the errors”… on a resolved incident.",
     "planned work": "“planned outage”, “scheduled maintenance”… unless the incident is maintenance.",
     "credits and refunds": "“you will receive a service credit”, “we will refund”, “fees will be waived”…",
+    "goodwill gifts": "“your next delivery fee is on us”, “a complimentary month”, “as a thank-you, …”",
     "fault and negligence": "“our fault”, “negligence”, “we take full responsibility”…",
     "data reassurance": "“your data is safe”, “no account data was lost or accessed”…",
     "data breach": "“data breach”, “hacked”, “unauthorised access”…",
@@ -280,6 +281,14 @@ def add_default_families(apps, schema_editor, names: tuple[str, ...]) -> None:
     for name in names:
         if not rows.filter(family=name).exists() and not rows.filter(pattern=defaults[name].pattern).exists():
             rows.create(**claim_row_values(defaults[name], claim))
+
+
+def remove_default_families(apps, schema_editor, names: tuple[str, ...]) -> None:
+    """The step undone: the default families ``names`` leave the store (a row whose pattern an admin
+    changed stays)."""
+    patterns = {family.pattern for family in DEFAULT_CLAIM_FAMILIES if family.name in names}
+    rows = apps.get_model("agents", "RestrictedClaim").objects.using(schema_editor.connection.alias)
+    rows.filter(family__in=names, pattern__in=patterns).delete()
 
 
 def add_default_terms(apps, schema_editor, texts: tuple[str, ...], *, advice: tuple[str, ...] = (),

@@ -308,8 +308,22 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\b(?:won[’']t|will\s+not)\s+be\s+(?:charged|billed)\b",
         ),
         # What the incident says of the money in its own words: "will have their collection charge
-        # refunded", "skip this month's box with no charge".
-        supported_by=(r"\brefunded\b", r"\b(?:with|at|for)\s+no\s+(?:extra\s+|additional\s+)?(?:charge|cost|fee)\b"),
+        # refunded", "refunds go back to the original payment method", "the fee is waived", "skip this
+        # month's box with no charge", "riders are not charged for failed unlocks".
+        supported_by=(r"\brefund(?:s|ed)?\b", r"\bwaived\b",
+                      r"\b(?:with|at|for)\s+no\s+(?:extra\s+|additional\s+)?(?:charge|cost|fee)\b",
+                      r"\bnot\s+(?:be\s+)?(?:charged|billed)\b"),
+    ),
+    ClaimFamily(
+        # A gift is no refund: "your next delivery fee is on us" where the incident refunds only what went
+        # wrong is a promise of its own.
+        name="goodwill gifts", check="liability", hedging="negation",
+        pattern=r"\b(?:is|are|['’]s)\s+on\s+(?:us|the\s+house)\b",
+        paraphrases=(
+            r"\bcomplimentary\b",
+            r"\bas\s+a\s+(?:small\s+)?(?:thank[\s-]you|goodwill\s+gesture|gesture\s+of\s+goodwill)\b",
+            r"\bgoodwill\s+(?:credit|gesture|voucher)\b",
+        ),
     ),
     ClaimFamily(
         name="fault and negligence", check="liability", hedging="negation",

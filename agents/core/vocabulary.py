@@ -149,6 +149,8 @@ hard appropriate size sizes play plays playing played statement statements
 otherwise upsetting stressful disappointing unchanged
 hassle especially chance
 hi hello hey
+recognise recognize create creates created
+dear arrive arrives arrived arriving
 """.split()
 
 UPDATE_PHRASES = (
@@ -177,6 +179,8 @@ UPDATE_PHRASES = (
     "feel free", "time of year", "mix-up", "mix-ups", "bearing with us", "let you down", "check back",
     "a little", "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
     "hi there", "help centre", "help center", "a hand", "straight away",
+    "heads-up", "heads up", "keep going", "be assured",
+    "go out", "goes out", "going out", "went out", "gone out", "give us a call",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -193,6 +197,7 @@ ADVICE_LANGUAGE = (
     "hang up", "start it again", "start again", "reach us", "track", "progress", "keep", "as normal",
     "want", "feel free", "check back", "a little",
     "head to", "head over to", "a hand", "straight away", "right away", "reach", "get", "help centre", "help center",
+    "services", "keep going", "give us a call",
 )
 
 
@@ -239,6 +244,7 @@ add adding added need needs needed release released releasing
 check checking checked reverse reversed reversing treat treated treating
 alert alerted paged consider considered
 recommend suggest advise encourage
+report reported reporting
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",
@@ -255,6 +261,7 @@ ACTION_PHRASES = (
     "calling off", "sort this out", "sort it out", "sorting this out", "sorting it out",
     "catch up", "catching up", "caught up",
     "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
+    "go out", "goes out", "going out", "went out", "gone out",
 )
 
 

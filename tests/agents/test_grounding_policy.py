@@ -132,7 +132,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0045: each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0047: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -144,7 +144,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
                                   "all hands on deck", "utilizing", "rather", "checking", "as normal",
                                   "alerted", "hard", "appropriate", "sort this out", "sizes", "in fact",
                                   "want", "otherwise", "to be safe", "unchanged", "hassle", "feel free",
-                                  "get back to you", "hi", "head to"]).delete()
+                                  "get back to you", "hi", "head to", "heads-up", "keep going"]).delete()
     Term.objects.filter(text="track").update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
@@ -221,3 +221,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert REFUND_SUPPORT and families["credits and refunds"].supported_by.splitlines() == REFUND_SUPPORT
     # 0045: greetings join as plain words, "head to" and "get" as advice.
     assert terms["hi"].enabled and not terms["hi"].advice and terms["head to"].advice and terms["get"].advice
+    # 0046: "heads-up" joins as a plain phrase, "keep going" as advice, "reported" as the company's action.
+    assert terms["heads-up"].enabled and terms["keep going"].advice and terms["reported"].action
+    # 0047: the goodwill gifts family joins the stored ones.
+    assert families["goodwill gifts"].kind == "liability" and families["goodwill gifts"].enabled

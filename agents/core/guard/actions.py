@@ -358,9 +358,11 @@ _DENIAL_OR_NOBODY = re.compile(_DENIAL.pattern + r"|\b(?:nobody|none)\b", re.IGN
 
 
 # ... and so is an assurance that none of something came to harm: "no metrics were dropped", "nothing was
-# lost", "none of the orders were charged twice".
-_NONE_WAS = re.compile(r"\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\b(?:\s+[\w’'-]+){0,3}?\s+"
-                       r"(?:was|were|has\s+been|have\s+been|had\s+been|got)\s+(?:[a-z]+ly\s+)?([a-z]+)\b",
+# lost", "none of the orders were charged twice" (not a label quoted: "'No substitutions' had been selected").
+_NONE_WAS = re.compile(r"(?<!['‘’\"“])\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\b(?:\s+[\w’'-]+){0,3}?\s+"
+                       r"(?:was|were|has\s+been|have\s+been|had\s+been|got)\s+(?:[a-z]+ly\s+)?([a-z]+)\b"
+                       # ... or that it never did: "card balances were never changed"
+                       r"|\b(?:was|were|has\s+been|have\s+been|had\s+been)\s+never\s+([a-z]+)\b",
                        re.IGNORECASE)
 
 
@@ -377,8 +379,9 @@ def guarantee_findings(text: str, evidence: str, families: Callable[[], Iterable
     findings, denied, named = [], None, None
     for pattern, reading, says in ((_WILL_NOT, "guarantee", "promises"), (_NONE_WAS, "assurance", "assures")):
         for m in pattern.finditer(text):
-            verbs = set(verbs_of(m.group(1).lower()))
-            if not verbs or verbs & _LIGHT_VERBS or m.group(1).lower() in _LIGHT_VERBS:
+            verb = next(g for g in m.groups() if g).lower()
+            verbs = set(verbs_of(verb))
+            if not verbs or verbs & _LIGHT_VERBS or verb in _LIGHT_VERBS:
                 continue
             if reading == "assurance" and (_BOUND.match(text, m.end()) or verbs & _OBSERVED):
                 continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;

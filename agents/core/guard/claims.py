@@ -179,6 +179,7 @@ def _patterns_problem(patterns: tuple) -> str | None:
 
 _FAMILY_WORDS = {
     "credits and refunds": "promises customers money",
+    "goodwill gifts": "offers customers a gift",
     "fault and negligence": "admits fault",
     "data reassurance": "reassures customers about their data",
     "data breach": "speaks of a breach of customers' data",

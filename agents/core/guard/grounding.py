@@ -417,6 +417,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 # when the next update comes ("we'll update this page tomorrow morning")
             elif word.lower() in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
+            elif word.lower() == "never" and _past_never(sentence, tokens, i):
+                ok = True  # what did not happen ("card balances were never changed"): the assurance reading's
             elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
                 ok = True  # a sentence adverb that only frames it: "Unfortunately, ...", "Luckily, ..."
             elif covered[i]:
@@ -556,6 +558,17 @@ _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagr
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 
+def _past_never(sentence: str, tokens, i: int) -> bool:
+    """Whether "never" at token ``i`` tells of the past ("were never changed", "never made it to the
+    screens"), not of the future ("will never happen again")."""
+    before = tokens[i - 1][2].lower() if i else ""
+    after = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+    if _FUTURE.search(sentence, 0, tokens[i][0]) or after in ("again", "be"):
+        return False
+    return before in ("was", "were", "had", "has", "have", "did") or (
+        bool(after) and after != "been" and any(is_inflection(after, lemma, "VBD") for lemma in verbs_of(after)))
+
+
 def _modifier(word: str) -> bool:
     lower = word.lower()
     parts = parts_of(lower)
@@ -590,7 +603,9 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
         # a new clause begins ("there's nothing you need to do; your session will continue as normal").
         ours = _OURS.search(sentence, begin)
         semicolon = sentence.find(";", advice.end())
-        finish = min(ours.start() if ours else len(sentence), semicolon if semicolon >= 0 else len(sentence))
+        reason = _REASON.search(sentence, advice.end())  # "..., as this could create duplicates" says why
+        finish = min(ours.start() if ours else len(sentence), semicolon if semicolon >= 0 else len(sentence),
+                     reason.start() if reason else len(sentence))
         # "Please note that ..." and "please be aware ..." frame a statement: it is read as one.
         if _FRAME.match(sentence, begin):
             finish = begin
@@ -854,10 +869,17 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     """(where the marker starts, where the cause or the promise starts, where it ends) for each the
     sentence gives."""
     spans = []
-    for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence)):
+    # A time it started at, then the cause: "This started at around 09:40 CET, shortly after this morning's
+    # release".
+    later = [m for m in _SOON_AFTER.finditer(sentence) if _STARTED.search(sentence, 0, m.start())]
+    for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence), *later):
         end = (_BY_CAUSE_END if m.group().rstrip().lower().endswith(" by") else _CAUSE_END).search(sentence, m.end())
         spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
     return spans
+
+
+_SOON_AFTER = re.compile(r"\b(?:right|shortly|soon|just|immediately)\s+(?:after|following)\s+", re.IGNORECASE)
+_STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
 
 
 def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where: str) -> bool:
@@ -866,6 +888,9 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     lower = word.lower().replace("’", "'")
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
+    if len(word) > 2 and word.endswith("s") and word[:-1].isupper() and \
+            _licensed(word[:-1], licensed, vocabulary, where):
+        return True  # an acronym's plural is the acronym: "smart TVs" where the incident says "smart TV apps"
     allowed = vocabulary.allows(where)
     if _agent_noun(lower) and lower not in vocabulary.texts and lower.removesuffix("s") not in vocabulary.texts:
         allowed = frozenset()  # "provider" stems as "provide" does: a term licenses the doer only by name
@@ -914,6 +939,7 @@ def _roots(licensed: frozenset[str]) -> frozenset[str]:
     return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
 
 
+_REASON = re.compile(r",?\s+(?:as|because|since)\s+(?:this|that|doing\s+so)\b", re.IGNORECASE)
 _ADVICE_CLAUSE = re.compile(r"[,;:]\s+(?:and\s+|but\s+|so\s+)?|\s(?:and|but|so)\s", re.IGNORECASE)
 
 # The condition that opens an advice sentence says when the advice applies ("If you are locked out,",
@@ -927,7 +953,7 @@ _CONDITION = re.compile(
 
 
 # What frames a statement as something to know rather than to do.
-_FRAME = re.compile(r"\s*(?:please\s+)?(?:note|be\s+(?:aware|advised))\b(?:\s+that\b)?", re.IGNORECASE)
+_FRAME = re.compile(r"\s*(?:please\s+)?(?:note|be\s+(?:aware|advised|assured))\b(?:\s+that\b)?", re.IGNORECASE)
 # Inside an instruction, a condition ("until this is fixed", "once the backlog has caught up") or a
 # relative clause ("conversations that received a cut-off answer") describes, and is read as a
 # description; the instruction's own verb and object stay advice.

@@ -10,6 +10,7 @@ the next update (a cadence) or about the fix, and the places a text names. Plain
 from __future__ import annotations
 
 import bisect
+import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -262,8 +263,13 @@ _RELATIVE = re.compile(r"\s+(?:[\w’'-]+\s+){0,2}?(?:who|whose|that|which)((?:\
 
 
 def _of_the_hit(text: str, end: int) -> bool:
+    if _AFFECTED_AFTER.match(text, end):
+        return True  # "for everyone affected"
     relative = _RELATIVE.match(text, end)
     return relative is not None and _IMPACT.search(relative.group(1)) is not None
+
+
+_AFFECTED_AFTER = re.compile(r"\s+(?:affected|impacted)\b", re.IGNORECASE)
 
 
 def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: str) -> bool | None:
@@ -401,7 +407,7 @@ def says_unaffected(words: str) -> bool:
 
 _SPARED_STATEMENT = re.compile(
     r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bunchanged\b|\bno\s+impact\b|\bnormally\b|"
-    r"\bas\s+(?:usual|expected|normal)\b|\bat\s+(?:their\s+)?normal\s+(?:rates?|levels?|speeds?)\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
+    r"\bas\s+(?:usual|expected|normal)\b|\bat\s+(?:their\s+)?normal\s+(?:rates?|levels?|speeds?)\b|\bon\s+time\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
     r"(?:available|working)\b"
     # "streams started from the mobile app work": the verb that ends its clause
     r"|\b(?:still\s+)?works?(?=\s*(?:[,;.]|$|\s+fine\b))",
@@ -674,6 +680,7 @@ _NO_DENIAL = re.compile(r"\s*(?:been\s+)?(?:affected|impacted|need|action)\b", r
 _DOUBT = re.compile(r"\b(?:not|never|no|none|nothing|cannot|if|whether|unless)\b|n[’']t\b", re.IGNORECASE)
 _CLAUSES = re.compile(r"[.;:!?,](?:\s|$)|\s(?:and|but|while|whereas|although|so|because)\s|$", re.IGNORECASE)
 _DENIAL_WORDS = 2
+_CONDITION_BEFORE = re.compile(r"\b(?:if|unless|whether|in\s+case)\b", re.IGNORECASE)
 
 
 def denial_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
@@ -681,8 +688,9 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
     findings, affirmed = [], None
     for m in _DENIAL.finditer(text):
         end = _CLAUSES.search(text, m.end()).start()
-        if _NO_DENIAL.match(text, m.end()):
-            continue
+        if _NO_DENIAL.match(text, m.end()) or _CONDITION_BEFORE.search(
+                text, max((e.end() for e in SENTENCE_END.finditer(text, 0, m.start())), default=0), m.start()):
+            continue  # "If an order didn't go through, try it again" denies nothing: a condition
         denied = [frozenset(forms(w)) for w in re.findall(r"[^\W\d_]+", text[m.end() : end].lower())
                   if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC and w not in _DENIAL_NEUTRAL]
         if len(denied) < _DENIAL_WORDS:
@@ -906,10 +914,36 @@ def place_findings(text: str, allowed_text: str, region_allowed) -> list[Finding
 
 
 def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
-    """A day of the week the incident's facts do not name: "fixed on Friday" is a date."""
+    """A day of the week the incident's facts do not name: "fixed on Friday" is a date. One written with
+    its date ("Wednesday, January 13") is that date's own day, when it is (the date is the numbers
+    check's to read)."""
     return [Finding("no_new_facts", m.group(), f"“{m.group()}” is a day the incident context does not name.",
                     m.start())
-            for m in _WEEKDAY.finditer(text) if not _party_supported(m.group(), allowed_text)]
+            for m in _WEEKDAY.finditer(text)
+            if not _party_supported(m.group(), allowed_text) and not _day_of_its_date(text, m, allowed_text)]
+
+
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DATE_AFTER = re.compile(r",?\s+(?:(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})|([A-Za-z]{3,9})\s+(\d{1,2})"
+                         r"(?:st|nd|rd|th)?)\b")
+_REPORT_YEAR = re.compile(r'"report_date":\s*"(\d{4})-(\d{2})')
+
+
+def _day_of_its_date(text: str, weekday: re.Match, allowed_text: str) -> bool:
+    m = _DATE_AFTER.match(text, weekday.end())
+    report = _REPORT_YEAR.search(allowed_text)
+    if m is None or report is None:
+        return False
+    month_name, day = (m.group(2), m.group(1)) if m.group(1) else (m.group(3), m.group(4))
+    if month_name[:3].lower() not in _MONTH_NAMES:
+        return False
+    month, year, reported = _MONTH_NAMES.index(month_name[:3].lower()) + 1, int(report.group(1)), int(report.group(2))
+    # The date nearest the report: "January 13" in an update written on 30 December is next year's.
+    nearest = min((year - 1, year, year + 1), key=lambda y: abs(12 * (y - year) + month - reported))
+    try:
+        return datetime.date(nearest, month, int(day)).strftime("%A") == weekday.group()
+    except ValueError:
+        return False  # "February 30"
 
 
 # ---------------------------------------------------------------- the status an update is labelled with

@@ -28,8 +28,8 @@ INSTRUCTION = compile_pattern(
     + "|" + _ORDER + r"(?:state|write|claim|confirm)\s+(?:that|it)\b"
     + "|" + _ORDER + r"(?:call|mark|label|treat|describe|widen|extend|classify)\s+(?:it|this|that|them|the\s+\w+)\b"
 )
-# A decimal point ("3.4%") does not end a clause.
-CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\d))+[.;!?\n]?")
+# A dot inside a word ends no clause: a decimal point ("3.4%"), "p.m.", "status.example.com".
+CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\w))+[.;!?\n]?")
 
 
 @functools.lru_cache(maxsize=1024)

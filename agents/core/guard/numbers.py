@@ -554,9 +554,11 @@ def _allowed_numbers(allowed_text: str, spans: list[tuple[int, int]]) -> list[Nu
     numbers += [Number(m.group(), Decimal(2), False, m.start())
                 for m in re.finditer(r"\b(?:double|duplicat)\w*", allowed_text, re.IGNORECASE)]
     # Compact JSON writes lists as "[1,200]": also read each part of a grouped number on its own,
-    # so a grouped reading ("1,200" = 1200) never hides the plain ones.
+    # so a grouped reading ("1,200" = 1200) never hides the plain ones. A list opens with "[" (or goes on
+    # after ","); in prose, "About 1,200 emails", the number is 1,200 and no 200.
     for grouped in _DIGITS.finditer(allowed_text):
-        if "," in grouped.group(1) and _outside(grouped.start(), spans):
+        if "," in grouped.group(1) and _outside(grouped.start(), spans) and \
+                allowed_text[grouped.start() - 1 : grouped.start()] in ("[", ","):
             numbers += [Number(m.group(), Decimal(m.group()), False, grouped.start() + m.start())
                         for m in _PLAIN_DIGITS.finditer(grouped.group(0))]
     return numbers

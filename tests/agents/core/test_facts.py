@@ -388,3 +388,11 @@ def test_a_zone_is_part_of_the_time_and_offsets_are_read_as_zones():
     assert checks("Next update at 18:00 UTC.", plus_one) == [("no_new_facts", "18:00 UTC")]
     # A context time without a zone supports the time with any zone written.
     assert checks("Next update at 18:00 CET.", canonical_json({"next_update": "18:00"})) == []
+
+
+def test_a_grouped_number_in_prose_is_one_number_and_a_compact_list_holds_each():
+    prose = canonical_json({"symptom": "About 1,200 invoice emails were not delivered"})
+    assert checks("About 1,200 invoice emails were not delivered.", prose) == []
+    assert checks("About 200 invoice emails were not delivered.", prose) == [("no_new_facts", "200")]
+    listed = canonical_json({"affected_shards": [1, 200]})
+    assert checks("Shards 1 and 200 are affected.", listed) == []

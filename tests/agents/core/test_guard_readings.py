@@ -1189,3 +1189,90 @@ def test_a_doer_the_stemmer_joins_to_an_ordinary_verb_is_the_incidents_to_name()
         "Our email provider had a backlog, and renewal emails are delayed.", incident())
     assert stops("We will provide an update on custom domain renewals soon.", incident()) == []
     assert stops("Thanks for being a subscriber; custom domain renewals fail for some of you.", incident()) == []
+
+
+def test_a_cause_given_after_the_time_it_started_is_the_incidents_to_name():
+    release = incident(state="identified", facts=[("cause", "Cause", "text", "this morning's release")])
+    text = "This started at around 09:40 UTC, shortly after this morning's release."
+    assert stops(text, release) == [("no_new_facts", "09:40 UTC")]  # the time is the numbers check's
+    assert ("unsupported_statement", "morning's release") in stops(text, incident(state="identified"))
+
+
+def test_a_day_of_the_week_written_with_its_date_is_that_dates_day():
+    extended = incident(state="identified", facts=[
+        ("deadline", "Deadline", "text", "Renewals due on January 11 will be accepted through January 13")])
+    assert stops("Renewals due on January 11 will be accepted through Wednesday, January 13.", extended) == []
+    assert stops("Renewals due on January 11 will be accepted through Thursday, January 13.", extended) == [
+        ("no_new_facts", "Thursday")]
+
+
+def test_a_time_written_with_dotted_half_of_the_day_in_the_facts_supports_itself():
+    window = incident(state="resolved", facts=[("window", "Incident window", "text", "7:45 a.m. to 1:20 p.m. PT")])
+    assert stops("From 7:45 a.m. to 1:20 p.m. PT, custom domain renewals failed.", window) == []
+
+
+def test_a_quoted_label_and_a_condition_deny_nothing():
+    labels = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "Some renewals ran although 'No auto-renew' had been selected")])
+    assert stops("Some renewals ran although 'No auto-renew' had been selected.", labels) == []
+    failing = incident(facts=[("symptom", "Symptom", "text", "Custom domain renewals are failing")])
+    assert stops("If a custom domain renewal didn't go through, please try it again later.", failing) == []
+
+
+def test_what_the_incident_says_runs_on_time_is_spared():
+    on_time = incident(facts=[("scope", "Scope", "text", "Manual renewals are completing on time")])
+    assert stops("Custom domain renewals fail for some of you. Manual renewals are unaffected.", on_time) == []
+    assert ("scope_claim", "unaffected") in stops(
+        "Custom domain renewals fail for some of you. Manual renewals are unaffected.", incident())
+
+
+def test_a_waiver_or_a_refund_the_incident_states_supports_the_promise_and_a_gift_is_its_own():
+    waived = incident(facts=[("charges", "Charges", "text", "Owners are not charged for failed renewal attempts")])
+    assert stops("Custom domain renewals fail. You won't be charged for failed attempts.", waived) == []
+    refunds = incident(state="identified", facts=[
+        ("refunds", "Refunds", "text", "Refunds for failed renewals go back to the original payment method")],
+        actions=["Refund failed renewals to the original payment method"])
+    assert stops("If a renewal failed, we'll refund it to your original payment method.", refunds) == []
+    # A gift is no refund: the incident that refunds what went wrong does not give next year's fee away.
+    assert stops("As a thank-you, your next renewal is on us.", refunds) == [
+        ("liability", "As a thank-you"), ("liability", "is on us")]
+
+
+def test_an_acronyms_plural_is_the_acronym():
+    tvs = incident(facts=[("symptom", "Symptom", "text", "Custom domains fail to load in smart TV apps")])
+    assert stops("Custom domains fail to load on some smart TVs.", tvs) == []
+    assert ("unsupported_statement", "PCs") in stops("Custom domains fail to load on some PCs.", tvs)
+
+
+def test_never_said_of_the_past_is_an_assurance_the_incident_must_make():
+    unchanged = incident(state="resolved", facts=[("dns", "DNS records", "text", "DNS records were not changed")])
+    assert stops("Custom domain renewals failed. DNS records were never changed.", unchanged) == []
+    assert ("unsupported_statement", "were never changed") in stops(
+        "Custom domain renewals failed. DNS records were never changed.", incident(state="resolved"))
+    assert stops("Some renewal emails never made it to your inbox.", incident(state="resolved")) == []
+
+
+def test_please_be_assured_frames_a_statement():
+    spared = incident(facts=[("dns", "DNS records", "text", "DNS records are not affected")])
+    assert stops("Custom domain renewals fail. Please be assured that DNS records are not affected.", spared) == []
+    assert ("scope_claim", "not affected") in stops(
+        "Custom domain renewals fail. Please be assured that DNS records are not affected.", incident())
+
+
+def test_updating_our_status_page_at_a_time_is_a_cadence():
+    identified = incident(state="identified")
+    assert stops("We're rolling back the change and will update our status page at 14:00 UTC.", identified) == []
+
+
+def test_everyone_affected_quantifies_the_affected():
+    refunds = incident(state="identified", facts=[
+        ("fee", "Fee", "text", "The renewal fee is waived for affected owners")])
+    assert stops("We're waiving the renewal fee for everyone affected.", refunds) == []
+
+
+def test_the_reason_an_instruction_gives_is_description():
+    duplicates = incident(state="identified", actions=["Do not resend renewals that are already queued"],
+                          facts=[("risk", "Risk", "text", "Resent renewals are charged as duplicate renewals")])
+    assert stops("Please don't resend queued renewals, as this could create duplicates.", duplicates) == []
+    assert ("unsupported_statement", "create") in stops("Please don't resend queued renewals or create duplicates.",
+                                                        duplicates)

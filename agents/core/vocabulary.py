@@ -151,6 +151,7 @@ hassle especially chance
 hi hello hey
 recognise recognize create creates created
 dear arrive arrives arrived arriving
+let nearby
 """.split()
 
 UPDATE_PHRASES = (
@@ -181,6 +182,7 @@ UPDATE_PHRASES = (
     "hi there", "help centre", "help center", "a hand", "straight away",
     "heads-up", "heads up", "keep going", "be assured",
     "go out", "goes out", "going out", "went out", "gone out", "give us a call",
+    "heading out", "drop us a line", "stop by", "run it again", "run them again",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -198,6 +200,7 @@ ADVICE_LANGUAGE = (
     "want", "feel free", "check back", "a little",
     "head to", "head over to", "a hand", "straight away", "right away", "reach", "get", "help centre", "help center",
     "services", "keep going", "give us a call",
+    "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
 )
 
 

@@ -53,8 +53,8 @@ _NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when
 _CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECASE)
 # Verbs that say work began or goes on, not that it is complete; and the lifecycle's own verbs, which the
 # incident's state decides (the state claims read "has been fixed", "has been resolved").
-_UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify fix resolve restore recover "
-                       "mitigate".split())
+_UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify find locate pinpoint trace fix "
+                       "resolve restore recover mitigate".split())
 # A service that works again is no work done: "emails have been sent normally since 04:10 UTC".
 _WORKING = re.compile(r"\b(?:normally|as\s+usual|as\s+expected|since|again)\b", re.IGNORECASE)
 

@@ -406,8 +406,10 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
             elif i in joined or i in when:
-                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
-            elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or (
+                    word.lower() in _CHANNELS and _DECLARED_NEXT.match(sentence, b) is not None)  # "or call +44 …"
+            elif word.lower() in _CALL and "phone" in licensed and (
+                    _CALL_US.match(sentence, b) or _DECLARED_NEXT.match(sentence, b)):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
             elif channels and word.lower() in _CHANNELS:
                 # "or through live chat in your dashboard"; "or call +1-555-0142" names a declared contact
@@ -549,12 +551,13 @@ _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by call
 # on WhatsApp") is read with the incident's words alone.
 _REACHING = re.compile(
     led_by("acghmrstw", r"\b(?:contact|reach|get\s+in\s+touch|get\s+help|talk\s+to|speak\s+(?:to|with)|"
-                        r"write\s+to|message\s+us|(?:support|help|assistance)\s+is\s+available|"
+                        r"write\s+to|message\s+us|call(?:ing)?\s+(?:us|our)|(?:support|help|assistance)\s+is\s+available|"
                         r"available\s+(?:at|on|via|through|by))\b"), re.IGNORECASE)
 # A declared contact is read as blank space (contacts.prose): "call +1-555-0142", "email us at …".
 _DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}", re.IGNORECASE)
 _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagram linkedin sms texting email e-mail "
-                      "emailing phone telephone call calling dm dms forum forums community social".split())
+                      "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
+                      "helpline".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 

@@ -23,6 +23,7 @@ from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
 from agents.core.guard.hedges import is_hedged, is_negated
 from agents.core.guard.leading import led_by
+from agents.core.guard.lemmas import verbs_of
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -715,10 +716,18 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
     clauses = []
     for statement in _statements(context):
         for clause in _CLAUSES.split(statement):
-            if clause.strip() and not _DOUBT.search(clause):
+            if clause.strip() and not _DOUBT.search(clause) and not _instruction(clause):
                 words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
                 clauses.append((clause.strip(), words))
     return tuple(clauses)
+
+
+def _instruction(clause: str) -> bool:
+    """Whether the clause tells customers what to do ("Show your return pass at the entrance"): it affirms
+    nothing a text could deny."""
+    first = re.match(r"\s*([A-Za-z]+)", clause)
+    return first is not None and first.group(1).lower() in verbs_of(first.group(1).lower()) and \
+        first.group(1).lower() not in FUNCTION_WORDS
 
 
 # ---------------------------------------------------------------- better than before

@@ -1276,3 +1276,28 @@ def test_the_reason_an_instruction_gives_is_description():
     assert stops("Please don't resend queued renewals, as this could create duplicates.", duplicates) == []
     assert ("unsupported_statement", "create") in stops("Please don't resend queued renewals or create duplicates.",
                                                         duplicates)
+
+
+def test_a_channel_named_with_its_declared_contact_is_declared():
+    phone = incident(facts=[("support_phone", "Support phone", "text", "+44 20 7946 0321"),
+                            ("support_email", "Support email", "text", "help@domains.example")])
+    assert stops("If you need help, email help@domains.example or call +44 20 7946 0321.", phone) == []
+    assert stops("If you need help, call our support line at +44 20 7946 0321.", phone) == []
+    assert ("unsupported_statement", "line") in stops("If you need help, call our support line.", phone)
+
+
+def test_an_instruction_in_the_incident_affirms_nothing_a_text_could_deny():
+    passes = incident(state="resolved", actions=["Show your renewal receipt at checkout"])
+    assert stops("Some renewal receipts didn't show up in the dashboard.", passes) == []
+    shown = incident(state="resolved", facts=[
+        ("receipts", "Receipts", "text", "Renewal receipts show up in the dashboard")])
+    assert ("unsupported_statement", "didn't show up in the dashboard") in stops(
+        "Some renewal receipts didn't show up in the dashboard.", shown)
+
+
+def test_finding_the_cause_is_the_lifecycles_to_decide():
+    # "not found" in an error message says nothing of the work of finding the cause.
+    identified = incident(state="identified", facts=[
+        ("symptom", "Symptom", "text", "Renewals fail with a 'domain not found' error"),
+        ("cause", "Cause", "text", "A registrar update did not complete")])
+    assert stops("We've found the cause: a registrar update did not complete.", identified) == []

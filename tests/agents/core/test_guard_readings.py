@@ -1301,3 +1301,14 @@ def test_finding_the_cause_is_the_lifecycles_to_decide():
         ("symptom", "Symptom", "text", "Renewals fail with a 'domain not found' error"),
         ("cause", "Cause", "text", "A registrar update did not complete")])
     assert stops("We've found the cause: a registrar update did not complete.", identified) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Next update in 30 minutes.", "We'll update this page tomorrow.", "We'll keep you posted.",
+    "We'll keep customers informed.", "We'll share more soon.", "We'll let you know.", "More details soon.",
+    "More in 30 minutes.", "Updates to follow.", "We will post an update shortly.", "We'll give you news soon.",
+])
+def test_every_way_of_speaking_of_the_next_update_has_one_of_the_words_read_first(text):
+    from agents.core.guard.cadence import CADENCE, cadence_spans
+
+    assert CADENCE.search(text) and cadence_spans(text)

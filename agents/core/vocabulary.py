@@ -183,6 +183,7 @@ UPDATE_PHRASES = (
     "heads-up", "heads up", "keep going", "be assured",
     "go out", "goes out", "going out", "went out", "gone out", "give us a call",
     "heading out", "drop us a line", "stop by", "run it again", "run them again",
+    "hang on to", "a call",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -201,6 +202,7 @@ ADVICE_LANGUAGE = (
     "head to", "head over to", "a hand", "straight away", "right away", "reach", "get", "help centre", "help center",
     "services", "keep going", "give us a call",
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
+    "hang on to", "a call", "give", "quick",
 )
 
 

@@ -408,8 +408,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or (
                     word.lower() in _CHANNELS and _DECLARED_NEXT.match(sentence, b) is not None)  # "or call +44 …"
-            elif word.lower() in _CALL and "phone" in licensed and (
-                    _CALL_US.match(sentence, b) or _DECLARED_NEXT.match(sentence, b)):
+            elif word.lower() in _CALL and (_DECLARED_NEXT.match(sentence, b) or (
+                    "phone" in licensed and _CALL_US.match(sentence, b))):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
             elif channels and word.lower() in _CHANNELS:
                 # "or through live chat in your dashboard"; "or call +1-555-0142" names a declared contact

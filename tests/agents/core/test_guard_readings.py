@@ -1312,3 +1312,11 @@ def test_every_way_of_speaking_of_the_next_update_has_one_of_the_words_read_firs
     from agents.core.guard.cadence import CADENCE, cadence_spans
 
     assert CADENCE.search(text) and cadence_spans(text)
+
+
+def test_a_declared_number_may_be_called_whatever_the_key_that_declares_it():
+    helpline = incident(facts=[("helpline", "Helpline", "text", "0300 555 0134")])
+    assert stops("If you need help with a renewal, call 0300 555 0134.", helpline) == []
+    assert stops("If you need help with a renewal, give the domains desk a call at 0300 555 0134.",
+                 incident(facts=[("helpline", "Helpline", "text", "0300 555 0134"),
+                                 ("desk", "Desk", "text", "The domains desk takes renewal questions")])) == []

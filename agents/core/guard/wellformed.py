@@ -115,7 +115,7 @@ _STRANDS = {
     "to": {"able", "unable", "need", "needs", "want", "wants", "going", "plan", "plans", "have", "has", "had",
            "got", "ought", "used", "expect", "hope", "intend", "try", "trying", "like", "wish", "mean",
            "continue", "supposed", "required", "asked", "allowed", "listen", "refer", "respond", "reply",
-           "committed", "due", "back", "how", "what", "where", "when", "whom"},
+           "committed", "due", "back", "forward", "how", "what", "where", "when", "whom"},
     "of": {"aware", "unaware", "sure", "certain", "know", "knew", "known", "think", "thought", "heard",
            "informed", "made", "capable", "part", "conscious", "afraid", "proud", "rid", "speak", "spoke"},
     "with": {"deal", "deals", "dealing", "dealt", "work", "works", "working", "worked", "help", "helping",

@@ -405,15 +405,14 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
             elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
+            elif word.lower() in _CHANNELS and _DECLARED_NEXT.match(sentence, b):
+                ok = True  # a channel that names a declared contact: "or call +44 …", "our support line at …"
             elif i in joined or i in when:
-                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or (
-                    word.lower() in _CHANNELS and _DECLARED_NEXT.match(sentence, b) is not None)  # "or call +44 …"
-            elif word.lower() in _CALL and (_DECLARED_NEXT.match(sentence, b) or (
-                    "phone" in licensed and _CALL_US.match(sentence, b))):
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
+            elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
             elif channels and word.lower() in _CHANNELS:
-                # "or through live chat in your dashboard"; "or call +1-555-0142" names a declared contact
-                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or _DECLARED_NEXT.match(sentence, b) is not None
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)  # "or through live chat in your dashboard"
             elif (a < opening or cadence[0] <= a < cadence[1]) and word.lower() in _WHEN:
                 ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
                 # when the next update comes ("we'll update this page tomorrow morning")
@@ -557,7 +556,7 @@ _REACHING = re.compile(
 _DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}", re.IGNORECASE)
 _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagram linkedin sms texting email e-mail "
                       "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
-                      "helpline".split())
+                      "helpline ring ringing phoning".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 

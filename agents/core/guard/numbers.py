@@ -654,21 +654,22 @@ def find(text: str, support: Support) -> list[Violation]:
     cadence = _cadence_facts(support.claim_evidence)
     # Where the incident gives no time for its next update, the text may give one ("next update in 30
     # minutes", "we'll post another update by 15:00 UTC"): a promise about telling, not about the fix.
-    own = [] if _gives_cadence(support.claim_evidence) else cadence_spans(text)
+    own = None  # where the text gives its next update's time: read at the first number that needs it
     facts: list[tuple[int, str, str]] = []  # (where, the words, why)
     for number in extract_numbers(text, skip=_spans(text, text_moments)):
         if _number_supported(number, allowed_numbers, ratios):
             if _only_cadence(number, cadence, _number_supported) and not _in_cadence(text, number.start, number.found):
                 facts.append((number.start, number.found, _CADENCE_ONLY))
             continue
-        if number.unit == "s" and _inside(number.start, own) or _status_class(text, number, allowed_text):
+        if number.unit == "s" and _inside(number.start, own := _own_cadence(text, support, own)) or \
+                _status_class(text, number, allowed_text):
             continue
         side = _approximation(text, number)
         if side is None or not _approximately_supported(number, side, allowed_numbers):
             facts.append((number.start, number.found, _UNSUPPORTED))
     for moment in text_moments:
         if not _moment_supported(moment, allowed_moments):
-            if not _inside(moment.start, own):
+            if not _inside(moment.start, own := _own_cadence(text, support, own)):
                 facts.append((moment.start, moment.found, _UNSUPPORTED))
         elif _only_cadence(moment, cadence, _moment_supported) and not _in_cadence(text, moment.start, moment.found):
             facts.append((moment.start, moment.found, _CADENCE_ONLY))
@@ -724,6 +725,14 @@ def _only_cadence(fact, cadence: _Cadence, supported) -> bool:
     said, other = ((cadence.moments, cadence.other_moments) if isinstance(fact, Moment)
                    else (cadence.numbers, cadence.other_numbers))
     return bool(said) and supported(fact, list(said)) and not supported(fact, list(other))
+
+
+def _own_cadence(text: str, support: Support, known: list[tuple[int, int]] | None) -> list[tuple[int, int]]:
+    """Where the text speaks of its next update, where the incident gives no time for one (``known``: the
+    answer already read)."""
+    if known is not None:
+        return known
+    return [] if _gives_cadence(support.claim_evidence) else cadence_spans(text)
 
 
 @functools.lru_cache(maxsize=256)

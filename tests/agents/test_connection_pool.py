@@ -10,6 +10,7 @@ import threading
 import pytest
 from django.db import connection
 
+from agents import tasks
 from agents.core.llm.base import LLM, ModelReply, StageRequest
 from agents.core.llm.offline import OfflineModel
 from agents.models import Run
@@ -59,7 +60,12 @@ class Watching:
         return self.inner.complete(request)
 
 
-def test_a_run_waiting_on_the_model_holds_no_connection(pool, demo_data):
+def test_a_run_waiting_on_the_model_holds_no_connection(pool, demo_data, settings, monkeypatch):
+    # The heartbeat's side thread borrows a connection for a moment every few seconds; on a busy
+    # machine one of its beats can fall inside a model call and be counted as the run's. This run
+    # gets a heartbeat of its own whose first beat is an hour away (its beats are the test below).
+    settings.RUN_HEARTBEAT_SECONDS = 3600
+    monkeypatch.setattr(tasks, "HEARTBEAT", Heartbeat())
     run, _ = start_run(pipeline="reflection", goal="Write the customer update.",
                        incident=demo_data["inc_pay_2041"], enqueue=False)
     connection.close()  # this test's own connection goes back too

@@ -180,6 +180,10 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         paraphrases=(
             r"\b(?:works|work|working|available|online|succeed(?:s|ing)?|loads|loading|responds|responding|flowing|"
             r"processing|possible)\s+again\b",
+            # what the service does, done again: "the map is updating again", "orders are coming through again"
+            r"\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:updating|syncing|showing|appearing|arriving|"
+            r"sending|connecting|refreshing|saving|uploading|downloading|printing|playing|streaming|opening|starting|"
+            r"displaying|delivering|reporting|going\s+out|going\s+through|coming\s+through|getting\s+through)\s+again\b",
             r"\bcan\s+(?:now\s+)?(?:sign|log|check|pay|use|access|export|send|receive|connect|complete|reach)\b"
             r"(?:\s+\w+){0,2}\s+again\b",
             r"\b(?:returned|come\s+back|gone\s+back|back|dropped\s+back|fallen\s+back|recovered)\s+to\s+"
@@ -309,10 +313,12 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         ),
         # What the incident says of the money in its own words: "will have their collection charge
         # refunded", "refunds go back to the original payment method", "the fee is waived", "skip this
-        # month's box with no charge", "riders are not charged for failed unlocks".
+        # month's box with no charge", "riders are not charged for failed unlocks", "no late fee will be charged".
         supported_by=(r"\brefund(?:s|ed)?\b", r"\bwaived\b",
                       r"\b(?:with|at|for)\s+no\s+(?:extra\s+|additional\s+)?(?:charge|cost|fee)\b",
-                      r"\bnot\s+(?:be\s+)?(?:charged|billed)\b"),
+                      r"\bnot\s+(?:be\s+)?(?:charged|billed)\b",
+                      r"\bno\s+(?:[\w-]+\s+){0,2}(?:fees?|charges?|penalt(?:y|ies)|costs?)\s+(?:will\s+be|is|are|was|were|"
+                      r"has\s+been|have\s+been)\s+(?:charged|applied|billed|taken|added)\b"),
     ),
     ClaimFamily(
         # A gift is no refund: "your next delivery fee is on us" where the incident refunds only what went

@@ -152,6 +152,7 @@ hi hello hey
 recognise recognize create creates created
 dear arrive arrives arrived arriving
 let nearby
+anytime ones others else
 """.split()
 
 UPDATE_PHRASES = (
@@ -184,6 +185,8 @@ UPDATE_PHRASES = (
     "go out", "goes out", "going out", "went out", "gone out", "give us a call",
     "heading out", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call",
+    "a lot", "dig into", "digging into", "dug into", "dig in", "working fine", "put this right", "put it right",
+    "put things right", "take care of it", "take care of this",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -203,6 +206,7 @@ ADVICE_LANGUAGE = (
     "services", "keep going", "give us a call",
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
+    "worth",
 )
 
 
@@ -250,6 +254,7 @@ check checking checked reverse reversed reversing treat treated treating
 alert alerted paged consider considered
 recommend suggest advise encourage
 report reported reporting
+get getting finish finishing finished include including included
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",
@@ -267,6 +272,8 @@ ACTION_PHRASES = (
     "catch up", "catching up", "caught up",
     "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
     "go out", "goes out", "going out", "went out", "gone out",
+    "dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
+    "take care of it", "take care of this",
 )
 
 

@@ -392,6 +392,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence) + _empathy_spans(sentence)
+        felt = _felt_spans(sentence, tokens)
         channels = _REACHING.search(sentence) is not None
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
@@ -403,6 +404,9 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
             elif theirs and any(c <= a and b <= d for c, d in theirs):
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
+            elif felt and any(c <= a and b <= d for c, d in felt) and word.lower() not in _HARM and \
+                    not (a and word[0].isupper()):
+                ok = True  # what an apology is for, a greeting, a sign-off: "sorry for interrupting your reading"
             elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
             elif word.lower() in _CHANNELS and _DECLARED_NEXT.match(sentence, b):
@@ -553,7 +557,9 @@ _REACHING = re.compile(
                         r"write\s+to|message\s+us|call(?:ing)?\s+(?:us|our)|(?:support|help|assistance)\s+is\s+available|"
                         r"available\s+(?:at|on|via|through|by))\b"), re.IGNORECASE)
 # A declared contact is read as blank space (contacts.prose): "call +1-555-0142", "email us at …".
-_DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}", re.IGNORECASE)
+# "… call customer support on …", "… ring the harbour office on …": whom, in up to four words, then the contact.
+_DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}"
+                            r"|\s+(?:[\w’'-]+\s+){1,4}?(?:at|on|via)\s{3,}", re.IGNORECASE)
 _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagram linkedin sms texting email e-mail "
                       "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
                       "helpline ring ringing phoning".split())
@@ -606,8 +612,9 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
         ours = _OURS.search(sentence, begin)
         semicolon = sentence.find(";", advice.end())
         reason = _REASON.search(sentence, advice.end())  # "..., as this could create duplicates" says why
+        result = _RESULT.search(sentence, advice.end())
         finish = min(ours.start() if ours else len(sentence), semicolon if semicolon >= 0 else len(sentence),
-                     reason.start() if reason else len(sentence))
+                     reason.start() if reason else len(sentence), result.start() if result else len(sentence))
         # "Please note that ..." and "please be aware ..." frame a statement: it is read as one.
         if _FRAME.match(sentence, begin):
             finish = begin
@@ -646,7 +653,9 @@ _CAUSE_MARK = re.compile(
         # "the problem came from last night's update"
         r"(?:issues?|problems?|errors?|faults?|outages?|failures?|delays?|disruptions?)\s+"
         r"(?:came|comes|resulted|results)\s+from|"
-        r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:back\s+)?to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
+        r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:(?:this|it|the\s+\w+)\s+)?(?:back\s+)?to|"
+        # a guess is a cause too: "which appears to be linked to this week's Android update"
+        r"(?:appears?|seems?|looks?)\s+to\s+be\s+(?:linked|related|connected|tied|due)\s+to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
         r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
         r"(?:started|began|begun|appeared|occurred|happened)\s+(?:right\s+|shortly\s+|soon\s+|just\s+)?(?:after|following))\s+",
     ),
@@ -687,6 +696,7 @@ _BE = frozenset("is are was were be been being am".split())
 _HAVE = frozenset("have has had".split())
 _NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
 _NOTHING_DONE = re.compile(r"\b(?:no|nothing|none|neither|nor)\b", re.IGNORECASE)
+_YOU_BEFORE = re.compile(r"\byou\s*$", re.IGNORECASE)
 
 
 def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
@@ -695,6 +705,8 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
     found the cause") promises nothing."""
     spans = []
     for m in _COMMITMENT_MARK.finditer(sentence):
+        if _YOU_BEFORE.search(sentence, 0, m.start()):
+            continue  # "you'll see your refund listed": customers' doing (a promise to them is _PROMISE_MARK's)
         between = _BEFORE_VERB.match(sentence, m.end())
         if _NEGATION.search(m.group() + between.group()):
             continue
@@ -838,14 +850,79 @@ def _apology_object_spans(sentence: str) -> list[tuple[int, int]]:
 
 # What the company says it understands of its customers' world ("we know how much families rely on these
 # controls", "we know many of you run production workloads", "we understand timing matters for your
-# campaigns") is theirs too, to the end of its clause. "We know that ..." stays a statement to read.
+# campaigns", "we know it's nerve-racking when a confirmation doesn't show up", "we know you're keen to cast
+# on") is theirs too, to the end of its clause. "We know that ..." stays a statement to read.
 _EMPATHY = re.compile(
     r"\bwe\s+(?:know|understand|realise|realize|recognise|recognize|appreciate)\s+"
     r"(?:how\s+(?:much|important|frustrating|disruptive|stressful|inconvenient|annoying|upsetting|worrying|"
     r"difficult|hard|critical|vital)\b|(?:that\s+)?(?:many|most|some|a\s+lot)\s+of\s+you\b|"
-    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital)|are\s+(?:important|critical|vital))\b))",
+    r"(?=(?:it['’]s|it\s+is|it\s+can\s+be)\s+(?:so\s+|really\s+|very\s+)?(?:frustrating|stressful|worrying|"
+    r"nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|confusing|disruptive|alarming)\b)|"
+    r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b)|"
+    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital)|are\s+(?:important|critical|vital)|"
+    r"(?:can\s+)?means?\s+a\s+lot)\b))",
     re.IGNORECASE,
 )
+
+
+# What an apology is for ("sorry for interrupting your reading tonight", "sorry for the late paper", "we
+# apologise for the disruption on a busy trading morning"), what a thank-you is for ("thanks for travelling
+# with us"), whom a greeting
+# addresses ("Hey adventurers,") and what a sign-off wishes ("enjoy your night!", "happy knitting", "see
+# you on the slopes") are the customers' world as the writer pictures it, not statements about the
+# incident: their words are read to the end of the clause, apart from the words that name a harm, a
+# remedy or another party, which an apology can slip in ("sorry for the lost orders", "enjoy a free
+# month", "sorry our partner's outage …"), and names.
+# What follows in the next clause ("…, and your data was never at risk") is read as ever.
+_FELT = re.compile(
+    r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
+    r"|\bthank(?:s|\s+you)(?:\s+so\s+much)?\s+for\b(?=\s+\w+ing\b)"
+    r"|^\s*(?:(?:hi|hey|hello|dear)\b(?=[^,;:.!?]{0,30}[,!])|good\s+(?:morning|afternoon|evening)\b)"
+    r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
+    r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b)",
+    re.IGNORECASE,
+)
+_FELT_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\s(?:and|but|so|which|while|until|once|because|as|since)\s",
+                       re.IGNORECASE)
+_FELT_ON = re.compile(r",\s+(?:especially|particularly)\s", re.IGNORECASE)  # "…, especially at the end of a long day"
+# A short question that opens advice ("Out on the trail?", "Planning to ski tomorrow?", "Worried about the
+# deadline?") pictures the reader's situation; the advice after it is read as ever.
+_ASKS_READER = re.compile(r"[^?]*\?\s*$")
+_QUESTION_WORDS = 8
+_WE = frozenset("we we're we've we'll we’re we’ve we’ll our us".split())
+# An apology that tells what happened states an impact and is read as any statement: in a clause of its
+# own ("sorry that your shops went offline", "sorry to everyone whose order arrived late"), or in a
+# denial or a passive ("sorry for the trouble of payments that were declined").
+_TELLS = re.compile(r"\b(?:not|never|no)\b|n['’]t\b|\b(?:was|were|been|being|is|are)\s+(?:\w+ly\s+)?\w+(?:ed|en)\b",
+                    re.IGNORECASE)
+# Harms, remedies and other parties an apology or a sign-off may not bring in unread.
+_HARM = frozenset(
+    "lost lose loses losing loss losses deleted deletion missing duplicate duplicated duplicates double doubled "
+    "twice charged charge charges overcharged billed refund refunds refunded credit credits credited "
+    "compensation cancelled canceled cancellation suspended locked leaked leak exposed breach breached stolen "
+    "hacked compromised corrupted corruption damaged damage wrong incorrect data money fee fees penalty "
+    "penalties fine fines expired permanently free bonus discount off voucher gift upgrade extra waived "
+    # whom it blames: "sorry our integration partner's outage disrupted your orders"
+    "partner partners provider providers vendor vendors supplier suppliers carrier carriers contractor "
+    "contractors third-party".split()
+)
+
+
+def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
+    """What each apology, greeting and sign-off of the sentence covers, to the end of its clause; a short
+    question to the reader, whole."""
+    if _ASKS_READER.match(sentence) and len(tokens) <= _QUESTION_WORDS and \
+            not any(word.lower() in _WE for _, _, word in tokens):
+        return [(0, len(sentence))]
+    spans = []
+    for m in _FELT.finditer(sentence):
+        end = _FELT_END.search(sentence, m.end())
+        while end and _FELT_ON.match(sentence, end.start()):
+            end = _FELT_END.search(sentence, end.end())
+        end = end.start() if end else len(sentence)
+        if not _TELLS.search(sentence, m.end(), end):
+            spans.append((m.start(), end))
+    return spans
 
 
 def _empathy_spans(sentence: str) -> list[tuple[int, int]]:
@@ -874,6 +951,7 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     # A time it started at, then the cause: "This started at around 09:40 CET, shortly after this morning's
     # release".
     later = [m for m in _SOON_AFTER.finditer(sentence) if _STARTED.search(sentence, 0, m.start())]
+    later += _AFTER_EVENT.finditer(sentence)
     for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence), *later):
         end = (_BY_CAUSE_END if m.group().rstrip().lower().endswith(" by") else _CAUSE_END).search(sentence, m.end())
         spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
@@ -881,6 +959,17 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
 
 
 _SOON_AFTER = re.compile(r"\b(?:right|shortly|soon|just|immediately)\s+(?:after|following)\s+", re.IGNORECASE)
+# "… after this morning's app update", "following the latest Android system update": a change made to a
+# system, named as what it followed, is a cause (whether or not "started" says so); a time is none.
+_EVENT = r"(?:release|deploy|deployment|maintenance|upgrade|migration|rollout|roll-out|patch)s?"
+_AFTER_EVENT = re.compile(
+    r"\b(?:after|following)\s+(?="
+    rf"(?:this|last|yesterday|today|tonight)(?:\s+\w+)?['’]s\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT}|updates?|changes?)\b|"
+    rf"(?:the|our|an?)\s+(?:[\w-]+\s+){{0,2}}?{_EVENT}\b|"
+    r"(?:the|our|an?)\s+(?:latest\s+|recent\s+|new\s+)?(?:[\w-]+\s+)?(?:app|system|software|firmware|os|android|"
+    r"ios|platform|server|database|config|configuration|code|security|scheduled|planned)\s+(?:update|change)s?\b)",
+    re.IGNORECASE,
+)
 _STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
 
 
@@ -924,7 +1013,13 @@ def forms(word: str) -> tuple[str, ...]:
     stemmed = stem(word)
     if len(word) > _LONGEST_WORD:
         return (stemmed,)
-    return (stemmed, *sorted({stem(lemma) for lemma in lemmas_of(word)} - {stemmed}))
+    # "submission" is the noun of "submit", "transmissions" of "transmit": a pair no stemmer joins
+    verb = _MISSION.sub("t", word)
+    return (stemmed, *sorted({stem(lemma) for lemma in lemmas_of(word)} - {stemmed}),
+            *((stem(verb),) if verb != word else ()))
+
+
+_MISSION = re.compile(r"(?<=\wmi)ssions?$")
 
 
 _ROOT = 6  # the characters two stems share when one word derives from the other
@@ -976,7 +1071,15 @@ def _described(sentence: str, at: int, begin: int) -> bool:
     return False
 
 
-_OURS = re.compile(r"[,;]?\s+(?:and|but|so|while)\s+(?:we|our)\b", re.IGNORECASE)
+_OURS = re.compile(r"[,;]?\s+(?:and|but|so|while)\s+(?:we|our|the\s+(?:[\w-]+\s+){0,2}?(?:team|staff|office|desk))\b",
+                   re.IGNORECASE)  # "… and the volunteer team will take care of it"
+# ... or says what may follow from it: "close and reopen the app and your restored streak should appear"
+# ("… and it will be treated as received on 9 January" is a promise, read with the instruction).
+_RESULT = re.compile(
+    r"[,;]?\s+(?:and|so)\s+(?:(?:your|the|their|its|this|that|these|those)\s+(?:[\w’'-]+\s+){0,3}?|it\s+|they\s+)"
+    r"(?:should|may|might|would|can|could|is|are)\b",
+    re.IGNORECASE,
+)
 
 
 def _imperative_after_condition(sentence: str, end: int):

@@ -227,7 +227,14 @@ _IMPACT = re.compile(
     r"|missing|incomplete|lost|stuck)\b",
     re.IGNORECASE,
 )
-_OF_AFFECTED = re.compile(r"\b(?:affected|impacted)\b", re.IGNORECASE)
+# "All affected customers", "all the delayed confirmation emails", "every failed payment": the quantifier
+# counts the hit, not the customers.
+_OF_AFFECTED = re.compile(r"\b(?:affected|impacted|delayed|failed|missed|stuck|queued|pending|declined)\b",
+                          re.IGNORECASE)
+# "Hi everyone," greets and "thanks to everyone who let us know" thanks; neither counts the affected.
+_THANKED = re.compile(r"\b(?:thanks|thank\s+you|grateful)\s+(?:again\s+)?to\s+$", re.IGNORECASE)
+_GREETED = re.compile(r"(?:^|[.!?:]\s+)(?:hi|hello|hey|dear|thanks|thank\s+you|morning|evening|afternoon)"
+                      r"(?:\s+there)?,?\s*$", re.IGNORECASE)
 _QUANTIFIER_SAYS = {"all": "everyone is affected", "few": "only a few are affected", "most": "most are affected"}
 # The share of the affected is the complement of a share that succeeds.
 _GOOD_SHARE = re.compile(r"success|availability|uptime|healthy|succeed", re.IGNORECASE)
@@ -328,6 +335,9 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
                 continue  # "all affected customers" quantifies the affected, not the customers
             if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
                 continue  # "not loading at all for users" quantifies nothing
+            if _GREETED.search(text, 0, m.start()) and re.match(r"\s*[,!]", text[m.end():]) or \
+                    _THANKED.search(text, 0, m.start()):
+                continue
             if not _IMPACT.search(sentence_around(text, m.start(), m.end())):
                 continue
             shares = affected_shares(context) if shares is None else shares
@@ -697,7 +707,9 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
         if len(denied) < _DENIAL_WORDS:
             continue
         affirmed = _affirmed(context, key=key) if affirmed is None else affirmed
-        said = next((clause for clause, words in affirmed if all(forms & words for forms in denied)), None)
+        past = _PAST_DENIAL.match(m.group()) is not None
+        said = next((clause for clause, words in affirmed if all(forms & words for forms in denied)
+                     and not (past and _RECOVERED.search(clause))), None)
         if said is not None:
             findings.append(Finding("unsupported_statement", text[m.start() : end].rstrip(" .;:!?,"),
                                     f"“{text[m.start() : end].rstrip(' .;:!?,')}” denies what the incident says: "
@@ -705,6 +717,11 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
     return findings
 
 
+# What the incident says is working again ("estimated restoration times are showing again", "new bookings
+# are now appearing normally") was not, before: a text saying it did not during the incident ("between
+# 17:10 and 19:35 ET the page wasn't showing estimated restoration times") tells the same story.
+_PAST_DENIAL = re.compile(r"did|was|were", re.IGNORECASE)
+_RECOVERED = re.compile(r"\b(?:again|now|back|restored|resumed|recovered|since)\b", re.IGNORECASE)
 # Words that speak of the incident itself or of impact in general, which its statements need not repeat.
 _DENIAL_NEUTRAL = frozenset("affected impacted incident issue problem outage".split())
 

@@ -171,7 +171,7 @@ def test_a_claim_in_a_key_messages_own_words_passes_and_a_state_claim_or_one_wor
             "fact_meta": [{"key": "affected_pct", "label": "Jobs delayed", "unit": "%"}],
             "policy_hints": {"avoid_absolute_guarantees": True},
             "approved_actions": ["process the delayed jobs in the order they were created"]}
-    text = "Every delayed job has now run; none were skipped."
+    text = "Every customer saw delays; none of their jobs were skipped."
     assert "invalid_answer:scope_claim" in checks(text, jobs)  # 35 % were delayed, and no key message says so
     assert checks(text, {**jobs, "key_messages": [text]}) == []
     # One word of an approved action is no quote: "resolved" in "post a final update when it is resolved".

@@ -1068,8 +1068,11 @@ def test_a_problem_said_to_come_from_something_names_its_cause():
 def test_the_declared_phone_number_may_be_called_in_any_form_of_the_verb():
     phone = incident(facts=[("support_phone", "Support phone", "text", "0800 555 0166")])
     assert stops("If renewals still fail, you can reach us by calling us on 0800 555 0166.", phone) == []
-    assert ("unsupported_statement", "calling the registrar") in stops(
+    # whom the text sends customers to call is read like any other words: the registrar is nobody the
+    # incident names
+    assert ("unsupported_statement", "registrar") in stops(
         "If renewals still fail, you can renew by calling the registrar on 0800 555 0166.", phone)
+    assert stops("If renewals still fail, please call customer support on 0800 555 0166.", phone) == []
 
 
 def test_what_was_done_before_the_fix_is_done_too():
@@ -1320,3 +1323,138 @@ def test_a_declared_number_may_be_called_whatever_the_key_that_declares_it():
     assert stops("If you need help with a renewal, give the domains desk a call at 0300 555 0134.",
                  incident(facts=[("helpline", "Helpline", "text", "0300 555 0134"),
                                  ("desk", "Desk", "text", "The domains desk takes renewal questions")])) == []
+
+
+# ---------------------------------------------------------------- apologies, greetings, sign-offs
+
+@pytest.mark.parametrize("text", [
+    "Sorry for interrupting your reading tonight, and thank you for your patience.",
+    "We apologise for the disruption on a busy trading morning.",
+    "Renewals are failing. Sorry for the late start to your morning.",
+    "Renewals are failing. Sorry for the hassle, especially at the end of a long day of travel.",
+    "Hey adventurers, we are investigating failing custom domain renewals.",
+    "Custom domain renewals are failing. Happy knitting, and thanks for your patience!",
+    "Custom domain renewals are failing; see you on the slopes.",
+])
+def test_what_an_apology_is_for_and_what_a_greeting_or_sign_off_pictures_passes(text):
+    assert stops(text, RENEWALS) == []
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("We're sorry for the lost renewals this morning.", "lost"),  # a harm the incident does not name
+    ("We're sorry our registrar partner's outage disrupted your renewals.", "partner"),  # whom it blames
+    ("We're sorry that your online shops went offline this morning.", "shops"),  # an apology that tells an impact
+    ("We're sorry to everyone whose shop went offline this morning.", "shop"),
+    ("We're sorry for the trouble with shops that were taken offline.", "shops"),  # a passive tells one too
+    ("Custom domain renewals are failing. Enjoy a free month of hosting!", "free"),  # a remedy in a sign-off
+    ("We're sorry for the disruption, and your shops stayed open throughout.", "shops"),  # the next clause
+])
+def test_a_harm_a_remedy_a_party_or_an_impact_in_an_apology_is_read_as_ever(text, word):
+    assert any(check == "unsupported_statement" and word in found for check, found in stops(text, RENEWALS)), \
+        stops(text, RENEWALS)
+
+
+def test_a_short_question_to_the_reader_pictures_their_situation_unless_it_names_a_harm():
+    assert stops("Out on the road? Renewals are failing; you can try again later.", RENEWALS) == []
+    assert any(check == "unsupported_statement" and "Charged" in found for check, found in stops(
+        "Charged twice? Renewals are failing; you can try again later.", RENEWALS))
+
+
+def test_what_the_company_knows_its_customers_feel_is_theirs():
+    assert stops("We know it's nerve-racking when a renewal fails. We are working on a fix.", RENEWALS) == []
+    assert stops("We know you're keen to get back to work. We are working on a fix.", RENEWALS) == []
+
+
+# ---------------------------------------------------------------- causes, results, recoveries
+
+SLOWDOWN = incident(state="identified", facts=[("cause", "Cause", "text", "A slowdown in our renewal service")])
+
+
+def test_a_cause_traced_or_guessed_is_the_incidents_to_give():
+    assert stops("We've traced this to a slowdown in our renewal service.", SLOWDOWN) == []
+    assert any(check == "unsupported_statement" and "release" in found for check, found in stops(
+        "We've traced this to a slowdown in our renewal service following this morning's app release.", SLOWDOWN))
+    assert any(check == "unsupported_statement" and "Android" in found for check, found in stops(
+        "Renewals are failing, which appears to be linked to this week's Android update.", RENEWALS))
+
+
+def test_an_event_after_which_it_started_is_a_cause_and_a_time_is_not():
+    started = incident(facts=[("started", "Started", "text", "10:20 UTC")])
+    assert stops("Renewals are failing. This started at around 10:20 UTC.", started) == []
+    assert any(check == "unsupported_statement" and "app" in found for check, found in stops(
+        "Renewals are failing. This started at around 10:20 UTC, after this morning's app update.", started))
+
+
+def test_what_may_follow_an_instruction_is_a_statement_and_what_will_is_a_promise():
+    restart = incident(state="monitoring", actions=["Close and reopen the app"])
+    assert stops("If a renewal still shows as failed, close and reopen the app and it should appear.", restart) == []
+    assert any(check == "unsupported_statement" and "treated" in found for check, found in stops(
+        "If a renewal still shows as failed, close and reopen the app and it will be treated as paid.", restart))
+
+
+def test_a_service_doing_its_work_again_claims_recovery():
+    text = "Custom domain renewals are going through again."
+    assert ("state_claim", "are going through again") in stops(text, RENEWALS)
+    assert stops(text, incident(state="monitoring")) == []
+
+
+def test_the_incident_saying_a_fee_will_not_be_charged_supports_a_text_saying_so():
+    fee = incident(facts=[("late_fees", "Late fees", "text",
+                           "No late fee will be charged for renewals due today if they are renewed by Friday")])
+    text = "You will not be charged a late fee as long as you renew by Friday."
+    assert stops(text, fee) == []
+    assert ("liability", "will not be charged") in stops(text, RENEWALS)
+
+
+def test_a_denial_of_the_incident_window_does_not_deny_what_is_working_again():
+    back = incident(state="monitoring", facts=[
+        ("window", "Incident window", "text", "From 17:10 to 19:35 UTC"),
+        ("now", "Current status", "text", "Renewal receipts are showing again")])
+    assert stops("From 17:10 to 19:35 UTC, renewal receipts weren't showing. They are showing again.", back) == []
+    still = incident(state="monitoring", facts=[("receipts", "Receipts", "text", "Renewal receipts are showing")])
+    assert ("unsupported_statement", "weren't showing renewal receipts") in stops(
+        "From 17:10 to 19:35 UTC we weren't showing renewal receipts.", still)
+
+
+def test_a_submission_is_what_was_submitted():
+    submitted = incident(facts=[("symptom", "Symptom", "text", "Renewal requests cannot be submitted")])
+    assert stops("We are investigating failing renewal request submissions.", submitted) == []
+
+
+def test_what_customers_will_see_is_no_work_the_company_does():
+    assert stops("If you look at your renewals page, you'll see your renewal listed as pending.", RENEWALS) == []
+    assert any(check == "unsupported_statement" and "renew" in found for check, found in stops(
+        "We'll renew your custom domains for you.", RENEWALS))
+
+
+def test_a_thank_you_for_what_customers_do_is_theirs():
+    assert stops("Renewals are failing. Thanks for travelling with us.", RENEWALS) == []
+    assert any(check == "unsupported_statement" and "free" in found for check, found in stops(
+        "Renewals are failing. Thanks for choosing a free upgrade.", RENEWALS))
+
+
+def test_a_greeting_or_a_thank_you_to_everyone_counts_nobody():
+    assert stops("Hi everyone, custom domain renewals are failing and we are investigating.", RENEWALS) == []
+    assert stops("Custom domain renewals are failing. Thanks to everyone who let us know.", RENEWALS) == []
+    assert ("scope_claim", "everyone") in stops("Custom domain renewals are failing for everyone.", RENEWALS)
+
+
+def test_all_of_the_delayed_or_failed_ones_counts_the_hit_not_the_customers():
+    sent = incident(state="resolved",
+                    facts=[("outcome", "Outcome", "text", "The delayed renewal emails have been sent")])
+    assert stops("All the delayed renewal emails have now been sent.", sent) == []
+    assert ("scope_claim", "all our customers") in stops("Renewal emails were delayed for all our customers.", sent)
+
+
+def test_a_change_the_text_says_it_followed_is_a_cause():
+    assert any(check == "unsupported_statement" and "Android" in found for check, found in stops(
+        "Renewals fail for some custom domains following the latest Android system update.", RENEWALS))
+    assert stops("Following our last update, renewals are still failing for some custom domains.", RENEWALS) == []
+
+
+def test_what_the_companys_team_will_do_after_advice_is_the_companys_work():
+    email = incident(facts=[("support_email", "Support email", "text", "help@renewals.example")])
+    assert stops("If a renewal is stuck, email help@renewals.example and the support team will take care of it.",
+                 email) == []
+    assert any(check == "unsupported_statement" and "cancel" in found for check, found in stops(
+        "If a renewal is stuck, email help@renewals.example and the support team will cancel it.", email))

@@ -1,0 +1,56 @@
+"""What a round of published updates showed the guard should read: a service said to be doing its
+work again ("the map is updating again", "orders are coming through again") claims recovery like
+"working again" does (the family's paraphrases); the incident's own "no late fee will be charged"
+supports a text that says so ("credits and refunds", supported by); and a few words of update language:
+"anytime", "ones", "others", "else", "a lot", "working fine", "it's worth checking" (advice), "digging
+into", "we'll dig in", "while we put this right", "the team will take care of it" (also what the company
+may say it does), and "get", "finish", "include" as what the company may say it does ("while we get the
+map updating again", "while we finish crediting everyone's coins", "so we can include it in our
+investigation"). A store's own terms and patterns otherwise stay as its admins left them."""
+
+from django.db import migrations
+
+PLAIN = ("anytime", "ones", "others", "else", "a lot", "working fine")
+ADVICE = ("worth",)
+DOING = ("dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
+         "take care of it", "take care of this")
+ACTION = ("get", "getting", "finish", "finishing", "finished", "include", "including", "included")
+
+
+def _line(family: str, field: str, marker: str) -> str:
+    from agents.core.policy import DEFAULT_CLAIM_FAMILIES
+
+    lines = getattr(next(f for f in DEFAULT_CLAIM_FAMILIES if f.name == family), field)
+    return next(line for line in lines if marker in line)
+
+
+def _lines() -> list[tuple[str, str, str]]:
+    return [
+        ("working again", "paraphrases", _line("working again", "paraphrases", "coming\\s+through")),
+        ("credits and refunds", "supported_by", _line("credits and refunds", "supported_by", "penalt")),
+    ]
+
+
+def forwards(apps, schema_editor):
+    from agents.policy_rows import add_default_terms, add_paraphrases
+
+    add_default_terms(apps, schema_editor, PLAIN + ADVICE + DOING + ACTION, advice=ADVICE, action=DOING + ACTION,
+                      mark_held=True)
+    for family, field, line in _lines():
+        add_paraphrases(apps, schema_editor, family, [line], field=field)
+
+
+def backwards(apps, schema_editor):
+    from agents.policy_rows import remove_paraphrases
+
+    for family, field, line in _lines():
+        remove_paraphrases(apps, schema_editor, family, [line], field=field)
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("agents", "0049_vocabulary_give_us_a_call"),
+    ]
+
+    operations = [migrations.RunPython(forwards, backwards)]

@@ -562,6 +562,45 @@ def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None
     return findings
 
 
+# "Live times are still available on our website", "slots can still be booked in our app": a way around the
+# incident names a place that still works, which only the incident may say (a statement of no impact or an
+# approved action that names it).
+_STILL_THERE = re.compile(
+    r"\b(?:(?:is|are)\s+still\s+(?:available|working|possible|open)|can\s+still\s+be\s+[^\W\d_]+)\s+"
+    r"(?:in|on|via|through|using|from)\s+(?:the\s+|our\s+|your\s+)?((?:[\w-]+\s+){0,2}?[\w-]+)\b(?=\s*(?:[,;.!?]|$|\s))",
+    re.IGNORECASE,
+)
+
+
+def still_there_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Ways around the incident through a place none of its statements of no impact or approved actions name."""
+    findings = []
+    for m in _STILL_THERE.finditer(text):
+        place = _place_words(m.group(1))
+        if not place or _NEGATION.search(text, _last_before(_openings(_CLAUSE_OPEN, text), m.start()), m.start()):
+            continue
+        said = _still_there_words(context, key=key)
+        if place <= said:
+            continue
+        findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” tells customers a way around "
+                                "the incident that none of its statements of what works or approved actions gives.",
+                                m.start(), reading="workaround"))
+    return findings
+
+
+@per_incident
+def _still_there_words(context: Mapping | None) -> frozenset[str]:
+    """The words of the incident's statements of no impact and of its approved actions."""
+    actions = [t for t in (context or {}).get("approved_actions") or () if isinstance(t, str)] \
+        if isinstance(context, Mapping) else []
+    return _place_words(" ".join([*_spared_statements(context), *actions]))
+
+
+def _place_words(text: str) -> frozenset[str]:
+    """The stems of a text's words of substance, "app" and "website" among them."""
+    return frozenset(stem(w) for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS)
+
+
 @per_incident
 def _incident_words(context: Mapping | None) -> frozenset[str]:
     """The words the incident's facts, labels and statements use."""
@@ -1017,6 +1056,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context, support.context_key),
+        *still_there_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),
         *denial_findings(text, support.context, support.context_key),
         *improvement_findings(text, support.context),

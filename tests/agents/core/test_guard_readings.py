@@ -1458,3 +1458,12 @@ def test_what_the_companys_team_will_do_after_advice_is_the_companys_work():
                  email) == []
     assert any(check == "unsupported_statement" and "cancel" in found for check, found in stops(
         "If a renewal is stuck, email help@renewals.example and the support team will cancel it.", email))
+
+
+def test_a_way_around_the_incident_through_a_place_the_incident_never_says_works_stops():
+    text = "Renewals are failing on the website. Renewals can still be completed in our app."
+    assert ("unsupported_statement", "can still be completed in our app") in stops(text, RENEWALS)
+    app = incident(facts=[("working", "Not affected", "text", "Renewals in the mobile app are working normally")])
+    assert stops(text, app) == []
+    approved = incident(actions=["Renew in the app while the website is down"])
+    assert stops(text, approved) == []

@@ -153,6 +153,7 @@ recognise recognize create creates created
 dear arrive arrives arrived arriving
 let nearby
 anytime ones others else
+grateful desk
 """.split()
 
 UPDATE_PHRASES = (
@@ -187,6 +188,7 @@ UPDATE_PHRASES = (
     "hang on to", "a call",
     "a lot", "dig into", "digging into", "dug into", "dig in", "working fine", "put this right", "put it right",
     "put things right", "take care of it", "take care of this",
+    "can be reached", "by hand", "come back", "hang tight", "keep watching", "until it's sorted", "once it's sorted",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -206,7 +208,7 @@ ADVICE_LANGUAGE = (
     "services", "keep going", "give us a call",
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
-    "worth",
+    "worth", "desk", "come back", "keep watching",
 )
 
 
@@ -255,6 +257,7 @@ alert alerted paged consider considered
 recommend suggest advise encourage
 report reported reporting
 get getting finish finishing finished include including included
+recognise recognize realise realize
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",
@@ -273,7 +276,7 @@ ACTION_PHRASES = (
     "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
     "go out", "goes out", "going out", "went out", "gone out",
     "dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
-    "take care of it", "take care of this",
+    "take care of it", "take care of this", "would ask", "can be reached",
 )
 
 

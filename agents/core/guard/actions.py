@@ -224,8 +224,8 @@ _TRY = re.compile(r"\b(?:try|trying|consider)\s+([a-z]+ing)\b(?:\s+(?:out|in|off
 _ADVICE = (
     re.compile(r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?"
                r"([a-z]+)\b|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b", re.IGNORECASE),
-    # An instruction: a verb that opens a sentence or a clause ("remove it and add it again").
-    re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)([a-z]+)\b", re.IGNORECASE),
+    # An instruction: a verb that opens a sentence or a clause ("remove it and add it again", "re-push that user").
+    re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)(?:re-)?([a-z]+)\b", re.IGNORECASE),
     # ... or the verb an instruction to try names ("try logging out and reinstalling the app").
     _TRY,
 )
@@ -276,6 +276,8 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
         verb = _base_verb(m.group(group), gerund)
         if verb is None or verb in _LIGHT_VERBS or _denied_here(text, m.start(group)):
             continue  # "you don't need to cancel or contact your bank" says what the incident says
+        if not gerund and _past_lemmas(m.group(group), ("VBD",)):
+            continue  # "we've checked the files and found no loss": a past tense ("find"), no instruction to "found"
         against = _advised_against(evidence) if against is None else against
         if verb in against:
             findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
@@ -348,9 +350,11 @@ def _denied(evidence: str) -> frozenset[str]:
     elsewhere."""
     denied = set()
     for clause in _CLAUSE.split(evidence):
-        begin, end = _negated(clause, _DENIAL_OR_NOBODY)
-        for w in re.finditer(r"[A-Za-z]+", clause[begin:end]):
-            denied.update(verbs_of(w.group().lower()))
+        # each negation of the clause: "sites that did not receive the notice will not be assessed"
+        for negation in _DENIAL_OR_NOBODY.finditer(clause):
+            modal = _NEXT_MODAL.search(clause, negation.end())
+            for w in re.finditer(r"[A-Za-z]+", clause[negation.start() : modal.start() if modal else len(clause)]):
+                denied.update(verbs_of(w.group().lower()))
     return frozenset(denied)
 
 

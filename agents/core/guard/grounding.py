@@ -555,7 +555,7 @@ _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by call
 _REACHING = re.compile(
     led_by("acghmrstw", r"\b(?:contact|reach|get\s+in\s+touch|get\s+help|talk\s+to|speak\s+(?:to|with)|"
                         r"write\s+to|message\s+us|call(?:ing)?\s+(?:us|our)|(?:support|help|assistance)\s+is\s+available|"
-                        r"available\s+(?:at|on|via|through|by))\b"), re.IGNORECASE)
+                        r"available\s+(?:at|on|via|through|by)|can\s+be\s+reached)\b"), re.IGNORECASE)
 # A declared contact is read as blank space (contacts.prose): "call +1-555-0142", "email us at …".
 # "… call customer support on …", "… ring the harbour office on …": whom, in up to four words, then the contact.
 _DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}"

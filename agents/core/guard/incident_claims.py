@@ -420,6 +420,8 @@ _SPARED_STATEMENT = re.compile(
     r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bunchanged\b|\bno\s+impact\b|\bnormally\b|"
     r"\bas\s+(?:usual|expected|normal)\b|\bat\s+(?:their\s+)?normal\s+(?:rates?|levels?|speeds?)\b|\bon\s+time\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
     r"(?:available|working)\b"
+    # "prescriptions can still be created, edited and exported in the web platform"
+    r"|\bcan\s+still\s+be\s+[a-z]+ed\b"
     # "streams started from the mobile app work": the verb that ends its clause
     r"|\b(?:still\s+)?works?(?=\s*(?:[,;.]|$|\s+fine\b))",
     re.IGNORECASE,
@@ -516,8 +518,13 @@ def _subject_start(text: str, at: int) -> int:
     """Where the subject of a statement that something was spared, ending at ``at``, begins."""
     openings = [b.end() for b in _CLAUSE_OPEN.finditer(text, 0, at)]
     start = openings[-1]
+    # "push over SSH, which is not affected": the clause before names it; "Data Halls 1, 2 and 4 are not
+    # affected": the numbers of a list name nothing on their own
     if len(openings) > 1 and not _content(text[start:at]):
-        start = openings[-2]  # "push over SSH, which is not affected": the clause before names it
+        while len(openings) > 1 and not _content(text[start:at]):
+            openings.pop()
+            start = openings[-1]
+        return start
     # "Webhook notifications and metric-based alerts were unaffected": a clause opened by "and" or a
     # comma whose words before it have no verb of their own lists the subject's first things.
     while len(openings) > 1 and start == openings[-1] and _LIST_LINK.search(text, openings[-2], start) and \

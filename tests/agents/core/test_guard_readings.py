@@ -31,6 +31,13 @@ def answer_messages(text, context, rules=RULES):
     return " ".join(v["message"] for v in result.violations)
 
 
+def readings(text, context, rules=RULES):
+    """How the guard read what stops ``text`` ("guarantee", "denial", ... or "")."""
+    config = guard_config(SelfCritiquePolicy(), context)
+    result = check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims)
+    return [v.get("reading", "") for v in result.violations]
+
+
 def stops(text, context, rules=RULES):
     """The checks that stop ``text`` as a final answer on ``context`` (empty: it passes)."""
     config = guard_config(SelfCritiquePolicy(), context)
@@ -1467,3 +1474,44 @@ def test_a_way_around_the_incident_through_a_place_the_incident_never_says_works
     assert stops(text, app) == []
     approved = incident(actions=["Renew in the app while the website is down"])
     assert stops(text, approved) == []
+
+
+def test_each_negation_of_an_incident_clause_denies_its_verb():
+    exempt = incident(facts=[("assessment", "Assessment", "text",
+                              "Domains that did not renew will not be charged a late fee")])
+    assert stops("Renewals are failing. Domains that did not renew will not be charged a late fee.", exempt) == []
+    assert any(reading == "guarantee" for reading in readings(
+        "Renewals are failing. Domains that did not renew will not be suspended.", exempt))
+
+
+def test_a_past_tense_after_and_is_no_instruction_and_a_re_verb_is_its_verb():
+    checked = incident(state="resolved",
+                       facts=[("data", "Data", "text", "Files were checked and no data loss was found")])
+    assert stops("We've checked the files and found no data loss.", checked) == []
+    no_repush = incident(actions=["Do not re-push renewals from your registrar"])
+    assert ("unsupported_statement", "push") in stops(
+        "Renewals are failing. If a renewal is still pending after an hour, re-push just that domain.", no_repush)
+
+
+def test_the_numbers_of_a_list_name_nothing_without_what_they_number():
+    halls = incident(facts=[("other", "Other halls", "text", "Data Halls 1, 2 and 4 are not affected")])
+    assert stops("Renewals are failing. Data Halls 1, 2 and 4 are not affected.", halls) == []
+    assert ("scope_claim", "not affected") in stops("Renewals are failing. Racks 1, 2 and 4 are not affected.", halls)
+
+
+def test_what_customers_can_still_do_somewhere_is_spared_there():
+    still = incident(facts=[("scope", "Scope", "text",
+                             "Only renewal is affected; domains can still be transferred and edited in the dashboard")])
+    assert stops("Renewals are failing. Transferring and editing domains in the dashboard is unaffected.", still) == []
+
+
+def test_updating_members_by_a_time_is_the_next_update():
+    members = incident(facts=[("next_update", "Next update", "text", "By 15:00 UTC")])
+    assert stops("Renewals are failing. We will update members by 15:00 UTC.", members) == []
+
+
+def test_a_team_that_can_be_reached_through_an_undeclared_channel_is_read_as_reaching_it():
+    email = incident(facts=[("support_email", "Support email", "text", "help@renewals.example")])
+    assert stops("Renewals are failing. Our support team can be reached at help@renewals.example.", email) == []
+    assert any(check == "unsupported_statement" and "chat" in found for check, found in stops(
+        "Renewals are failing. Our support team can be reached at help@renewals.example or through live chat.", email))

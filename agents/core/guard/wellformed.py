@@ -339,6 +339,10 @@ _STATE_STEMS = (
     "hiccup", "instab", "unstable", "spike", "congest", "throttl", "limit", "disabl", "paus", "suspend",
     "halt", "block", "flak", "drop", "lag", "increas", "high", "reduc", "sporadic", "expired", "crash",
 )
+# ... and a courtesy to the customers it affects, or a word of the next update: "We're sorry for the
+# inconvenience and thank you for your patience." closes a thread of updates, and the people who label
+# published updates pass it (it is no bare date or stray heading).
+_COURTESY_STEMS = ("sorry", "apolog", "inconvenien", "hassle", "patien", "bearing", "update")
 # What is affected, when the incident names none of its own words: a service, a feature, a channel.
 _SERVICE_STEMS = (
     "service", "sign", "signin", "login", "log", "authenticat", "auth", "sso", "password", "payment", "pay",
@@ -475,7 +479,7 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None, key: str | 
     # An update in a thread says what is happening or what is affected: "A fix has been implemented and
     # we are monitoring the results." follows the updates that named the service, and "Card payments
     # in the EU." alone is a headline. Only a text that says neither tells customers nothing.
-    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS, own_state) for s in real):
+    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS + _COURTESY_STEMS, own_state) for s in real):
         return []
     if any(_has_stem(_WORDS.findall(s), _SERVICE_STEMS, own_affected) or _names_region(s, regions) for s in real):
         return []

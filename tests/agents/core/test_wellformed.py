@@ -288,6 +288,12 @@ def test_an_update_that_says_the_state_or_what_is_affected_is_informative():
     assert uninformative("Reconciliation is delayed.", {}) == []
 
 
+def test_a_closing_courtesy_of_a_thread_says_something():
+    # What people who label published updates pass as the close of a thread of updates.
+    assert uninformative("We're sorry for the inconvenience and thank you for your patience.", EXPORTS) == []
+    assert uninformative("We'll share another update as soon as we have more to tell you.", EXPORTS) == []
+
+
 def test_a_text_that_says_neither_the_state_nor_what_is_affected_is_uninformative():
     (message,) = uninformative("Thank you, we will be in touch.", EXPORTS)
     assert message.startswith("The text says neither what is happening or being done")

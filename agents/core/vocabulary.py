@@ -153,7 +153,7 @@ recognise recognize create creates created
 dear arrive arrives arrived arriving
 let nearby
 anytime ones others else
-grateful desk
+grateful desk ok
 """.split()
 
 UPDATE_PHRASES = (
@@ -189,6 +189,7 @@ UPDATE_PHRASES = (
     "a lot", "dig into", "digging into", "dug into", "dig in", "working fine", "put this right", "put it right",
     "put things right", "take care of it", "take care of this",
     "can be reached", "by hand", "come back", "hang tight", "keep watching", "until it's sorted", "once it's sorted",
+    "all sorted", "double-check", "double check",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -208,7 +209,7 @@ ADVICE_LANGUAGE = (
     "services", "keep going", "give us a call",
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
-    "worth", "desk", "come back", "keep watching",
+    "worth", "desk", "come back", "keep watching", "double-check", "double check",
 )
 
 
@@ -276,7 +277,7 @@ ACTION_PHRASES = (
     "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
     "go out", "goes out", "going out", "went out", "gone out",
     "dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
-    "take care of it", "take care of this", "would ask", "can be reached",
+    "take care of it", "take care of this", "would ask", "we'd ask", "we’d ask", "can be reached",
 )
 
 

@@ -55,6 +55,9 @@ _CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECA
 # incident's state decides (the state claims read "has been fixed", "has been resolved").
 _UNDER_WAY = frozenset("start begin continue resume try attempt aim work identify find locate pinpoint trace fix "
                        "resolve restore recover mitigate".split())
+# What happened to a customer's money is no work the company completes: "your payment has been received"
+# where the incident says "payments are being received", "money has been debited for some orders".
+_HAPPENED_TO_MONEY = frozenset("receive debit".split())
 # A service that works again is no work done: "emails have been sent normally since 04:10 UTC".
 _WORKING = re.compile(r"\b(?:normally|as\s+usual|as\s+expected|since|again)\b", re.IGNORECASE)
 
@@ -104,7 +107,7 @@ def completion_findings(text: str, evidence: str) -> list[Finding]:
         word = m.group(1) or m.group(2)
         perfect = m.group(2) or re.search(r"\bha(?:ve|s)\b|['’]ve", m.group(), re.IGNORECASE)
         lemmas = _past_lemmas(word, ("VBN",) if perfect else ("VBD",))
-        if not lemmas or lemmas & _UNDER_WAY:
+        if not lemmas or lemmas & (_UNDER_WAY | _HAPPENED_TO_MONEY):
             continue
         opens = [c.end() for c in _CLAUSE.finditer(text, 0, m.start())]
         close = _CLAUSE.search(text, m.end())
@@ -273,6 +276,8 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
     said = ((m, group, pattern is _TRY) for pattern in _ADVICE for m in pattern.finditer(text)
             for group in range(1, len(m.groups()) + 1) if m.group(group))
     for m, group, gerund in said:
+        if _HEADLINE.match(text, m.end(group)) and not text[:m.start(group)].strip(" \t"):
+            continue  # "Update - …", "Resolved: …": the post's heading, no instruction
         verb = _base_verb(m.group(group), gerund)
         if verb is None or verb in _LIGHT_VERBS or _denied_here(text, m.start(group)):
             continue  # "you don't need to cancel or contact your bank" says what the incident says
@@ -283,6 +288,9 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
             findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
                                     "incident advises against.", m.start(group), reading="advised against"))
     return findings
+
+
+_HEADLINE = re.compile(r"\s*[-–—:]")
 
 
 def _denied_here(text: str, at: int) -> bool:
@@ -401,6 +409,45 @@ def guarantee_findings(text: str, evidence: str, families: Callable[[], Iterable
     return findings
 
 
+# "These sessions will remain connected until the issue is resolved", "your application will keep its
+# place in the queue": a promise that something lasts is the incident's to make. It passes where one of
+# the incident's clauses says the same lasting ("Vouchers due to expire today will remain valid until 29
+# January", "Sessions that were already connected are continuing" does not promise they stay so).
+_WILL_LAST = re.compile(r"\b(?:will|['’]ll)\s+(?:still\s+|also\s+)?(remain|stay|keep)\s+([^.;:!?]*)", re.IGNORECASE)
+_LAST_END = re.compile(r",|\s(?:and|but|so|until|while|once|when|if|as|because|throughout|during)\s", re.IGNORECASE)
+_LASTING = frozenset(f for w in ("remain", "stay", "keep", "kept") for f in forms(w))
+_OURS_BEFORE = re.compile(r"\b(?:we|our|us)\b|\bwe['’]", re.IGNORECASE)
+_KEEP_DOING = re.compile(r"\s*(?:you|everyone|customers|users|this\s+page|an?\s+(?:close\s+)?eye|[^\W\d_]+ing)\b",
+                         re.IGNORECASE)
+
+
+def lasting_findings(text: str, evidence: str) -> list[Finding]:
+    """Promises that something lasts which no clause of the incident makes."""
+    findings = []
+    for m in _WILL_LAST.finditer(text):
+        end = _LAST_END.search(m.group(2))
+        said = m.group(2)[: end.start() if end else len(m.group(2))]
+        words = {f for w in re.findall(r"[^\W\d_]+", said.lower()) if w not in FUNCTION_WORDS for f in forms(w)}
+        begin = max((c.end() for c in SENTENCE_END.finditer(text, 0, m.start())), default=0)
+        if not words or is_negated(text, m.start()) or _OURS_BEFORE.search(text, begin, m.start()) or \
+                _KEEP_DOING.match(said):
+            continue  # "we'll keep you posted", "we will keep monitoring": the company's own doing
+        if any(_LASTING & forms_of and words <= forms_of for forms_of in _clause_forms(evidence)):
+            continue
+        found = f"{m.group()[: m.start(2) - m.start()]}{said}".strip()
+        findings.append(Finding("unsupported_statement", found, f"“{found}” promises what the incident does not: "
+                                "none of its facts, key messages or approved actions says it will last.",
+                                m.start(), reading="guarantee"))
+    return findings
+
+
+@functools.lru_cache(maxsize=256)
+def _clause_forms(evidence: str) -> tuple[frozenset[str], ...]:
+    """The forms of each clause's words of the evidence."""
+    return tuple(frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
+                 for clause in re.split(r"[.;!?\n]", evidence) if clause.strip())
+
+
 def find(text: str, support: Support) -> list[Violation]:
     """Work said to be done, advice and "nothing to do" against the incident, in reading order."""
     text, evidence = prose(text, support), support.claim_evidence
@@ -410,5 +457,6 @@ def find(text: str, support: Support) -> list[Violation]:
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
         *guarantee_findings(text, evidence, support.rules.families),
+        *lasting_findings(text, evidence),
     ]
     return [violation_of(f, text) for f in sorted(findings, key=lambda f: f.start)]

@@ -917,6 +917,8 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
     spans = []
     for m in _FELT.finditer(sentence):
         end = _FELT_END.search(sentence, m.end())
+        if end and end.start() == m.end() and sentence[end.start()] == ",":
+            end = _FELT_END.search(sentence, end.end())  # "Good morning, travellers!": whom it greets
         while end and _FELT_ON.match(sentence, end.start()):
             end = _FELT_END.search(sentence, end.end())
         end = end.start() if end else len(sentence)

@@ -31,8 +31,11 @@ _MODALS = {
 }  # fmt: skip
 # ... and a purpose: "we are monitoring to ensure all services are back to normal" states no outcome,
 # nor does a condition that "as soon as" opens ("we will let you know as soon as it is back to normal").
+# "… while we get the app back to normal" and "we're working hard to get it back to normal" tell of the
+# effort, not its outcome ("we got it back to normal" is a claim).
 _MODAL_PHRASES = re.compile(r"\bworking\s+(?:to|towards?|on)\b|\bas\s+soon\s+as\b"
-                            r"|\b(?:to\s+(?:ensure|make\s+sure|confirm|verify|check)|so\s+that|in\s+order\s+to)\b")
+                            r"|\b(?:to\s+(?:ensure|make\s+sure|confirm|verify|check)|so\s+that|in\s+order\s+to)\b"
+                            r"|\bwhile\s+we(?:['’]re)?\s+(?:get|bring|work)\w*\b|(?<!managed\s)\bto\s+(?:get|bring)\b")
 # "will be resolved" is deliberately NOT a hedge: a customer-facing promise of resolution is
 # exactly what the restricted-claims check exists to stop.
 _HEDGE_WINDOW = 10  # words before the claim that can hedge it

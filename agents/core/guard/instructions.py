@@ -13,7 +13,8 @@ from agents.core.patterns import compile_pattern
 # instruction, not a fact: it licenses no restricted claim, and no number, region or severity label.
 # The verbs count only where an order starts (the clause's start, or after "and", "then", "to",
 # "please", ":"), and the ones that are also ordinary words in incident data ("state of payments",
-# "write errors", "call volumes") only with an object ("state that", "call it P3").
+# "write errors", "call volumes") only with an object ("state that", "call it P3"; "call the hotline" is
+# what an approved action tells customers).
 # On RE2 although it is ours: the `.*` between two word lists backtracks on incident data (which is
 # untrusted), 12 s for a 100 KB clause of "ignore ignore ..." with `re`.
 _ORDER = (
@@ -26,7 +27,9 @@ INSTRUCTION = compile_pattern(
     r"|\byou\s+(?:must|should|need\s+to|have\s+to|are\s+to)\b"
     + "|" + _ORDER + r"(?:say|tell|announce|respond|reply|promise|guarantee)\b"
     + "|" + _ORDER + r"(?:state|write|claim|confirm)\s+(?:that|it)\b"
-    + "|" + _ORDER + r"(?:call|mark|label|treat|describe|widen|extend|classify)\s+(?:it|this|that|them|the\s+\w+)\b"
+    + "|" + _ORDER + r"(?:mark|label|treat|describe|widen|extend|classify)\s+(?:it|this|that|them|the\s+\w+)\b"
+    # "call it P3", "call the outage minor"; "call the hotline if …" tells customers whom to phone
+    + "|" + _ORDER + r"call\s+(?:it|this|that|them|the\s+\w+\s+(?:an?\s+|p\d|sev|minor|major|critical|resolved))\b"
 )
 # A dot inside a word ends no clause: a decimal point ("3.4%"), "p.m.", "status.example.com".
 CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\w))+[.;!?\n]?")

@@ -153,7 +153,7 @@ recognise recognize create creates created
 dear arrive arrives arrived arriving
 let nearby
 anytime ones others else
-grateful desk ok
+grateful desk ok original things
 """.split()
 
 UPDATE_PHRASES = (
@@ -189,7 +189,8 @@ UPDATE_PHRASES = (
     "a lot", "dig into", "digging into", "dug into", "dig in", "working fine", "put this right", "put it right",
     "put things right", "take care of it", "take care of this",
     "can be reached", "by hand", "come back", "hang tight", "keep watching", "until it's sorted", "once it's sorted",
-    "all sorted", "double-check", "double check",
+    "all sorted", "double-check", "double check", "carry on", "carried on", "carrying on", "carries on",
+    "no need to ask",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

@@ -3,7 +3,8 @@ work again ("the map is updating again", "orders are coming through again") clai
 "working again" does (the family's paraphrases); the incident's own "no late fee will be charged"
 supports a text that says so ("credits and refunds", supported by); and a few words of update language:
 "anytime", "ones", "others", "else", "a lot", "working fine", "grateful", "by hand", "hang tight", "until
-it's sorted", "all sorted", "Raw downloads OK"; as advice "it's worth checking", "call our support
+it's sorted", "all sorted", "Raw downloads OK", "your original payment", "won't speed things up",
+"deliveries carried on as normal", "no need to ask"; as advice "it's worth checking", "call our support
 desk", "come back and add photos later", "keep watching as usual", "double-check"; "digging into", "we'll dig in", "while we put this right", "the team
 will take care of it", "can be reached at" (also what the company may say it does); and as what the
 company may say it does "get", "finish", "include", "recognise", "would ask" ("while we get the map
@@ -15,7 +16,8 @@ own terms and patterns otherwise stay as its admins left them."""
 from django.db import migrations
 
 PLAIN = ("anytime", "ones", "others", "else", "a lot", "working fine", "grateful", "by hand", "hang tight",
-         "until it's sorted", "once it's sorted", "ok", "all sorted")
+         "until it's sorted", "once it's sorted", "ok", "all sorted", "original", "things", "carry on", "carried on",
+         "carrying on", "carries on", "no need to ask")
 ADVICE = ("worth", "desk", "come back", "keep watching", "double-check", "double check")
 DOING = ("dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
          "take care of it", "take care of this", "can be reached")

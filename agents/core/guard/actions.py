@@ -278,6 +278,8 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
     for m, group, gerund in said:
         if _HEADLINE.match(text, m.end(group)) and not text[:m.start(group)].strip(" \t"):
             continue  # "Update - …", "Resolved: …": the post's heading, no instruction
+        if _UNABLE.search(text, max(0, m.start(group) - 60), m.start(group)):
+            continue  # "customers were unable to modify or cancel reservations": what they could not do
         verb = _base_verb(m.group(group), gerund)
         if verb is None or verb in _LIGHT_VERBS or _denied_here(text, m.start(group)):
             continue  # "you don't need to cancel or contact your bank" says what the incident says
@@ -291,6 +293,7 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
 
 
 _HEADLINE = re.compile(r"\s*[-–—:]")
+_UNABLE = re.compile(r"\b(?:unable|able|failed|trying|tried)\s+to\s+(?:[a-z]+\s+(?:or|and)\s+)?$", re.IGNORECASE)
 
 
 def _denied_here(text: str, at: int) -> bool:

@@ -555,14 +555,14 @@ _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by call
 _REACHING = re.compile(
     led_by("acghmrstw", r"\b(?:contact|reach|get\s+in\s+touch|get\s+help|talk\s+to|speak\s+(?:to|with)|"
                         r"write\s+to|message\s+us|call(?:ing)?\s+(?:us|our)|(?:support|help|assistance)\s+is\s+available|"
-                        r"available\s+(?:at|on|via|through|by)|can\s+be\s+reached)\b"), re.IGNORECASE)
+                        r"available\s+(?:at|on|via|through|by)|can\s+be\s+reached|reply\s+to)\b"), re.IGNORECASE)
 # A declared contact is read as blank space (contacts.prose): "call +1-555-0142", "email us at …".
 # "… call customer support on …", "… ring the harbour office on …": whom, in up to four words, then the contact.
 _DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|using))?\s{3,}"
                             r"|\s+(?:[\w’'-]+\s+){1,4}?(?:at|on|via)\s{3,}", re.IGNORECASE)
 _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagram linkedin sms texting email e-mail "
                       "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
-                      "helpline ring ringing phoning".split())
+                      "helpline ring ringing phoning portal reply replying".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 
@@ -1038,7 +1038,7 @@ def _roots(licensed: frozenset[str]) -> frozenset[str]:
     return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
 
 
-_REASON = re.compile(r",?\s+(?:as|because|since)\s+(?:this|that|doing\s+so)\b", re.IGNORECASE)
+_REASON = re.compile(r",?\s+(?:as|because|since)\s+(?:this|that|doing\s+so|[a-z]+ing)\b", re.IGNORECASE)
 _ADVICE_CLAUSE = re.compile(r"[,;:]\s+(?:and\s+|but\s+|so\s+)?|\s(?:and|but|so)\s", re.IGNORECASE)
 
 # The condition that opens an advice sentence says when the advice applies ("If you are locked out,",

@@ -229,7 +229,7 @@ _IMPACT = re.compile(
 )
 # "All affected customers", "all the delayed confirmation emails", "every failed payment": the quantifier
 # counts the hit, not the customers.
-_OF_AFFECTED = re.compile(r"\b(?:affected|impacted|delayed|failed|missed|stuck|queued|pending|declined)\b",
+_OF_AFFECTED = re.compile(r"\b(?:affected|impacted|delayed|failed|missed|missing|stuck|queued|pending|declined)\b",
                           re.IGNORECASE)
 # "Hi everyone," greets and "thanks to everyone who let us know" thanks; neither counts the affected.
 _THANKED = re.compile(r"\b(?:thanks|thank\s+you|grateful)\s+(?:again\s+)?to\s+$", re.IGNORECASE)

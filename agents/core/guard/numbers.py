@@ -229,6 +229,8 @@ _ISO = re.compile(
 )
 _SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
 _DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
+_DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|to|-|–|until|through)\s*"
+                            r"(?=\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?)")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
 # A time zone written after a time (units.TIME_ZONES): part of the time fact. Upper case only (a scoped
 # flag), so "6 pm est." in lower-case prose is no zone.
@@ -305,6 +307,12 @@ def find_moments(text: str) -> list[Moment]:
         add(m, date=(int(m["y"]), int(m["m"]), int(m["d"])), time=time, zone=_zone(m["tz"]))
         if time:  # the date and the time of a timestamp each support themselves
             moments.append(Moment(m.group(), m.start(), m.end(), time=time, zone=_zone(m["tz"])))
+    for m in _DAYS_OF_MONTH.finditer(text):  # "between 20 and 21 January": the first day is January's too
+        if free(m) and 1 <= int(m["first"]) <= 31:
+            year = int(m["y"]) if m["y"] else None
+            month = _MONTHS.index(m["mon"][:3].lower()) + 1
+            taken.append((m.start("first"), m.end("first")))
+            moments.append(Moment(m["first"], m.start("first"), m.end("first"), date=(year, month, int(m["first"]))))
     for pattern in (_DAY_MONTH, _MONTH_DAY):
         for m in pattern.finditer(text):
             if free(m):

@@ -1558,3 +1558,36 @@ def test_a_promise_that_something_lasts_is_the_incidents_to_make():
     assert any(check == "unsupported_statement" and "keep its place" in found for check, found in stops(
         "Renewals are failing. Your renewal will keep its place in the queue.", RENEWALS))
     assert stops("Renewals are failing, and we'll keep you posted.", RENEWALS) == []
+
+
+def test_the_first_day_of_a_range_shares_the_month_of_the_second():
+    window = incident(facts=[("window", "Window", "text", "From 20 January to 21 January")])
+    assert stops("Between 20 and 21 January, renewals failed for some custom domains.", window) == []
+    assert ("no_new_facts", "19") in stops("Between 19 and 21 January, renewals failed for some custom domains.",
+                                           window)
+
+
+def test_all_of_the_missing_ones_counts_the_hit():
+    resent = incident(state="monitoring",
+                      facts=[("action", "Action taken", "text", "The missing renewal emails were re-sent")])
+    assert stops("We have re-sent all of the missing renewal emails.", resent) == []
+
+
+def test_replying_to_an_email_is_a_channel_the_incident_declares():
+    phone = incident(facts=[("support_phone", "Support phone", "text", "0800 555 0166")])
+    assert stops("Renewals are failing. If you have questions, call us on 0800 555 0166.", phone) == []
+    assert any(check == "unsupported_statement" and "reply" in found.lower() for check, found in stops(
+        "Renewals are failing. If you have questions, simply reply to this email or call us on 0800 555 0166.", phone))
+
+
+def test_what_customers_were_unable_to_do_is_no_instruction():
+    no_cancel = incident(state="monitoring", actions=["Do not cancel renewals that show as pending"])
+    assert stops("Customers were unable to modify or cancel renewals through our dashboard.", no_cancel) == []
+    assert ("unsupported_statement", "cancel") in stops(
+        "Renewals are failing. You should cancel renewals that show as pending.", no_cancel)
+
+
+def test_the_reason_an_instruction_gives_is_read_as_a_statement():
+    again = incident(actions=["Do not renew a domain again"])
+    assert stops("Renewals are failing. There's no need to renew a domain again, as renewing again won't speed "
+                 "things up.", again) == []

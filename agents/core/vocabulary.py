@@ -190,7 +190,7 @@ UPDATE_PHRASES = (
     "put things right", "take care of it", "take care of this",
     "can be reached", "by hand", "come back", "hang tight", "keep watching", "until it's sorted", "once it's sorted",
     "all sorted", "double-check", "double check", "carry on", "carried on", "carrying on", "carries on",
-    "no need to ask",
+    "no need to ask", "in person", "pop into", "pop in", "pop by",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -210,7 +210,8 @@ ADVICE_LANGUAGE = (
     "services", "keep going", "give us a call",
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
-    "worth", "desk", "come back", "keep watching", "double-check", "double check",
+    "worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into", "pop in",
+    "pop by", "include",
 )
 
 

@@ -5,7 +5,8 @@ supports a text that says so ("credits and refunds", supported by); and a few wo
 "anytime", "ones", "others", "else", "a lot", "working fine", "grateful", "by hand", "hang tight", "until
 it's sorted", "all sorted", "Raw downloads OK", "your original payment", "won't speed things up",
 "deliveries carried on as normal", "no need to ask"; as advice "it's worth checking", "call our support
-desk", "come back and add photos later", "keep watching as usual", "double-check"; "digging into", "we'll dig in", "while we put this right", "the team
+desk", "come back and add photos later", "keep watching as usual", "double-check", "top up in person",
+"pop into the info tent", "include the release UPC"; "digging into", "we'll dig in", "while we put this right", "the team
 will take care of it", "can be reached at" (also what the company may say it does); and as what the
 company may say it does "get", "finish", "include", "recognise", "would ask" ("while we get the map
 updating again", "while we finish crediting everyone's coins", "so we can include it in our
@@ -18,9 +19,11 @@ from django.db import migrations
 PLAIN = ("anytime", "ones", "others", "else", "a lot", "working fine", "grateful", "by hand", "hang tight",
          "until it's sorted", "once it's sorted", "ok", "all sorted", "original", "things", "carry on", "carried on",
          "carrying on", "carries on", "no need to ask")
-ADVICE = ("worth", "desk", "come back", "keep watching", "double-check", "double check")
+ADVICE = ("worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into",
+          "pop in", "pop by")
 DOING = ("dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
          "take care of it", "take care of this", "can be reached")
+# "include" is advice too: "contact us and include the release UPC"
 ACTION = ("get", "getting", "finish", "finishing", "finished", "include", "including", "included", "recognise",
           "recognize", "realise", "realize", "would ask", "we'd ask", "we’d ask")
 
@@ -42,8 +45,8 @@ def _lines() -> list[tuple[str, str, str]]:
 def forwards(apps, schema_editor):
     from agents.policy_rows import add_default_terms, add_paraphrases
 
-    add_default_terms(apps, schema_editor, PLAIN + ADVICE + DOING + ACTION, advice=ADVICE, action=DOING + ACTION,
-                      mark_held=True)
+    add_default_terms(apps, schema_editor, PLAIN + ADVICE + DOING + ACTION, advice=ADVICE + ("include",),
+                      action=DOING + ACTION, mark_held=True)
     for family, field, line in _lines():
         add_paraphrases(apps, schema_editor, family, [line], field=field)
 

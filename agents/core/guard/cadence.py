@@ -18,6 +18,7 @@ CADENCE = re.compile(
     r"everyone|members|users|clients|subscribers|merchants|partners)\s+){0,2}"
     r"(?:within|in|every|by|at)\b"
     r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
+    r"|\b(?:will|['’]ll)\s+(?:post|write|report|check\s+in)\s+(?:here\s+)?again\b"  # "we'll post again by 15:00 GMT"
     r"|\b(?:more|further)\s+(?:details|information|news)\b"
     r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."
     re.IGNORECASE,
@@ -32,7 +33,7 @@ _CLAUSE_END = re.compile(r"(?<!\d)[,;:.!?]|[,;:.!?](?!\d)"
 
 # Every way of speaking of the next update has one of these words: most sentences have none, and this
 # costs a tenth of trying the whole pattern on them.
-_CADENCE_WORD = re.compile(r"updat|posted|informed|information|details|news|more|know", re.IGNORECASE)
+_CADENCE_WORD = re.compile(r"updat|posted|informed|information|details|news|more|know|again", re.IGNORECASE)
 
 
 def cadence_spans(text: str) -> list[tuple[int, int]]:
@@ -45,3 +46,19 @@ def cadence_spans(text: str) -> list[tuple[int, int]]:
         end = _CLAUSE_END.search(text, m.end())
         spans.append((m.start(), end.start() if end else len(text)))
     return spans
+
+
+# Where a clause opens: after a sentence's or a clause's punctuation (not a time's or a number's own),
+# or before a conjunction.
+_CLAUSE_OPEN = re.compile(r"(?:(?<!\d)[,;:.!?]|[,;:.!?](?!\d))\s*|\s(?:and|but|while)\s", re.IGNORECASE)
+
+
+def cadence_clauses(text: str) -> list[tuple[int, int]]:
+    """Each clause of ``text`` that speaks of the next update, whole: "By 15:00 UTC we'll share another
+    update" from its first word, "ordering will be back by 12:00, and we'll update this page then" from
+    "and" only."""
+    clauses = []
+    for start, end in cadence_spans(text):
+        opens = [m.end() for m in _CLAUSE_OPEN.finditer(text, 0, start)]
+        clauses.append((opens[-1] if opens else 0, end))
+    return clauses

@@ -552,8 +552,8 @@ def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None
     for m in _AS_USUAL.finditer(text):
         subject = text[_subject_start(text, m.start()) : m.start()]
         words = _content(subject)
-        if not words or _OF_AFFECTED.search(subject) or _NEGATION.search(subject):
-            continue
+        if not words or _OF_AFFECTED.search(subject) or _NEGATION.search(subject) or _AWAITED.search(subject):
+            continue  # "… once we're confident calls are connecting normally" awaits it: no statement
         named = _incident_words(context, key=key) if named is None else named
         # The clause's subject, or all the statement says before ("Browsing storefronts and adding items to
         # the cart are working normally" lists what a fact calls "storefront browsing and carts").
@@ -606,6 +606,10 @@ def _still_there_words(context: Mapping | None) -> frozenset[str]:
 def _place_words(text: str) -> frozenset[str]:
     """The stems of a text's words of substance, "app" and "website" among them."""
     return frozenset(stem(w) for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS)
+
+
+_AWAITED = re.compile(r"\b(?:once|until|when|if|after|before|as\s+soon\s+as|to\s+(?:make\s+sure|ensure))\b",
+                      re.IGNORECASE)
 
 
 @per_incident
@@ -988,11 +992,30 @@ def place_findings(text: str, allowed_text: str, region_allowed) -> list[Finding
 def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
     """A day of the week the incident's facts do not name: "fixed on Friday" is a date. One written with
     its date ("Wednesday, January 13") is that date's own day, when it is (the date is the numbers
-    check's to read)."""
+    check's to read), and the day the update is written on is today's."""
     return [Finding("no_new_facts", m.group(), f"“{m.group()}” is a day the incident context does not name.",
                     m.start())
             for m in _WEEKDAY.finditer(text)
-            if not _party_supported(m.group(), allowed_text) and not _day_of_its_date(text, m, allowed_text)]
+            if not _party_supported(m.group(), allowed_text) and not _day_of_its_date(text, m, allowed_text)
+            and not (_TODAYS_PART.match(text, m.end()) and _the_report_day(m.group(), allowed_text))]
+
+
+# The day the update is written on, named as a part of today: "your Monday morning", "this Monday evening"
+# ("fixed by Monday" on a Monday is a deadline, read as any day).
+_TODAYS_PART = re.compile(r"\s+(?:morning|afternoon|evening|night|lunchtime)\b", re.IGNORECASE)
+
+
+_REPORT_DATE = re.compile(r'"report_date":\s*"(\d{4})-(\d{2})-(\d{2})')
+
+
+def _the_report_day(weekday: str, allowed_text: str) -> bool:
+    """Whether ``weekday`` is the day the update is written on: "sorry for the disruption to your Monday
+    morning" in an update of Monday 9 November."""
+    m = _REPORT_DATE.search(allowed_text)
+    try:
+        return m is not None and datetime.date(*map(int, m.groups())).strftime("%A") == weekday.capitalize()
+    except ValueError:
+        return False
 
 
 _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")

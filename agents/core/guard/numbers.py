@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from agents.core.guard.cadence import CADENCE, cadence_spans
+from agents.core.guard.cadence import CADENCE, cadence_clauses, cadence_spans
 from agents.core.guard.contacts import prose
 from agents.core.guard.identifiers import INCIDENT_ID
-from agents.core.guard.incident_claims import is_cadence
+from agents.core.guard.incident_claims import SENTENCE_END, is_cadence
 from agents.core.guard.leading import led_by
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
@@ -767,4 +767,17 @@ def _inside(start: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def _in_cadence(text: str, start: int, found: str) -> bool:
-    return is_cadence(text, start, start + len(found))
+    # in the clause that speaks of the next update, not only in its sentence: "ordering will be back by
+    # 12:00 GMT, and we'll update this page then" promises the fix at the next update's time
+    if not is_cadence(text, start, start + len(found)):
+        return False
+    begin = max((m.end() for m in SENTENCE_END.finditer(text, 0, start)), default=0)
+    close = SENTENCE_END.search(text, start + len(found))
+    sentence, at = text[begin : close.start() if close else len(text)], start - begin
+    return any(a <= at < b or b <= at and not _OWN_VERB.search(sentence, b, at)
+               for a, b in cadence_clauses(sentence))
+
+
+# A clause with a verb of its own says something besides the next update ("…, and it will be fixed by 14:00").
+_OWN_VERB = re.compile(r"\b(?:will|is|are|be|been|should|expect\w*|back|fixed|resolved|restored|working|running)\b"
+                       r"|['’]ll\b", re.IGNORECASE)

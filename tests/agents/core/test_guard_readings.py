@@ -1591,3 +1591,27 @@ def test_the_reason_an_instruction_gives_is_read_as_a_statement():
     again = incident(actions=["Do not renew a domain again"])
     assert stops("Renewals are failing. There's no need to renew a domain again, as renewing again won't speed "
                  "things up.", again) == []
+
+
+def test_the_day_the_update_is_written_on_is_today_as_a_part_of_the_day_and_a_deadline_otherwise():
+    monday = {**RENEWALS, "report_date": "2026-11-30"}  # a Monday
+    assert stops("Renewals are failing. Sorry for the disruption to your Monday morning.", monday) == []
+    assert ("no_new_facts", "Monday") in stops("Renewals are failing and will work again by Monday.", monday)
+    assert ("no_new_facts", "Tuesday") in stops("Renewals are failing. Sorry for the disruption to your Tuesday "
+                                                "morning.", monday)
+
+
+def test_what_works_normally_once_a_condition_is_met_is_awaited_not_said():
+    transfers = incident(facts=[("transfers", "Transfers", "text", "Domain transfers are failing too")])
+    assert stops("Renewals are failing. We'll post a final update once we're confident transfers are "
+                 "processing normally.", transfers) == []
+    assert stops("Renewals are failing; domain transfers are processing normally.", transfers) != []
+
+
+def test_the_next_updates_time_belongs_to_the_clause_that_gives_it():
+    noon = incident(facts=[("next_update", "Next update", "text", "By 12:00 UTC")])
+    assert stops("Renewals are failing. We'll post again by 12:00 UTC.", noon) == []
+    assert stops("Renewals are failing. We'll share more as soon as we know it, and by 12:00 UTC at the latest.",
+                 noon) == []
+    assert ("no_new_facts", "12:00 UTC") in stops(
+        "Renewals are failing. Renewals will work again by 12:00 UTC, and we'll update this page then.", noon)

@@ -276,19 +276,20 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
     said = ((m, group, pattern is _TRY) for pattern in _ADVICE for m in pattern.finditer(text)
             for group in range(1, len(m.groups()) + 1) if m.group(group))
     for m, group, gerund in said:
+        verb = _base_verb(m.group(group), gerund)
+        if verb is None or verb in _LIGHT_VERBS:
+            continue
+        against = _advised_against(evidence) if against is None else against
+        if verb not in against or _denied_here(text, m.start(group)):
+            continue  # "you don't need to cancel or contact your bank" says what the incident says
         if _HEADLINE.match(text, m.end(group)) and not text[:m.start(group)].strip(" \t"):
             continue  # "Update - …", "Resolved: …": the post's heading, no instruction
         if _UNABLE.search(text, max(0, m.start(group) - 60), m.start(group)):
             continue  # "customers were unable to modify or cancel reservations": what they could not do
-        verb = _base_verb(m.group(group), gerund)
-        if verb is None or verb in _LIGHT_VERBS or _denied_here(text, m.start(group)):
-            continue  # "you don't need to cancel or contact your bank" says what the incident says
         if not gerund and _past_lemmas(m.group(group), ("VBD",)):
             continue  # "we've checked the files and found no loss": a past tense ("find"), no instruction to "found"
-        against = _advised_against(evidence) if against is None else against
-        if verb in against:
-            findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
-                                    "incident advises against.", m.start(group), reading="advised against"))
+        findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
+                                "incident advises against.", m.start(group), reading="advised against"))
     return findings
 
 

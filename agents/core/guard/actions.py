@@ -432,7 +432,7 @@ def lasting_findings(text: str, evidence: str) -> list[Finding]:
         end = _LAST_END.search(m.group(2))
         said = m.group(2)[: end.start() if end else len(m.group(2))]
         words = {f for w in re.findall(r"[^\W\d_]+", said.lower()) if w not in FUNCTION_WORDS for f in forms(w)}
-        begin = max((c.end() for c in SENTENCE_END.finditer(text, 0, m.start())), default=0)
+        begin = max((c.end() for c in _CLAUSE.finditer(text, 0, m.start())), default=0)  # the promise's clause
         if not words or is_negated(text, m.start()) or _OURS_BEFORE.search(text, begin, m.start()) or \
                 _KEEP_DOING.match(said):
             continue  # "we'll keep you posted", "we will keep monitoring": the company's own doing

@@ -1558,6 +1558,9 @@ def test_a_promise_that_something_lasts_is_the_incidents_to_make():
     assert any(check == "unsupported_statement" and "keep its place" in found for check, found in stops(
         "Renewals are failing. Your renewal will keep its place in the queue.", RENEWALS))
     assert stops("Renewals are failing, and we'll keep you posted.", RENEWALS) == []
+    # the company named in an earlier clause is not the one promising
+    assert any(check == "unsupported_statement" and "keep its place" in found for check, found in stops(
+        "Renewals are failing on our website, and your renewal will keep its place in the queue.", RENEWALS))
 
 
 def test_the_first_day_of_a_range_shares_the_month_of_the_second():

@@ -209,6 +209,8 @@ READINGS = {"denial": "the guard's check for denials of the incident",
             "improvement": "the guard's check for a service said to be better than before",
             "completion": "the guard's check for all of something said done where the incident counts part",
             "guarantee": "the guard's check for what a text says will not happen",
+            "lasting": "the guard's check for what a text promises will last",
+            "workaround": "the guard's check for a way around the incident nobody said works",
             "assurance": "the guard's check for what a text says came to no harm"}
 
 

@@ -441,7 +441,7 @@ def lasting_findings(text: str, evidence: str) -> list[Finding]:
         found = f"{m.group()[: m.start(2) - m.start()]}{said}".strip()
         findings.append(Finding("unsupported_statement", found, f"“{found}” promises what the incident does not: "
                                 "none of its facts, key messages or approved actions says it will last.",
-                                m.start(), reading="guarantee"))
+                                m.start(), reading="lasting"))
     return findings
 
 

@@ -316,6 +316,8 @@ _LIGHT_VERBS = frozenset("be have do get make go come see take give let know kee
 _NOTHING_TO_DO = re.compile(
     r"\bno\s+(?:further\s+)?action\s+(?:is\s+|will\s+be\s+)?(?:needed|required|necessary)"
     r"|\b(?:do\s+not|don['’]t)\s+need\s+to\s+do\s+anything|\bnothing\s+(?:(?:you|customers)\s+need\s+to|for\s+you\s+to)\s+do"
+    # "you don't need to check or restart anything"
+    r"|\b(?:do\s+not|don['’]t)\s+need\s+to\s+[a-z]+(?:\s+(?:or|and)\s+[a-z]+)?\s+anything\b"
     r"|\bthere['’]s\s+nothing\s+(?:you\s+need\s+to\s+)?do",
     re.IGNORECASE,
 )
@@ -324,7 +326,9 @@ _NOTHING_SAID = re.compile(r"\bno\s+(?:further\s+)?action|\b(?:do\s+not|don['’
 _ASKS_CUSTOMERS = re.compile(
     r"^\s*(?:advise|tell|ask|suggest|recommend|remind)\w*\b"
     r"|\b(?:customers?|users?|administrators?|admins?|members?|owners?|shoppers?|applicants?|riders?|drivers?|"
-    r"you)\s+(?:can|could|should|may|must|need\s+to|have\s+to)\b",
+    r"you)\s+(?:can|could|should|may|must|need\s+to|have\s+to)\b"
+    # an instruction addressed to the reader: "If your systems need tight time accuracy, check your clients' offset"
+    r"|\byour\b",
     re.IGNORECASE,
 )
 _CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|for\s+those|once)\b", re.IGNORECASE)

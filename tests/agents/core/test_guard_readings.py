@@ -1618,3 +1618,14 @@ def test_the_next_updates_time_belongs_to_the_clause_that_gives_it():
                  noon) == []
     assert ("no_new_facts", "12:00 UTC") in stops(
         "Renewals are failing. Renewals will work again by 12:00 UTC, and we'll update this page then.", noon)
+
+
+def test_telling_customers_they_need_not_do_what_an_approved_action_asks_of_them_stops():
+    offset = incident(state="monitoring", actions=[
+        "If your systems need tight time accuracy, check your clients' offset and restart the NTP client"])
+    assert any(reading == "nothing to do" for reading in readings(
+        "Renewals were delayed. Most clients will correct themselves, so you don't need to check or restart "
+        "anything.", offset))
+    company = incident(state="monitoring", actions=["monitor renewal failures every 15 minutes"])
+    assert "nothing to do" not in readings(
+        "Renewals were delayed; we are monitoring. You don't need to check or restart anything.", company)

@@ -142,11 +142,17 @@ SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 _SENTENCE_REACH = 400  # characters read on each side: a sentence longer than that is cut there
 
 
-def sentence_around(text: str, start: int, end: int) -> str:
+def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence holding ``text[start:end]`` begins and ends."""
     begin = max(0, start - _SENTENCE_REACH)
     before = [m.end() for m in SENTENCE_END.finditer(text, begin, start)]
     after = SENTENCE_END.search(text, end, end + _SENTENCE_REACH)
-    return text[(before[-1] if before else begin) : (after.start() if after else min(len(text), end + _SENTENCE_REACH))]
+    return (before[-1] if before else begin), (after.start() if after else min(len(text), end + _SENTENCE_REACH))
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    begin, finish = sentence_bounds(text, start, end)
+    return text[begin:finish]
 
 
 def is_cadence(text: str, start: int, end: int) -> bool:

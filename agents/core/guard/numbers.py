@@ -13,7 +13,7 @@ from decimal import Decimal
 from agents.core.guard.cadence import CADENCE, cadence_clauses, cadence_spans
 from agents.core.guard.contacts import prose
 from agents.core.guard.identifiers import INCIDENT_ID
-from agents.core.guard.incident_claims import SENTENCE_END, is_cadence
+from agents.core.guard.incident_claims import is_cadence, sentence_bounds
 from agents.core.guard.leading import led_by
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
@@ -298,9 +298,9 @@ def find_moments(text: str) -> list[Moment]:
     def free(m) -> bool:
         return all(m.end() <= a or m.start() >= b for a, b in taken)
 
-    def add(m, **kw) -> None:
-        taken.append((m.start(), m.end()))
-        moments.append(Moment(m.group(), m.start(), m.end(), **kw))
+    def add(m, group: int | str = 0, **kw) -> None:
+        taken.append((m.start(group), m.end(group)))
+        moments.append(Moment(m.group(group), m.start(group), m.end(group), **kw))
 
     for m in _ISO.finditer(text):
         time = (int(m["hh"]), int(m["mm"])) if m["hh"] else None
@@ -310,9 +310,7 @@ def find_moments(text: str) -> list[Moment]:
     for m in _DAYS_OF_MONTH.finditer(text):  # "between 20 and 21 January": the first day is January's too
         if free(m) and 1 <= int(m["first"]) <= 31:
             year = int(m["y"]) if m["y"] else None
-            month = _MONTHS.index(m["mon"][:3].lower()) + 1
-            taken.append((m.start("first"), m.end("first")))
-            moments.append(Moment(m["first"], m.start("first"), m.end("first"), date=(year, month, int(m["first"]))))
+            add(m, "first", date=(year, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["first"])))
     for pattern in (_DAY_MONTH, _MONTH_DAY):
         for m in pattern.finditer(text):
             if free(m):
@@ -769,11 +767,10 @@ def _inside(start: int, spans: list[tuple[int, int]]) -> bool:
 def _in_cadence(text: str, start: int, found: str) -> bool:
     # in the clause that speaks of the next update, not only in its sentence: "ordering will be back by
     # 12:00 GMT, and we'll update this page then" promises the fix at the next update's time
-    if not is_cadence(text, start, start + len(found)):
+    begin, end = sentence_bounds(text, start, start + len(found))
+    sentence, at = text[begin:end], start - begin
+    if not CADENCE.search(sentence):
         return False
-    begin = max((m.end() for m in SENTENCE_END.finditer(text, 0, start)), default=0)
-    close = SENTENCE_END.search(text, start + len(found))
-    sentence, at = text[begin : close.start() if close else len(text)], start - begin
     return any(a <= at < b or b <= at and not _OWN_VERB.search(sentence, b, at)
                for a, b in cadence_clauses(sentence))
 

@@ -25,24 +25,24 @@ def incident(state="investigating", region="US", facts=(), actions=(), messages=
 RULES = GuardRules(vocabulary=DEFAULT_VOCABULARY)
 
 
-def answer_messages(text, context, rules=RULES):
+def violations(text, context, rules=RULES):
+    """What stops ``text`` as a final answer on ``context`` (empty: it passes)."""
     config = guard_config(SelfCritiquePolicy(), context)
-    result = check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims)
-    return " ".join(v["message"] for v in result.violations)
+    return check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims).violations
+
+
+def answer_messages(text, context, rules=RULES):
+    return " ".join(v["message"] for v in violations(text, context, rules))
 
 
 def readings(text, context, rules=RULES):
     """How the guard read what stops ``text`` ("guarantee", "denial", ... or "")."""
-    config = guard_config(SelfCritiquePolicy(), context)
-    result = check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims)
-    return [v.get("reading", "") for v in result.violations]
+    return [v.get("reading", "") for v in violations(text, context, rules)]
 
 
 def stops(text, context, rules=RULES):
-    """The checks that stop ``text`` as a final answer on ``context`` (empty: it passes)."""
-    config = guard_config(SelfCritiquePolicy(), context)
-    result = check_final_answer(text, context, rules, max_answer_chars=900, strict_claims=config.strict_claims)
-    return [(v["check"].split(":")[-1], v["found"]) for v in result.violations]
+    """The checks that stop ``text`` (empty: it passes), each with the words it found."""
+    return [(v["check"].split(":")[-1], v["found"]) for v in violations(text, context, rules)]
 
 
 # ---------------------------------------------------------------- what the company says it does
@@ -317,9 +317,7 @@ def test_a_denial_of_what_the_incident_says_contradicts_it_whatever_its_words():
     denial = "Owners did not see renewal warnings in the console."
     found = [(check, words) for check, words in stops(denial, said) if check == "unsupported_statement"]
     assert found == [("unsupported_statement", "did not see renewal warnings in the console")]
-    config = guard_config(SelfCritiquePolicy(), said)
-    message = next(v["message"] for v in check_final_answer(denial, said, RULES, max_answer_chars=900,
-                                                           strict_claims=config.strict_claims).violations)
+    message = next(v["message"] for v in violations(denial, said))
     assert message.endswith("denies what the incident says: “Owners saw renewal warnings in the console”.")
     # What the incident only supposes is no statement to contradict (though denying it outright is an
     # assurance the incident does not give), and one word is too little to tell.
@@ -494,10 +492,8 @@ def test_advice_the_incident_advises_against_is_no_advice_to_publish():
         ("unsupported_statement", "remove")]
     assert stops("There is no need to remove and re-add a custom domain.", said) == []
     # The lead sees the sentence with the advice's verb marked, as for any unsupported statement.
-    config = guard_config(SelfCritiquePolicy(), said)
     text = "Renewals are slow. You should remove the custom domain and add it again."
-    violation = check_final_answer(text, said, RULES, max_answer_chars=900,
-                                   strict_claims=config.strict_claims).violations[0]
+    violation = violations(text, said)[0]
     assert violation["sentence"] == "You should remove the custom domain and add it again."
     start, end = violation["words"][0]
     assert violation["sentence"][start:end] == "remove"
@@ -732,9 +728,7 @@ def test_a_share_of_requests_does_not_say_only_a_few_customers_are_affected():
     timeouts = incident(facts=[("timeout_rate", "Requests timing out", "ratio", 0.05)])
     text = "Renewals are slow. Only a very small number of accounts are affected."
     assert stops(text, timeouts) == [("scope_claim", "Only a very small number")]
-    config = guard_config(SelfCritiquePolicy(), timeouts)
-    [finding] = check_final_answer(text, timeouts, RULES, max_answer_chars=900,
-                                   strict_claims=config.strict_claims).violations
+    [finding] = violations(text, timeouts)
     assert "count requests or other events, not who sees them: 5% (Requests timing out)" in finding["message"]
     # The requests themselves, or a share of the accounts: the facts bound it.
     assert stops("Renewals are slow. Only a small fraction of requests are timing out.", timeouts) == []

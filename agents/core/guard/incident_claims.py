@@ -497,9 +497,10 @@ def _spared_statements(context: Mapping | None) -> list[str]:
 _AGAIN = re.compile(r"\bagain\b", re.IGNORECASE)
 
 
-def _content(text: str) -> set[str]:
+def _content(text: str, generic: frozenset[str] = _GENERIC) -> set[str]:
+    """The stems of a text's words of substance, apart from ``generic`` ones."""
     return {stem(w) for w in re.findall(r"[^\W\d_]+", text.lower())
-            if len(w) > 2 and w not in FUNCTION_WORDS and w not in _GENERIC}
+            if len(w) > 2 and w not in FUNCTION_WORDS and w not in generic}
 
 
 _LIST_LINK = re.compile(r"(?:,|\band)\s+$", re.IGNORECASE)
@@ -587,10 +588,11 @@ _STILL_THERE = re.compile(
 
 def still_there_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Ways around the incident through a place none of its statements of no impact or approved actions name."""
-    findings = []
+    findings, openings = [], None
     for m in _STILL_THERE.finditer(text):
         place = _place_words(m.group(1))
-        if not place or _NEGATION.search(text, _last_before(_openings(_CLAUSE_OPEN, text), m.start()), m.start()):
+        openings = _openings(_CLAUSE_OPEN, text) if openings is None else openings
+        if not place or _NEGATION.search(text, _last_before(openings, m.start()), m.start()):
             continue
         said = _still_there_words(context, key=key)
         if place <= said:
@@ -611,7 +613,7 @@ def _still_there_words(context: Mapping | None) -> frozenset[str]:
 
 def _place_words(text: str) -> frozenset[str]:
     """The stems of a text's words of substance, "app" and "website" among them."""
-    return frozenset(stem(w) for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS)
+    return frozenset(_content(text, generic=frozenset()))
 
 
 _AWAITED = re.compile(r"\b(?:once|until|when|if|after|before|as\s+soon\s+as|to\s+(?:make\s+sure|ensure))\b",

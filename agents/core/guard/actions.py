@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 
 from agents.core.guard.claims import family_makes_claim, family_problem
@@ -326,7 +326,7 @@ _NOTHING_SAID = re.compile(r"\bno\s+(?:further\s+)?action|\b(?:do\s+not|don['’
 _ASKS_CUSTOMERS = re.compile(
     r"^\s*(?:advise|tell|ask|suggest|recommend|remind)\w*\b"
     r"|\b(?:customers?|users?|administrators?|admins?|members?|owners?|shoppers?|applicants?|riders?|drivers?|"
-    r"you)\s+(?:can|could|should|may|must|need\s+to|have\s+to)\b"
+    r"you)\s+(?:(?:who|whose|that)\s+[^,.;]{1,60}?\s+)?(?:can|could|should|may|must|need\s+to|have\s+to)\b"
     # an instruction addressed to the reader: "If your systems need tight time accuracy, check your clients' offset"
     r"|\byour\b",
     re.IGNORECASE,
@@ -343,14 +343,31 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
     actions = [a for a in context.get("approved_actions") or () if isinstance(a, str)]
     if not any(_ASKS_CUSTOMERS.search(action) for action in actions):
         return []
+    asking = [a for a in actions if _ASKS_CUSTOMERS.search(a)]
     findings = []
     for m in said:
         opens = [b.end() for b in SENTENCE_END.finditer(text, 0, m.start())]
-        if not _CONDITION_OPENS.match(text, opens[-1] if opens else 0):
+        condition = _CONDITION_OPENS.match(text, opens[-1] if opens else 0)
+        if not condition or _asked_of_them(text[condition.end() : m.start()], asking):
             findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” tells customers they need "
                                     "do nothing, and the incident's approved actions ask something of them.",
                                     m.start(), reading="nothing to do"))
     return findings
+
+
+def _asked_of_them(condition: str, asking: list[str]) -> bool:
+    """Whether the people a condition names ("If your renewal failed during that time, …") are those an
+    approved action asks something of ("Customers whose renewal failed should submit it again"): each of
+    its words of substance, two or more, in one action."""
+    said = [frozenset(forms(w)) for w in re.findall(r"[^\W\d_]+", condition.lower())
+            if len(w) > 2 and w not in FUNCTION_WORDS and w not in _WHEN_WORDS]
+    if len(said) < 2:
+        return False
+    return any(all(f & words for f in said) for words in (
+        frozenset(f for w in re.findall(r"[^\W\d_]+", action.lower()) for f in forms(w)) for action in asking))
+
+
+_WHEN_WORDS = frozenset("time period window today yesterday morning afternoon evening night".split())
 
 
 # "Your refund will not be delayed", "queued messages won't be lost": what the text says will not happen is
@@ -386,6 +403,38 @@ _NONE_WAS = re.compile(r"(?<!['‘’\"“])\b(?:no|none\s+of\s+(?:the|your|our)
                        re.IGNORECASE)
 
 
+# ... or that none of it did something: "no temperature excursions occurred", "no orders failed during the window".
+_NONE_OPENS = re.compile(r"(?<!['‘’\"“])\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\s+"
+                         r"(?!longer\b|later\b|need\b|one\b)", re.IGNORECASE)
+_NONE_WORDS = 4  # "no temperature excursions occurred": the verb within four words
+_RELATIVE_SUBJECTS = frozenset("you we they i".split())  # "nothing you bought has gone missing": not its verb
+
+
+def _none_did(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, verb) of each "no X <verb in the past>" of the text."""
+    for m in _NONE_OPENS.finditer(text):
+        subject = not m.group().lower().startswith("nothing")  # "nothing changed"; "no orders failed"
+        for n, word in enumerate(re.finditer(r"[^\W\d_][\w’'-]*|[^\w\s]", text[m.end() :])):
+            lower = word.group().lower()
+            if n >= _NONE_WORDS or not lower[0].isalpha() or lower in _BE_HAVE | _RELATIVE_SUBJECTS:
+                break
+            if (n or not subject) and any(is_inflection(lower, verb, "VBD") for verb in verbs_of(lower)):
+                yield m.start(), m.end() + word.end(), lower
+                break
+
+
+_BE_HAVE = frozenset("is are was were be been being has have had got will would can could may might should".split())
+
+
+def _said_not(text: str) -> Iterator[tuple[int, int, str, str, str]]:
+    """(start, end, verb, reading, what it does) of each thing the text says will not or did not happen."""
+    for pattern, reading, says in ((_WILL_NOT, "guarantee", "promises"), (_NONE_WAS, "assurance", "assures")):
+        for m in pattern.finditer(text):
+            yield m.start(), m.end(), next(g for g in m.groups() if g).lower(), reading, says
+    for start, end, verb in _none_did(text):
+        yield start, end, verb, "assurance", "assures"
+
+
 _BOUND = re.compile(r"[^.;:!?]*\d")
 # What the company observed ("no further errors have been detected"), and what the scope checks read
 # ("no other services were affected").
@@ -397,23 +446,22 @@ def guarantee_findings(text: str, evidence: str, families: Callable[[], Iterable
     denies no such thing. A claim family's words (``families()``: "no data was lost" is the data safety
     family's, which reads its own support, "Data loss: none") are left to that family."""
     findings, denied, named = [], None, None
-    for pattern, reading, says in ((_WILL_NOT, "guarantee", "promises"), (_NONE_WAS, "assurance", "assures")):
-        for m in pattern.finditer(text):
-            verb = next(g for g in m.groups() if g).lower()
-            verbs = set(verbs_of(verb))
-            if not verbs or verbs & _LIGHT_VERBS or verb in _LIGHT_VERBS:
-                continue
-            if reading == "assurance" and (_BOUND.match(text, m.end()) or verbs & _OBSERVED):
-                continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;
-                # "no further issues have been reported": what the company saw, no assurance
-            named = [f for f in families() if family_problem(f) is None] if named is None else named
-            if any(family_makes_claim(m.group(), family) for family in named):
-                continue
-            denied = _denied(evidence) if denied is None else denied
-            if not verbs & denied:
-                findings.append(Finding("unsupported_statement", m.group(), f"“{m.group()}” {says} what the "
-                                        "incident does not: none of its facts, key messages or approved actions "
-                                        "says so.", m.start(), reading=reading))
+    for start, end, verb, reading, says in _said_not(text):
+        verbs = set(verbs_of(verb))
+        if not verbs or verbs & _LIGHT_VERBS or verb in _LIGHT_VERBS:
+            continue
+        if reading == "assurance" and (_BOUND.match(text, end) or verbs & _OBSERVED):
+            continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;
+            # "no further issues have been reported": what the company saw, no assurance
+        said = text[start:end]
+        named = [f for f in families() if family_problem(f) is None] if named is None else named
+        if any(family_makes_claim(said, family) for family in named):
+            continue
+        denied = _denied(evidence) if denied is None else denied
+        if not verbs & denied:
+            findings.append(Finding("unsupported_statement", said, f"“{said}” {says} what the incident does not: "
+                                    "none of its facts, key messages or approved actions says so.", start,
+                                    reading=reading))
     return findings
 
 

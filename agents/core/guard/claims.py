@@ -274,8 +274,10 @@ def find(text: str, support: Support) -> list[Violation]:
 
 def _not_for_the_fix(text: str, m) -> bool:
     """Whether a time is the next update's ("next update within the hour") or when something
-    happened ("by 17:47 UTC we were processing normally"), not a time for the fix."""
-    return is_cadence(text, m.start(), m.end()) or is_past(text, m.start(), m.end())
+    happened ("by 17:47 UTC we were processing normally", "we recalculated them by 11:30 ET"), not a time
+    for the fix."""
+    clock = any(c.isdigit() for c in m.group())  # the numbers check holds it to the incident's times
+    return is_cadence(text, m.start(), m.end()) or is_past(text, m.start(), m.end(), ours=clock)
 
 
 def _estimate_message(found: str) -> str:

@@ -392,7 +392,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence) + _empathy_spans(sentence)
-        felt = _felt_spans(sentence, tokens)
+        felt = _felt_spans(sentence, tokens) + _readers_doing_spans(sentence)
         channels = _REACHING.search(sentence) is not None
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
@@ -746,7 +746,8 @@ def _promised_on_their_things(said: str, verb: re.Match, sentence: str) -> bool:
 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
 _THEIR_THINGS = re.compile(r"(?:\s+(?:back|up|out|over|off))?\s+(?:(?:all|every|each|any|some)\s+(?:of\s+)?)?your\s+"
-                           r"[^\W\d_]", re.IGNORECASE)
+                           r"[^\W\d_]|\s+(?:it|them|this|that|these|those)\s+(?:(?:\w+\s+){0,2}for\s+you|on\s+your\s+behalf)\b",
+                           re.IGNORECASE)
 
 
 # The people a company serves and speaks to (each also in the plural): one list for every reading that
@@ -876,6 +877,8 @@ _EMPATHY = re.compile(
 # What follows in the next clause ("…, and your data was never at risk") is read as ever.
 _FELT = re.compile(
     r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
+    # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now"
+    r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those\s+of\s+you|all\s+of\s+you)\s+(?=\w+ing\b)"
     r"|\bthank(?:s|\s+you)(?:\s+so\s+much)?\s+for\b(?=\s+\w+ing\b)"
     r"|^\s*(?:(?:hi|hey|hello|dear)\b(?=[^,;:.!?]{0,30}[,!])|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
@@ -927,9 +930,44 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
     return spans
 
 
+# ... and the situation it pictures: "we know confirmations matter when trucks are already on the road".
+_EMPATHY_WHEN = re.compile(r"\s(?:especially\s+|particularly\s+)?when\s", re.IGNORECASE)
+
+
+# What the reader did, said to name their things ("anything you add or tick off is still saved", "the tours
+# you've already downloaded play offline"), is theirs: its verbs are read as an apology's words are, the
+# harms apart ("the orders you lost").
+_READERS_DOING = re.compile(
+    r"\b(?:(?:anything|everything|whatever|something|what)\s+|(?:the|any|all(?:\s+the)?)\s+(?:[\w’'-]+\s+){1,2}?)"
+    r"you(?:['’]ve|['’]d|\s+have|\s+had)?\s+(?:already\s+|just\s+|recently\s+)?"
+    r"([a-z]+(?:\s+(?:or|and)\s+[a-z]+)?(?:\s+(?:off|up|out|in|back|down|over))?)\b", re.IGNORECASE)
+
+
+def _readers_doing_spans(sentence: str) -> list[tuple[int, int]]:
+    """The verbs of each thing the sentence names by what the reader did with it."""
+    spans = []
+    for m in _READERS_DOING.finditer(sentence):
+        end = m.start(1)
+        for w in re.finditer(r"[a-z]+", m.group(1), re.IGNORECASE):
+            word = w.group().lower()
+            if word not in ("or", "and", *_PARTICLES) and not verbs_of(word):
+                break
+            if word not in ("or", "and"):
+                end = m.start(1) + w.end()
+        if end > m.start(1):
+            spans.append((m.start(1), end))
+    return spans
+
+
 def _empathy_spans(sentence: str) -> list[tuple[int, int]]:
-    """What follows each "we know how much ..." to the end of its clause."""
-    return _to_clause_end(_EMPATHY, sentence, after=True)
+    """What follows each "we know how much ..." to the end of its clause, with the situation it pictures."""
+    spans = []
+    for start, end in _to_clause_end(_EMPATHY, sentence, after=True):
+        if _EMPATHY_WHEN.match(sentence, end):
+            later = _CAUSE_END.search(sentence, _EMPATHY_WHEN.match(sentence, end).end())
+            end = later.start() if later else len(sentence)
+        spans.append((start, end))
+    return spans
 
 
 def _other_incident_spans(sentence: str) -> list[tuple[int, int]]:
@@ -969,7 +1007,9 @@ _AFTER_EVENT = re.compile(
     rf"(?:this|last|yesterday|today|tonight)(?:\s+\w+)?['’]s\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT}|updates?|changes?)\b|"
     rf"(?:the|our|an?)\s+(?:[\w-]+\s+){{0,2}}?{_EVENT}\b|"
     r"(?:the|our|an?)\s+(?:latest\s+|recent\s+|new\s+)?(?:[\w-]+\s+)?(?:app|system|software|firmware|os|android|"
-    r"ios|platform|server|database|config|configuration|code|security|scheduled|planned)\s+(?:update|change)s?\b)",
+    r"ios|platform|server|database|config|configuration|code|security|scheduled|planned)\s+(?:update|change)s?\b|"
+    # ... and so is a load it followed: "ran out of disk space after an unusually high number of requests"
+    r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|number|volume|influx|rush|burst|flood|wave)\s+(?:of|in)\b)",
     re.IGNORECASE,
 )
 _STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
@@ -988,7 +1028,7 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     if _agent_noun(lower) and lower not in vocabulary.texts and lower.removesuffix("s") not in vocabulary.texts:
         allowed = frozenset()  # "provider" stems as "provide" does: a term licenses the doer only by name
     return any(s in licensed or _derived(s, licensed) or s in allowed for s in forms(lower)) or \
-        _synonym_used(lower, licensed)
+        (where != DONE and _synonym_used(lower, licensed))
 
 
 @functools.lru_cache(maxsize=8192)

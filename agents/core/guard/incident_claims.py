@@ -23,7 +23,7 @@ from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
 from agents.core.guard.hedges import is_hedged, is_negated
 from agents.core.guard.leading import led_by
-from agents.core.guard.lemmas import verbs_of
+from agents.core.guard.lemmas import is_inflection, verbs_of
 from agents.core.guard.places import PLACES
 from agents.core.guard.regions import region_in_allowed
 from agents.core.guard.support import Support, per_incident
@@ -169,10 +169,20 @@ _NOT_PAST = re.compile(r"\b(?:will|shall|is|are|am|be|going\s+to|expect\w*|plan\
                        re.IGNORECASE)
 
 
-def is_past(text: str, start: int, end: int) -> bool:
-    """Whether the match at ``start:end`` is in a sentence that tells what happened."""
+# ... or what the company did ("we reverted the change and recalculated the statements by 11:30 ET"), where
+# the caller asks: a clock time there is checked against the incident's, "within the hour" would not be.
+_WE_DID = re.compile(r"\bwe\s+(?:[a-z]+ly\s+|also\s+|then\s+)?([a-z]+)\b", re.IGNORECASE)
+
+
+def is_past(text: str, start: int, end: int, ours: bool = False) -> bool:
+    """Whether the match at ``start:end`` is in a sentence that tells what happened (``ours``: or what the
+    company did)."""
     sentence = sentence_around(text, start, end)
-    return _PAST.search(sentence) is not None and _NOT_PAST.search(sentence) is None
+    if _NOT_PAST.search(sentence):
+        return False
+    return _PAST.search(sentence) is not None or ours and any(
+        is_inflection(verb, lemma, "VBD") for verb in (m.group(1).lower() for m in _WE_DID.finditer(sentence))
+        for lemma in verbs_of(verb))
 
 
 # A recovery followed by when it will happen is a forecast, not the state now: "card payments work

@@ -506,12 +506,17 @@ def test_telling_customers_they_need_do_nothing_is_wrong_where_an_approved_actio
     assert stops("Custom domain renewals work again, so no action is needed on your side.", asks) == [
         ("unsupported_statement", "no action is needed")]
     # A condition names those it speaks of; the incident may say it itself; actions of the company ask nothing.
-    assert stops("If your domain renewed, there's nothing you need to do.", asks) == []
+    assert stops("If you don't manage custom domains, there's nothing you need to do.", asks) == []
     said = incident(state="resolved", actions=["Administrators should review custom domains renewed during the window"],
                     messages=["Domains that renewed need no action."])
     assert stops("Custom domain renewals work again, so no action is needed on your side.", said) == []
     company = incident(state="resolved", actions=["re-run every failed renewal"])
     assert stops("Custom domain renewals work again, so no action is needed on your side.", company) == []
+    # ... unless the condition names those the action asks: the same people told two things.
+    resubmit = incident(state="monitoring", actions=["Owners whose renewal failed should renew the domain again"])
+    assert stops("If your renewal failed this morning, you don't need to do anything.", resubmit) == [
+        ("unsupported_statement", "don't need to do anything")]
+    assert stops("If your renewal went through, you don't need to do anything.", resubmit) == []
 
 
 def test_a_number_the_incident_holds_only_as_its_update_cadence_measures_nothing_else():
@@ -1014,6 +1019,13 @@ def test_an_assurance_that_none_came_to_harm_is_the_incidents_to_give():
     for seen in ("No further issues have been reported.", "No new errors have been observed since the rollback.",
                  "No further problems have been detected."):
         assert stops(seen, watching) == [], seen
+    # That none of it did something is the same assurance, whatever the verb.
+    assert readings("Renewals are slow, but no duplicate renewals occurred.", RENEWALS) == ["assurance"]
+    assert stops("No renewal receipts disappeared.", kept) == [
+        ("unsupported_statement", "No renewal receipts disappeared")]
+    assert stops("Nothing you renewed has been lost.", kept) == []  # whose verb "renewed" is, is the reader's
+    assert stops("No duplicate renewals occurred.", incident(facts=[("duplicates", "Duplicates", "text",
+                                                                      "duplicate renewals never occurred")])) == []
 
 
 def test_where_the_incident_names_its_places_inside_a_region_the_others_stay_unnamed():
@@ -1113,6 +1125,15 @@ def test_a_promise_of_work_on_customers_own_things_is_the_incidents_to_make():
                                                    "DNS records of affected domains were deleted")])
     assert stops("We'll restore your DNS records.", deleted) == [("unsupported_statement", "restore")]
     assert stops("We'll keep you posted on DNS records.", deleted) == []  # what it promises customers in general
+    # A service done for the reader is work on their things too, and a word that only means the same as
+    # the incident's ("adjust" for "corrected") does not make the incident promise it.
+    corrected = incident(state="monitoring", facts=[("action_taken", "Action taken", "text",
+                                                     "renewal settings were corrected")])
+    assert stops("Email us and we'll adjust your renewal settings.", corrected) == [
+        ("unsupported_statement", "adjust")]
+    assert stops("Email us and we'll reissue it for you.", corrected) == [("unsupported_statement", "reissue")]
+    assert stops("Email us and we'll correct your renewal settings.", corrected) == []
+    assert stops("Renewal settings were adjusted, and renewals are working again.", corrected) == []
 
 
 def test_the_text_may_give_the_next_updates_time_where_the_incident_gives_none():
@@ -1364,6 +1385,19 @@ def test_a_short_question_to_the_reader_pictures_their_situation_unless_it_names
 def test_what_the_company_knows_its_customers_feel_is_theirs():
     assert stops("We know it's nerve-racking when a renewal fails. We are working on a fix.", RENEWALS) == []
     assert stops("We know you're keen to get back to work. We are working on a fix.", RENEWALS) == []
+    # ... with the situation it pictures, and so is whom an apology addresses in theirs.
+    assert stops("We know renewals matter when your shop is about to open. We are working on a fix.", RENEWALS) == []
+    assert stops("Sorry to anyone waiting on a renewal tonight. We are working on a fix.", RENEWALS) == []
+    assert any(check == "unsupported_statement" and "losing" in found for check, found in stops(
+        "Sorry to anyone losing sales tonight. We are working on a fix.", RENEWALS))
+
+
+def test_what_the_reader_did_names_their_things():
+    assert stops("Renewals are failing. Anything you renewed or paid for is listed in your account.",
+                 incident(facts=[("account", "Account", "text", "Renewals are listed in your account")])) == []
+    assert any(check == "unsupported_statement" and "lost" in found for check, found in stops(
+        "Renewals are failing. The domains you lost are listed in your account.",
+        incident(facts=[("account", "Account", "text", "Domains are listed in your account")])))
 
 
 # ---------------------------------------------------------------- causes, results, recoveries
@@ -1450,6 +1484,11 @@ def test_all_of_the_delayed_or_failed_ones_counts_the_hit_not_the_customers():
 def test_a_change_the_text_says_it_followed_is_a_cause():
     assert any(check == "unsupported_statement" and "Android" in found for check, found in stops(
         "Renewals fail for some custom domains following the latest Android system update.", RENEWALS))
+    # ... and so is a load: its words, however ordinary, are the incident's to give.
+    assert any(check == "unsupported_statement" and "unusually" in found for check, found in stops(
+        "Renewals failed after an unusually high number of requests this week.", RENEWALS))
+    surge = incident(state="identified", facts=[("cause", "Cause", "text", "A surge in renewal requests")])
+    assert stops("Renewals failed after a surge in renewal requests.", surge) == []
     assert stops("Following our last update, renewals are still failing for some custom domains.", RENEWALS) == []
 
 

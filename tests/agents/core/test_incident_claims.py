@@ -377,10 +377,14 @@ def test_a_purpose_is_no_claim_and_a_time_in_the_past_is_no_commitment():
                                                                         "back to normal")
     # When something happened is a time, not a promise, even where the incident avoids firm promises.
     for text in ("By 17:47 UTC we were processing deliveries at normal speed.",
-                 "Processing of deliveries returned to normal speed by 17:47 UTC."):
+                 "Processing of deliveries returned to normal speed by 17:47 UTC.",
+                 "We rolled back the change and redelivered the queued webhooks by 17:47 UTC."):
         assert "invalid_answer:restricted_claims" not in [c for c, _ in findings(text, recovered, strict_claims=True)]
     assert ("invalid_answer:restricted_claims", "by 17:47 UTC") in findings(
         "Deliveries will be back to normal speed by 17:47 UTC.", recovered, strict_claims=True)
+    # How long the company's work took, with no clock time to hold it to, is still the incident's to say.
+    assert ("invalid_answer:time_commitment", "within the hour") in findings(
+        "We redelivered the queued webhooks within the hour.", recovered, strict_claims=True)
 
 
 def test_a_context_without_units_names_its_percentages_by_their_keys():

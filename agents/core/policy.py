@@ -202,6 +202,9 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"operational|running|functioning|flowing|processing)\b",
             r"\bshould\s+be\s+(?:working|succeeding|loading|running|functioning|operating|responding|processing)\s+"
             r"(?:again|normally|now|as\s+(?:expected|usual|normal))\b",
+            # what the service does, done right now: "all grants now show correctly", "the map now loads normally"
+            r"\bnow\s+(?:shows?|display(?:s)?|appears?|loads?|works?|syncs?|updates?|opens?|runs?|renders?|prints?)\s+"
+            r"(?:correctly|properly|normally|as\s+(?:expected|usual|normal))\b",
         ),
     ),
     ClaimFamily(
@@ -253,6 +256,8 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         pattern=r"\b(?:a|the)\s+fix\s+is\s+(?:now\s+|currently\s+)?(?:being\s+(?:deployed|rolled\s+out|implemented|"
         r"applied|released|prepared|tested)|rolling\s+out)\b",
         paraphrases=(
+            r"\b(?:a|the)\s+fix\s+is\s+already\s+(?:being\s+(?:deployed|rolled\s+out|implemented|applied|released|"
+            r"prepared|tested)|rolling\s+out|on\s+(?:its|the)\s+way|in\s+progress)\b",
             r"\b(?:we\s+are|we[’']re)\s+(?:now\s+|currently\s+)?(?:deploying|rolling\s+out|implementing|applying|"
             r"releasing)\s+(?:a|the)\s+fix\b",
             r"\b(?:have|has|we[’']ve)\s+(?:now\s+)?(?:identified|found|determined|pinpointed|worked\s+out)\s+why\b",

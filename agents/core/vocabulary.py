@@ -191,6 +191,7 @@ UPDATE_PHRASES = (
     "can be reached", "by hand", "come back", "hang tight", "keep watching", "until it's sorted", "once it's sorted",
     "all sorted", "double-check", "double check", "carry on", "carried on", "carrying on", "carries on",
     "no need to ask", "in person", "pop into", "pop in", "pop by",
+    "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -212,6 +213,7 @@ ADVICE_LANGUAGE = (
     "hang on to", "a call", "give", "quick",
     "worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into", "pop in",
     "pop by", "include",
+    "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
 )
 
 

@@ -349,6 +349,8 @@ def test_a_statement_that_spares_one_thing_spares_only_that_thing():
      "monitoring"),
     ("We are monitoring custom domain renewals before closing this incident.", "resolved", "monitoring"),
     ("We are still looking into why custom domain renewals fail.", "identified", "investigating"),
+    ("Renewals fail for custom domains, and a fix is already rolling out.", "investigating", "identified"),
+    ("Custom domain renewals now work normally and show correctly.", "identified", "monitoring"),
 ])
 def test_a_lifecycle_stage_the_incident_is_not_in_is_a_state_claim(text, wrong, right):
     assert {check for check, _ in stops(text, incident(state=wrong))} == {"state_claim"}
@@ -1390,6 +1392,12 @@ def test_what_the_company_knows_its_customers_feel_is_theirs():
     assert stops("Sorry to anyone waiting on a renewal tonight. We are working on a fix.", RENEWALS) == []
     assert any(check == "unsupported_statement" and "losing" in found for check, found in stops(
         "Sorry to anyone losing sales tonight. We are working on a fix.", RENEWALS))
+
+
+def test_whom_to_ask_is_advice_any_update_may_give():
+    registrar = incident(actions=["Contact your registrar if you have questions about a transfer"])
+    assert stops("Renewals are failing. If you have questions about a transfer, your registrar is the best person "
+                 "to ask.", registrar) == []
 
 
 def test_what_the_reader_did_names_their_things():

@@ -1,0 +1,47 @@
+"""What a round of published-style updates showed the guard should read: a fix said to be "already
+rolling out" is a fix under way (the family's paraphrases), and a service said to "now show correctly"
+claims it works again ("working again"); and a few words of update language for whom customers may ask:
+"the best person to ask", "best placed to help" (in plain description and in advice). A store's own
+terms and patterns otherwise stay as its admins left them."""
+
+from django.db import migrations
+
+WHOM_TO_ASK = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer")
+
+
+def _line(family: str, marker: str) -> str:
+    from agents.core.policy import DEFAULT_CLAIM_FAMILIES
+
+    lines = next(f for f in DEFAULT_CLAIM_FAMILIES if f.name == family).paraphrases
+    return next(line for line in lines if marker in line)
+
+
+def _lines() -> list[tuple[str, str]]:
+    return [
+        ("fix under way", _line("fix under way", "already")),
+        ("working again", _line("working again", "now\\s+(?:shows?")),
+    ]
+
+
+def forwards(apps, schema_editor):
+    from agents.policy_rows import add_default_terms, add_paraphrases
+
+    add_default_terms(apps, schema_editor, WHOM_TO_ASK, advice=WHOM_TO_ASK, action=(), mark_held=True)
+    for family, line in _lines():
+        add_paraphrases(apps, schema_editor, family, [line])
+
+
+def backwards(apps, schema_editor):
+    from agents.policy_rows import remove_paraphrases
+
+    for family, line in _lines():
+        remove_paraphrases(apps, schema_editor, family, [line])
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("agents", "0050_readings_of_round_eight"),
+    ]
+
+    operations = [migrations.RunPython(forwards, backwards)]

@@ -731,6 +731,9 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
     customers after it), "affected accounts have been credited" (before it, in its clause)."""
     if not set(auxiliaries) & _HAVE or verb.group().lower() in _NOT_DONE_TO:
         return False
+    if verb.group().lower() in _TOLD:  # whoever was told ("your physiotherapist has been notified"), but our own
+        told = sentence[clause : verb.start()] if auxiliaries[-1] == "been" else sentence[verb.end() : verb.end() + 40]
+        return not _OUR_PEOPLE.match(told.strip())
     if auxiliaries[-1] == "been":
         return _CUSTOMERS.search(sentence, clause, mark) is not None
     after = verb.end()
@@ -767,6 +770,11 @@ _CUSTOMERS = re.compile(r"\b" + _CUSTOMER, re.IGNORECASE)
 _GIVEN_TO_CUSTOMERS = re.compile(r"[^,;:.!?]{1,40}?\sto\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|"
                                  r"these)\s+){0,3}" + _CUSTOMER, re.IGNORECASE)
 _NOT_DONE_TO = frozenset("seen heard noticed observed received apologised apologized thanked".split())
+# That someone has been told is work done, whoever it was ("we will notify you" promises an update), unless
+# it is the company's own people ("our on-call team has been alerted").
+_TOLD = frozenset("notified informed alerted told contacted emailed messaged warned".split())
+_OUR_PEOPLE = re.compile(r"(?:our|the)\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers?|staff|specialists|experts|"
+                         r"people|colleagues)\b", re.IGNORECASE)
 
 
 def says_company_action(sentence: str, words: str) -> bool:

@@ -447,6 +447,13 @@ def test_what_the_company_saw_or_promises_is_no_work_done_to_customers():
     assert stops("We will notify every affected customer by email.", RENEWALS) == []
     assert stops("We have seen customers report that renewals fail.", RENEWALS) == []
     assert stops("We have apologised to every affected customer.", RENEWALS) == []
+    # That someone has been told is work done, whoever it was: the incident's to say.
+    assert stops("Your registrar has been notified about the failed renewals.", RENEWALS) == [
+        ("unsupported_statement", "registrar has been notified")]
+    assert stops("Our engineering team has been notified and is looking into it.", RENEWALS) == []
+    told = incident(state="identified", facts=[("registrar", "Registrar", "text",
+                                                 "Registrars were notified about the failed renewals")])
+    assert stops("Your registrar has been notified about the failed renewals.", told) == []
 
 
 @pytest.mark.parametrize(("text", "found"), [

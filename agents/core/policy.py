@@ -202,6 +202,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"operational|running|functioning|flowing|processing)\b",
             r"\bshould\s+be\s+(?:working|succeeding|loading|running|functioning|operating|responding|processing)\s+"
             r"(?:again|normally|now|as\s+(?:expected|usual|normal))\b",
+            r"\b(?:is|are)\s+(?:now\s+|already\s+|slowly\s+|gradually\s+)?coming\s+back\b",
             # what the service does, done right now: "all grants now show correctly", "the map now loads normally"
             r"\bnow\s+(?:shows?|display(?:s)?|appears?|loads?|works?|syncs?|updates?|opens?|runs?|renders?|prints?)\s+"
             r"(?:correctly|properly|normally|as\s+(?:expected|usual|normal))\b",

@@ -192,6 +192,8 @@ UPDATE_PHRASES = (
     "all sorted", "double-check", "double check", "carry on", "carried on", "carrying on", "carries on",
     "no need to ask", "in person", "pop into", "pop in", "pop by",
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
+    "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
+    "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -212,8 +214,10 @@ ADVICE_LANGUAGE = (
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
     "worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into", "pop in",
-    "pop by", "include",
+    "pop by", "include", "open", "make",
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
+    "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
+    "the last thing you need",
 )
 
 

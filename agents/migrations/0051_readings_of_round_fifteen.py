@@ -1,12 +1,19 @@
-"""What a round of published-style updates showed the guard should read: a fix said to be "already
-rolling out" is a fix under way (the family's paraphrases), and a service said to "now show correctly"
-claims it works again ("working again"); and a few words of update language for whom customers may ask:
-"the best person to ask", "best placed to help" (in plain description and in advice). A store's own
-terms and patterns otherwise stay as its admins left them."""
+"""What two rounds of published-style updates showed the guard should read: a fix said to be "already
+rolling out" is a fix under way (the family's paraphrases), and a service said to "now show correctly" or
+to be "coming back" claims it works again ("working again"); and a few words of update language: whom
+customers may ask ("the best person to ask", "best placed to help", "a member of staff"), "a reminder
+that …", "you're welcome to …", "the last thing you need", when something "was due"; as advice also
+"open" and "make" ("open the app and review …", "you can make appointments now"). A store's own terms and
+patterns otherwise stay as its admins left them."""
 
 from django.db import migrations
 
-WHOM_TO_ASK = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer")
+PLAIN = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer",
+         "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
+         "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due")
+ADVICE = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer",
+          "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
+          "the last thing you need", "open", "make")
 
 
 def _line(family: str, marker: str) -> str:
@@ -19,6 +26,7 @@ def _line(family: str, marker: str) -> str:
 def _lines() -> list[tuple[str, str]]:
     return [
         ("fix under way", _line("fix under way", "already")),
+        ("working again", _line("working again", "coming\\s+back")),
         ("working again", _line("working again", "now\\s+(?:shows?")),
     ]
 
@@ -26,7 +34,7 @@ def _lines() -> list[tuple[str, str]]:
 def forwards(apps, schema_editor):
     from agents.policy_rows import add_default_terms, add_paraphrases
 
-    add_default_terms(apps, schema_editor, WHOM_TO_ASK, advice=WHOM_TO_ASK, action=(), mark_held=True)
+    add_default_terms(apps, schema_editor, tuple(dict.fromkeys(PLAIN + ADVICE)), advice=ADVICE, mark_held=True)
     for family, line in _lines():
         add_paraphrases(apps, schema_editor, family, [line])
 

@@ -47,6 +47,8 @@ _NOT_DONE_YET = re.compile(
 )
 _DONE_BEFORE = re.compile(r"\bafter\s+(?=[a-z]+ing\b)", re.IGNORECASE)
 _AUXILIARY = frozenset("was were been has have had ve s is we they it".split())  # or the doer: "we added"
+_PASSIVE = frozenset("was were been".split())
+_RELATIVE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"
 _NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
                          r"as\s+soon\s+as|not|never|no)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
@@ -79,8 +81,10 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
     for clause in _CLAUSE.split(evidence):
         words = re.findall(r"[A-Za-z]+", clause)
         lemmas = {lemma for w in words for lemma in lemmas_of(w.lower())}
-        # What was done first is done too: "We restored the portal after replacing a failed server".
-        told = _DONE_BEFORE.sub(" ", clause)
+        # What was done first is done too: "We restored the portal after replacing a failed server"; what a
+        # relative clause says of its noun is not the clause's: "An alert has been added for jobs that do not
+        # start on time".
+        told = _RELATIVE.split(_DONE_BEFORE.sub(" ", clause), 1)[0]
         if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(told):
             done |= lemmas
         else:
@@ -91,10 +95,12 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
 def _says_done(words: list[str], i: int) -> bool:
     """Whether ``words[i]`` is a past form that says something was done: after "was", "has been"…, at the
     clause's start ("Rolled back the deployment"), or before no noun ("Refunds issued at 10:00"); not
-    a past form that describes a noun ("deliver every delayed message")."""
-    if not _past_lemmas(words[i]):
-        return False
+    a past form that describes a noun ("deliver every delayed message"). A participle spelt as its verb
+    ("was run", "has been reset") says so after a passive's or a perfect's auxiliary only."""
     before = {w.lower() for w in words[max(0, i - 2) : i]}
+    if not _past_lemmas(words[i]):
+        lower = words[i].lower()
+        return bool(before & _PASSIVE) and lower in verbs_of(lower) and is_inflection(lower, lower, "VBN")
     j = i + 2 if i + 1 < len(words) and words[i + 1].lower() in _PARTICLES else i + 1  # "rolled back the deploy"
     after = words[j].lower() if j < len(words) else None
     return i == 0 or bool(before & _AUXILIARY) or after is None or after in FUNCTION_WORDS or j > i + 1

@@ -239,7 +239,7 @@ def find(text: str, support: Support) -> list[Violation]:
             continue
         made = [m for m in family_claims(text, family, matched)
                 if not (family.support == "time" and _not_for_the_fix(text, m))
-                and not (family.check == "state_claim" and is_forecast(text, m.end()))]
+                and not (family.check == "state_claim" and (is_forecast(text, m.end()) or _tried(text, m.start())))]
         # A time for the fix worded as an estimate is still a time: the incident must give one.
         estimates = [m for m in family_estimates(text, family, matched) if not _not_for_the_fix(text, m)] \
             if family.support == "time" else []
@@ -270,6 +270,18 @@ def find(text: str, support: Support) -> list[Violation]:
                   else _claim_message(m.group(), family, strict_claims, state), family.name)
         for m, family, estimate in sorted(kept, key=lambda c: c[0].start())
     ]
+
+
+# "Try submitting your request online again a little later": what customers are asked to try again says
+# nothing of the state.
+_TRY = re.compile(r"\b(?:try|trying|retry|attempt)\b", re.IGNORECASE)
+_CLAUSE_MARK = re.compile(r"[,;:.!?]")
+
+
+def _tried(text: str, at: int) -> bool:
+    """Whether the claim at ``at`` is in the clause of an instruction to try it again."""
+    begin = max((m.end() for m in _CLAUSE_MARK.finditer(text, 0, at)), default=0)
+    return _TRY.search(text, begin, at) is not None
 
 
 def _not_for_the_fix(text: str, m) -> bool:

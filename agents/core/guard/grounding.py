@@ -813,7 +813,9 @@ _CAUSE_NEUTRAL = frozenset(
     "becoming became being following "  # grammar inside a cause: "our sync service becoming overloaded following ..."
     "get gets got getting gotten "  # a light verb: "because you didn't get a reminder" is the reminder's cause
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
-    "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings".split()
+    "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings "
+    # the impact itself, given as the reason for advice: "because home phone services are down, ..."
+    "down offline unavailable".split()
 )
 
 
@@ -868,7 +870,8 @@ _EMPATHY = re.compile(
     r"(?=(?:it['’]s|it\s+is|it\s+can\s+be)\s+(?:so\s+|really\s+|very\s+)?(?:frustrating|stressful|worrying|"
     r"nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|confusing|disruptive|alarming)\b)|"
     r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b)|"
-    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital)|are\s+(?:important|critical|vital)|"
+    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic)|"
+    r"are\s+(?:important|critical|vital|busy|hectic)|"
     r"(?:can\s+)?means?\s+a\s+lot)\b))",
     re.IGNORECASE,
 )
@@ -887,14 +890,21 @@ _FELT = re.compile(
     r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
     # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now"
     r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those\s+of\s+you|all\s+of\s+you)\s+(?=\w+ing\b)"
+    # ... or the situation it supposes: "we're sorry if you've tried to make a claim this morning"
+    r"|\b(?:sorry|apologi[sz]e|apologies)\s+if\s+(?=you\b)"
+    # ... and what advice spares the reader: "start temporary access so you don't fall behind"
+    r"|\bso\s+(?:that\s+)?(?=you\s+(?:don['’]t|do\s+not|won['’]t|will\s+not|can|can['’]t|aren['’]t)\b)"
     r"|\bthank(?:s|\s+you)(?:\s+so\s+much)?\s+for\b(?=\s+\w+ing\b)"
     r"|^\s*(?:(?:hi|hey|hello|dear)\b(?=[^,;:.!?]{0,30}[,!])|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
-    r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b)",
+    r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"
+    r"congratulations\b)",
     re.IGNORECASE,
 )
 _FELT_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\s(?:and|but|so|which|while|until|once|because|as|since)\s",
                        re.IGNORECASE)
+_PURPOSE = re.compile(r"so\s", re.IGNORECASE)
+_SUPPOSED_END = re.compile(r"[,;:.!?()]|\s[-–—]\s")
 _FELT_ON = re.compile(r",\s+(?:especially|particularly)\s", re.IGNORECASE)  # "…, especially at the end of a long day"
 # A short question that opens advice ("Out on the trail?", "Planning to ski tomorrow?", "Worried about the
 # deadline?") pictures the reader's situation; the advice after it is read as ever.
@@ -927,13 +937,14 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
         return [(0, len(sentence))]
     spans = []
     for m in _FELT.finditer(sentence):
-        end = _FELT_END.search(sentence, m.end())
+        # what an apology supposes goes on past "and": "sorry if you've tried to claim and hit an error"
+        end = (_SUPPOSED_END if m.group().lower().endswith("if ") else _FELT_END).search(sentence, m.end())
         if end and end.start() == m.end() and sentence[end.start()] == ",":
             end = _FELT_END.search(sentence, end.end())  # "Good morning, travellers!": whom it greets
         while end and _FELT_ON.match(sentence, end.start()):
             end = _FELT_END.search(sentence, end.end())
         end = end.start() if end else len(sentence)
-        if not _TELLS.search(sentence, m.end(), end):
+        if _PURPOSE.match(m.group()) or not _TELLS.search(sentence, m.end(), end):  # a purpose tells nothing
             spans.append((m.start(), end))
     return spans
 
@@ -998,7 +1009,8 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     spans = []
     # A time it started at, then the cause: "This started at around 09:40 CET, shortly after this morning's
     # release".
-    later = [m for m in _SOON_AFTER.finditer(sentence) if _STARTED.search(sentence, 0, m.start())]
+    later = [m for m in (*_SOON_AFTER.finditer(sentence), *_AFTER_THING.finditer(sentence))
+             if _STARTED.search(sentence, 0, m.start())]
     later += _AFTER_EVENT.finditer(sentence)
     for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence), *later):
         end = (_BY_CAUSE_END if m.group().rstrip().lower().endswith(" by") else _CAUSE_END).search(sentence, m.end())
@@ -1020,6 +1032,8 @@ _AFTER_EVENT = re.compile(
     r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|number|volume|influx|rush|burst|flood|wave)\s+(?:of|in)\b)",
     re.IGNORECASE,
 )
+# ... and so is a thing it started after: "this started around 10:00 ET, after a change to how codes sync"
+_AFTER_THING = re.compile(r"\b(?:after|following)\s+(?=(?:an?|the|our|this|that|last|yesterday['’]s)\s)", re.IGNORECASE)
 _STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
 
 

@@ -794,6 +794,12 @@ _RECOVERED = re.compile(r"\b(?:again|now|back|restored|resumed|recovered|since)\
 _DENIAL_NEUTRAL = frozenset("affected impacted incident issue problem outage".split())
 
 
+# A clause that says something was hidden or missing ("a database change that hid available slots") does
+# not affirm that it was there.
+_PRIVATIVE = re.compile(r"\b(?:hid|hidden|hides?|hiding|missing|lost|removed|deleted|blocked|prevented|without)\b",
+                        re.IGNORECASE)
+
+
 @per_incident
 def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]:
     """Each clause of the incident's public statements (:func:`_statements`; a fact's label is a clause of
@@ -801,7 +807,8 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
     clauses = []
     for statement in _statements(context):
         for clause in _CLAUSES.split(statement):
-            if clause.strip() and not _DOUBT.search(clause) and not _instruction(clause):
+            if clause.strip() and not _DOUBT.search(clause) and not _PRIVATIVE.search(clause) and \
+                    not _instruction(clause):
                 words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
                 clauses.append((clause.strip(), words))
     return tuple(clauses)

@@ -325,6 +325,10 @@ def test_a_denial_of_what_the_incident_says_contradicts_it_whatever_its_words():
     assert stops("Owners saw renewal warnings in the console.", said) == []
     assert stops("Owners did not see them.", said) == []
     assert stops("Owners did not see warnings.", said) == [("unsupported_statement", "did not see warnings")]
+    # What the incident says was hidden it does not affirm was there.
+    hidden = incident(state="resolved", facts=[("cause", "Cause", "text",
+                                                "A change hid renewal warnings in the console")])
+    assert stops("The console showed no renewal warnings.", hidden) == []
 
 
 def test_an_impact_said_of_a_list_is_said_of_each_thing_it_lists():
@@ -351,10 +355,17 @@ def test_a_statement_that_spares_one_thing_spares_only_that_thing():
     ("We are still looking into why custom domain renewals fail.", "identified", "investigating"),
     ("Renewals fail for custom domains, and a fix is already rolling out.", "investigating", "identified"),
     ("Custom domain renewals now work normally and show correctly.", "identified", "monitoring"),
+    ("Custom domain renewals are coming back.", "identified", "monitoring"),
 ])
 def test_a_lifecycle_stage_the_incident_is_not_in_is_a_state_claim(text, wrong, right):
     assert {check for check, _ in stops(text, incident(state=wrong))} == {"state_claim"}
     assert stops(text, incident(state=right)) == []
+
+
+def test_what_customers_are_asked_to_try_again_says_nothing_of_the_state():
+    assert stops("Renewals are failing for custom domains. In the meantime, please try renewing online again a "
+                 "little later.", incident("investigating")) == []
+    assert [c for c, _ in stops("Renewals are online again.", incident("investigating"))] == ["state_claim"]
 
 
 @pytest.mark.parametrize(("text", "found"), [
@@ -491,6 +502,14 @@ def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
     assert stops("The renewal problem has been fixed.", fixed) == []
     assert stops("Some servers may have been rolled back twice.", rolling) != [
         ("state_claim", "have been rolled back")]
+    # A participle spelt as its verb ("was run") says the work was done; what a relative clause says of its
+    # noun ("jobs that do not start") is not the work's.
+    rerun = incident(state="resolved", facts=[("action_taken", "Action taken", "text",
+                                                "The renewal job was run again at 10:00 UTC")])
+    assert stops("We ran the renewal job again at 10:00 UTC.", rerun) == []
+    alert = incident(state="resolved", facts=[("follow_up", "Follow-up", "text",
+                                                "An alert has been added for renewal jobs that do not start")])
+    assert stops("We've added an alert for renewal jobs that don't start on time.", alert) == []
 
 
 def test_advice_the_incident_advises_against_is_no_advice_to_publish():
@@ -1397,8 +1416,25 @@ def test_what_the_company_knows_its_customers_feel_is_theirs():
     # ... with the situation it pictures, and so is whom an apology addresses in theirs.
     assert stops("We know renewals matter when your shop is about to open. We are working on a fix.", RENEWALS) == []
     assert stops("Sorry to anyone waiting on a renewal tonight. We are working on a fix.", RENEWALS) == []
+    assert stops("We're sorry if you tried to renew this morning and hit a wall. We are working on a fix.",
+                 RENEWALS) == []
+    assert stops("Renewals are failing. We know Mondays are busy for you. Congratulations to everyone launching today!",
+                 RENEWALS) == []
     assert any(check == "unsupported_statement" and "losing" in found for check, found in stops(
         "Sorry to anyone losing sales tonight. We are working on a fix.", RENEWALS))
+
+
+def test_what_advice_spares_the_reader_is_their_world_unless_it_is_a_harm():
+    held = incident(actions=["Keep your domain renewal receipt"])
+    assert stops("Please keep your domain renewal receipt so you don't fall behind on paperwork.", held) == []
+    assert ("liability", "won't be charged") in stops(
+        "Please keep your domain renewal receipt so you won't be charged twice.", held)
+
+
+def test_the_impact_given_as_the_reason_for_advice_is_no_cause_of_its_own():
+    down = incident(state="identified", facts=[("symptom", "Symptom", "text", "Renewal emails are unavailable")],
+                    actions=["Check the console for renewal status"])
+    assert stops("Because renewal emails are down, please check the console for renewal status.", down) == []
 
 
 def test_whom_to_ask_is_advice_any_update_may_give():
@@ -1494,6 +1530,13 @@ def test_all_of_the_delayed_or_failed_ones_counts_the_hit_not_the_customers():
                     facts=[("outcome", "Outcome", "text", "The delayed renewal emails have been sent")])
     assert stops("All the delayed renewal emails have now been sent.", sent) == []
     assert ("scope_claim", "all our customers") in stops("Renewal emails were delayed for all our customers.", sent)
+
+
+def test_a_thing_it_started_after_is_a_cause():
+    started = incident(facts=[("started", "Started", "text", "10:20 UTC")])
+    assert any(check == "unsupported_statement" and "sync" in found for check, found in stops(
+        "Renewals fail. This started around 10:20 UTC, after a change to how domains sync.", started))
+    assert stops("Renewals fail. This started around 10:20 UTC, after we posted our last update.", started) == []
 
 
 def test_a_change_the_text_says_it_followed_is_a_cause():

@@ -886,6 +886,7 @@ _EMPATHY = re.compile(
 # remedy or another party, which an apology can slip in ("sorry for the lost orders", "enjoy a free
 # month", "sorry our partner's outage …"), and names.
 # What follows in the next clause ("…, and your data was never at risk") is read as ever.
+GREETING = r"hi|hey|hello|dear"  # the words that open a greeting ("Hi everyone,", "Dear members,")
 _FELT = re.compile(
     r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
     # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now"
@@ -895,7 +896,7 @@ _FELT = re.compile(
     # ... and what advice spares the reader: "start temporary access so you don't fall behind"
     r"|\bso\s+(?:that\s+)?(?=you\s+(?:don['’]t|do\s+not|won['’]t|will\s+not|can|can['’]t|aren['’]t)\b)"
     r"|\bthank(?:s|\s+you)(?:\s+so\s+much)?\s+for\b(?=\s+\w+ing\b)"
-    r"|^\s*(?:(?:hi|hey|hello|dear)\b(?=[^,;:.!?]{0,30}[,!])|good\s+(?:morning|afternoon|evening)\b)"
+    rf"|^\s*(?:(?:{GREETING})\b(?=[^,;:.!?]{{0,30}}[,!])|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
     r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"
     r"congratulations\b)",

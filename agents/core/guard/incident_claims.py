@@ -20,7 +20,7 @@ import re2
 
 from agents.core.guard.cadence import CADENCE
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, forms, stem
+from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, forms, stem
 from agents.core.guard.hedges import is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, verbs_of
@@ -249,7 +249,7 @@ _OF_AFFECTED = re.compile(r"\b(?:affected|impacted|delayed|failed|missed|missing
                           re.IGNORECASE)
 # "Hi everyone," greets and "thanks to everyone who let us know" thanks; neither counts the affected.
 _THANKED = re.compile(r"\b(?:thanks|thank\s+you|grateful)\s+(?:again\s+)?to\s+$", re.IGNORECASE)
-_GREETED = re.compile(r"(?:^|[.!?:]\s+)(?:hi|hello|hey|dear|thanks|thank\s+you|morning|evening|afternoon)"
+_GREETED = re.compile(rf"(?:^|[.!?:]\s+)(?:{GREETING}|thanks|thank\s+you|(?:good\s+)?(?:morning|evening|afternoon))"
                       r"(?:\s+there)?,?\s*$", re.IGNORECASE)
 _QUANTIFIER_SAYS = {"all": "everyone is affected", "few": "only a few are affected", "most": "most are affected"}
 # The share of the affected is the complement of a share that succeeds.

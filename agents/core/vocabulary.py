@@ -194,6 +194,7 @@ UPDATE_PHRASES = (
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due",
+    "go through", "goes through", "went through", "gone through",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -214,7 +215,7 @@ ADVICE_LANGUAGE = (
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
     "worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into", "pop in",
-    "pop by", "include", "open", "make",
+    "pop by", "include", "open", "make", "take a look", "have a look",
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need",

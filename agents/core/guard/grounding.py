@@ -815,7 +815,7 @@ _CAUSE_NEUTRAL = frozenset(
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings "
     # the impact itself, given as the reason for advice: "because home phone services are down, ..."
-    "down offline unavailable".split()
+    "down offline unavailable running".split()
 )
 
 
@@ -899,7 +899,7 @@ _FELT = re.compile(
     rf"|^\s*(?:(?:{GREETING})\b(?=[^,;:.!?]{{0,30}}[,!])|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
     r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"
-    r"congratulations\b)",
+    r"congratulations\b|(?:we\s+)?can['’]t\s+wait\s+to\b)",
     re.IGNORECASE,
 )
 _FELT_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\s(?:and|but|so|which|while|until|once|because|as|since)\s",
@@ -1119,13 +1119,21 @@ _FRAME = re.compile(r"\s*(?:please\s+)?(?:note|be\s+(?:aware|advised|assured))\b
 # Inside an instruction, a condition ("until this is fixed", "once the backlog has caught up") or a
 # relative clause ("conversations that received a cut-off answer") describes, and is read as a
 # description; the instruction's own verb and object stay advice.
+_CONFIRMED = re.compile(r"\bconfirm\s+(?:that\s+|whether\s+|if\s+)?(?=(?:it|they|this|that|an?|the|your)\s+"
+                        r"(?:[\w’'-]+\s+){0,3}?(?:has|have|is|are|was|were|went|got)\b)", re.IGNORECASE)
+_HOW = re.compile(r"\s(?:by|in|on|from|using|via)\s|[,;:.!?]", re.IGNORECASE)
 _DESCRIBED = re.compile(r"\b(?:until|once|while|when|whenever|after|before|if|that|which|who|whose)\s", re.IGNORECASE)
 _NOT_RELATIVE = frozenset("sure note aware ensure check verify confirm know notice so such".split())
 
 
 def _described(sentence: str, at: int, begin: int) -> bool:
     """Whether the word at ``at`` stands in a condition or a relative clause opened after ``begin``, in
-    the same clause (up to a comma, a semicolon or a colon)."""
+    the same clause (up to a comma, a semicolon or a colon), or in what the advice asks to confirm ("you
+    can confirm it has arrived by checking …", up to how)."""
+    for m in _CONFIRMED.finditer(sentence, begin):  # the whole sentence: what follows "confirm" says what it is
+        how = _HOW.search(sentence, m.end())
+        if m.end() <= at < (how.start() if how else len(sentence)):
+            return True
     for m in _DESCRIBED.finditer(sentence, begin, at):
         before = sentence[begin : m.start()].split()
         if m.group().strip().lower() in ("that", "which", "who", "whose") and (

@@ -1420,6 +1420,7 @@ def test_what_the_company_knows_its_customers_feel_is_theirs():
                  RENEWALS) == []
     assert stops("Renewals are failing. We know Mondays are busy for you. Congratulations to everyone launching today!",
                  RENEWALS) == []
+    assert stops("Renewals are failing. We can't wait to see your new shops this summer!", RENEWALS) == []
     assert any(check == "unsupported_statement" and "losing" in found for check, found in stops(
         "Sorry to anyone losing sales tonight. We are working on a fix.", RENEWALS))
 
@@ -1435,6 +1436,16 @@ def test_the_impact_given_as_the_reason_for_advice_is_no_cause_of_its_own():
     down = incident(state="identified", facts=[("symptom", "Symptom", "text", "Renewal emails are unavailable")],
                     actions=["Check the console for renewal status"])
     assert stops("Because renewal emails are down, please check the console for renewal status.", down) == []
+
+
+def test_what_advice_asks_to_confirm_is_a_description():
+    checked = incident(state="monitoring", actions=["Check the renewal status in the console to confirm renewals"])
+    assert stops("Renewals work again. You can confirm a renewal went through by checking the renewal status in "
+                 "the console.", checked) == []
+    assert stops("Renewals work again. Please take a look at the renewal status in the console.", checked) == []
+    # ... and the advice itself is still read: "restart" is no approved action here.
+    assert any(check == "unsupported_statement" and "restart" in found for check, found in stops(
+        "Renewals work again. Please restart your server to confirm it has renewed.", checked))
 
 
 def test_whom_to_ask_is_advice_any_update_may_give():
@@ -1545,6 +1556,8 @@ def test_a_change_the_text_says_it_followed_is_a_cause():
     # ... and so is a load: its words, however ordinary, are the incident's to give.
     assert any(check == "unsupported_statement" and "unusually" in found for check, found in stops(
         "Renewals failed after an unusually high number of requests this week.", RENEWALS))
+    queue = incident(state="identified", facts=[("cause", "Cause", "text", "A slow queue in the renewal service")])
+    assert stops("Renewals failed because of a slow-running queue in the renewal service.", queue) == []
     surge = incident(state="identified", facts=[("cause", "Cause", "text", "A surge in renewal requests")])
     assert stops("Renewals failed after a surge in renewal requests.", surge) == []
     assert stops("Following our last update, renewals are still failing for some custom domains.", RENEWALS) == []

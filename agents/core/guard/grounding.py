@@ -618,7 +618,9 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
         # "Please note that ..." and "please be aware ..." frame a statement: it is read as one.
         if _FRAME.match(sentence, begin):
             finish = begin
-        places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) else place
+        confirmed = _confirmed_spans(sentence, begin)
+        places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) and
+                  not any(c <= a < d for c, d in confirmed) else place
                   for (a, _, _), place in zip(tokens, places, strict=True)]
         # The clause after a semicolon may advise again: "...to get your refund; if you'd rather not wait,
         # you can dispute the charge with your bank".
@@ -1126,14 +1128,19 @@ _DESCRIBED = re.compile(r"\b(?:until|once|while|when|whenever|after|before|if|th
 _NOT_RELATIVE = frozenset("sure note aware ensure check verify confirm know notice so such".split())
 
 
+def _confirmed_spans(sentence: str, begin: int) -> list[tuple[int, int]]:
+    """What advice opened at ``begin`` asks the reader to confirm ("you can confirm it has arrived by
+    checking …"), each up to how: a description of what to look for, not the instruction."""
+    spans = []
+    for m in _CONFIRMED.finditer(sentence, begin):
+        how = _HOW.search(sentence, m.end())
+        spans.append((m.end(), how.start() if how else len(sentence)))
+    return spans
+
+
 def _described(sentence: str, at: int, begin: int) -> bool:
     """Whether the word at ``at`` stands in a condition or a relative clause opened after ``begin``, in
-    the same clause (up to a comma, a semicolon or a colon), or in what the advice asks to confirm ("you
-    can confirm it has arrived by checking …", up to how)."""
-    for m in _CONFIRMED.finditer(sentence, begin):  # the whole sentence: what follows "confirm" says what it is
-        how = _HOW.search(sentence, m.end())
-        if m.end() <= at < (how.start() if how else len(sentence)):
-            return True
+    the same clause (up to a comma, a semicolon or a colon)."""
     for m in _DESCRIBED.finditer(sentence, begin, at):
         before = sentence[begin : m.start()].split()
         if m.group().strip().lower() in ("that", "which", "who", "whose") and (

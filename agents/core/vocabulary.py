@@ -194,7 +194,8 @@ UPDATE_PHRASES = (
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due",
-    "go through", "goes through", "went through", "gone through",
+    "go through", "goes through", "went through", "gone through", "welcome to", "don't worry", "do not worry",
+    "no need to worry", "worry", "come along",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -215,7 +216,7 @@ ADVICE_LANGUAGE = (
     "let", "nearby", "drop us a line", "stop by", "run it again", "run them again",
     "hang on to", "a call", "give", "quick",
     "worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into", "pop in",
-    "pop by", "include", "open", "make", "take a look", "have a look",
+    "pop by", "include", "open", "make", "take a look", "have a look", "welcome to", "don't worry", "come along",
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need",

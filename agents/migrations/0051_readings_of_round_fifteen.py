@@ -2,9 +2,10 @@
 rolling out" is a fix under way (the family's paraphrases), and a service said to "now show correctly" or
 to be "coming back" claims it works again ("working again"); and a few words of update language: whom
 customers may ask ("the best person to ask", "best placed to help", "a member of staff"), "a reminder
-that …", "you're welcome to …", "the last thing you need", when something "was due", whether it "went
-through"; as advice also "open", "make" and "take a look" ("open the app and review …", "you can make
-appointments now", "please take a look at your attention list"). A store's own terms and
+that …", "you're (also) welcome to …", "please don't worry", "the last thing you need", when something "was
+due", whether it "went through"; as advice also "open", "make", "take a look" and "come along" ("open
+the app and review …", "you can make appointments now", "please take a look at your attention list",
+"please come along as planned"). A store's own terms and
 patterns otherwise stay as its admins left them."""
 
 from django.db import migrations
@@ -12,10 +13,12 @@ from django.db import migrations
 PLAIN = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer",
          "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
          "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due",
-         "go through", "goes through", "went through", "gone through")
+         "go through", "goes through", "went through", "gone through", "welcome to", "don't worry", "do not worry",
+         "no need to worry", "worry", "come along")
 ADVICE = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer",
           "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
-          "the last thing you need", "open", "make", "take a look", "have a look")
+          "the last thing you need", "open", "make", "take a look", "have a look", "welcome to", "don't worry",
+          "come along")
 
 
 def _line(family: str, marker: str) -> str:

@@ -907,6 +907,8 @@ _FELT = re.compile(
 _FELT_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\s(?:and|but|so|which|while|until|once|because|as|since)\s",
                        re.IGNORECASE)
 _PURPOSE = re.compile(r"so\s", re.IGNORECASE)
+# ... and what the reader was doing: "sorry for the hassle this caused while you were getting ready for your trip"
+_FELT_WHILE = re.compile(r"\s(?:while|when|as)\s+you\b", re.IGNORECASE)
 _SUPPOSED_END = re.compile(r"[,;:.!?()]|\s[-–—]\s")
 _FELT_ON = re.compile(r",\s+(?:especially|particularly)\s", re.IGNORECASE)  # "…, especially at the end of a long day"
 # A short question that opens advice ("Out on the trail?", "Planning to ski tomorrow?", "Worried about the
@@ -944,7 +946,7 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
         end = (_SUPPOSED_END if m.group().lower().endswith("if ") else _FELT_END).search(sentence, m.end())
         if end and end.start() == m.end() and sentence[end.start()] == ",":
             end = _FELT_END.search(sentence, end.end())  # "Good morning, travellers!": whom it greets
-        while end and _FELT_ON.match(sentence, end.start()):
+        while end and (_FELT_ON.match(sentence, end.start()) or _FELT_WHILE.match(sentence, end.start())):
             end = _FELT_END.search(sentence, end.end())
         end = end.start() if end else len(sentence)
         if _PURPOSE.match(m.group()) or not _TELLS.search(sentence, m.end(), end):  # a purpose tells nothing

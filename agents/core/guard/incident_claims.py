@@ -789,7 +789,7 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
 # are now appearing normally") was not, before: a text saying it did not during the incident ("between
 # 17:10 and 19:35 ET the page wasn't showing estimated restoration times") tells the same story.
 _PAST_DENIAL = re.compile(r"did|was|were", re.IGNORECASE)
-_RECOVERED = re.compile(r"\b(?:again|now|back|restored|resumed|recovered|since)\b", re.IGNORECASE)
+_RECOVERED = re.compile(r"\b(?:again|now|back|restored|resumed|recovered|since|held|queued|backlog)\b", re.IGNORECASE)
 # Words that speak of the incident itself or of impact in general, which its statements need not repeat.
 _DENIAL_NEUTRAL = frozenset("affected impacted incident issue problem outage".split())
 

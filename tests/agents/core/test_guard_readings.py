@@ -326,6 +326,10 @@ def test_a_denial_of_what_the_incident_says_contradicts_it_whatever_its_words():
     assert stops("Owners did not see them.", said) == []
     assert stops("Owners did not see warnings.", said) == [("unsupported_statement", "did not see warnings")]
     # What the incident says was hidden it does not affirm was there.
+    # An incident clause about a backlog worked through agrees with a denial of the past.
+    held = incident(state="monitoring", facts=[("progress", "Progress", "text",
+                                                "Held renewal emails are being sent to owners")])
+    assert stops("Earlier today renewal emails weren't sent to owners.", held) == []
     hidden = incident(state="resolved", facts=[("cause", "Cause", "text",
                                                 "A change hid renewal warnings in the console")])
     assert stops("The console showed no renewal warnings.", hidden) == []
@@ -1421,6 +1425,8 @@ def test_what_the_company_knows_its_customers_feel_is_theirs():
     assert stops("Renewals are failing. We know Mondays are busy for you. Congratulations to everyone launching today!",
                  RENEWALS) == []
     assert stops("Renewals are failing. We can't wait to see your new shops this summer!", RENEWALS) == []
+    assert stops("We're sorry for the hassle this caused while you were getting ready for your launch. Renewals are "
+                 "failing.", RENEWALS) == []
     assert any(check == "unsupported_statement" and "losing" in found for check, found in stops(
         "Sorry to anyone losing sales tonight. We are working on a fix.", RENEWALS))
 

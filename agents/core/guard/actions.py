@@ -413,23 +413,24 @@ _NONE_WAS = re.compile(r"(?<!['‘’\"“])\b(?:no|none\s+of\s+(?:the|your|our)
 _NONE_OPENS = re.compile(r"(?<!['‘’\"“])\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\s+"
                          r"(?!longer\b|later\b|need\b|one\b)", re.IGNORECASE)
 _NONE_WORDS = 4  # "no temperature excursions occurred": the verb within four words
-_RELATIVE_SUBJECTS = frozenset("you we they i".split())  # "nothing you bought has gone missing": not its verb
+# Where the words after "no" stop being its subject: an auxiliary (the _NONE_WAS reading's), or a relative
+# clause's own subject ("nothing you bought has gone missing": "bought" is not its verb).
+_NOT_ITS_VERB = frozenset("is are was were be been being has have had got will would can could may might should "
+                          "you we they i".split())
+_WORD_OR_MARK = re.compile(r"[^\W\d_][\w’'-]*|[^\w\s]")
 
 
 def _none_did(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, verb) of each "no X <verb in the past>" of the text."""
     for m in _NONE_OPENS.finditer(text):
         subject = not m.group().lower().startswith("nothing")  # "nothing changed"; "no orders failed"
-        for n, word in enumerate(re.finditer(r"[^\W\d_][\w’'-]*|[^\w\s]", text[m.end() :])):
+        for n, word in enumerate(_WORD_OR_MARK.finditer(text, m.end())):
             lower = word.group().lower()
-            if n >= _NONE_WORDS or not lower[0].isalpha() or lower in _BE_HAVE | _RELATIVE_SUBJECTS:
+            if n >= _NONE_WORDS or not lower[0].isalpha() or lower in _NOT_ITS_VERB:
                 break
             if (n or not subject) and any(is_inflection(lower, verb, "VBD") for verb in verbs_of(lower)):
-                yield m.start(), m.end() + word.end(), lower
+                yield m.start(), word.end(), lower
                 break
-
-
-_BE_HAVE = frozenset("is are was were be been being has have had got will would can could may might should".split())
 
 
 def _said_not(text: str) -> Iterator[tuple[int, int, str, str, str]]:

@@ -967,6 +967,9 @@ _READERS_DOING = re.compile(
     r"([a-z]+(?:\s+(?:or|and)\s+[a-z]+)?(?:\s+(?:off|up|out|in|back|down|over))?)\b", re.IGNORECASE)
 
 
+_AND_OR = frozenset(("and", "or"))
+
+
 def _readers_doing_spans(sentence: str) -> list[tuple[int, int]]:
     """The verbs of each thing the sentence names by what the reader did with it."""
     spans = []
@@ -974,10 +977,11 @@ def _readers_doing_spans(sentence: str) -> list[tuple[int, int]]:
         end = m.start(1)
         for w in re.finditer(r"[a-z]+", m.group(1), re.IGNORECASE):
             word = w.group().lower()
-            if word not in ("or", "and", *_PARTICLES) and not verbs_of(word):
+            if word in _AND_OR:
+                continue
+            if word not in _PARTICLES and not verbs_of(word):
                 break
-            if word not in ("or", "and"):
-                end = m.start(1) + w.end()
+            end = m.start(1) + w.end()
         if end > m.start(1):
             spans.append((m.start(1), end))
     return spans
@@ -987,8 +991,8 @@ def _empathy_spans(sentence: str) -> list[tuple[int, int]]:
     """What follows each "we know how much ..." to the end of its clause, with the situation it pictures."""
     spans = []
     for start, end in _to_clause_end(_EMPATHY, sentence, after=True):
-        if _EMPATHY_WHEN.match(sentence, end):
-            later = _CAUSE_END.search(sentence, _EMPATHY_WHEN.match(sentence, end).end())
+        if when := _EMPATHY_WHEN.match(sentence, end):
+            later = _CAUSE_END.search(sentence, when.end())
             end = later.start() if later else len(sentence)
         spans.append((start, end))
     return spans

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 CADENCE = re.compile(
-    r"\b(?:next|further|another|new|more|regular|follow-up)\s+(?:status\s+)?updates?\b"
+    r"\b(?:next|further|another|new|more|regular|follow-up|final)\s+(?:status\s+)?updates?\b"
     r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|shortly|soon|as\s+(?:soon|we))\b"
     r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
@@ -18,6 +18,7 @@ CADENCE = re.compile(
     r"everyone|members|users|clients|subscribers|merchants|partners)\s+){0,2}"
     r"(?:within|in|every|by|at)\b"
     r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"
+    r"|\bback\s+with\s+(?:more|an\s+update|news)\b"  # "we'll be back with more at 11:00 GMT"
     r"|\b(?:will|['’]ll)\s+(?:post|write|report|check\s+in)\s+(?:here\s+)?again\b"  # "we'll post again by 15:00 GMT"
     r"|\b(?:more|further)\s+(?:details|information|news)\b"
     r"|(?:^|\n)\s*(?:more|updates?)\s+(?:in|within|by|at|soon|shortly|to\s+follow)\b",  # "More in 30 minutes."

@@ -811,6 +811,11 @@ def test_the_next_update_promised_here_within_the_hour_is_a_cadence():
     assert stops("We're investigating and will update here within the hour.", RENEWALS) == []
     assert ("time_commitment", "within the hour") in [
         (c, f) for c, f in stops("Renewals will work again within the hour.", RENEWALS)]
+    # The final update and "back with more" are updates too: their time is the next update's.
+    due = incident(state="monitoring", facts=[("next_update", "Next update", "text", "14:00 UTC")])
+    assert stops("Renewals work again. We'll post a final update at 14:00 UTC.", due) == []
+    assert stops("Renewals work again, and we'll be back with more at 14:00 UTC.", due) == []
+    assert ("no_new_facts", "14:00 UTC") in stops("Renewals will be fixed by 14:00 UTC.", due)
 
 
 def test_a_party_the_cause_names_in_the_singular_may_be_named_in_the_plural():

@@ -357,8 +357,9 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         r"(?:completely\s+|fully\s+|entirely\s+|always\s+|still\s+)?(?:safe|secure|intact|protected|"
         r"unaffected|untouched|not\s+affected)\b",
         paraphrases=(
-            r"\b(?:no|none\s+of\s+(?:your|the))\s+(?:customer\s+|user\s+|account\s+|personal\s+|payment\s+|"
-            r"card\s+)?(?:data|information|details|records)\s+(?:was|were|has\s+been|have\s+been|is|are)\s+"
+            # whoever's data it is: "no customer data was lost", "no patient data has been affected"
+            r"\b(?:no|none\s+of\s+(?:your|the))\s+(?:[\w-]+\s+)?(?:data|information|details|records)\s+"
+            r"(?:was|were|has\s+been|have\s+been|is|are)\s+"
             r"(?:lost|accessed|exposed|leaked|compromised|affected|deleted|corrupted|at\s+risk|stolen|viewed)\b",
             r"\bno\s+(?:data\s+loss|loss\s+of\s+data)\b",
             r"\b(?:data|information)\s+(?:is|was|remains?)\s+(?:safe|secure|intact|protected)\b",

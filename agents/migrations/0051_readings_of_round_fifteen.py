@@ -1,4 +1,5 @@
-"""What two rounds of published-style updates showed the guard should read: a fix said to be "already
+"""What rounds of published-style updates showed the guard should read: "no patient data has been
+affected" is a data reassurance whoever's data it is (the family's paraphrase no longer lists whose); a fix said to be "already
 rolling out" is a fix under way (the family's paraphrases), and a service said to "now show correctly" or
 to be "coming back" claims it works again ("working again"); and a few words of update language: whom
 customers may ask ("the best person to ask", "best placed to help", "a member of staff"), "a reminder
@@ -36,19 +37,32 @@ def _lines() -> list[tuple[str, str]]:
     ]
 
 
+# The data reassurance line it replaces, which named whose data it may be from a list ("customer",
+# "user", …) and so missed "no patient data has been affected".
+WHOSE_DATA_BEFORE = (
+    r"\b(?:no|none\s+of\s+(?:your|the))\s+(?:customer\s+|user\s+|account\s+|personal\s+|payment\s+|"
+    r"card\s+)?(?:data|information|details|records)\s+(?:was|were|has\s+been|have\s+been|is|are)\s+"
+    r"(?:lost|accessed|exposed|leaked|compromised|affected|deleted|corrupted|at\s+risk|stolen|viewed)\b"
+)
+
+
 def forwards(apps, schema_editor):
-    from agents.policy_rows import add_default_terms, add_paraphrases
+    from agents.policy_rows import add_default_terms, add_paraphrases, remove_paraphrases
 
     add_default_terms(apps, schema_editor, tuple(dict.fromkeys(PLAIN + ADVICE)), advice=ADVICE, mark_held=True)
     for family, line in _lines():
         add_paraphrases(apps, schema_editor, family, [line])
+    remove_paraphrases(apps, schema_editor, "data reassurance", [WHOSE_DATA_BEFORE])
+    add_paraphrases(apps, schema_editor, "data reassurance", [_line("data reassurance", "(?:[\\w-]+\\s+)?(?:data")])
 
 
 def backwards(apps, schema_editor):
-    from agents.policy_rows import remove_paraphrases
+    from agents.policy_rows import add_paraphrases, remove_paraphrases
 
     for family, line in _lines():
         remove_paraphrases(apps, schema_editor, family, [line])
+    remove_paraphrases(apps, schema_editor, "data reassurance", [_line("data reassurance", "(?:[\\w-]+\\s+)?(?:data")])
+    add_paraphrases(apps, schema_editor, "data reassurance", [WHOSE_DATA_BEFORE])
 
 
 class Migration(migrations.Migration):

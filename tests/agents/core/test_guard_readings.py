@@ -1082,6 +1082,9 @@ def test_an_assurance_a_claim_family_reads_is_left_to_that_family():
     assert "assures" not in answer_messages("Custom domain renewals work again. No data was lost.", stated)
     assert "data_safety" in [c for c, _ in stops("Custom domain renewals work again. No data was lost.",
                                                   incident(state="monitoring"))]
+    # ... whoever's data it is.
+    assert "data_safety" in [c for c, _ in stops("Custom domain renewals fail; no registrant data has been affected.",
+                                                  incident(state="monitoring"))]
 
 
 def test_the_day_of_the_next_update_is_a_cadence():

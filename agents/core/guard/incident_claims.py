@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -1022,7 +1023,41 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
                     m.start())
             for m in _WEEKDAY.finditer(text)
             if not _party_supported(m.group(), allowed_text) and not _day_of_its_date(text, m, allowed_text)
-            and not (_TODAYS_PART.match(text, m.end()) and _the_report_day(m.group(), allowed_text))]
+            and not (_TODAYS_PART.match(text, m.end()) and _the_report_day(m.group(), allowed_text))
+            and m.group() not in _days_the_incident_dates(allowed_text)]
+
+
+# A date the incident gives in the week around its report is a day of the week too: "on Tuesday evening"
+# where the window is "18:00 to 18:50 ET on 5 January" and 5 January 2027 is a Tuesday.
+_DATE_IN_TEXT = re.compile(r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})|([A-Za-z]{3,9})\s+(\d{1,2})"
+                           r"(?:st|nd|rd|th)?)\b")
+_WEEK = 7  # days either side of the report: a weekday names one date only within its week
+
+
+@functools.lru_cache(maxsize=256)
+def _days_the_incident_dates(allowed_text: str) -> frozenset[str]:
+    """The weekdays of the dates the incident names within a week of its report date."""
+    m = _REPORT_DATE.search(allowed_text)
+    try:
+        reported = datetime.date(*map(int, m.groups())) if m else None
+    except ValueError:
+        reported = None
+    if reported is None:
+        return frozenset()
+    days = set()
+    for d in _DATE_IN_TEXT.finditer(allowed_text):
+        month_name, day = (d.group(2), d.group(1)) if d.group(1) else (d.group(3), d.group(4))
+        if month_name[:3].lower() not in _MONTH_NAMES:
+            continue
+        month = _MONTH_NAMES.index(month_name[:3].lower()) + 1
+        for year in (reported.year - 1, reported.year, reported.year + 1):
+            try:
+                date = datetime.date(year, month, int(day))
+            except ValueError:
+                continue
+            if abs((date - reported).days) <= _WEEK:
+                days.add(date.strftime("%A"))
+    return frozenset(days)
 
 
 # The day the update is written on, named as a part of today: "your Monday morning", "this Monday evening"

@@ -1087,6 +1087,14 @@ def test_an_assurance_a_claim_family_reads_is_left_to_that_family():
                                                   incident(state="monitoring"))]
 
 
+def test_a_weekday_of_a_date_the_incident_gives_near_its_report_is_that_date():
+    window = incident(state="resolved", facts=[("window", "Incident window", "text", "18:00 to 18:50 ET on 5 January")])
+    window["report_date"] = "2027-01-06"  # 5 January 2027 is a Tuesday
+    assert stops("Sorry if your renewal failed on Tuesday evening. Renewals work again.", window) == []
+    assert ("no_new_facts", "Monday") in stops("Sorry if your renewal failed on Monday evening. Renewals work again.",
+                                                window)
+
+
 def test_the_day_of_the_next_update_is_a_cadence():
     identified = incident(state="identified")
     assert stops("We'll update this page tomorrow morning.", identified) == []

@@ -288,6 +288,7 @@ ACTION_PHRASES = (
     "go out", "goes out", "going out", "went out", "gone out",
     "dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
     "take care of it", "take care of this", "would ask", "we'd ask", "we’d ask", "can be reached",
+    "be in touch",
 )
 
 

@@ -6,7 +6,8 @@ customers may ask ("the best person to ask", "best placed to help", "a member of
 that …", "you're (also) welcome to …", "please don't worry", "the last thing you need", when something "was
 due", whether it "went through"; as advice also "open", "make", "take a look" and "come along" ("open
 the app and review …", "you can make appointments now", "please take a look at your attention list",
-"please come along as planned"). A store's own terms and
+"please come along as planned"); and as what the company may say it does, "an adviser will be in
+touch". A store's own terms and
 patterns otherwise stay as its admins left them."""
 
 from django.db import migrations
@@ -20,6 +21,7 @@ ADVICE = ("best person to ask", "best people to ask", "best placed to help", "be
           "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
           "the last thing you need", "open", "make", "take a look", "have a look", "welcome to", "don't worry",
           "come along")
+DOING = ("be in touch",)  # also what the company may say it does: "an adviser will be in touch"
 
 
 def _line(family: str, marker: str) -> str:
@@ -49,7 +51,8 @@ WHOSE_DATA_BEFORE = (
 def forwards(apps, schema_editor):
     from agents.policy_rows import add_default_terms, add_paraphrases, remove_paraphrases
 
-    add_default_terms(apps, schema_editor, tuple(dict.fromkeys(PLAIN + ADVICE)), advice=ADVICE, mark_held=True)
+    add_default_terms(apps, schema_editor, tuple(dict.fromkeys(PLAIN + ADVICE + DOING)), advice=ADVICE, action=DOING,
+                      mark_held=True)
     for family, line in _lines():
         add_paraphrases(apps, schema_editor, family, [line])
     remove_paraphrases(apps, schema_editor, "data reassurance", [WHOSE_DATA_BEFORE])

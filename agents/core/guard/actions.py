@@ -41,7 +41,9 @@ _DONE_CLAIM = re.compile(
 )
 _NOT_DONE_YET = re.compile(
     r"\b(?:being|will|shall|to\s+be|under\s*way|in\s+progress|ongoing|pending|preparing|planned|plan|"
-    r"scheduled|not|yet|still|remaining|continu\w*|partially|half|some|starting|started|so\s+far|"
+    r"scheduled|not|yet|still|remaining|continu\w*|partially|half|some|so\s+far|"
+    # work that began ("refunds have started"), not a thing's own start ("rentals started during the incident")
+    r"(?:has|have|had|is|are|was|were|been|we|we['’]ve)\s+(?:\w+\s+)?(?:starting|started)|"
     r"once|when|after|until|if|before)\b|['’]ll\b",
     re.IGNORECASE,
 )

@@ -545,7 +545,7 @@ _TIMES = frozenset("morning afternoon evening tonight today minute minutes hour 
 
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
-_WHEN = _TIMES | frozenset("tomorrow later day days week weeks".split())
+_WHEN = _TIMES | frozenset("tomorrow later day days week weeks month months".split())
 
 
 _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too
@@ -817,7 +817,7 @@ _CAUSE_NEUTRAL = frozenset(
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings "
     # the impact itself, given as the reason for advice: "because home phone services are down, ..."
-    "down offline unavailable running".split()
+    "down offline unavailable running technical glitch".split()
 )
 
 

@@ -511,6 +511,9 @@ def test_work_said_in_part_or_as_a_condition_is_no_claim_that_it_is_done():
     rerun = incident(state="resolved", facts=[("action_taken", "Action taken", "text",
                                                 "The renewal job was run again at 10:00 UTC")])
     assert stops("We ran the renewal job again at 10:00 UTC.", rerun) == []
+    extended = incident(state="resolved", facts=[("extension", "Extension", "text", "Renewals started during the "
+                                                   "incident have been extended by 48 hours")])
+    assert stops("If you started a renewal during that time, we've extended it by 48 hours.", extended) == []
     alert = incident(state="resolved", facts=[("follow_up", "Follow-up", "text",
                                                 "An alert has been added for renewal jobs that do not start")])
     assert stops("We've added an alert for renewal jobs that don't start on time.", alert) == []
@@ -1452,6 +1455,14 @@ def test_what_advice_spares_the_reader_is_their_world_unless_it_is_a_harm():
     assert stops("Please keep your domain renewal receipt so you don't fall behind on paperwork.", held) == []
     assert ("liability", "won't be charged") in stops(
         "Please keep your domain renewal receipt so you won't be charged twice.", held)
+
+
+def test_a_technical_problem_names_no_cause_and_an_adviser_will_be_in_touch():
+    assert stops("Because of a technical problem, some renewal emails were not sent. Our team will be in touch.",
+                 incident(state="identified", facts=[("symptom", "Symptom", "text", "Some renewal emails were not "
+                                                                                       "sent")])) == []
+    assert stops("If you renewed a domain this month, check the console.",
+                 incident(actions=["Check the console"])) == []
 
 
 def test_the_impact_given_as_the_reason_for_advice_is_no_cause_of_its_own():

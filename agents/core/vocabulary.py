@@ -195,7 +195,10 @@ UPDATE_PHRASES = (
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due",
     "go through", "goes through", "went through", "gone through", "welcome to", "don't worry", "do not worry",
-    "no need to worry", "worry", "come along",
+    "no need to worry", "worry", "come along", "welcome", "at your disposal", "enquiries", "enquiry",
+    # greetings and thanks in the languages a regional company's customers share, and informal spellings
+    "hola", "gracias", "perdón", "merci", "danke", "obrigado", "terima kasih", "assalamualaikum", "namaste",
+    "ur", "kinda", "probs", "a bunch of", "gonna",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -217,6 +220,7 @@ ADVICE_LANGUAGE = (
     "hang on to", "a call", "give", "quick",
     "worth", "desk", "come back", "keep watching", "double-check", "double check", "in person", "pop into", "pop in",
     "pop by", "include", "open", "make", "take a look", "have a look", "welcome to", "don't worry", "come along",
+    "welcome", "keep an eye on", "keeping an eye on", "rock up", "turn up", "refer to", "hold off", "holding off",
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need",

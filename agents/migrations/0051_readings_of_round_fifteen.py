@@ -6,7 +6,9 @@ customers may ask ("the best person to ask", "best placed to help", "a member of
 that …", "you're (also) welcome to …", "please don't worry", "the last thing you need", when something "was
 due", whether it "went through"; as advice also "open", "make", "take a look" and "come along" ("open
 the app and review …", "you can make appointments now", "please take a look at your attention list",
-"please come along as planned"); and as what the company may say it does, "an adviser will be in
+"please come along as planned", "walk-ins are welcome", "please refer to …", "we recommend holding off on
+large edits", "keep an eye on the web app"); thanks and greetings in the languages a regional company's
+customers share ("terima kasih", "gracias") and informal spellings ("ur", "kinda"); and as what the company may say it does, "an adviser will be in
 touch". A store's own terms and
 patterns otherwise stay as its admins left them."""
 
@@ -16,11 +18,14 @@ PLAIN = ("best person to ask", "best people to ask", "best placed to help", "bes
          "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
          "the last thing you need", "due on", "due by", "was due", "were due", "is due", "are due",
          "go through", "goes through", "went through", "gone through", "welcome to", "don't worry", "do not worry",
-         "no need to worry", "worry", "come along")
+         "no need to worry", "worry", "come along", "welcome", "at your disposal", "enquiries", "enquiry",
+         "hola", "gracias", "perdón", "merci", "danke", "obrigado", "terima kasih", "assalamualaikum", "namaste",
+         "ur", "kinda", "probs", "a bunch of", "gonna")
 ADVICE = ("best person to ask", "best people to ask", "best placed to help", "best placed to answer",
           "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
           "the last thing you need", "open", "make", "take a look", "have a look", "welcome to", "don't worry",
-          "come along")
+          "come along", "welcome", "keep an eye on", "keeping an eye on", "rock up", "turn up", "refer to", "hold off",
+          "holding off")
 DOING = ("be in touch",)  # also what the company may say it does: "an adviser will be in touch"
 
 

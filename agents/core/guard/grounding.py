@@ -817,7 +817,7 @@ _CAUSE_NEUTRAL = frozenset(
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings "
     # the impact itself, given as the reason for advice: "because home phone services are down, ..."
-    "down offline unavailable running technical glitch".split()
+    "down offline unavailable running technical glitch introduced".split()
 )
 
 
@@ -991,7 +991,8 @@ def _empathy_spans(sentence: str) -> list[tuple[int, int]]:
     """What follows each "we know how much ..." to the end of its clause, with the situation it pictures."""
     spans = []
     for start, end in _to_clause_end(_EMPATHY, sentence, after=True):
-        if when := _EMPATHY_WHEN.match(sentence, end):
+        # "we know an up-to-date logbook matters, especially before a checkride"
+        while (when := _EMPATHY_WHEN.match(sentence, end) or _FELT_ON.match(sentence, end)):
             later = _CAUSE_END.search(sentence, when.end())
             end = later.start() if later else len(sentence)
         spans.append((start, end))

@@ -1444,6 +1444,7 @@ def test_what_the_company_knows_its_customers_feel_is_theirs():
     assert stops("Renewals are failing. We know Mondays are busy for you. Congratulations to everyone launching today!",
                  RENEWALS) == []
     assert stops("Renewals are failing. We can't wait to see your new shops this summer!", RENEWALS) == []
+    assert stops("We know renewals matter, especially before a launch. We are working on a fix.", RENEWALS) == []
     assert stops("We're sorry for the hassle this caused while you were getting ready for your launch. Renewals are "
                  "failing.", RENEWALS) == []
     assert any(check == "unsupported_statement" and "losing" in found for check, found in stops(
@@ -1455,6 +1456,14 @@ def test_what_advice_spares_the_reader_is_their_world_unless_it_is_a_harm():
     assert stops("Please keep your domain renewal receipt so you don't fall behind on paperwork.", held) == []
     assert ("liability", "won't be charged") in stops(
         "Please keep your domain renewal receipt so you won't be charged twice.", held)
+
+
+def test_the_voices_of_regional_and_informal_updates_are_update_language():
+    assert stops("Hola! Renewals are failing and we're investigating. Gracias for your patience.", RENEWALS) == []
+    assert stops("ok so renewals kinda broke. we're investigating, any probs email us.", RENEWALS) == []
+    # ... and the claim beside them is read as ever.
+    assert ("unsupported_statement", "owner, free month") in stops(
+        "Renewals are failing. Gracias for your patience: every owner gets a free month.", RENEWALS)
 
 
 def test_a_technical_problem_names_no_cause_and_an_adviser_will_be_in_touch():

@@ -769,10 +769,15 @@ def _in_cadence(text: str, start: int, found: str) -> bool:
     # 12:00 GMT, and we'll update this page then" promises the fix at the next update's time
     begin, end = sentence_bounds(text, start, start + len(found))
     sentence, at = text[begin:end], start - begin
-    if not CADENCE.search(sentence):
-        return False
+    if not CADENCE.search(sentence) or _BY_THEN.match(text, start + len(found)):
+        return False  # "next update within 30 minutes, by which point we expect delivery to be back to normal"
     return any(a <= at < b or b <= at and not _OWN_VERB.search(sentence, b, at)
                for a, b in cadence_clauses(sentence))
+
+
+# What the next update's time is made the time of: "…, by which point we expect it to be back to normal".
+_BY_THEN = re.compile(r"[^,;.]{0,20}?,?\s*(?:by\s+which\s+(?:point|time)|at\s+which\s+point|by\s+then)\b",
+                      re.IGNORECASE)
 
 
 # A clause with a verb of its own says something besides the next update ("…, and it will be fixed by 14:00").

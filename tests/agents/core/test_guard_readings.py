@@ -819,6 +819,9 @@ def test_the_next_update_promised_here_within_the_hour_is_a_cadence():
     assert stops("Renewals work again. We'll post a final update at 14:00 UTC.", due) == []
     assert stops("Renewals work again, and we'll be back with more at 14:00 UTC.", due) == []
     assert ("no_new_facts", "14:00 UTC") in stops("Renewals will be fixed by 14:00 UTC.", due)
+    # ... unless the text makes it the fix's time too.
+    assert ("no_new_facts", "14:00 UTC") in stops(
+        "We'll post our next update at 14:00 UTC, by which point we expect renewals to work again.", due)
 
 
 def test_a_party_the_cause_names_in_the_singular_may_be_named_in_the_plural():

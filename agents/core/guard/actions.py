@@ -348,10 +348,9 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
     said = list(_NOTHING_TO_DO.finditer(text))  # the text first: the evidence is long, and most texts say nothing
     if not said or not isinstance(context, Mapping) or _NOTHING_SAID.search(evidence):
         return []
-    actions = [a for a in context.get("approved_actions") or () if isinstance(a, str)]
-    if not any(_ASKS_CUSTOMERS.search(action) for action in actions):
+    asking = [a for a in context.get("approved_actions") or () if isinstance(a, str) and _ASKS_CUSTOMERS.search(a)]
+    if not asking:
         return []
-    asking = [a for a in actions if _ASKS_CUSTOMERS.search(a)]
     findings = []
     for m in said:
         opens = [b.end() for b in SENTENCE_END.finditer(text, 0, m.start())]

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.core.guard.contacts import prose
-from agents.core.guard.hedges import is_conditional, is_hedged, is_negated
+from agents.core.guard.hedges import clause_before, is_conditional, is_hedged, is_negated
 from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation, family_check
@@ -275,13 +275,11 @@ def find(text: str, support: Support) -> list[Violation]:
 # "Try submitting your request online again a little later": what customers are asked to try again says
 # nothing of the state.
 _TRY = re.compile(r"\b(?:try|trying|retry|attempt)\b", re.IGNORECASE)
-_CLAUSE_MARK = re.compile(r"[,;:.!?]")
 
 
 def _tried(text: str, at: int) -> bool:
     """Whether the claim at ``at`` is in the clause of an instruction to try it again."""
-    begin = max((m.end() for m in _CLAUSE_MARK.finditer(text, 0, at)), default=0)
-    return _TRY.search(text, begin, at) is not None
+    return _TRY.search(clause_before(text, at)) is not None
 
 
 def _not_for_the_fix(text: str, m) -> bool:

@@ -680,10 +680,11 @@ _PROMISE_MARK = re.compile(
 # that says what is done is read with the terms that may stand there (Term.action: investigating,
 # fixing, monitoring, posting updates, apologizing), not with the whole vocabulary; what it is done to
 # is read as usual ("we are investigating reports of slow exports").
+_OUR_STAFF = r"(?:team|teams|engineers?|staff|specialists|experts)"  # the company's own people
 _COMMITMENT_MARK = re.compile(
     led_by(
         "ghosw'’",
-        r"\b(?:we|our\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers|staff|specialists|experts))(?:['’](?:ve|re|ll|d))?\s+"
+        rf"\b(?:we|our\s+(?:[\w-]+\s+){{0,2}}?{_OUR_STAFF})(?:['’](?:ve|re|ll|d))?\s+"
         r"|(?:\b(?:will|shall|going\s+to)|['’]ll)\s+"
         r"|\b(?:has|have|had)\s+(?:now\s+|also\s+|already\s+|just\s+|since\s+)?been\s+",
     ),
@@ -775,8 +776,7 @@ _NOT_DONE_TO = frozenset("seen heard noticed observed received apologised apolog
 # That someone has been told is work done, whoever it was ("we will notify you" promises an update), unless
 # it is the company's own people ("our on-call team has been alerted").
 _TOLD = frozenset("notified informed alerted told contacted emailed messaged warned".split())
-_OUR_PEOPLE = re.compile(r"(?:our|the)\s+(?:[\w-]+\s+){0,2}?(?:team|teams|engineers?|staff|specialists|experts|"
-                         r"people|colleagues)\b", re.IGNORECASE)
+_OUR_PEOPLE = re.compile(rf"(?:our|the)\s+(?:[\w-]+\s+){{0,2}}?(?:{_OUR_STAFF}|people|colleagues)\b", re.IGNORECASE)
 
 
 def says_company_action(sentence: str, words: str) -> bool:

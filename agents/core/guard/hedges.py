@@ -79,7 +79,8 @@ _FIRST_LOOK = 200
 _LOOK_BACK = 3200
 
 
-def _clause_before(text: str, start: int) -> str:
+def clause_before(text: str, start: int) -> str:
+    """The clause before ``start``, read back to its last break (at most a window of words)."""
     size = _FIRST_LOOK
     while True:
         begin = max(0, start - size)
@@ -100,7 +101,7 @@ _AFTER_CLAUSE = re.compile(r"(?:[^.;!?]|\.(?=\d))*?(?=[.;!?]|\b(?:and|but|so|how
 
 
 def _words_before(text: str, start: int) -> list[str]:
-    return _WORD.findall(_clause_before(text, start).lower())[-_HEDGE_WINDOW:]
+    return _WORD.findall(clause_before(text, start).lower())[-_HEDGE_WINDOW:]
 
 
 def _negated(words: list[str]) -> bool:

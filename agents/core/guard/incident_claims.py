@@ -1029,35 +1029,17 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
 
 # A date the incident gives in the week around its report is a day of the week too: "on Tuesday evening"
 # where the window is "18:00 to 18:50 ET on 5 January" and 5 January 2027 is a Tuesday.
-_DATE_IN_TEXT = re.compile(r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})|([A-Za-z]{3,9})\s+(\d{1,2})"
-                           r"(?:st|nd|rd|th)?)\b")
 _WEEK = 7  # days either side of the report: a weekday names one date only within its week
 
 
 @functools.lru_cache(maxsize=256)
 def _days_the_incident_dates(allowed_text: str) -> frozenset[str]:
     """The weekdays of the dates the incident names within a week of its report date."""
-    m = _REPORT_DATE.search(allowed_text)
-    try:
-        reported = datetime.date(*map(int, m.groups())) if m else None
-    except ValueError:
-        reported = None
+    reported = _report_date(allowed_text)
     if reported is None:
         return frozenset()
-    days = set()
-    for d in _DATE_IN_TEXT.finditer(allowed_text):
-        month_name, day = (d.group(2), d.group(1)) if d.group(1) else (d.group(3), d.group(4))
-        if month_name[:3].lower() not in _MONTH_NAMES:
-            continue
-        month = _MONTH_NAMES.index(month_name[:3].lower()) + 1
-        for year in (reported.year - 1, reported.year, reported.year + 1):
-            try:
-                date = datetime.date(year, month, int(day))
-            except ValueError:
-                continue
-            if abs((date - reported).days) <= _WEEK:
-                days.add(date.strftime("%A"))
-    return frozenset(days)
+    dates = (_nearest(d, reported) for d in _DATE_IN_TEXT.finditer(allowed_text))
+    return frozenset(date.strftime("%A") for date in dates if date and abs((date - reported).days) <= _WEEK)
 
 
 # The day the update is written on, named as a part of today: "your Monday morning", "this Monday evening"
@@ -1068,37 +1050,49 @@ _TODAYS_PART = re.compile(r"\s+(?:morning|afternoon|evening|night|lunchtime)\b",
 _REPORT_DATE = re.compile(r'"report_date":\s*"(\d{4})-(\d{2})-(\d{2})')
 
 
+def _report_date(allowed_text: str) -> datetime.date | None:
+    m = _REPORT_DATE.search(allowed_text)
+    try:
+        return datetime.date(*map(int, m.groups())) if m else None
+    except ValueError:
+        return None
+
+
 def _the_report_day(weekday: str, allowed_text: str) -> bool:
     """Whether ``weekday`` is the day the update is written on: "sorry for the disruption to your Monday
     morning" in an update of Monday 9 November."""
-    m = _REPORT_DATE.search(allowed_text)
-    try:
-        return m is not None and datetime.date(*map(int, m.groups())).strftime("%A") == weekday.capitalize()
-    except ValueError:
-        return False
+    reported = _report_date(allowed_text)
+    return reported is not None and reported.strftime("%A") == weekday.capitalize()
 
 
 _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_DATE_AFTER = re.compile(r",?\s+(?:(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})|([A-Za-z]{3,9})\s+(\d{1,2})"
-                         r"(?:st|nd|rd|th)?)\b")
-_REPORT_YEAR = re.compile(r'"report_date":\s*"(\d{4})-(\d{2})')
+# "13 January", "January 13th": a day and a month, either way round.
+_DATE = r"(?:(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})|([A-Za-z]{3,9})\s+(\d{1,2})(?:st|nd|rd|th)?)\b"
+_DATE_AFTER = re.compile(r",?\s+" + _DATE)
+_DATE_IN_TEXT = re.compile(r"\b" + _DATE)
+
+
+def _nearest(m: re.Match, reported: datetime.date) -> datetime.date | None:
+    """The date a _DATE match names, in the year that puts it nearest the report ("January 13" in an
+    update written on 30 December is next year's); None where it names no date ("February 30")."""
+    month_name, day = (m.group(2), m.group(1)) if m.group(1) else (m.group(3), m.group(4))
+    if month_name[:3].lower() not in _MONTH_NAMES:
+        return None
+    month = _MONTH_NAMES.index(month_name[:3].lower()) + 1
+    candidates = []
+    for year in (reported.year - 1, reported.year, reported.year + 1):
+        try:
+            candidates.append(datetime.date(year, month, int(day)))
+        except ValueError:
+            continue
+    return min(candidates, key=lambda date: abs((date - reported).days), default=None)
 
 
 def _day_of_its_date(text: str, weekday: re.Match, allowed_text: str) -> bool:
     m = _DATE_AFTER.match(text, weekday.end())
-    report = _REPORT_YEAR.search(allowed_text)
-    if m is None or report is None:
-        return False
-    month_name, day = (m.group(2), m.group(1)) if m.group(1) else (m.group(3), m.group(4))
-    if month_name[:3].lower() not in _MONTH_NAMES:
-        return False
-    month, year, reported = _MONTH_NAMES.index(month_name[:3].lower()) + 1, int(report.group(1)), int(report.group(2))
-    # The date nearest the report: "January 13" in an update written on 30 December is next year's.
-    nearest = min((year - 1, year, year + 1), key=lambda y: abs(12 * (y - year) + month - reported))
-    try:
-        return datetime.date(nearest, month, int(day)).strftime("%A") == weekday.group()
-    except ValueError:
-        return False  # "February 30"
+    reported = _report_date(allowed_text)
+    date = _nearest(m, reported) if m and reported else None
+    return date is not None and date.strftime("%A") == weekday.group()
 
 
 # ---------------------------------------------------------------- the status an update is labelled with

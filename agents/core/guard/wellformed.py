@@ -273,10 +273,19 @@ _CUT_CLAUSE = re.compile(r"\b(?i:in|on|at|of|for|with|by|from|into|about|within)
 _PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll|log-|sign-)[\s-]*$")
 
 
+# An article or a possessive right before a word of grammar: the noun it needs was cut out ("Your [bank
+# has been notified] about the failed payments"). The word after in lower case only: "the About page".
+_CUT_NOUN = re.compile(r"\b(?i:the|an|your|our|their|my)\s+(?:about|of|to|for|with|by|from|into|and|or|but|"
+                       r"is|are|was|were|has|have|had)(?![\w'’-])")  # no modal: "your will has been checked"
+
+
 def _cut_clauses(text: str) -> list[Violation]:
-    return [_malformed(_excerpt(text, m.start(), m.end(), before=1),
-                       "A part of the sentence is missing: a preposition runs into a verb in “{found}”.")
-            for m in _CUT_CLAUSE.finditer(text) if not _PHRASAL.search(text[max(0, m.start() - 8):m.start()])]
+    cut = [_malformed(_excerpt(text, m.start(), m.end(), before=1),
+                      "A part of the sentence is missing: a preposition runs into a verb in “{found}”.")
+           for m in _CUT_CLAUSE.finditer(text) if not _PHRASAL.search(text[max(0, m.start() - 8):m.start()])]
+    return cut + [_malformed(_excerpt(text, m.start(), m.end(), before=1), "A part of the sentence is missing: “"
+                             + m.group().split()[0] + "” has no noun in “{found}”.")
+                  for m in _CUT_NOUN.finditer(text)]
 
 
 # ---------------------------------------------------------------- quotes and brackets

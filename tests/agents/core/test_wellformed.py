@@ -422,6 +422,19 @@ def test_a_sentence_an_edit_cut_in_two_is_malformed(text):
     assert violation.message.startswith("A part of the sentence is missing")
 
 
+@pytest.mark.parametrize("text", ["Your about the failed payments, and no charges were duplicated.",
+                                  "We rolled back the to the previous version.", "Our and their accounts are fine."])
+def test_an_article_or_a_possessive_whose_noun_was_cut_is_malformed(text):
+    [violation] = find_malformed(text)
+    assert "has no noun" in violation.message
+
+
+@pytest.mark.parametrize("text", ["Your will has been saved.", "Open the About page.", "Your to-do list is saved.",
+                                  "Our team is on it."])
+def test_a_noun_that_is_also_a_word_of_grammar_is_fine(text):
+    assert find_malformed(text) == []
+
+
 @pytest.mark.parametrize("text", ["We expect recovery in May.", "Sign in will be back soon.",
                                   "Payments for some customers may fail.", "Single sign-on log in can fail."])
 def test_a_preposition_before_a_month_or_a_phrasal_noun_is_fine(text):

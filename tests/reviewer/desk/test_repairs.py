@@ -55,6 +55,20 @@ def test_a_fix_that_leaves_a_new_finding_is_not_offered(users):
     assert decisions.guard_edit(escalation, "Our engineers replaced the.")["violations"]
 
 
+def test_a_fix_that_leaves_a_possessive_without_its_noun_is_not_offered(users):
+    text = ("We are investigating the payment problems in the EU. "
+            "Your bank has been notified about the failed payments, and we are sorry.")
+    escalation = blocked(text)
+    grounding = [v for v in escalation.guard["violations"] if v["check"].endswith("unsupported_statement")]
+    assert [v["found"] for v in grounding] == ["bank has been notified"]
+
+    [fixes] = repairs.offered(escalation, text, grounding)
+
+    # Without "bank has been notified" the sentence reads "Your about the failed payments": no fix.
+    assert [f.rule for f in fixes] == ["drop_sentence"]
+    assert [f.text for f in fixes] == ["We are investigating the payment problems in the EU."]
+
+
 def test_the_escalation_page_shows_each_fix_with_its_key(login, escalation):
     html = login("lead").get(reverse("escalation", args=[escalation.pk])).content.decode()
 

@@ -20,11 +20,13 @@ from agents.core.patterns import UnsafePattern, compile_pattern, matching, may_m
 from agents.core.policy import ClaimFamily
 
 
-def _unhedged(text: str, pattern: str, hedges: Iterable[str] = ()):
-    """The unhedged matches of one restricted-claim pattern (RE2, case-insensitive), lazily.
-    Raises :class:`UnsafePattern` for a pattern RE2 refuses."""
+def _unhedged(text: str, pattern: str, hedges: Iterable[str] = (), timed: bool = False):
+    """The unhedged matches of one restricted-claim pattern (RE2, case-insensitive), lazily; ``timed``:
+    the pattern names a time (:func:`agents.core.guard.hedges.is_conditional`). Raises
+    :class:`UnsafePattern` for a pattern RE2 refuses."""
     hedges = tuple(hedges)
-    return (m for m in compile_pattern(pattern).finditer(text) if not is_hedged(text, m.start(), hedges, m.end()))
+    return (m for m in compile_pattern(pattern).finditer(text)
+            if not is_hedged(text, m.start(), hedges, m.end(), timed=timed))
 
 
 def find_claims(text: str, patterns: tuple[str, ...] | list[str]) -> list:
@@ -44,7 +46,7 @@ def makes_claim(text: str, pattern: str) -> bool:
 def _family_unhedged(text: str, pattern: str, family: ClaimFamily):
     if family.hedging == "negation":
         return (m for m in compile_pattern(pattern).finditer(text) if not is_negated(text, m.start()))
-    return _unhedged(text, pattern, family.hedges)
+    return _unhedged(text, pattern, family.hedges, family.support == "time")
 
 
 def family_claims(text: str, family: ClaimFamily, matched: frozenset[str] | None = None) -> list:
@@ -77,13 +79,15 @@ def family_estimates(text: str, family: ClaimFamily, matched: frozenset[str] | N
     conditional and unhedged matches are not among them."""
     patterns = [p for p in family.patterns if matched is None or p in matched]
     return [m for m in _disjoint(m for p in patterns for m in compile_pattern(p).finditer(text))
-            if is_hedged(text, m.start(), family.hedges, m.end()) and _is_estimate(text, m)]
+            if is_hedged(text, m.start(), family.hedges, m.end(), timed=family.support == "time")
+            and _is_estimate(text, m)]
 
 
 def _is_estimate(text: str, m) -> bool:
     """Whether a hedged time match gives a time all the same: a time in words, softened only by an
     expectation or a hedge word."""
-    return bool(_A_TIME.search(m.group())) and not _DIGIT.search(m.group()) and not is_conditional(text, m.start())
+    return (bool(_A_TIME.search(m.group())) and not _DIGIT.search(m.group())
+            and not is_conditional(text, m.start(), timed=True))
 
 
 # What an estimate must name to give a time: a unit or a point in time ("within the hour", "later
@@ -123,7 +127,7 @@ def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
     if family.support == "time":
         # The time of the next update ("Next update: by 10:00 UTC", the fact also read bare) is no time
         # for the fix.
-        found = [m for p in patterns for m in _unhedged(evidence, p, family.hedges)]
+        found = [m for p in patterns for m in _unhedged(evidence, p, family.hedges, True)]
         cadence = {m.group().lower() for m in found if is_cadence(evidence, m.start(), m.end())}
         return any(m.group().lower() not in cadence for m in found)
     # A family read for negation alone (a refund promised "if" or "once" something happens is still
@@ -151,7 +155,7 @@ def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
     for m, pattern in hits:
         if m.start() >= last_end:
             hedged = (is_negated(text, m.start()) if family.hedging == "negation"
-                      else is_hedged(text, m.start(), family.hedges, m.end()))
+                      else is_hedged(text, m.start(), family.hedges, m.end(), timed=family.support == "time"))
             kept.append(TrialMatch(m.group(), pattern, hedged, hedged and family.support == "time"
                                    and _is_estimate(text, m)))
             last_end = m.end()

@@ -898,6 +898,8 @@ _FELT = re.compile(
     # ... and what advice spares the reader: "start temporary access so you don't fall behind"
     r"|\bso\s+(?:that\s+)?(?=you\s+(?:don['’]t|do\s+not|won['’]t|will\s+not|can|can['’]t|aren['’]t)\b)"
     r"|\bthank(?:s|\s+you)(?:\s+so\s+much)?\s+for\b(?=\s+\w+ing\b)"
+    # ... and whom a thank-you addresses: "we thank residents for their patience", "thanks to all our riders for"
+    r"|\bthank(?:s\s+to)?\s+(?=(?:all\s+)?(?:of\s+)?(?:our\s+|the\s+)?(?-i:[a-z]+s)\s+for\b)"
     rf"|^\s*(?:(?:{GREETING})\b(?=[^,;:.!?]{{0,30}}[,!])|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
     r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"

@@ -25,6 +25,9 @@ _NEGATIONS = {"not", "never", "no"}
 _SUBORDINATORS = {
     "until", "till", "once", "when", "whenever", "before", "after", "if", "unless", "whether",
 }  # fmt: skip
+# ... but a clause of time still says when what it names happens: "keep using the old release until the
+# corrected one is published later today" commits to "later today" as "if it is published today" does not.
+_CONDITIONS = _SUBORDINATORS - {"until", "till", "once", "when", "whenever", "before", "after"}
 _MODALS = {
     "may", "might", "could", "hope", "hopes", "hoping", "hopefully", "aim", "aims", "aiming",
     "expect", "expects", "expected", "expecting",
@@ -130,25 +133,29 @@ def is_negated(text: str, start: int) -> bool:
     return False
 
 
-def _conditional(words: list[str]) -> bool:
-    return (_negated(words) or any(word in _SUBORDINATORS for word in words) or _wrapped(words)
+def _conditional(words: list[str], timed: bool = False) -> bool:
+    subordinators = _CONDITIONS if timed else _SUBORDINATORS
+    return (_negated(words) or any(word in subordinators for word in words) or _wrapped(words)
             or _MODAL_PHRASES.search(" ".join(words)) is not None)
 
 
-def is_conditional(text: str, start: int) -> bool:
+def is_conditional(text: str, start: int, *, timed: bool = False) -> bool:
     """Whether the claim starting at ``start`` is negated, a condition or a purpose, or wrapped in
     what cannot be said yet: what :func:`is_hedged` reads but an expectation ("we expect", "should")
-    or a family's hedge word. An estimate still gives a time for the fix; "until it is fixed later
-    today" gives none."""
-    return _conditional(_words_before(text, start))
+    or a family's hedge word. An estimate still gives a time for the fix; "if it is fixed later
+    today" gives none. ``timed``: the claim is a time, which a clause of time ("until", "once") does
+    not make a condition."""
+    return _conditional(_words_before(text, start), timed)
 
 
-def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None) -> bool:
+def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None, *,
+              timed: bool = False) -> bool:
     """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
     in a hedge ("too early to call this resolved"). ``hedges`` are a family's own hedge words,
-    read in the clause before the claim and in the claim itself (up to ``end``)."""
+    read in the clause before the claim and in the claim itself (up to ``end``); ``timed`` as in
+    :func:`is_conditional`."""
     words = _words_before(text, start)
-    if _conditional(words) or any(word in _MODALS for word in words):
+    if _conditional(words, timed) or any(word in _MODALS for word in words):
         return True
     if hedges and end is not None:
         # A family's own hedges also count inside the claim ("within about 45 minutes") and after it

@@ -22,7 +22,7 @@ import re2
 from agents.core.guard.cadence import CADENCE
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, forms, stem
-from agents.core.guard.hedges import is_hedged, is_negated
+from agents.core.guard.hedges import clause_before, is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, verbs_of
 from agents.core.guard.places import PLACES
@@ -420,6 +420,56 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
             for m in made]
 
 
+# "All recordings made during that time are now available" where the incident says "most are already
+# available": a claim about every one of a thing, where the incident says the same of only some of it (its
+# quantifier's own words, "available", are the claim's, and the thing is named in the same statement).
+_EVERY_ONE = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:(?:the|your|our|their|these|those)\s+)?([a-z][a-z-]+)",
+                        re.IGNORECASE)
+_SOME_OF = re.compile(r"\b(?:most|some|many|several|majority|part|few|not\s+all)\b", re.IGNORECASE)
+_EVERY = re.compile(r"\b(?:all|every|each)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.!?]|$")
+_NOT = re.compile(r"\b(?:not|never|no)\b|n[’']t\b", re.IGNORECASE)
+
+
+def _partial_statements(evidence: str) -> list[tuple[set[str], set[str]]]:
+    """(the statement's words, the words its quantifier says of some) for each statement of the incident
+    that says something of only some of a thing, and of none of it all."""
+    found = []
+    for statement in (line[a:b] for line in evidence.splitlines() for a, b in sentence_spans(line)):
+        if _EVERY.search(statement):
+            continue
+        for m in _SOME_OF.finditer(statement):
+            said = _content(statement[m.end():m.end() + _CLAUSE_END.search(statement[m.end():]).start()])
+            if said:
+                found.append((_content(statement), said))
+    return found
+
+
+def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:
+    """Claims about every one of a thing that the incident says of only some of it."""
+    if not _EVERY.search(text):
+        return []
+    statements = None
+    findings = []
+    for m in _EVERY_ONE.finditer(text):
+        noun = m.group(1).lower()
+        if (noun in FUNCTION_WORDS or _OF_AFFECTED.fullmatch(noun) or hedged(text, m.start(), m.end())
+                or _NOT.search(clause_before(text, m.start())) or _of_the_hit(text, m.end())):
+            continue  # "not receiving all new orders", "every rider whose receipt was affected"
+        statements = _partial_statements(evidence) if statements is None else statements
+        if not statements:
+            return []
+        rest = text[m.end():]
+        claimed = _content(rest[:_CLAUSE_END.search(rest).start()])
+        thing = stem(noun)
+        for words, said in statements:
+            if thing in words and claimed & (said - {thing}):
+                findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says it of every one, and the "
+                                        "incident says it of only some.", m.start()))
+                break
+    return findings
+
+
 # "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
 # It passes where one of the incident's statements of no impact names the same thing ("Storefront
 # browsing and carts: working normally"), and is a scope claim otherwise.
@@ -647,6 +697,7 @@ _HIT = re.compile(led_by("abdfilmsu", r"\b(?:delayed|affected|impacted|disrupted
 _STATEMENT_OPEN = re.compile(r"[.;:!?]\s|^")
 _NEGATION = re.compile(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", re.IGNORECASE)
 _LISTED = re.compile(r"[,;/]|\b(?:and|or|nor|including|such\s+as|as\s+well\s+as)\b", re.IGNORECASE)
+_OWN_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|will|can|could)\b|['’](?:s|re|ve|ll)\b", re.IGNORECASE)
 
 
 def spared_impact_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
@@ -662,7 +713,9 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
         spared = _spared(context, key=key) if spared is None else spared  # read at the first impact word
         # "Backups of mailboxes, files and databases are failing" says it of each thing it lists.
         listed = _LISTED.split(text[_last_before(statements, m.start()) : m.start()])
-        items = [subject, *(item for item in listed if not _NEGATION.search(item))]
+        # A clause with its own verb lists nothing: "images were saved as normal, and we've reprocessed the
+        # affected documents".
+        items = [subject, *(item for item in listed if not _NEGATION.search(item) and not _OWN_VERB.search(item))]
         if any(_names_spared_whole(item, spared) for item in items):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
                                     "not affected was affected.", m.start()))
@@ -760,13 +813,20 @@ _NO_DENIAL = re.compile(r"\s*(?:been\s+)?(?:affected|impacted|need|action)\b", r
 _DOUBT = re.compile(r"\b(?:not|never|no|none|nothing|cannot|if|whether|unless)\b|n[’']t\b", re.IGNORECASE)
 _CLAUSES = re.compile(r"[.;:!?,](?:\s|$)|\s(?:and|but|while|whereas|although|so|because)\s|$", re.IGNORECASE)
 _DENIAL_WORDS = 2
+# Words in quotation marks: what a page or a message said ("showed 'no open recalls'"). A quote opens after
+# no letter and closes before none, so "weren't" holds none.
+_QUOTED = re.compile(r"(?<![\w])['‘\"“][^'’\"”\n]{1,80}?['’\"”](?![\w])")
 _CONDITION_BEFORE = re.compile(r"\b(?:if|unless|whether|in\s+case)\b", re.IGNORECASE)
 
 
 def denial_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Denials of what one of the incident's statements affirms (``key``: the context's incident_key)."""
     findings, affirmed = [], None
+    quoted = None
     for m in _DENIAL.finditer(text):
+        quoted = [q.span() for q in _QUOTED.finditer(text)] if quoted is None else quoted
+        if any(a < m.start() < b for a, b in quoted):
+            continue  # "the check showed 'no open recalls'": what a page said, not a denial
         end = _CLAUSES.search(text, m.end()).start()
         if _NO_DENIAL.match(text, m.end()) or _CONDITION_BEFORE.search(
                 text, max((e.end() for e in SENTENCE_END.finditer(text, 0, m.start())), default=0), m.start()):
@@ -797,8 +857,9 @@ _DENIAL_NEUTRAL = frozenset("affected impacted incident issue problem outage".sp
 
 # A clause that says something was hidden or missing ("a database change that hid available slots") does
 # not affirm that it was there.
-_PRIVATIVE = re.compile(r"\b(?:hid|hidden|hides?|hiding|missing|lost|removed|deleted|blocked|prevented|without)\b",
-                        re.IGNORECASE)
+_PRIVATIVE = re.compile(r"\b(?:hid|hidden|hides?|hiding|missing|lost|removed|deleted|blocked|prevented|without)\b"
+                        # ... nor one that says it failed or stopped: "designs failed to open", "syncing stopped"
+                        r"|\b(?:fail(?:s|ed|ing)?|unable)\s+to\b|\bstopp(?:ed|ing)\b", re.IGNORECASE)
 
 
 @per_incident
@@ -1139,6 +1200,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
+        *partial_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context, support.context_key),
         *still_there_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),

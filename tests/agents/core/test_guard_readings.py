@@ -341,6 +341,10 @@ def test_an_impact_said_of_a_list_is_said_of_each_thing_it_lists():
     assert stops("Backups of mailboxes, files and databases are failing.", spared) == [("scope_claim", "failing")]
     assert stops("Backups of mailboxes are failing; files and databases are not affected.", spared) == []
     assert stops("Backups of mailboxes, but not files, are failing.", spared) == []
+    # A clause with its own verb is no item of the list: what it names is not the one hit.
+    saved = incident(state="resolved", facts=[("affected", "Affected", "text", "backups of mailboxes"),
+                                              ("saved", "Not affected", "text", "File backups were made as normal")])
+    assert stops("File backups were made as normal, and the affected mailbox backups are running again.", saved) == []
 
 
 def test_a_statement_that_spares_one_thing_spares_only_that_thing():
@@ -1778,3 +1782,32 @@ def test_telling_customers_they_need_not_do_what_an_approved_action_asks_of_them
     company = incident(state="monitoring", actions=["monitor renewal failures every 15 minutes"])
     assert "nothing to do" not in readings(
         "Renewals were delayed; we are monitoring. You don't need to check or restart anything.", company)
+
+
+def test_whom_a_thank_you_addresses_is_the_readers():
+    assert stops("Renewals are failing. We apologise and thank residents for their patience.", RENEWALS) == []
+    assert stops("Renewals are failing. Thanks to all our resellers for bearing with us.", RENEWALS) == []
+    # What it thanks them for is read as ever: a harm is not slipped in.
+    assert stops("Renewals are failing. We thank residents for their patience with the refunds.", RENEWALS) != []
+
+
+def test_a_statement_that_something_failed_to_happen_is_no_affirmation_a_denial_contradicts():
+    opened = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "Renewal pages failed to open in the dashboard")])
+    assert stops("Renewals are working again. Renewal pages weren't opening in the dashboard earlier.", opened) == []
+    shown = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "Renewal pages opened in the dashboard with an error banner")])
+    assert readings("Renewals are working again. Renewal pages weren't opening in the dashboard.",
+                    shown) == ["denial"]
+
+
+def test_words_in_quotation_marks_are_what_a_page_said_not_a_denial():
+    recalls = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "The renewal page showed 'no renewals due' for domains that are due")])
+    assert stops("Renewals are working again. The renewal page showed 'no renewals due' for domains that are due.",
+                 recalls) == []
+    # An apostrophe opens no quotation: "didn't" still denies.
+    listed = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "The renewal page listed domains that are due with the wrong date")])
+    assert readings("Renewals are working again. The renewal page didn't list domains that are due.",
+                    listed) == ["denial"]

@@ -204,6 +204,20 @@ def test_a_quantifier_that_a_clause_of_impact_picks_out_quantifies_the_affected(
             "All users")
 
 
+def test_every_one_of_a_thing_the_incident_says_only_most_of_is_a_scope_claim():
+    backlog = incident("exports", state="monitoring", facts={
+        "backlog": ("Exports queued during the incident are running now; most are already finished", "text",
+                    "Backlog")})
+    stopped("All exports queued during the incident are now finished.", backlog, "invalid_answer:scope_claim",
+            "All exports")
+    stopped("Every export from that time is finished.", backlog, "invalid_answer:scope_claim", "Every export")
+    # What the incident says of all of them, a claim it does not quantify, a negation, a condition.
+    passes("All exports queued during the incident are running now.", backlog)
+    passes("Most exports queued during the incident are already finished.", backlog)
+    passes("Not all exports queued during the incident are finished yet.", backlog)
+    passes("Once all exports are finished, we will post a final update.", backlog)
+
+
 def test_the_scope_message_names_the_share_the_facts_give():
     violation = stopped("Only a few users see sign-in failures in the EU.", LOGIN, "invalid_answer:scope_claim",
                         "Only a few")
@@ -316,6 +330,16 @@ def test_an_estimated_time_for_the_fix_needs_a_time_in_the_incident(text, words)
     # Negated or a condition, it gives no time.
     passes("We cannot say yet whether US API latency will improve within the hour.", LATENCY)
     passes("We will post again once US API latency improves, and not later than our next update.", LATENCY)
+
+
+@pytest.mark.parametrize("text", [
+    "Please retry slow requests until US API latency is fixed later today.",
+    "Once the fix for US API latency is deployed later today, requests will be fast again.",
+])
+def test_a_clause_of_time_still_gives_the_time_it_names(text):
+    # "until" and "once" say when what they name happens; "if" does not.
+    stopped(text, LATENCY, "invalid_answer:time_commitment", "later today")
+    passes(text.replace("until", "unless").replace("Once", "If"), LATENCY)
 
 
 def test_a_cadence_the_facts_state_passes_in_strict_mode_while_a_fix_time_does_not():

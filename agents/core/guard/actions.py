@@ -14,7 +14,7 @@ from decimal import Decimal
 from agents.core.guard.claims import family_makes_claim, family_problem
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import FUNCTION_WORDS, forms
-from agents.core.guard.hedges import is_negated
+from agents.core.guard.hedges import clause_before, is_negated
 from agents.core.guard.incident_claims import SENTENCE_END, Finding, violation_of
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, verbs_of
@@ -362,6 +362,67 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
     return findings
 
 
+# "You won't need to tap Recognize text on anything" where an approved action says "If a document is still not
+# searchable, open it and tap Recognize text": what the text says customers need not do is what an approved
+# action asks of them (its verb where it asks it, and a word of its object), and no action says it need not be
+# done.
+_NEED_NOT = re.compile(r"\b(?:no\s+need|(?:do\s+not|don['’]t|does\s+not|doesn['’]t|will\s+not|won['’]t)\s+need|"
+                       r"needn['’]t)\s+(?:to\s+)?([a-z]+(?:[^,.;:!?]{0,40}))", re.IGNORECASE)
+
+
+def need_not_findings(text: str, context: Mapping | None) -> list[Finding]:
+    """Telling customers they need not do what an approved action asks of them."""
+    said = list(_NEED_NOT.finditer(text))
+    if not said or not isinstance(context, Mapping):
+        return []
+    actions = [a for a in context.get("approved_actions") or () if isinstance(a, str)]
+    findings = []
+    for m in said:
+        words = re.findall(r"[^\W\d_]+", m.group(1).lower())
+        while words and words[0] in _PASSIVE_HELPERS:
+            words = words[1:]  # "don't need to be scanned again": the verb is "scan"
+        verb = frozenset(verbs_of(words[0])) if words else frozenset()
+        rest = [frozenset(forms(w)) for w in words[1:] if len(w) > 2 and w not in FUNCTION_WORDS
+                and w not in _NOT_OBJECTS and not w.endswith("ly")]
+        if not verb or not rest:
+            continue
+        how = {a: _asks(a, verb) for a in actions}
+        if "denies" not in how.values() and any(
+                way == "asks" and any(f & _words_of(a) for f in rest) for a, way in how.items()):
+            findings.append(Finding("unsupported_statement", m.group().strip(), f"“{m.group().strip()}” tells "
+                                    "customers they need not do what an approved action asks of them.",
+                                    m.start(), reading="nothing to do"))
+    return findings
+
+
+_PASSIVE_HELPERS = frozenset("be been get have".split())
+_NOT_OBJECTS = frozenset("again anything everything something".split())
+_NEGATION = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
+_CLAUSE_AFTER = re.compile(r"[^,;:.!?]*")
+# Where an action asks its verb of the reader: at a clause's start ("open it and tap Recognize text") or
+# after a modal or "to" ("customers should check", "you can cancel"); "wait before visiting" asks no visit.
+_ASKED_AT = re.compile(r"(?:^|[,;:]\s*|\b(?:and|or|then|please|can|could|should|may|must|to)\s+)$", re.IGNORECASE)
+
+
+def _asks(action: str, verb: frozenset[str]) -> str:
+    """How ``action`` says ``verb``: "asks" ("open it and tap Recognize text"), "denies" ("Customers who
+    already reported an outage do not need to report it again", "Do not rescan kegs") or ""."""
+    how = ""
+    for w in re.finditer(r"[^\W\d_]+", action):
+        if not verb & frozenset(verbs_of(w.group().lower())):
+            continue
+        after = _CLAUSE_AFTER.match(action, w.end())
+        if _NEGATION.search(clause_before(action, w.start())) or _NEGATION.search(after.group()):
+            return "denies"  # "replies do not need to be made today" too
+        if _ASKED_AT.search(action, 0, w.start()):
+            how = "asks"
+    return how
+
+
+def _words_of(text: str) -> frozenset[str]:
+    return frozenset(f for w in re.findall(r"[^\W\d_]+", text.lower()) for f in (*forms(w), *verbs_of(w)))
+
+
 def _asked_of_them(condition: str, asking: list[str]) -> bool:
     """Whether the people a condition names ("If your renewal failed during that time, …") are those an
     approved action asks something of ("Customers whose renewal failed should submit it again"): each of
@@ -520,6 +581,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *all_done_findings(text, support.context),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
+        *need_not_findings(text, support.context),
         *guarantee_findings(text, evidence, support.rules.families),
         *lasting_findings(text, evidence),
     ]

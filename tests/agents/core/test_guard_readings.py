@@ -1811,3 +1811,17 @@ def test_words_in_quotation_marks_are_what_a_page_said_not_a_denial():
         ("symptom", "Symptom", "text", "The renewal page listed domains that are due with the wrong date")])
     assert readings("Renewals are working again. The renewal page didn't list domains that are due.",
                     listed) == ["denial"]
+
+
+def test_telling_customers_they_need_not_do_the_very_thing_an_approved_action_asks_stops():
+    recognise = incident(state="resolved", actions=[
+        "If a domain is still not renewed, open it and press Renew now"])
+    assert readings("Renewals are working again, so you won't need to press Renew now on any domain.",
+                    recognise) == ["nothing to do"]
+    # The incident says it need not be done itself, or the action asks something else.
+    again = incident(state="resolved", actions=["Press Renew now to renew a domain",
+                                                "Owners who already renewed do not need to press Renew now again"])
+    assert readings("Renewals are working again. If you already renewed, you don't need to press Renew now again.",
+                    again) == []
+    other = incident(state="resolved", actions=["Wait for the confirmation email before pressing Renew now"])
+    assert readings("Renewals are working again, so you don't need to press Renew now before then.", other) == []

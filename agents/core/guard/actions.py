@@ -442,7 +442,10 @@ _WHEN_WORDS = frozenset("time period window today yesterday morning afternoon ev
 # a guarantee, the incident's to give. The incident must deny the same verb somewhere ("refunds are not
 # delayed", "nothing will be lost").
 _WILL_NOT = re.compile(r"\b(?:will\s+not|won['’]t|will\s+never|shall\s+not)\s+(?:be|have\s+been)\s+"
-                       r"(?:[a-z]+ly\s+)?([a-z]+)\b", re.IGNORECASE)
+                       r"(?:[a-z]+ly\s+)?([a-z]+)\b"
+                       # ... and what it will not do to the reader's things: "a late check-in won't delay your care"
+                       r"|\b(?:will\s+not|won['’]t|will\s+never)\s+(?:[a-z]+ly\s+)?(?!be\b|have\b|need\b)([a-z]+)"
+                       r"\s+(?:your\s+[\w-]+|you)\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)

@@ -251,11 +251,12 @@ class Unsupported:
         return ", ".join(self.sentence[a:b] for a, b in self.words)
 
 
-def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
+def evidence_stems(context: Mapping | None, *texts: str, cadence: bool = True) -> frozenset[str]:
     """The stems the incident licenses: every word of its public context's values and of its facts'
     keys and labels (``affected_checkout_pct`` licenses "checkouts"), plus the given texts (the goal,
     the text a revision revises). The policy hints instruct the model and the internal facts are not
-    for customers: neither licenses a word."""
+    for customers: neither licenses a word. ``cadence=False``: without what speaks of the next update
+    ("Next update: by 11:00 CET" licenses no "update" as a cause)."""
     parts: list[str] = []
     if isinstance(context, Mapping):
         for key, value in context.items():
@@ -269,7 +270,16 @@ def evidence_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         if any("email" in str(key) for key in incident):
             parts.append("email write")  # a declared address invites customers to write to it
     parts += [t for t in texts if t]
+    if not cadence:
+        parts = [_without_cadence(part) for part in parts]
     return _stems_of("\n".join(parts))
+
+
+def _without_cadence(text: str) -> str:
+    text = text.replace("_", " ")  # a key: "next_update"
+    for start, end in reversed(cadence_spans(text)):
+        text = text[:start] + " " + text[end:]
+    return text
 
 
 # Facts that say what the team did or does ("Fix: the runtime update was rolled back").
@@ -372,12 +382,15 @@ def _strings_and_keys(value) -> list[str]:
 
 
 def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary,
-                     skip: Iterable[tuple[int, int]] = (), acted: frozenset[str] | None = None) -> list[Unsupported]:
+                     skip: Iterable[tuple[int, int]] = (), acted: frozenset[str] | None = None,
+                     caused: frozenset[str] | None = None) -> list[Unsupported]:
     """Each sentence of ``text`` with words that neither grammar, the incident (``licensed``, from
     :func:`evidence_stems`) nor the vocabulary supports. Words inside ``skip`` (spans of ``text`` a
     named check already reported, links and contacts) are not read again. What the company says it
-    does is licensed by ``acted`` (:func:`action_stems`; default: ``licensed``)."""
+    does is licensed by ``acted`` (:func:`action_stems`; default: ``licensed``), a cause by ``caused``
+    (the incident without what it says of the next update; default: ``licensed``)."""
     acted = licensed if acted is None else acted
+    caused = licensed if caused is None else caused
     skip = sorted(skip)
     found = []
     seen: dict[tuple[str, str], bool] = {}  # each word's answer where it stands: the text repeats its words
@@ -401,7 +414,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             elif causes and any(mark <= a and b <= c for mark, c, _ in causes):
                 ok = True  # the words that say a cause follows: "due to", "caused by"
             elif causes and any(c <= a and b <= d for _, c, d in causes):
-                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
+                ok = _licensed(word, caused, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
             elif theirs and any(c <= a and b <= d for c, d in theirs):
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
             elif felt and any(c <= a and b <= d for c, d in felt) and word.lower() not in _HARM and \
@@ -1233,22 +1246,25 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
     lower = checked.lower()
     skip = [(m.start(), m.end()) for v in earlier if v.found
             for m in re.finditer(re.escape(v.found.lower()), lower)]
-    licensed, acted = _incident_stems(support.context, support.licensed_texts, support.rules.region_words,
-                                      key=support.context_key)
+    licensed, acted, caused = _incident_stems(support.context, support.licensed_texts, support.rules.region_words,
+                                              key=support.context_key)
     return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words,
                       reading=DONE_TO_CUSTOMERS if u.done else "")
-            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip, acted)]
+            for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip, acted,
+                                      caused)]
 
 
 @per_incident
 def _incident_stems(context: Mapping, licensed_texts: tuple[str, ...],
-                    region_words: tuple) -> tuple[frozenset[str], frozenset[str]]:
-    """What the incident licenses (with the names of its regions, platforms and places) and what may
-    say what the company does, read once per incident and goal."""
-    licensed = evidence_stems(context, *licensed_texts)
-    licensed |= _region_names(licensed, region_words) | _platform_names(licensed)
+                    region_words: tuple) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What the incident licenses (with the names of its regions, platforms and places), what may say
+    what the company does, and what may say a cause, read once per incident and goal (or draft)."""
+    words = evidence_stems(context, *licensed_texts)
+    licensed = words | _region_names(words, region_words) | _platform_names(words)
     licensed |= _place_names(str(context.get("region") or ""), licensed)
-    return licensed, action_stems(context, *licensed_texts)
+    # A cause is the incident's to give: not the goal's words ("write the update") nor its next update's.
+    caused = evidence_stems(context, cadence=False) | (licensed - words)
+    return licensed, action_stems(context, *licensed_texts), caused
 
 
 def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[str]:

@@ -1035,6 +1035,11 @@ def test_what_a_text_says_will_not_happen_is_a_guarantee_the_incident_must_give(
     assert stops("Your custom domain renewal will not be delayed.", promised) == []
     # A symptom in a condition is no guarantee.
     assert "promises" not in answer_messages("If your renewal won't start, renew from the dashboard.", RENEWALS)
+    # Nor is it passive only: what it will not do to the reader's things is promised too.
+    assert ("unsupported_statement", "won't delay your renewal") in stops(
+        "A late payment won't delay your renewal.", RENEWALS)
+    assert stops("A late payment won't delay your renewal.", incident(facts=[
+        ("late", "Late payments", "text", "A late payment does not delay the renewal")])) == []
 
 
 def test_the_day_of_a_promise_to_customers_is_the_incidents_to_give():
@@ -1529,6 +1534,17 @@ def test_an_event_after_which_it_started_is_a_cause_and_a_time_is_not():
     assert stops("Renewals are failing. This started at around 10:20 UTC.", started) == []
     assert any(check == "unsupported_statement" and "app" in found for check, found in stops(
         "Renewals are failing. This started at around 10:20 UTC, after this morning's app update.", started))
+
+
+def test_the_next_updates_words_name_no_cause():
+    # "Next update: by 11:00 UTC" gives the word "update", but no update as the cause.
+    later = incident(facts=[("next_update", "Next update", "text", "By 11:00 UTC"),
+                            ("affected", "Affected", "text", "Renewals started in the app")])
+    assert stops("Renewals in the app are failing. This started after the app update.", later) == [
+        ("unsupported_statement", "update")]
+    released = incident(facts=[("next_update", "Next update", "text", "By 11:00 UTC"),
+                               ("cause", "Cause", "text", "A faulty app update")])
+    assert stops("Renewals in the app are failing. This started after the app update.", released) == []
 
 
 def test_what_may_follow_an_instruction_is_a_statement_and_what_will_is_a_promise():

@@ -366,8 +366,8 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
 # searchable, open it and tap Recognize text": what the text says customers need not do is what an approved
 # action asks of them (its verb where it asks it, and a word of its object), and no action says it need not be
 # done.
-_NEED_NOT = re.compile(r"\b(?:no\s+need|(?:do\s+not|don['’]t|does\s+not|doesn['’]t|will\s+not|won['’]t)\s+need|"
-                       r"needn['’]t)\s+(?:to\s+)?([a-z]+(?:[^,.;:!?]{0,40}))", re.IGNORECASE)
+_NEED_NOT = re.compile(led_by("dnw", r"\b(?:no\s+need|(?:do\s+not|don['’]t|does\s+not|doesn['’]t|will\s+not|won['’]t)"
+                                     r"\s+need|needn['’]t)\s+(?:to\s+)?([a-z]+(?:[^,.;:!?]{0,40}))"), re.IGNORECASE)
 
 
 def need_not_findings(text: str, context: Mapping | None) -> list[Finding]:
@@ -441,11 +441,12 @@ _WHEN_WORDS = frozenset("time period window today yesterday morning afternoon ev
 # "Your refund will not be delayed", "queued messages won't be lost": what the text says will not happen is
 # a guarantee, the incident's to give. The incident must deny the same verb somewhere ("refunds are not
 # delayed", "nothing will be lost").
-_WILL_NOT = re.compile(r"\b(?:will\s+not|won['’]t|will\s+never|shall\s+not)\s+(?:be|have\s+been)\s+"
-                       r"(?:[a-z]+ly\s+)?([a-z]+)\b"
-                       # ... and what it will not do to the reader's things: "a late check-in won't delay your care"
-                       r"|\b(?:will\s+not|won['’]t|will\s+never)\s+(?:[a-z]+ly\s+)?(?!be\b|have\b|need\b)([a-z]+)"
-                       r"\s+(?:your\s+[\w-]+|you)\b", re.IGNORECASE)
+_WILL_NOT = re.compile(led_by("sw", r"\b(?:will\s+not|won['’]t|will\s+never|shall\s+not)\s+(?:be|have\s+been)\s+"
+                              r"(?:[a-z]+ly\s+)?([a-z]+)\b"
+                              # ... and what it will not do to the reader's things: "a late check-in won't delay
+                              # your care"
+                              r"|\b(?:will\s+not|won['’]t|will\s+never)\s+(?:[a-z]+ly\s+)?(?!be\b|have\b|need\b)"
+                              r"([a-z]+)\s+(?:your\s+[\w-]+|you)\b"), re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)

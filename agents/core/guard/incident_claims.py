@@ -423,15 +423,16 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
 # "All recordings made during that time are now available" where the incident says "most are already
 # available": a claim about every one of a thing, where the incident says the same of only some of it (its
 # quantifier's own words, "available", are the claim's, and the thing is named in the same statement).
-_EVERY_ONE = re.compile(r"\b(?:all|every)\s+(?:of\s+)?(?:(?:the|your|our|their|these|those)\s+)?([a-z][a-z-]+)",
-                        re.IGNORECASE)
+_EVERY_ONE = re.compile(led_by("ae", r"\b(?:all|every)\s+(?:of\s+)?(?:(?:the|your|our|their|these|those)\s+)?"
+                                     r"([a-z][a-z-]+)"), re.IGNORECASE)
 _SOME_OF = re.compile(r"\b(?:most|some|many|several|majority|part|few|not\s+all)\b", re.IGNORECASE)
 _EVERY = re.compile(r"\b(?:all|every|each)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[,;:.!?]|$")
 _NOT = re.compile(r"\b(?:not|never|no)\b|n[’']t\b", re.IGNORECASE)
 
 
-def _partial_statements(evidence: str) -> list[tuple[set[str], set[str]]]:
+@functools.lru_cache(maxsize=256)
+def _partial_statements(evidence: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """(the statement's words, the words its quantifier says of some) for each statement of the incident
     that says something of only some of a thing, and of none of it all."""
     found = []
@@ -441,8 +442,8 @@ def _partial_statements(evidence: str) -> list[tuple[set[str], set[str]]]:
         for m in _SOME_OF.finditer(statement):
             said = _content(statement[m.end():m.end() + _CLAUSE_END.search(statement[m.end():]).start()])
             if said:
-                found.append((_content(statement), said))
-    return found
+                found.append((frozenset(_content(statement)), frozenset(said)))
+    return tuple(found)
 
 
 def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import verbs_of
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
@@ -275,8 +276,9 @@ _PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll|log-|si
 
 # An article or a possessive right before a word of grammar: the noun it needs was cut out ("Your [bank
 # has been notified] about the failed payments"). The word after in lower case only: "the About page".
-_CUT_NOUN = re.compile(r"\b(?i:the|an|your|our|their|my)\s+(?:about|of|to|for|with|by|from|into|and|or|but|"
-                       r"is|are|was|were|has|have|had)(?![\w'’-])")  # no modal: "your will has been checked"
+_CUT_NOUN = re.compile(led_by("amoty", r"\b(?:the|an|your|our|their|my)\s+(?-i:about|of|to|for|with|by|from|into|"
+                                       r"and|or|but|is|are|was|were|has|have|had)(?![\w'’-])"),  # no modal: "your will"
+                       re.IGNORECASE)
 
 
 def _cut_clauses(text: str) -> list[Violation]:

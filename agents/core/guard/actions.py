@@ -367,7 +367,8 @@ def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) ->
 # action asks of them (its verb where it asks it, and a word of its object), and no action says it need not be
 # done.
 _NEED_NOT = re.compile(led_by("dnw", r"\b(?:no\s+need|(?:do\s+not|don['’]t|does\s+not|doesn['’]t|will\s+not|won['’]t)"
-                                     r"\s+need|needn['’]t)\s+(?:to\s+)?([a-z]+(?:[^,.;:!?]{0,40}))"), re.IGNORECASE)
+                                     r"\s+need|needn['’]t)\s+(?:to\s+)?([a-z]+(?:(?!\s[-–—]\s)[^,.;:!?]){0,40}\b)"),
+                       re.IGNORECASE)
 
 
 def need_not_findings(text: str, context: Mapping | None) -> list[Finding]:
@@ -384,11 +385,12 @@ def need_not_findings(text: str, context: Mapping | None) -> list[Finding]:
         verb = frozenset(verbs_of(words[0])) if words else frozenset()
         rest = [frozenset(forms(w)) for w in words[1:] if len(w) > 2 and w not in FUNCTION_WORDS
                 and w not in _NOT_OBJECTS and not w.endswith("ly")]
-        if not verb or not rest:
-            continue
+        if not verb or verb & _LIGHT_VERBS:
+            continue  # "no need to do anything" is the other reading's
         how = {a: _asks(a, verb) for a in actions}
+        # "there's no need to call" says it of the call an action asks, whatever the object.
         if "denies" not in how.values() and any(
-                way == "asks" and any(f & _words_of(a) for f in rest) for a, way in how.items()):
+                way == "asks" and (not rest or any(f & _words_of(a) for f in rest)) for a, way in how.items()):
             findings.append(Finding("unsupported_statement", m.group().strip(), f"“{m.group().strip()}” tells "
                                     "customers they need not do what an approved action asks of them.",
                                     m.start(), reading="nothing to do"))
@@ -398,7 +400,9 @@ def need_not_findings(text: str, context: Mapping | None) -> list[Finding]:
 _PASSIVE_HELPERS = frozenset("be been get have".split())
 _NOT_OBJECTS = frozenset("again anything everything something".split())
 _NEGATION = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
-_CLAUSE_AFTER = re.compile(r"[^,;:.!?]*")
+# The rest of an action's clause, to a condition it sets: "Call the office if results still do not load" asks a
+# call all the same.
+_CLAUSE_AFTER = re.compile(r"(?:(?!\b(?:if|when|unless|until|once|because|while)\b)[^,;:.!?])*", re.IGNORECASE)
 # Where an action asks its verb of the reader: at a clause's start ("open it and tap Recognize text") or
 # after a modal or "to" ("customers should check", "you can cancel"); "wait before visiting" asks no visit.
 _ASKED_AT = re.compile(r"(?:^|[,;:]\s*|\b(?:and|or|then|please|can|could|should|may|must|to)\s+)$", re.IGNORECASE)

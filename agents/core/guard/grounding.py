@@ -885,7 +885,7 @@ _EMPATHY = re.compile(
     r"(?=(?:it['’]s|it\s+is|it\s+can\s+be)\s+(?:so\s+|really\s+|very\s+)?(?:frustrating|stressful|worrying|"
     r"nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|confusing|disruptive|alarming)\b)|"
     r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b)|"
-    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic)|"
+    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|a\s+big\s+(?:one|day|deal))|"
     r"are\s+(?:important|critical|vital|busy|hectic)|"
     r"(?:can\s+)?means?\s+a\s+lot)\b))",
     re.IGNORECASE,
@@ -971,6 +971,9 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
 
 # ... and the situation it pictures: "we know confirmations matter when trucks are already on the road".
 _EMPATHY_WHEN = re.compile(r"\s(?:especially\s+|particularly\s+)?when\s", re.IGNORECASE)
+_NO_VERB = r"(?!(?:is|are|was|were|be|been|has|have|had|will|can|may|not|never)\b)[\w’'-]+"
+_AND_THEIRS = re.compile(rf"\s+and\s+(?:your|their)\s+(?=(?:{_NO_VERB}\s+){{0,2}}?{_NO_VERB}\s*(?:[,;:.!?]|$))",
+                         re.IGNORECASE)
 
 
 # What the reader did, said to name their things ("anything you add or tick off is still saved", "the tours
@@ -1006,8 +1009,10 @@ def _empathy_spans(sentence: str) -> list[tuple[int, int]]:
     """What follows each "we know how much ..." to the end of its clause, with the situation it pictures."""
     spans = []
     for start, end in _to_clause_end(_EMPATHY, sentence, after=True):
-        # "we know an up-to-date logbook matters, especially before a checkride"
-        while (when := _EMPATHY_WHEN.match(sentence, end) or _FELT_ON.match(sentence, end)):
+        # "we know an up-to-date logbook matters, especially before a checkride"; "… mean to you and your
+        # loved ones": the people it names after "and" are no new clause
+        while (when := _EMPATHY_WHEN.match(sentence, end) or _FELT_ON.match(sentence, end)
+               or _AND_THEIRS.match(sentence, end)):
             later = _CAUSE_END.search(sentence, when.end())
             end = later.start() if later else len(sentence)
         spans.append((start, end))

@@ -1244,6 +1244,11 @@ def test_what_the_company_understands_of_its_customers_world_is_theirs():
     # "We know that ..." states something, and the incident must say it.
     assert ("unsupported_statement", "storefronts, lost sales") in stops(
         "We know that storefronts on custom domains lost sales, and we're sorry.", incident())
+    # The people it names after "and" are theirs too, and so is a day it says is a big one; a clause is not.
+    assert stops("We know how much these domains mean to you and your loved ones, and we're sorry.",
+                 incident()) == []
+    assert stops("We're sorry for the wait - we know launch day is a big one.", incident()) == []
+    assert stops("We know how much the domains matter to you and your storefronts are safe.", incident()) != []
 
 
 def test_the_clause_after_a_semicolon_may_advise_again():
@@ -1839,5 +1844,9 @@ def test_telling_customers_they_need_not_do_the_very_thing_an_approved_action_as
                                                 "Owners who already renewed do not need to press Renew now again"])
     assert readings("Renewals are working again. If you already renewed, you don't need to press Renew now again.",
                     again) == []
+    # A condition the action sets is no negation of what it asks, and the call it asks needs no object.
+    call = incident(state="resolved", actions=["Call the registrar if a renewal still does not show"])
+    assert "nothing to do" in readings("Renewals are working again. If one still doesn't show, there's no need "
+                                       "to call.", call)
     other = incident(state="resolved", actions=["Wait for the confirmation email before pressing Renew now"])
     assert readings("Renewals are working again, so you don't need to press Renew now before then.", other) == []

@@ -553,8 +553,8 @@ def _work_times(sentence: str, tokens, places: list[str], vocabulary: Vocabulary
 # later", "the badges you deactivated this morning") gives no instruction of its own: an adjective or an
 # adverb, a time of day or a length of time ("wait a few minutes"), is read as in plain description. The
 # instruction's verb and its object are still the advice vocabulary's or the incident's.
-_TIMES = frozenset("morning afternoon evening tonight today minute minutes hour hours moment moments while meantime "
-                   "meanwhile".split())
+_TIMES = frozenset("morning afternoon evening tonight today noon midnight minute minutes hour hours moment moments "
+                   "while meantime meanwhile".split())
 
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
@@ -882,8 +882,9 @@ _EMPATHY = re.compile(
     r"\bwe\s+(?:know|understand|realise|realize|recognise|recognize|appreciate)\s+"
     r"(?:how\s+(?:much|important|frustrating|disruptive|stressful|inconvenient|annoying|upsetting|worrying|"
     r"difficult|hard|critical|vital)\b|(?:that\s+)?(?:many|most|some|a\s+lot)\s+of\s+you\b|"
-    r"(?=(?:it['’]s|it\s+is|it\s+can\s+be)\s+(?:so\s+|really\s+|very\s+)?(?:frustrating|stressful|worrying|"
-    r"nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|confusing|disruptive|alarming)\b)|"
+    r"(?=(?:it['’]s|it\s+is|it\s+can\s+be|(?:[\w’'-]+\s+){1,10}?(?:is|are|can\s+be))\s+(?:so\s+|really\s+|very\s+)?"
+    r"(?:frustrating|stressful|worrying|nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|"
+    r"confusing|disruptive|alarming)\b)|"
     r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b)|"
     r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|a\s+big\s+(?:one|day|deal))|"
     r"are\s+(?:important|critical|vital|busy|hectic)|"

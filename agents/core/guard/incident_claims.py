@@ -471,6 +471,35 @@ def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:
     return findings
 
 
+# "... for a small number of projects" where the incident says "for most projects": a claim that only a few
+# are concerned, where one of the incident's statements says most of the same thing are.
+_FEW_OF = re.compile(led_by("aov", r"\b(?:a\s+(?:very\s+)?(?:small\s+number|handful|few|minority)|only\s+"
+                                   r"(?:a\s+few|some)|very\s+few)\s+(?:of\s+)?(?:(?:the|your|our|their)\s+)?"
+                                   r"([a-z][a-z-]+)"), re.IGNORECASE)
+_MOST_OF = re.compile(r"\b(?:most|(?:the\s+)?(?:vast\s+)?majority|nearly\s+all|almost\s+all)\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def _most_statements(evidence: str) -> tuple[frozenset[str], ...]:
+    """The words of each of the incident's statements that says something of most of a thing."""
+    return tuple(frozenset(_content(statement)) for statement in
+                 (line[a:b] for line in evidence.splitlines() for a, b in sentence_spans(line))
+                 if _MOST_OF.search(statement))
+
+
+def few_findings(text: str, evidence: str, hedged) -> list[Finding]:
+    """Claims that only a few of a thing are concerned, where the incident says most are."""
+    findings = []
+    for m in _FEW_OF.finditer(text):
+        noun = m.group(1).lower()
+        if noun in FUNCTION_WORDS or hedged(text, m.start(), m.end()):
+            continue
+        if any(stem(noun) in words for words in _most_statements(evidence)):
+            findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says only a few, and the incident "
+                                    "says most.", m.start()))
+    return findings
+
+
 # "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
 # It passes where one of the incident's statements of no impact names the same thing ("Storefront
 # browsing and carts: working normally"), and is a scope claim otherwise.
@@ -851,7 +880,8 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
 # are now appearing normally") was not, before: a text saying it did not during the incident ("between
 # 17:10 and 19:35 ET the page wasn't showing estimated restoration times") tells the same story.
 _PAST_DENIAL = re.compile(r"did|was|were", re.IGNORECASE)
-_RECOVERED = re.compile(r"\b(?:again|now|back|restored|resumed|recovered|since|held|queued|backlog)\b", re.IGNORECASE)
+_RECOVERED = re.compile(r"\b(?:again|now|back|restored|resumed|recovered|since|held|queued|backlog|affected)\b",
+                        re.IGNORECASE)  # "all affected instructions were transmitted by 21:30" came after
 # Words that speak of the incident itself or of impact in general, which its statements need not repeat.
 _DENIAL_NEUTRAL = frozenset("affected impacted incident issue problem outage".split())
 
@@ -1202,6 +1232,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
         *partial_findings(text, evidence, hedged),
+        *few_findings(text, evidence, hedged),
         *unaffected_findings(text, support.context, support.context_key),
         *still_there_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),

@@ -309,7 +309,8 @@ def _unbalanced(text: str) -> list[Violation]:
         i, char = m.start(), m.group()
         if char in _OPENERS:
             stack.append((char, i))
-        elif char in _PAIRS and i not in enumerations:
+        elif char in _PAIRS and (i not in enumerations or (stack and stack[-1][0] == _PAIRS[char])):
+            # "1) sign-in 2) exports" numbers a list; "update (January 20)" closes its bracket
             if stack and stack[-1][0] == _PAIRS[char]:
                 stack.pop()
             else:

@@ -1249,6 +1249,28 @@ def test_what_the_company_understands_of_its_customers_world_is_theirs():
                  incident()) == []
     assert stops("We're sorry for the wait - we know launch day is a big one.", incident()) == []
     assert stops("We know how much the domains matter to you and your storefronts are safe.", incident()) != []
+    assert stops("We know a stalled renewal in the middle of a launch is frustrating, and we're sorry.",
+                 incident()) == []
+
+
+def test_the_next_updates_time_may_be_noon():
+    noon = incident(facts=[("next_update", "Next update", "text", "By 12:00 UTC")])
+    assert stops("Custom domain renewals are failing. We'll post an update by noon.", noon) == []
+
+
+def test_a_quantity_of_only_a_few_where_the_incident_says_most_is_a_scope_claim():
+    most = incident(facts=[("scope", "Scope", "text", "Renewals for most custom domains have not been processed")])
+    assert stops("Renewals for most custom domains have not been processed yet.", most) == []
+    assert stops("Renewals for a small number of custom domains have not been processed yet.", most) == [
+        ("scope_claim", "a small number of custom")]
+
+
+def test_a_past_denial_agrees_with_what_the_incident_says_was_done_for_the_affected_later():
+    done = incident(state="resolved", facts=[
+        ("window", "Window", "text", "14:10 to 18:45 UTC"),
+        ("sent", "Sent", "text", "All affected renewal notices were sent to owners by 21:30 UTC")])
+    assert stops("Between 14:10 and 18:45 UTC renewal notices were not sent to owners; all of them were sent "
+                 "by 21:30 UTC.", done) == []
 
 
 def test_the_clause_after_a_semicolon_may_advise_again():

@@ -238,6 +238,7 @@ def test_an_unbalanced_quote_or_bracket_is_malformed(text, message):
     "We're investigating; customers' exports are queued.",
     "We’re investigating; it’s the sign-in service.",
     "Affected: 1) sign-in 2) exports.",
+    "Today's update (January 20) is late.",  # a number closing a bracket closes it, no list is numbered
     "Webhooks (EU and US) show “delivery failed”; we are retrying them.",
     'The dashboard says "Export queued" for some jobs.',
 ])

@@ -399,7 +399,6 @@ def need_not_findings(text: str, context: Mapping | None) -> list[Finding]:
 
 _PASSIVE_HELPERS = frozenset("be been get have".split())
 _NOT_OBJECTS = frozenset("again anything everything something".split())
-_NEGATION = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.IGNORECASE)
 # The rest of an action's clause, to a condition it sets: "Call the office if results still do not load" asks a
 # call all the same.
 _CLAUSE_AFTER = re.compile(r"(?:(?!\b(?:if|when|unless|until|once|because|while)\b)[^,;:.!?])*", re.IGNORECASE)
@@ -416,7 +415,7 @@ def _asks(action: str, verb: frozenset[str]) -> str:
         if not verb & frozenset(verbs_of(w.group().lower())):
             continue
         after = _CLAUSE_AFTER.match(action, w.end())
-        if _NEGATION.search(clause_before(action, w.start())) or _NEGATION.search(after.group()):
+        if _DENIAL.search(clause_before(action, w.start())) or _DENIAL.search(after.group()):
             return "denies"  # "replies do not need to be made today" too
         if _ASKED_AT.search(action, 0, w.start()):
             how = "asks"

@@ -13,7 +13,7 @@ import bisect
 import datetime
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -428,7 +428,11 @@ _EVERY_ONE = re.compile(led_by("ae", r"\b(?:all|every)\s+(?:of\s+)?(?:(?:the|you
 _SOME_OF = re.compile(r"\b(?:most|some|many|several|majority|part|few|not\s+all)\b", re.IGNORECASE)
 _EVERY = re.compile(r"\b(?:all|every|each)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[,;:.!?]|$")
-_NOT = re.compile(r"\b(?:not|never|no)\b|n[’']t\b", re.IGNORECASE)
+
+
+def _evidence_statements(evidence: str) -> Iterator[str]:
+    """Each sentence of each line of the incident's evidence (a fact, a key message, an approved action)."""
+    return (line[a:b] for line in evidence.splitlines() for a, b in sentence_spans(line))
 
 
 @functools.lru_cache(maxsize=256)
@@ -436,7 +440,7 @@ def _partial_statements(evidence: str) -> tuple[tuple[frozenset[str], frozenset[
     """(the statement's words, the words its quantifier says of some) for each statement of the incident
     that says something of only some of a thing, and of none of it all."""
     found = []
-    for statement in (line[a:b] for line in evidence.splitlines() for a, b in sentence_spans(line)):
+    for statement in _evidence_statements(evidence):
         if _EVERY.search(statement):
             continue
         for m in _SOME_OF.finditer(statement):
@@ -455,7 +459,7 @@ def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:
     for m in _EVERY_ONE.finditer(text):
         noun = m.group(1).lower()
         if (noun in FUNCTION_WORDS or _OF_AFFECTED.fullmatch(noun) or hedged(text, m.start(), m.end())
-                or _NOT.search(clause_before(text, m.start())) or _of_the_hit(text, m.end())):
+                or _NEGATION.search(clause_before(text, m.start())) or _of_the_hit(text, m.end())):
             continue  # "not receiving all new orders", "every rider whose receipt was affected"
         statements = _partial_statements(evidence) if statements is None else statements
         if not statements:
@@ -482,8 +486,7 @@ _MOST_OF = re.compile(r"\b(?:most|(?:the\s+)?(?:vast\s+)?majority|nearly\s+all|a
 @functools.lru_cache(maxsize=256)
 def _most_statements(evidence: str) -> tuple[frozenset[str], ...]:
     """The words of each of the incident's statements that says something of most of a thing."""
-    return tuple(frozenset(_content(statement)) for statement in
-                 (line[a:b] for line in evidence.splitlines() for a, b in sentence_spans(line))
+    return tuple(frozenset(_content(statement)) for statement in _evidence_statements(evidence)
                  if _MOST_OF.search(statement))
 
 

@@ -199,6 +199,8 @@ UPDATE_PHRASES = (
     # greetings and thanks in the languages a regional company's customers share, and informal spellings
     "hola", "gracias", "perdón", "merci", "danke", "obrigado", "terima kasih", "assalamualaikum", "namaste",
     "ur", "kinda", "probs", "a bunch of", "gonna",
+    "the whole time", "as always", "safely ignore", "whichever suits you", "suits you", "no fun", "quick tip",
+    "a bit", "loved ones",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -224,6 +226,7 @@ ADVICE_LANGUAGE = (
     "best person to ask", "best people to ask", "best placed to help", "best placed to answer",
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need",
+    "carry on", "carrying on", "safely ignore", "a bit", "as always",
 )
 
 

@@ -14,7 +14,7 @@ CADENCE = re.compile(
     r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
     r"(?:update|information|details|news)\b"
-    r"|\b(?:will|['’]ll)\s+update\s+(?:(?:you|again|here|this\s+page|(?:our|the)\s+(?:status\s+)?page|customers|"
+    r"|\b(?:will|['’]ll)\s+update\s+(?:(?:you|again|here|this\s+(?:page|incident|post|thread)|(?:our|the)\s+(?:status\s+)?page|customers|"
     r"everyone|members|users|clients|subscribers|merchants|partners)\s+){0,2}"
     r"(?:within|in|every|by|at)\b"
     r"|\b(?:share|say|tell\s+you)\s+more\b|\blet\s+(?:you|customers|everyone)\s+know\b"

@@ -423,11 +423,13 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
 # "All recordings made during that time are now available" where the incident says "most are already
 # available": a claim about every one of a thing, where the incident says the same of only some of it (its
 # quantifier's own words, "available", are the claim's, and the thing is named in the same statement).
+# "Every delayed transfer" is a claim about the transfers the incident says most of.
 _EVERY_ONE = re.compile(led_by("ae", r"\b(?:all|every)\s+(?:of\s+)?(?:(?:the|your|our|their|these|those)\s+)?"
+                                     r"(?:(?:affected|delayed|failed|missed|missing|stuck|queued|pending)\s+)?"
                                      r"([a-z][a-z-]+)"), re.IGNORECASE)
 _SOME_OF = re.compile(r"\b(?:most|some|many|several|majority|part|few|not\s+all)\b", re.IGNORECASE)
 _EVERY = re.compile(r"\b(?:all|every|each)\b", re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[,;:.!?]|$")
+_CLAUSE_END = re.compile(r"(?<!\d)[,;:.!?]|[,;:.!?](?!\d)|$")  # "by 18:00 UTC" ends no clause
 
 
 def _evidence_statements(evidence: str) -> Iterator[str]:
@@ -458,7 +460,7 @@ def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:
     findings = []
     for m in _EVERY_ONE.finditer(text):
         noun = m.group(1).lower()
-        if (noun in FUNCTION_WORDS or _OF_AFFECTED.fullmatch(noun) or hedged(text, m.start(), m.end())
+        if (noun in FUNCTION_WORDS or hedged(text, m.start(), m.end())
                 or _NEGATION.search(clause_before(text, m.start())) or _of_the_hit(text, m.end())):
             continue  # "not receiving all new orders", "every rider whose receipt was affected"
         statements = _partial_statements(evidence) if statements is None else statements

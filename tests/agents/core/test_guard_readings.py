@@ -1810,6 +1810,7 @@ def test_what_works_normally_once_a_condition_is_met_is_awaited_not_said():
 def test_the_next_updates_time_belongs_to_the_clause_that_gives_it():
     noon = incident(facts=[("next_update", "Next update", "text", "By 12:00 UTC")])
     assert stops("Renewals are failing. We'll post again by 12:00 UTC.", noon) == []
+    assert stops("Renewals are failing. We're monitoring and will update this incident by 12:00 UTC.", noon) == []
     assert stops("Renewals are failing. We'll share more as soon as we know it, and by 12:00 UTC at the latest.",
                  noon) == []
     assert ("no_new_facts", "12:00 UTC") in stops(

@@ -216,6 +216,12 @@ def test_every_one_of_a_thing_the_incident_says_only_most_of_is_a_scope_claim():
     passes("Most exports queued during the incident are already finished.", backlog)
     passes("Not all exports queued during the incident are finished yet.", backlog)
     passes("Once all exports are finished, we will post a final update.", backlog)
+    # "Every delayed export" names the exports the incident says most of; a time's colon ends no clause.
+    most = incident("exports", state="monitoring", facts={
+        "expected": ("Most delayed exports are expected to finish by 18:00 UTC", "text", "Expected")})
+    stopped("Every delayed export will finish by 18:00 UTC.", most, "invalid_answer:scope_claim",
+            "Every delayed export")
+    passes("Most delayed exports are expected to finish by 18:00 UTC.", most)
 
 
 def test_the_scope_message_names_the_share_the_facts_give():

@@ -1049,22 +1049,27 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     return spans
 
 
-_SOON_AFTER = re.compile(r"\b(?:right|shortly|soon|just|immediately)\s+(?:after|following)\s+", re.IGNORECASE)
+_SOON_AFTER = re.compile(led_by("ijrs", r"\b(?:right|shortly|soon|just|immediately)\s+(?:after|following)\s+"),
+                         re.IGNORECASE)
 # "… after this morning's app update", "following the latest Android system update": a change made to a
 # system, named as what it followed, is a cause (whether or not "started" says so); a time is none.
 _EVENT = r"(?:release|deploy|deployment|maintenance|upgrade|migration|rollout|roll-out|patch)s?"
 _AFTER_EVENT = re.compile(
-    r"\b(?:after|following)\s+(?="
-    rf"(?:this|last|yesterday|today|tonight)(?:\s+\w+)?['’]s\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT}|updates?|changes?)\b|"
-    rf"(?:the|our|an?)\s+(?:[\w-]+\s+){{0,2}}?{_EVENT}\b|"
-    r"(?:the|our|an?)\s+(?:latest\s+|recent\s+|new\s+)?(?:[\w-]+\s+)?(?:app|system|software|firmware|os|android|"
-    r"ios|platform|server|database|config|configuration|code|security|scheduled|planned)\s+(?:update|change)s?\b|"
-    # ... and so is a load it followed: "ran out of disk space after an unusually high number of requests"
-    r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|number|volume|influx|rush|burst|flood|wave)\s+(?:of|in)\b)",
+    led_by(
+        "af",
+        r"\b(?:after|following)\s+(?="
+        rf"(?:this|last|yesterday|today|tonight)(?:\s+\w+)?['’]s\s+(?:[\w-]+\s+){{0,2}}?(?:{_EVENT}|updates?|changes?)\b|"
+        rf"(?:the|our|an?)\s+(?:[\w-]+\s+){{0,2}}?{_EVENT}\b|"
+        r"(?:the|our|an?)\s+(?:latest\s+|recent\s+|new\s+)?(?:[\w-]+\s+)?(?:app|system|software|firmware|os|android|"
+        r"ios|platform|server|database|config|configuration|code|security|scheduled|planned)\s+(?:update|change)s?\b|"
+        # ... and so is a load it followed: "ran out of disk space after an unusually high number of requests"
+        r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|number|volume|influx|rush|burst|flood|wave)\s+(?:of|in)\b)",
+    ),
     re.IGNORECASE,
 )
 # ... and so is a thing it started after: "this started around 10:00 ET, after a change to how codes sync"
-_AFTER_THING = re.compile(r"\b(?:after|following)\s+(?=(?:an?|the|our|this|that|last|yesterday['’]s)\s)", re.IGNORECASE)
+_AFTER_THING = re.compile(led_by("af", r"\b(?:after|following)\s+(?=(?:an?|the|our|this|that|last|yesterday['’]s)\s)"),
+                          re.IGNORECASE)
 _STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
 
 

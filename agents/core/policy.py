@@ -79,6 +79,11 @@ class ClaimFamily:
         return (self.pattern, *self.paraphrases)
 
     @property
+    def timed(self) -> bool:
+        """Whether the family's claim is a time (what a clause of time does not make a condition)."""
+        return self.support == "time"
+
+    @property
     def support_patterns(self) -> tuple[str, ...]:
         return (*self.patterns, *self.supported_by)
 

@@ -46,7 +46,7 @@ def makes_claim(text: str, pattern: str) -> bool:
 def _family_unhedged(text: str, pattern: str, family: ClaimFamily):
     if family.hedging == "negation":
         return (m for m in compile_pattern(pattern).finditer(text) if not is_negated(text, m.start()))
-    return _unhedged(text, pattern, family.hedges, family.support == "time")
+    return _unhedged(text, pattern, family.hedges, family.timed)
 
 
 def family_claims(text: str, family: ClaimFamily, matched: frozenset[str] | None = None) -> list:
@@ -79,7 +79,7 @@ def family_estimates(text: str, family: ClaimFamily, matched: frozenset[str] | N
     conditional and unhedged matches are not among them."""
     patterns = [p for p in family.patterns if matched is None or p in matched]
     return [m for m in _disjoint(m for p in patterns for m in compile_pattern(p).finditer(text))
-            if is_hedged(text, m.start(), family.hedges, m.end(), timed=family.support == "time")
+            if is_hedged(text, m.start(), family.hedges, m.end(), timed=family.timed)
             and _is_estimate(text, m)]
 
 
@@ -124,7 +124,7 @@ def family_supported_in(evidence: str, family: ClaimFamily) -> bool:
     patterns = family.support_patterns
     if not may_match(evidence, patterns):
         return False
-    if family.support == "time":
+    if family.timed:
         # The time of the next update ("Next update: by 10:00 UTC", the fact also read bare) is no time
         # for the fix.
         found = [m for p in patterns for m in _unhedged(evidence, p, family.hedges, True)]
@@ -155,8 +155,8 @@ def family_trial(text: str, family: ClaimFamily) -> list[TrialMatch]:
     for m, pattern in hits:
         if m.start() >= last_end:
             hedged = (is_negated(text, m.start()) if family.hedging == "negation"
-                      else is_hedged(text, m.start(), family.hedges, m.end(), timed=family.support == "time"))
-            kept.append(TrialMatch(m.group(), pattern, hedged, hedged and family.support == "time"
+                      else is_hedged(text, m.start(), family.hedges, m.end(), timed=family.timed))
+            kept.append(TrialMatch(m.group(), pattern, hedged, hedged and family.timed
                                    and _is_estimate(text, m)))
             last_end = m.end()
     return kept
@@ -242,11 +242,11 @@ def find(text: str, support: Support) -> list[Violation]:
         if matched is not None and matched.isdisjoint(family.patterns):
             continue
         made = [m for m in family_claims(text, family, matched)
-                if not (family.support == "time" and _not_for_the_fix(text, m))
+                if not (family.timed and _not_for_the_fix(text, m))
                 and not (family.check == "state_claim" and (is_forecast(text, m.end()) or _tried(text, m.start())))]
         # A time for the fix worded as an estimate is still a time: the incident must give one.
         estimates = [m for m in family_estimates(text, family, matched) if not _not_for_the_fix(text, m)] \
-            if family.support == "time" else []
+            if family.timed else []
         if estimates and not estimate_supported(evidence, family):
             claims += [(m, family, True) for m in estimates]
         if not made:

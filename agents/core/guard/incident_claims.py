@@ -432,17 +432,17 @@ _EVERY = re.compile(r"\b(?:all|every|each)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"(?<!\d)[,;:.!?]|[,;:.!?](?!\d)|$")  # "by 18:00 UTC" ends no clause
 
 
-def _evidence_statements(evidence: str) -> Iterator[str]:
-    """Each sentence of each line of the incident's evidence (a fact, a key message, an approved action)."""
-    return (line[a:b] for line in evidence.splitlines() for a, b in sentence_spans(line))
+def _statement_sentences(context: Mapping | None) -> Iterator[str]:
+    """Each sentence of the incident's public statements (:func:`_statements`)."""
+    return (statement[a:b] for statement in _statements(context) for a, b in sentence_spans(statement))
 
 
-@functools.lru_cache(maxsize=256)
-def _partial_statements(evidence: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+@per_incident
+def _partial_statements(context: Mapping | None) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """(the statement's words, the words its quantifier says of some) for each statement of the incident
     that says something of only some of a thing, and of none of it all."""
     found = []
-    for statement in _evidence_statements(evidence):
+    for statement in _statement_sentences(context):
         if _EVERY.search(statement):
             continue
         for m in _SOME_OF.finditer(statement):
@@ -452,8 +452,9 @@ def _partial_statements(evidence: str) -> tuple[tuple[frozenset[str], frozenset[
     return tuple(found)
 
 
-def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:
-    """Claims about every one of a thing that the incident says of only some of it."""
+def partial_findings(text: str, context: Mapping | None, hedged, key: str | None = None) -> list[Finding]:
+    """Claims about every one of a thing that the incident says of only some of it (``key``: the context's
+    incident_key)."""
     if not _EVERY.search(text):
         return []
     statements = None
@@ -463,7 +464,7 @@ def partial_findings(text: str, evidence: str, hedged) -> list[Finding]:
         if (noun in FUNCTION_WORDS or hedged(text, m.start(), m.end())
                 or _NEGATION.search(clause_before(text, m.start())) or _of_the_hit(text, m.end())):
             continue  # "not receiving all new orders", "every rider whose receipt was affected"
-        statements = _partial_statements(evidence) if statements is None else statements
+        statements = _partial_statements(context, key=key) if statements is None else statements
         if not statements:
             return []
         rest = text[m.end():]
@@ -485,21 +486,21 @@ _FEW_OF = re.compile(led_by("aov", r"\b(?:a\s+(?:very\s+)?(?:small\s+number|hand
 _MOST_OF = re.compile(r"\b(?:most|(?:the\s+)?(?:vast\s+)?majority|nearly\s+all|almost\s+all)\b", re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=256)
-def _most_statements(evidence: str) -> tuple[frozenset[str], ...]:
+@per_incident
+def _most_statements(context: Mapping | None) -> tuple[frozenset[str], ...]:
     """The words of each of the incident's statements that says something of most of a thing."""
-    return tuple(frozenset(_content(statement)) for statement in _evidence_statements(evidence)
+    return tuple(frozenset(_content(statement)) for statement in _statement_sentences(context)
                  if _MOST_OF.search(statement))
 
 
-def few_findings(text: str, evidence: str, hedged) -> list[Finding]:
+def few_findings(text: str, context: Mapping | None, hedged, key: str | None = None) -> list[Finding]:
     """Claims that only a few of a thing are concerned, where the incident says most are."""
     findings = []
     for m in _FEW_OF.finditer(text):
         noun = m.group(1).lower()
         if noun in FUNCTION_WORDS or hedged(text, m.start(), m.end()):
             continue
-        if any(stem(noun) in words for words in _most_statements(evidence)):
+        if any(stem(noun) in words for words in _most_statements(context, key=key)):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says only a few, and the incident "
                                     "says most.", m.start()))
     return findings
@@ -1236,8 +1237,8 @@ def find(text: str, support: Support) -> list[Violation]:
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
-        *partial_findings(text, evidence, hedged),
-        *few_findings(text, evidence, hedged),
+        *partial_findings(text, support.context, hedged, support.context_key),
+        *few_findings(text, support.context, hedged, support.context_key),
         *unaffected_findings(text, support.context, support.context_key),
         *still_there_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),

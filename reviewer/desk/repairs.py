@@ -33,7 +33,8 @@ def _key(finding: Mapping) -> tuple[str, str]:
 
 def offered(escalation: Escalation, text: str, findings: list) -> list[list[Offered]]:
     """For each of ``findings`` (found in ``text``), the fixes the guard passes: per rule, the first
-    proposed text that clears that finding and adds none (numbered 1 to 9 across the list)."""
+    proposed text that clears that finding and adds none (numbered 1 to 9 across the list; a text
+    offered again, as removing a sentence two findings share is, keeps the key it was first given)."""
     under = policy_now(escalation.run)
     checked: dict[str, set] = {}
 
@@ -45,6 +46,7 @@ def offered(escalation: Escalation, text: str, findings: list) -> list[list[Offe
     before = found_in(text)
     context = escalation.run.context or {}
     keys = iter(KEYS)
+    key_of: dict[str, str] = {}
     fixes: list[list[Offered]] = []
     for finding in findings:
         mine: list[Offered] = []
@@ -55,6 +57,8 @@ def offered(escalation: Escalation, text: str, findings: list) -> list[list[Offe
             after = found_in(repair.text)
             if _key(finding) not in after and after <= before:
                 done.add(repair.rule)
-                mine.append(Offered(repair.label, repair.text, repair.rule, next(keys, "")))
+                if repair.text not in key_of:
+                    key_of[repair.text] = next(keys, "")
+                mine.append(Offered(repair.label, repair.text, repair.rule, key_of[repair.text]))
         fixes.append(mine)
     return fixes

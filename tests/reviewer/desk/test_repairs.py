@@ -69,6 +69,25 @@ def test_a_fix_that_leaves_a_possessive_without_its_noun_is_not_offered(users):
     assert [f.text for f in fixes] == ["We are investigating the payment problems in the EU."]
 
 
+def test_a_fix_two_findings_share_keeps_one_key(users):
+    text = ("We are investigating the payment problems in the EU, and we are sorry for the trouble. "
+            "Every EU user is affected by the faulty router. "
+            "We will share more as soon as we can, and thank you for your patience.")
+    escalation = blocked(text)
+    findings = escalation.guard["violations"]
+    assert [(v["check"].rpartition(":")[2], v["found"]) for v in findings] == [
+        ("scope_claim", "Every EU user"), ("unsupported_statement", "faulty router")]
+
+    scope, grounding = repairs.offered(escalation, text, findings)
+
+    # Both findings are in the second sentence: removing it is one fix, under one key, listed under each.
+    assert [(f.key, f.rule) for f in scope] == [("1", "share"), ("2", "drop_sentence")]
+    assert [(f.key, f.rule) for f in grounding] == [("2", "drop_sentence")]
+    assert grounding[0].text == scope[1].text == (
+        "We are investigating the payment problems in the EU, and we are sorry for the trouble. "
+        "We will share more as soon as we can, and thank you for your patience.")
+
+
 def test_the_escalation_page_shows_each_fix_with_its_key(login, escalation):
     html = login("lead").get(reverse("escalation", args=[escalation.pk])).content.decode()
 

@@ -758,14 +758,20 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
 
 def _promised_on_their_things(said: str, verb: re.Match, sentence: str) -> bool:
     """Whether the verb promises work on customers' own things: "we'll correct your matches", "we will
-    restore your settings" (what it promises customers in general, "we'll keep you posted", is not)."""
-    return bool(_FUTURE.search(said)) and verb.group().lower() not in _NOT_DONE_TO and \
-        _THEIR_THINGS.match(sentence, verb.end()) is not None
+    restore your settings", "our support team can restore them if you email us" (what it promises
+    customers in general, "we'll keep you posted", is not, nor what its people can look at for them)."""
+    word = verb.group().lower()
+    return (bool(_FUTURE.search(said)) or (_CAN.search(said) is not None and word not in _LOOKED_AT)) and \
+        word not in _NOT_DONE_TO and _THEIR_THINGS.match(sentence, verb.end()) is not None
 
 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
+_CAN = re.compile(r"\bcan\b", re.IGNORECASE)
+# ... what its people can do for them is service, not work promised ("our phone team can take your claim")
+_LOOKED_AT = frozenset("see check confirm help answer assist look review investigate find take handle".split())
 _THEIR_THINGS = re.compile(r"(?:\s+(?:back|up|out|over|off))?\s+(?:(?:all|every|each|any|some)\s+(?:of\s+)?)?your\s+"
-                           r"[^\W\d_]|\s+(?:it|them|this|that|these|those)\s+(?:(?:\w+\s+){0,2}for\s+you|on\s+your\s+behalf)\b",
+                           r"[^\W\d_]|\s+(?:it|them|this|that|these|those)\s+(?:(?:\w+\s+){0,2}for\s+you|on\s+your\s+"
+                           r"behalf|if\s+you)\b",
                            re.IGNORECASE)
 
 
@@ -922,6 +928,13 @@ _FELT = re.compile(
 )
 _FELT_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\s(?:and|but|so|which|while|until|once|because|as|since)\s",
                        re.IGNORECASE)
+# ... and whom or what it names after "and", where no clause of its own follows: "the inconvenience caused to
+# crews and training departments this morning" (not "… and refunds will follow").
+_FELT_AND_MORE = re.compile(
+    r"\s(?:and|or)\s+(?:(?!(?:is|are|was|were|be|been|has|have|had|will|can|could|may|might|would|should|not|"
+    r"never|we|you|they|it|our)\b)[\w-]+\s+){0,5}(?=(?:(?!(?:is|are|was|were|be|been|has|have|had|will|"
+    r"can|could|may|might|would|should|not|never|we|you|they|it|our)\b)[\w-]+)(?:\s*[,;:.!?()]|$|\s(?:and|but)\s))",
+    re.IGNORECASE)
 _PURPOSE = re.compile(r"so\s", re.IGNORECASE)
 # ... and what the reader was doing: "sorry for the hassle this caused while you were getting ready for your trip"
 _FELT_WHILE = re.compile(r"\s(?:while|when|as)\s+you\b", re.IGNORECASE)
@@ -964,6 +977,8 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
             end = _FELT_END.search(sentence, end.end())  # "Good morning, travellers!": whom it greets
         while end and (_FELT_ON.match(sentence, end.start()) or _FELT_WHILE.match(sentence, end.start())):
             end = _FELT_END.search(sentence, end.end())
+        if end and (listed := _FELT_AND_MORE.match(sentence, end.start())):
+            end = _FELT_END.search(sentence, listed.end())  # "sorry to crews and training departments"
         end = end.start() if end else len(sentence)
         if _PURPOSE.match(m.group()) or not _TELLS.search(sentence, m.end(), end):  # a purpose tells nothing
             spans.append((m.start(), end))
@@ -1046,9 +1061,23 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence), *later):
         end = (_BY_CAUSE_END if m.group().rstrip().lower().endswith(" by") else _CAUSE_END).search(sentence, m.end())
         spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
+    for m in _CAUSED_IT.finditer(sentence):
+        # the cause is the subject, before its verb: no words mark it, and the verb is grammar here
+        spans += [(m.start("cause"), m.start("cause"), m.start("verb")), (m.start("verb"), m.end(), m.end())]
     return spans
 
 
+# A cause said as the subject of what it brought on ("a traffic spike from one customer caused the
+# timeouts", "this morning's release has triggered the errors"): a clause that opens with it, named with
+# a determiner, and followed by what it brought on, so "any concern this has caused" gives none.
+_CAUSED_IT = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|but|so|that|when|after)\s+)"
+    r"(?P<cause>(?:an?|the|this|that|these|those|our|their|its|one|some)\s+"
+    r"(?:(?!(?:is|are|was|were|be|been|being|for)\s)[\w’'-]+\s+){0,6}?)"
+    r"(?P<verb>(?:(?:has|have|had|may\s+have|might\s+have)\s+)?(?:caused|triggered|led\s+to|resulted\s+in))"
+    r"(?=\s+(?!by\b)[\w’'])",  # what it brought on follows: "the delays were caused by …" is passive
+    re.IGNORECASE,
+)
 _SOON_AFTER = re.compile(led_by("ijrs", r"\b(?:right|shortly|soon|just|immediately)\s+(?:after|following)\s+"),
                          re.IGNORECASE)
 # "… after this morning's app update", "following the latest Android system update": a change made to a

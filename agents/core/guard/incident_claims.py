@@ -26,11 +26,11 @@ from agents.core.guard.hedges import clause_before, is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, verbs_of
 from agents.core.guard.places import PLACES
-from agents.core.guard.regions import region_in_allowed
+from agents.core.guard.regions import region_in_allowed, region_matches
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
 from agents.core.guard.wellformed import sentence_spans
-from agents.core.patterns import compile_pattern
+from agents.core.patterns import UnsafePattern, compile_pattern
 from agents.core.policy import ClaimFamily
 from agents.core.units import TIME_ZONES, fact_meta, number_value, unit_of
 
@@ -758,6 +758,52 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
     return findings
 
 
+# "… returned errors in our EU and US regions" where the incident's region is the EU and its facts say "the
+# US region was not affected": a region the incident names only in its statements of no impact is one it
+# spared, and a text may name it only to say so too ("US customers were not affected").
+# ("Calls and texts are unaffected, as are customers in the UK": "as are" goes on the clause before.)
+_REGION_CLAUSE_OPEN = re.compile(r"[.;:!?]\s|,\s(?!as\s)|\b(?:but|while|whereas|although)\s|^", re.IGNORECASE)
+_REGION_CLAUSE_END = re.compile(r"[.;:!?]|,(?!\s+as\s)|\b(?:but|while|whereas|although)\b|$", re.IGNORECASE)
+_SPARED_SAID = re.compile(r"\b(?:no|not|never|nothing|none|neither|nor)\b|n[’']t\b", re.IGNORECASE)
+
+
+def spared_region_findings(text: str, support: Support) -> list[Finding]:
+    """A region the incident says it spared, named in a clause that does not say so."""
+    spared = _spared_regions(support.context, support.rules.regions, support.rules.region_words,
+                             key=support.context_key)
+    findings = []
+    for token, words in spared:
+        for m in region_matches(token, text, words):
+            clause = text[_last_before(_openings(_REGION_CLAUSE_OPEN, text), m.start()):
+                          _REGION_CLAUSE_END.search(text, m.end()).start()]
+            if not _SPARED_SAID.search(clause) and not _SPARED_STATEMENT.search(clause):
+                findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” is a region the incident says "
+                                        "was not affected.", m.start()))
+    return findings
+
+
+@per_incident
+def _spared_regions(context: Mapping | None, regions: tuple, region_words: tuple) -> tuple:
+    """(token, its names in words) of each region the incident names only in its statements of no impact,
+    and not among its own regions."""
+    own = str(context.get("region") or "") if isinstance(context, Mapping) else ""
+    statements, spared, found = _statements(context), set(_spared_statements(context)), []
+    words_of = dict(region_words)
+    for token in regions:
+        if not isinstance(token, str):
+            continue  # the region check reports it
+        words = tuple(words_of.get(token.lower(), ()))
+        try:
+            if region_in_allowed(token.lower(), own, words):
+                continue
+            naming = [s for s in statements if region_in_allowed(token.lower(), s, words)]
+        except UnsafePattern:
+            continue  # the region check reports it
+        if naming and all(s in spared for s in naming):
+            found.append((token, words))
+    return tuple(found)
+
+
 def _openings(opening: re.Pattern, text: str) -> list[int]:
     """Where each match of ``opening`` (a clause or statement opening, ``^`` among them) ends, in order."""
     return [m.end() for m in opening.finditer(text)]
@@ -1242,6 +1288,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *unaffected_findings(text, support.context, support.context_key),
         *still_there_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),
+        *spared_region_findings(text, support),
         *denial_findings(text, support.context, support.context_key),
         *improvement_findings(text, support.context),
         *staff_access_findings(text, evidence),

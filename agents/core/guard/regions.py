@@ -61,6 +61,15 @@ def _region_sources(token: str, words: tuple[str, ...]) -> tuple[str, ...]:
     return (own, *(_region_word_source(word) for word in words))
 
 
+def region_matches(token: str, text: str, words: tuple[str, ...] = ()) -> list[re.Match]:
+    """Where ``text`` names the region ``token``, by the token or one of its names in ``words``
+    (raises UnsafePattern for a token or name RE2 refuses)."""
+    matches = list(_region_pattern(token.lower()).finditer(text))
+    for word in words:
+        matches += _region_word_pattern(word).finditer(text)
+    return matches
+
+
 def region_in_allowed(token: str, allowed_text: str, words: tuple[str, ...] = ()) -> bool:
     # The context is JSON ("region":"us" is as good as "US"), but the original draft in the same
     # allowed text may say "let us know": a short token counts in upper case as a word, or in any
@@ -94,9 +103,7 @@ def find(text: str, support: Support) -> list[Violation]:
             words = region_words.get(token.lower(), ())
             if not may_match(text, _region_sources(token, words)):
                 continue
-            matches = list(_region_pattern(token.lower()).finditer(text))
-            for word in words:
-                matches += _region_word_pattern(word).finditer(text)
+            matches = region_matches(token, text, words)
         except UnsafePattern as error:
             unsafe.append(Violation("new_region", str(token),
                                     f"The region token “{token}” cannot be checked safely: {error}."))

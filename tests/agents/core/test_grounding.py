@@ -325,4 +325,5 @@ def test_what_an_apology_names_of_the_customers_own_is_their_world_not_a_claim()
     # The same word stated of the incident is a claim, and what follows the customers' things is read as usual.
     assert unsupported("Your sales are disrupted.") == ["sales"]
     assert unsupported("We're sorry for the disruption to your sales from the vendor outage.") == ["vendor"]
-    assert unsupported("We're sorry for the disruption to your sales and the lost revenue.") == ["lost revenue"]
+    # What it lists after "and" is what it is sorry for too, and a harm there is read as ever.
+    assert unsupported("We're sorry for the disruption to your sales and the lost revenue.") == ["lost"]

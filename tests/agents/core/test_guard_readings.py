@@ -1869,3 +1869,54 @@ def test_telling_customers_they_need_not_do_the_very_thing_an_approved_action_as
                                        "to call.", call)
     other = incident(state="resolved", actions=["Wait for the confirmation email before pressing Renew now"])
     assert readings("Renewals are working again, so you don't need to press Renew now before then.", other) == []
+
+
+def test_a_cause_said_as_the_subject_of_what_it_brought_on_is_read_as_a_cause():
+    released = incident(state="identified", facts=[
+        ("cause", "Cause", "text", "A faulty release of the renewal service")])
+    assert stops("A faulty release of the renewal service caused the failed renewals.", released) == []
+    assert stops("We are sorry for the trouble, and for the worry this has caused.", released) == []
+    # A guess at the cause stops even where its words are ordinary ones the vocabulary allows elsewhere.
+    assert stops("A traffic spike from one reseller caused the failed renewals.", released) == [
+        ("unsupported_statement", "traffic spike, reseller")]
+    assert stops("The failed renewals were caused by a spike in traffic.", released) == [
+        ("unsupported_statement", "spike in traffic")]
+
+
+def test_a_region_the_incident_names_only_to_say_it_was_spared_is_no_region_of_the_incident():
+    spared = incident(region="EU", facts=[
+        ("scope", "Scope", "text", "EU customers only; the US region was not affected")])
+    assert stops("Custom domain renewals are failing for EU customers. The US region was not affected.",
+                 spared) == []
+    assert stops("Renewals fail for EU customers; customers in the US aren't affected.", spared) == []
+    assert stops("Custom domain renewals are failing in the EU and US regions.", spared) == [("scope_claim", "US")]
+    # Where the incident names the region as its own, it is named as usual.
+    both = incident(region="EU, US", facts=[("scope", "Scope", "text", "The US region was not affected at first")])
+    assert stops("Custom domain renewals are failing in the EU and US regions.", both) == []
+
+
+def test_posting_more_here_is_the_next_update():
+    hourly = incident(facts=[("next_update", "Next update", "text", "Within 2 hours")])
+    assert stops("Renewals are failing for some custom domains. We'll post more here within 2 hours.", hourly) == []
+    # More of something else is no update.
+    assert stops("Renewals are failing for some custom domains. We'll post more renewal notices within 2 hours.",
+                 hourly) != []
+
+
+def test_whom_an_apology_names_after_and_is_whom_it_addresses():
+    assert stops("Renewals are failing. We apologise for the inconvenience caused to resellers and agency "
+                 "staff this morning and thank you for your patience.", RENEWALS) == []
+    # What follows with a verb of its own is read as ever, and so is a harm in the list.
+    assert stops("Renewals are failing. We apologise for the inconvenience and refunds will follow.", RENEWALS) != []
+    assert stops("Renewals are failing. Sorry for the delay and the lost domains.", RENEWALS) != []
+
+
+def test_what_the_companys_people_can_do_to_customers_things_is_a_promise():
+    restored = incident(state="resolved", facts=[
+        ("renewals", "Failed renewals", "text", "Renewals that failed during the window were not retried")],
+        actions=["Renew the domain again from the dashboard"])
+    assert stops("Our support team can restore them if you email us.", restored) == [
+        ("unsupported_statement", "restore")]
+    assert stops("Our support team can restore your renewals.", restored) == [("unsupported_statement", "restore")]
+    # Service through a declared channel is no promise: "our phone team can take your renewal".
+    assert stops("Renewals are working again. Our support team can take your questions by email.", restored) == []

@@ -474,7 +474,9 @@ _DENIAL_OR_NOBODY = re.compile(_DENIAL.pattern + r"|\b(?:nobody|none)\b", re.IGN
 _NONE_WAS = re.compile(r"(?<!['‘’\"“])\b(?:no|none\s+of\s+(?:the|your|our)|nothing)\b(?:\s+[\w’'-]+){0,3}?\s+"
                        r"(?:was|were|has\s+been|have\s+been|had\s+been|got)\s+(?:[a-z]+ly\s+)?([a-z]+)\b"
                        # ... or that it never did: "card balances were never changed"
-                       r"|\b(?:was|were|has\s+been|have\s+been|had\s+been)\s+never\s+([a-z]+)\b",
+                       r"|\b(?:was|were|has\s+been|have\s+been|had\s+been)\s+never\s+([a-z]+)\b"
+                       # ... or with no verb: "every reading will sync, with nothing missing"
+                       r"|(?<!['‘’\"“])\b(?:nothing|none|no\s+[a-z-]+)\s+(missing|lost)\b(?=\s*(?:[,;:.!?)]|$))",
                        re.IGNORECASE)
 
 

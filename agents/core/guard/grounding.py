@@ -738,7 +738,7 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
             continue  # "emails have been sent normally since": a service working, no work done
         if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
             spans.append((*verb.span(), _done_to_customers(sentence, clause, m.start(), verb, auxiliaries)
-                          or _promised_on_their_things(said, verb, sentence)))
+                          or _promised_on_their_things(said, verb, sentence, sentence[clause : m.start()])))
     return spans
 
 
@@ -756,18 +756,27 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
     return _TO_CUSTOMERS.match(sentence, after) is not None or _GIVEN_TO_CUSTOMERS.match(sentence, after) is not None
 
 
-def _promised_on_their_things(said: str, verb: re.Match, sentence: str) -> bool:
+def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: str = "") -> bool:
     """Whether the verb promises work on customers' own things: "we'll correct your matches", "we will
-    restore your settings", "our support team can restore them if you email us" (what it promises
-    customers in general, "we'll keep you posted", is not, nor what its people can look at for them)."""
+    restore your settings", "our support team can restore them if you email us", "your order will be held
+    for an extra hour" (``before``: the clause before the promise) (what it promises customers in general,
+    "we'll keep you posted", is not, nor what its people can look at for them)."""
     word = verb.group().lower()
-    return (bool(_FUTURE.search(said)) or (_CAN.search(said) is not None and word not in _LOOKED_AT)) and \
-        word not in _NOT_DONE_TO and _THEIR_THINGS.match(sentence, verb.end()) is not None
+    if word in _NOT_DONE_TO:
+        return False
+    future = _FUTURE.search(said) is not None
+    if future and _ENDS_IN_BE.search(said) and _THEIRS.search(before):
+        return True
+    return (future or _CAN.search(said) is not None) and word not in _LOOKED_AT and \
+        _THEIR_THINGS.match(sentence, verb.end()) is not None
 
 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
 _CAN = re.compile(r"\bcan\b", re.IGNORECASE)
-# ... what its people can do for them is service, not work promised ("our phone team can take your claim")
+_ENDS_IN_BE = re.compile(r"\bbe\s*$", re.IGNORECASE)
+_THEIRS = re.compile(r"\byour\s+[^\W\d_]", re.IGNORECASE)
+# ... what its people can or will do for them is service, not work promised ("our phone team can take your
+# claim", "we'll check your account")
 _LOOKED_AT = frozenset("see check confirm help answer assist look review investigate find take handle".split())
 _THEIR_THINGS = re.compile(r"(?:\s+(?:back|up|out|over|off))?\s+(?:(?:all|every|each|any|some)\s+(?:of\s+)?)?your\s+"
                            r"[^\W\d_]|\s+(?:it|them|this|that|these|those)\s+(?:(?:\w+\s+){0,2}for\s+you|on\s+your\s+"
@@ -833,6 +842,7 @@ _BY_CAUSE_END = re.compile(
 _CAUSE_NEUTRAL = frozenset(
     "becoming became being following "  # grammar inside a cause: "our sync service becoming overloaded following ..."
     "get gets got getting gotten "  # a light verb: "because you didn't get a reminder" is the reminder's cause
+    "go goes went gone going "  # ... "because temperature alerts didn't go out overnight"
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings "
     # the impact itself, given as the reason for advice: "because home phone services are down, ..."
@@ -996,7 +1006,7 @@ _AND_THEIRS = re.compile(rf"\s+and\s+(?:your|their)\s+(?=(?:{_NO_VERB}\s+){{0,2}
 # you've already downloaded play offline"), is theirs: its verbs are read as an apology's words are, the
 # harms apart ("the orders you lost").
 _READERS_DOING = re.compile(
-    r"\b(?:(?:anything|everything|whatever|something|what)\s+|(?:the|any|all(?:\s+the)?)\s+(?:[\w’'-]+\s+){1,2}?)"
+    r"\b(?:(?:anything|everything|whatever|something|what)\s+|(?:the|any|all(?:\s+the)?|an?)\s+(?:[\w’'-]+\s+){1,2}?)"
     r"you(?:['’]ve|['’]d|\s+have|\s+had)?\s+(?:already\s+|just\s+|recently\s+)?"
     r"([a-z]+(?:\s+(?:or|and)\s+[a-z]+)?(?:\s+(?:off|up|out|in|back|down|over))?)\b", re.IGNORECASE)
 

@@ -405,6 +405,34 @@ _ONLY_NAMED = re.compile(r"\bonly\s+((?:[\w'’-]+\s+){1,4}?)(?:are|is|were|was|
                          r"(?:appear|seem)s?\s+to\s+be)\s+(?:affected|impacted)\b", re.IGNORECASE)
 
 
+# "Wait times are not refreshing in the mobile app only" where the incident says "on the website, mobile
+# app and open data feed": "only" after one of the things an incident's statement lists, in a clause that
+# says what fails, drops the others ("this delayed email delivery only", where the incident names nothing
+# else, and "call for emergencies only", which says no impact, draw no edge).
+_ONLY_AFTER = re.compile(r"\b(?:in|on|for|with|affect(?:s|ed)?|impact(?:s|ed)?|delay(?:s|ed)?)\s+"
+                         r"((?:[\w'’-]+\s+){1,4}?)only(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
+_SAYS_IMPACT = re.compile(r"\b(?:not|cannot|affect\w*|impact\w*|delay\w*)\b|n[’']t\b", re.IGNORECASE)
+
+
+def only_one_of_findings(text: str, context: Mapping | None, hedged) -> list[Finding]:
+    """"Only" after one of several things an incident's statement names together."""
+    findings = []
+    for m in _ONLY_AFTER.finditer(text):
+        opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
+        if hedged(text, m.start(), m.end()) or not (_SAYS_IMPACT.search(text, opened, m.end())
+                                                     or _HIT.search(text, opened, m.end())):
+            continue
+        named = _content(m.group(1))
+        for statement in _statements(context) if named else ():
+            items = [words for item in _LISTED.split(statement.partition(": ")[2] or statement)
+                     if (words := _content(item))]
+            if len(items) > 1 and any(named <= item for item in items) and not all(named <= item for item in items):
+                findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” narrows what is affected to one "
+                                        "of the things the incident names together.", m.start()))
+                break
+    return findings
+
+
 def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
     """Claims that only some are affected, where the incident says no such thing."""
     made = [m for m in _ONLY.finditer(text) if not hedged(text, m.start(), m.end())]
@@ -586,12 +614,13 @@ def _statements(context: Mapping | None) -> list[str]:
 def _spared_statements(context: Mapping | None) -> list[str]:
     """The incident's statements of no impact: facts, key messages and approved actions that say something
     is not affected, works normally or as usual. One that says it works again ("Search is working normally
-    again") tells of a recovery, not of something spared."""
+    again", "a fix was applied at 13:40 and uploads are working normally") tells of a recovery, not of
+    something spared."""
     return [t for t in _statements(context)
-            if _SPARED_STATEMENT.search(t) and (_UNAFFECTED.search(t) or not _AGAIN.search(t))]
+            if _SPARED_STATEMENT.search(t) and (_UNAFFECTED.search(t) or not _RECOVERY.search(t))]
 
 
-_AGAIN = re.compile(r"\bagain\b", re.IGNORECASE)
+_RECOVERY = re.compile(r"\b(?:again|fix|fixed|restored|recovered|resolved|rolled\s+back)\b", re.IGNORECASE)
 
 
 def _content(text: str, generic: frozenset[str] = _GENERIC) -> set[str]:
@@ -1283,6 +1312,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
+        *only_one_of_findings(text, support.context, hedged),
         *partial_findings(text, support.context, hedged, support.context_key),
         *few_findings(text, support.context, hedged, support.context_key),
         *unaffected_findings(text, support.context, support.context_key),

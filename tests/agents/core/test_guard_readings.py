@@ -1920,3 +1920,52 @@ def test_what_the_companys_people_can_do_to_customers_things_is_a_promise():
     assert stops("Our support team can restore your renewals.", restored) == [("unsupported_statement", "restore")]
     # Service through a declared channel is no promise: "our phone team can take your renewal".
     assert stops("Renewals are working again. Our support team can take your questions by email.", restored) == []
+
+
+def test_only_after_one_of_the_things_the_incident_names_together_narrows_it():
+    listed = incident(facts=[("symptom", "Symptom", "text",
+                              "Renewals fail on the website, mobile app and reseller API")])
+    assert stops("Renewals fail in the mobile app only.", listed) == [("scope_claim", "in the mobile app only")]
+    assert stops("Renewals fail on the website, mobile app and reseller API.", listed) == []
+    # Where the incident names nothing else, or the clause says no impact, "only" draws no edge.
+    alone = incident(facts=[("symptom", "Symptom", "text", "Renewal emails are delayed")])
+    assert stops("This delayed renewal emails only.", alone) == []
+    assert stops("Renewals fail on the website. Please call us for urgent renewals only.",
+                 incident(facts=[("symptom", "Symptom", "text", "Renewals fail on the website and in the app")],
+                          actions=["Call us for urgent renewals"])) == []
+
+
+def test_a_statement_that_something_works_after_a_fix_is_a_recovery_not_something_spared():
+    fixed = incident(state="monitoring", facts=[
+        ("symptom", "Symptom", "text", "Bulk renewals failed, and some renewals stopped at 99%"),
+        ("fix", "Fix", "text", "A fix was applied to the renewal service at 13:40 GMT and renewals are working "
+                               "normally")])
+    assert stops("Bulk renewals failed, and some renewals stopped at 99%. We applied a fix at 13:40 GMT.", fixed) == []
+    spared = incident(facts=[("transfers", "Transfers", "text", "Domain transfers are working normally")])
+    assert stops("Some domain transfers failed this morning.", spared) == [("scope_claim", "failed")]
+
+
+def test_what_the_text_promises_will_be_done_to_customers_things_is_the_incidents_to_promise():
+    held = incident(facts=[("renewals", "Renewals", "text", "Renewals placed before 09:00 are not affected")])
+    assert stops("Your renewal will be held for an extra day.", held) == [("unsupported_statement", "held")]
+    kept = incident(facts=[("renewals", "Renewals", "text", "Pending renewals will be held for an extra day")])
+    assert stops("Your renewal will be held for an extra day.", kept) == []
+    # What the company's people will do for them is service: "we'll take your request".
+    assert stops("Renewals are failing. Call us and our team will take your renewal by phone.",
+                 incident(facts=[("phone", "Phone", "text", "Renewals can be made by phone")])) == []
+
+
+def test_nothing_missing_assures_as_nothing_was_lost_does():
+    synced = incident(facts=[("renewals", "Renewals", "text", "Queued renewals will be processed once fixed")])
+    assert readings("Queued renewals will be processed once this is fixed, with nothing missing.",
+                    synced) == ["assurance"]
+    assert readings("Queued renewals will be processed once this is fixed.", synced) == []
+
+
+def test_what_the_reader_paid_for_names_their_thing_and_a_light_verb_gives_no_cause():
+    paid = incident(facts=[("credits", "Credits", "text", "Renewal credits are returned automatically")])
+    assert stops("If a renewal you paid for doesn't go through, the credits are returned automatically.", paid) == []
+    alerts = incident(facts=[("alerts", "Alerts", "text", "Renewal alerts were not sent overnight")],
+                      actions=["Check your domains in the dashboard"])
+    assert stops("Because renewal alerts didn't go out overnight, please check your domains in the dashboard.",
+                 alerts) == []

@@ -201,6 +201,7 @@ UPDATE_PHRASES = (
     "ur", "kinda", "probs", "a bunch of", "gonna",
     "the whole time", "as always", "safely ignore", "whichever suits you", "suits you", "no fun", "quick tip",
     "a bit", "loved ones",
+    "a big thank you", "big thank you", "ask that you", "ask you to",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -227,6 +228,7 @@ ADVICE_LANGUAGE = (
     "a reminder that", "you're welcome to", "you’re welcome to", "member of staff", "members of staff",
     "the last thing you need",
     "carry on", "carrying on", "safely ignore", "a bit", "as always",
+    "ask that you", "ask you to",
 )
 
 
@@ -294,7 +296,8 @@ ACTION_PHRASES = (
     "get back to you", "wrap up", "wrapped up", "wrapping up", "get this sorted", "get it sorted",
     "go out", "goes out", "going out", "went out", "gone out",
     "dig into", "digging into", "dug into", "dig in", "put this right", "put it right", "put things right",
-    "take care of it", "take care of this", "would ask", "we'd ask", "we’d ask", "can be reached",
+    "take care of it", "take care of this", "would ask", "we'd ask", "we’d ask", "ask that you", "ask you to",
+    "can be reached",
     "be in touch",
 )
 

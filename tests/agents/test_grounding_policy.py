@@ -132,7 +132,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0052: each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0053: each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -145,7 +145,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
                                   "alerted", "hard", "appropriate", "sort this out", "sizes", "in fact",
                                   "want", "otherwise", "to be safe", "unchanged", "hassle", "feel free",
                                   "get back to you", "hi", "head to", "heads-up", "keep going",
-                                  "drop us a line", "hang on to", "the whole time"]).delete()
+                                  "drop us a line", "hang on to", "the whole time", "a big thank you",
+                                  "ask that you"]).delete()
     Term.objects.filter(text__in=["track", "carry on"]).update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
@@ -232,3 +233,6 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["hang on to"].advice and terms["give"].advice
     # 0052: "the whole time" joins as a plain phrase; "carry on", held as a plain phrase, may now advise too.
     assert terms["the whole time"].enabled and not terms["the whole time"].advice and terms["carry on"].advice
+    # 0053: "a big thank you" joins as a plain phrase, "ask that you" as advice and as the company's action.
+    assert terms["a big thank you"].enabled and not terms["a big thank you"].advice
+    assert terms["ask that you"].advice and terms["ask that you"].action

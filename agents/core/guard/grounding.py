@@ -932,7 +932,7 @@ _FELT = re.compile(
     r"|\bthank(?:s\s+to)?\s+(?=(?:all\s+)?(?:of\s+)?(?:our\s+|the\s+)?(?-i:[a-z]+s)\s+for\b)"
     rf"|^\s*(?:(?:{GREETING})\b(?=[^,;:.!?]{{0,30}}[,!])|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
-    r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"
+    r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|safe\s+travels?\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"
     r"congratulations\b|(?:we\s+)?can['’]t\s+wait\s+to\b)",
     re.IGNORECASE,
 )

@@ -1969,3 +1969,13 @@ def test_what_the_reader_paid_for_names_their_thing_and_a_light_verb_gives_no_ca
                       actions=["Check your domains in the dashboard"])
     assert stops("Because renewal alerts didn't go out overnight, please check your domains in the dashboard.",
                  alerts) == []
+
+
+def test_a_farewell_a_big_thank_you_and_a_request_are_update_language():
+    assert stops("Renewals are failing for some custom domains. Thank you for your patience, and safe travels.",
+                 RENEWALS) == []
+    assert stops("Renewals are failing. A big thank you to everyone who reported it.", RENEWALS) == []
+    asked = incident(actions=["Do not renew the same domain twice"])
+    assert stops("Renewals are failing. We ask that you do not renew the same domain twice.", asked) == []
+    # What the request asks is read as ever.
+    assert stops("Renewals are failing. We ask that you move your domains to another registrar.", asked) != []

@@ -535,11 +535,11 @@ _DAYS = frozenset("today tonight tomorrow weekend".split())
 
 
 def _work_times(sentence: str, tokens, places: list[str], vocabulary: Vocabulary) -> set[int]:
-    """The tokens of a day named in the clause of a promise whose verb is none of the company's
-    ordinary work."""
+    """The tokens of a day named in the clause of a promise (or of work done to customers) whose verb is
+    none of the company's ordinary work."""
     found: set[int] = set()
     for i, place in enumerate(places):
-        if place != ACTION or any(f in vocabulary.action_words for f in forms(tokens[i][2].lower())):
+        if place not in (ACTION, DONE) or any(f in vocabulary.action_words for f in forms(tokens[i][2].lower())):
             continue
         for j in range(i + 1, len(tokens)):
             if _BREAK.search(sentence, tokens[j - 1][1], tokens[j][0]) or places[j] in (ACTION, DONE):
@@ -668,6 +668,8 @@ _CAUSE_MARK = re.compile(
         # "the problem came from last night's update"
         r"(?:issues?|problems?|errors?|faults?|outages?|failures?|delays?|disruptions?)\s+"
         r"(?:came|comes|resulted|results)\s+from|"
+        # "the problem is with your connection rather than our servers"
+        r"(?:issue|problem|fault)\s+(?:is|was|lies|lay)\s+(?:with|in)|"
         r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:(?:this|it|the\s+\w+)\s+)?(?:back\s+)?to|"
         # a guess is a cause too: "which appears to be linked to this week's Android update"
         r"(?:appears?|seems?|looks?)\s+to\s+be\s+(?:linked|related|connected|tied|due)\s+to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
@@ -759,7 +761,8 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
 def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: str = "") -> bool:
     """Whether the verb promises work on customers' own things: "we'll correct your matches", "we will
     restore your settings", "our support team can restore them if you email us", "your order will be held
-    for an extra hour" (``before``: the clause before the promise) (what it promises customers in general,
+    for an extra hour", "applications delayed by the outage will be prioritised" (``before``: the clause
+    before the promise) (what it promises customers in general,
     "we'll keep you posted", is not, nor what its people can look at for them)."""
     word = verb.group().lower()
     if word in _NOT_DONE_TO:
@@ -774,7 +777,9 @@ def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
 _CAN = re.compile(r"\bcan\b", re.IGNORECASE)
 _ENDS_IN_BE = re.compile(r"\bbe\s*$", re.IGNORECASE)
-_THEIRS = re.compile(r"\byour\s+[^\W\d_]", re.IGNORECASE)
+# ... the customers' things: theirs, or what the incident hit ("applications delayed by the outage")
+_THEIRS = re.compile(r"\byour\s+[^\W\d_]|\b(?:affected|impacted|delayed|failed|missed|stuck)\s+[^\W\d_]"
+                     r"|\b[^\W\d_]+\s+(?:delayed|affected|impacted|hit)\s+by\b", re.IGNORECASE)
 # ... what its people can or will do for them is service, not work promised ("our phone team can take your
 # claim", "we'll check your account")
 _LOOKED_AT = frozenset("see check confirm help answer assist look review investigate find take handle".split())
@@ -1102,7 +1107,9 @@ _AFTER_EVENT = re.compile(
         r"(?:the|our|an?)\s+(?:latest\s+|recent\s+|new\s+)?(?:[\w-]+\s+)?(?:app|system|software|firmware|os|android|"
         r"ios|platform|server|database|config|configuration|code|security|scheduled|planned)\s+(?:update|change)s?\b|"
         # ... and so is a load it followed: "ran out of disk space after an unusually high number of requests"
-        r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|number|volume|influx|rush|burst|flood|wave)\s+(?:of|in)\b)",
+        r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|number|volume|influx|rush|burst|flood|wave)\s+(?:of|in)\b|"
+        # ... or named by what surged, at the clause's end: "following a sudden traffic spike."
+        r"(?:the|an?)\s+(?:[\w-]+\s+){0,3}?(?:surge|spike|influx|rush|burst)s?\s*(?:[.,;:!?)]|$))",
     ),
     re.IGNORECASE,
 )

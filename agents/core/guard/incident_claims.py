@@ -675,7 +675,10 @@ _AS_USUAL = re.compile(
     r"\b(?:(?:is|are|was|were|has\s+been|have\s+been|remains?|remained)\s+(?:still\s+)?(?:[^\W\d_]+ing|"
     r"available|being\s+(?:delivered|processed|sent))"
     r"|(?:continues?|continued)\s+to\s+[^\W\d_]+)\s+"
-    r"(?:on\s+time|normally|as\s+(?:usual|expected|normal))\b",
+    r"(?:on\s+time|normally|as\s+(?:usual|expected|normal))\b"
+    # "conversion rates stayed within the normal range"
+    r"|\b(?:stayed|stays?|remained|remains?)\s+(?:within|in|at)\s+(?:the\s+|their\s+)?(?:normal|usual|expected)\s+"
+    r"(?:range|levels?|limits?)\b",
     re.IGNORECASE,
 )
 
@@ -808,6 +811,45 @@ def spared_region_findings(text: str, support: Support) -> list[Finding]:
             if not _SPARED_SAID.search(clause) and not _SPARED_STATEMENT.search(clause):
                 findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” is a region the incident says "
                                         "was not affected.", m.start()))
+    return findings
+
+
+# "… not displaying in customer apps hosted in our EU region" on an incident in NA and EU: a text that names
+# some of the incident's regions (by code, token or place: "the US and Canada" names US and CA) where it says
+# what fails, and never the others, narrows the incident to them. Where the incident's own statements name
+# a region apart ("EU region only"), the text may too.
+def narrowed_region_findings(text: str, support: Support) -> list[Finding]:
+    """Some of the incident's regions named where the text says what fails, the others nowhere."""
+    own = str(support.context.get("region") or "") if isinstance(support.context, Mapping) else ""
+    listed = [r.strip().lower() for r in re.split(r"[,;/]|\band\b", own) if r.strip()]
+    if len(listed) < 2:
+        return []
+    words_of = dict(support.rules.region_words)
+    places = [(m, PLACES[m.group()]) for m in _PLACE.finditer(text)]
+    named: dict[str, list] = {}
+    for code in listed:
+        found = list(re.finditer(rf"\b{re.escape(code.upper())}\b", text))
+        if code in support.rules.regions:
+            try:
+                found += region_matches(code, text, tuple(words_of.get(code, ())))
+            except UnsafePattern:
+                return []
+        found += [m for m, codes in places if code in codes]
+        if found:
+            named[code] = found
+    if not named or len(named) == len(listed):
+        return []
+    statements = " ".join(_statements(support.context))
+    findings = []
+    for matches in named.values():
+        if any(m.group() in statements for m in matches):
+            continue  # the incident itself names it apart
+        for m in matches:
+            opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
+            if _HIT.search(text, opened, m.start()) or _SAYS_IMPACT.search(text, opened, m.start()):
+                findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” is one of the incident's regions, "
+                                        "named as if it were the only one.", m.start()))
+                break
     return findings
 
 
@@ -1319,6 +1361,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *still_there_findings(text, support.context, support.context_key),
         *spared_impact_findings(text, support.context, support.context_key),
         *spared_region_findings(text, support),
+        *narrowed_region_findings(text, support),
         *denial_findings(text, support.context, support.context_key),
         *improvement_findings(text, support.context),
         *staff_access_findings(text, evidence),

@@ -35,10 +35,17 @@ INSTRUCTION = compile_pattern(
 CLAUSE = re.compile(r"(?:[^.;!?\n]|\.(?=\w))+[.;!?\n]?")
 
 
+# "Call us if you need to change your appointment date": what customers may need is a condition of
+# the advice, not an order to the model.
+_CUSTOMERS_NEED = re.compile(r"\b(?:if|when|whenever|unless|whether|in\s+case)\s+you\s+"
+                             r"(?:must|should|need\s+to|have\s+to)\b", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=1024)
 def without_instructions(text: str) -> str:
     """``text`` with every clause that instructs the model removed (the texts of one incident are
     read again for each text checked against it: remembered)."""
-    return " ".join(c.strip() for c in CLAUSE.findall(text) if c.strip() and not INSTRUCTION.search(c))
+    return " ".join(c.strip() for c in CLAUSE.findall(text)
+                    if c.strip() and not INSTRUCTION.search(_CUSTOMERS_NEED.sub(" if ", c)))
 
 

@@ -1979,3 +1979,42 @@ def test_a_farewell_a_big_thank_you_and_a_request_are_update_language():
     assert stops("Renewals are failing. We ask that you do not renew the same domain twice.", asked) == []
     # What the request asks is read as ever.
     assert stops("Renewals are failing. We ask that you move your domains to another registrar.", asked) != []
+
+
+def test_naming_some_of_the_incidents_regions_where_it_fails_narrows_it():
+    both = incident(region="NA, EU")
+    assert stops("Custom domain renewals are failing for customers in our EU region.", both) == [("scope_claim", "EU")]
+    assert stops("Custom domain renewals are failing for customers in NA and the EU.", both) == []
+    assert stops("Custom domain renewals are failing. We are investigating.", both) == []
+    # Places name their regions, and a region the incident itself names apart may be named so.
+    countries = incident(region="US, CA")
+    assert stops("Custom domain renewals are failing for some customers in the US and Canada.", countries) == []
+    apart = incident(region="NA, EU", facts=[("scope", "Scope", "text", "Most failures are in the EU region")])
+    assert stops("Most renewal failures are in the EU region.", apart) == []
+
+
+def test_a_cause_named_by_what_surged_or_where_the_problem_lies_is_a_cause():
+    assert stops("We are investigating failed renewals following a sudden traffic spike.", RENEWALS) == [
+        ("unsupported_statement", "sudden traffic spike")]
+    assert stops("If renewals still fail, the problem is with your registrar rather than our servers.", RENEWALS) == [
+        ("unsupported_statement", "registrar rather than our servers")]
+    spiked = incident(facts=[("cause", "Cause", "text", "A capacity shortfall after a traffic spike")])
+    assert stops("Renewals failed after a traffic spike exceeded our capacity.", spiked) == []
+
+
+def test_what_the_incident_hit_promised_work_and_what_stayed_normal_are_the_incidents_to_say():
+    assert stops("Renewals delayed by the outage will be prioritised.", RENEWALS) == [
+        ("unsupported_statement", "prioritised")]
+    assert stops("Custom domain renewals are failing, and conversion rates stayed within the normal range.",
+                 RENEWALS) == [("scope_claim", "stayed within the normal range")]
+
+
+def test_a_condition_on_what_customers_need_is_no_order_to_the_model_and_a_declared_line_may_be_called():
+    change = incident(state="resolved", facts=[
+        ("renewals", "Renewals", "text", "Renewal dates were not changed")],
+        actions=["Call us if you need to change your renewal date"])
+    assert stops("Renewals are working again. If you need to change your renewal date, please call us.",
+                 change) == []
+    by_call = incident(facts=[("symptom", "Symptom", "text", "Renewal reminders are not being sent by call or text")],
+                       messages=["Support phone: 1-800-555-0137"])
+    assert stops("Renewal reminders aren't being sent. For urgent help, call 1-800-555-0137.", by_call) == []

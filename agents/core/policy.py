@@ -110,6 +110,12 @@ _QUANTITY = (
 _TIME_UNIT = r"(?:minutes?|mins?|hours?|hrs?|days?)"
 _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?"
 
+# A thing given for nothing: "with free overnight shipping", "a free week of Plus", "a free retake" ("feel
+# free", "free of errors" and "a free helpline" give nothing).
+FREE_THINGS = (r"\bfree\s+(?:[\w-]+\s+){0,2}?(?:shipping|delivery|postage|months?|weeks?|days?|years?|trials?|"
+               r"packs?|rides?|swaps?|washes|wash|rentals?|hire|retakes?|replacements?|filters?|refills?|upgrades?|"
+               r"subscriptions?|sessions?|class(?:es)?|lessons?|tickets?|nights?|drinks?|meals?|plays?|credits?)\b")
+
 # The defaults: the common ways an incident update over-claims. The first pattern of each family is
 # the contract's; the rest are its paraphrases. Installed as rows by migration 0006.
 DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
@@ -340,6 +346,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\bcomplimentary\b",
             r"\bas\s+a\s+(?:small\s+)?(?:thank[\s-]you|goodwill\s+gesture|gesture\s+of\s+goodwill)\b",
             r"\bgoodwill\s+(?:credit|gesture|voucher)\b",
+            FREE_THINGS,
         ),
     ),
     ClaimFamily(

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agents.core.guard import check_final_answer
-from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY
+from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY, FREE_THINGS
 from agents.models import GroundingTerm, PipelinePolicy, RestrictedClaim
 from agents.policy_rows import load_policy
 
@@ -132,7 +132,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0053: each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0054 (and 0054 once more): each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -236,3 +236,12 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # 0053: "a big thank you" joins as a plain phrase, "ask that you" as advice and as the company's action.
     assert terms["a big thank you"].enabled and not terms["a big thank you"].advice
     assert terms["ask that you"].advice and terms["ask that you"].action
+    # 0054: a free thing is a goodwill gift; taken back, the stored family reads as before, and again.
+    assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()
+    executor = MigrationExecutor(connection)
+    executor.migrate([("agents", "0053_readings_of_round_twenty_eight")])
+    assert FREE_THINGS not in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert FREE_THINGS in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()

@@ -670,7 +670,12 @@ _CAUSE_MARK = re.compile(
         r"(?:came|comes|resulted|results)\s+from|"
         # "the problem is with your connection rather than our servers"
         r"(?:issue|problem|fault)\s+(?:is|was|lies|lay)\s+(?:with|in)|"
-        r"triggered\s+by|stemm(?:ed|ing|s)\s+from|traced\s+(?:(?:this|it|the\s+\w+)\s+)?(?:back\s+)?to|"
+        r"triggered\s+by|stemm(?:ed|ing|s)\s+from|"
+        # "the announcement was delayed by an unusually large number of submissions" (not "by 20 minutes")
+        r"(?:delayed|slowed(?:\s+down)?|held\s+up|disrupted|interrupted)\s+by(?=\s+(?!\d|(?:about|around|up\s+to|roughly|"
+        r"approximately|nearly|almost|just|some|several|more|less|over|under|at\s+(?:most|least)|as\s+(?:much|long)|"
+        r"between|a\s+(?:few|median|mean|maximum)|an?\s+(?:average|hour|minute|day|week|extra|further|additional)|"
+        r"one|two|three|four|five|ten|fifteen|twenty|thirty|half|median|average)\b))|traced\s+(?:(?:this|it|the\s+\w+)\s+)?(?:back\s+)?to|"
         # a guess is a cause too: "which appears to be linked to this week's Android update"
         r"(?:appears?|seems?|looks?)\s+to\s+be\s+(?:linked|related|connected|tied|due)\s+to|originat(?:ed|ing|es)\s+(?:in|from|with|at)|"
         r"brought\s+on\s+by|(?:root\s+)?cause\s+(?:was|is|has\s+been|turned\s+out\s+to\s+be|appears\s+to\s+be)|"
@@ -1076,7 +1081,7 @@ def _cause_spans(sentence: str) -> list[tuple[int, int, int]]:
     for m in (*_CAUSE_MARK.finditer(sentence), *_PROMISE_MARK.finditer(sentence), *later):
         end = (_BY_CAUSE_END if m.group().rstrip().lower().endswith(" by") else _CAUSE_END).search(sentence, m.end())
         spans.append((m.start(), m.end(), end.start() if end else len(sentence)))
-    for m in _CAUSED_IT.finditer(sentence):
+    for m in _CAUSED_IT.finditer(sentence) if _CAUSED_WORD.search(sentence) else ():
         # the cause is the subject, before its verb: no words mark it, and the verb is grammar here
         spans += [(m.start("cause"), m.start("cause"), m.start("verb")), (m.start("verb"), m.end(), m.end())]
     return spans
@@ -1093,6 +1098,8 @@ _CAUSED_IT = re.compile(
     r"(?=\s+(?!by\b)[\w’'])",  # what it brought on follows: "the delays were caused by …" is passive
     re.IGNORECASE,
 )
+# read first: few sentences have one
+_CAUSED_WORD = re.compile(r"caused|triggered|led\s+to|resulted\s+in", re.IGNORECASE)
 _SOON_AFTER = re.compile(led_by("ijrs", r"\b(?:right|shortly|soon|just|immediately)\s+(?:after|following)\s+"),
                          re.IGNORECASE)
 # "… after this morning's app update", "following the latest Android system update": a change made to a

@@ -416,6 +416,8 @@ _SAYS_IMPACT = re.compile(r"\b(?:not|cannot|affect\w*|impact\w*|delay\w*)\b|n[â€
 
 def only_one_of_findings(text: str, context: Mapping | None, hedged) -> list[Finding]:
     """"Only" after one of several things an incident's statement names together."""
+    if "only" not in text.lower():
+        return []
     findings = []
     for m in _ONLY_AFTER.finditer(text):
         opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())

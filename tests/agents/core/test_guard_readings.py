@@ -1457,8 +1457,9 @@ def test_what_an_apology_is_for_and_what_a_greeting_or_sign_off_pictures_passes(
     ("We're sorry for the disruption, and your shops stayed open throughout.", "shops"),  # the next clause
 ])
 def test_a_harm_a_remedy_a_party_or_an_impact_in_an_apology_is_read_as_ever(text, word):
-    assert any(check == "unsupported_statement" and word in found for check, found in stops(text, RENEWALS)), \
-        stops(text, RENEWALS)
+    # (a free thing is a gift: the goodwill gifts family names it)
+    assert any(check in ("unsupported_statement", "liability") and word in found
+               for check, found in stops(text, RENEWALS)), stops(text, RENEWALS)
 
 
 def test_a_short_question_to_the_reader_pictures_their_situation_unless_it_names_a_harm():
@@ -1496,8 +1497,8 @@ def test_the_voices_of_regional_and_informal_updates_are_update_language():
     assert stops("Hola! Renewals are failing and we're investigating. Gracias for your patience.", RENEWALS) == []
     assert stops("ok so renewals kinda broke. we're investigating, any probs email us.", RENEWALS) == []
     # ... and the claim beside them is read as ever.
-    assert ("unsupported_statement", "owner, free month") in stops(
-        "Renewals are failing. Gracias for your patience: every owner gets a free month.", RENEWALS)
+    assert stops("Renewals are failing. Gracias for your patience: every owner gets a free month.", RENEWALS) == [
+        ("liability", "free month"), ("unsupported_statement", "owner")]
 
 
 def test_a_technical_problem_names_no_cause_and_an_adviser_will_be_in_touch():
@@ -1613,8 +1614,7 @@ def test_what_customers_will_see_is_no_work_the_company_does():
 
 def test_a_thank_you_for_what_customers_do_is_theirs():
     assert stops("Renewals are failing. Thanks for travelling with us.", RENEWALS) == []
-    assert any(check == "unsupported_statement" and "free" in found for check, found in stops(
-        "Renewals are failing. Thanks for choosing a free upgrade.", RENEWALS))
+    assert ("liability", "free upgrade") in stops("Renewals are failing. Thanks for choosing a free upgrade.", RENEWALS)
 
 
 def test_a_greeting_or_a_thank_you_to_everyone_counts_nobody():
@@ -2018,3 +2018,13 @@ def test_a_condition_on_what_customers_need_is_no_order_to_the_model_and_a_decla
     by_call = incident(facts=[("symptom", "Symptom", "text", "Renewal reminders are not being sent by call or text")],
                        messages=["Support phone: 1-800-555-0137"])
     assert stops("Renewal reminders aren't being sent. For urgent help, call 1-800-555-0137.", by_call) == []
+
+
+def test_a_free_thing_is_a_gift_and_what_delayed_it_a_cause():
+    assert stops("Call us and we'll renew it by phone with free overnight processing.", RENEWALS) != []
+    assert ("liability", "free month") in stops("If you need a renewal now, call us for a free month of hosting.",
+                                                RENEWALS)
+    assert stops("Renewals are failing. Feel free to contact us if you have questions.", RENEWALS) == []
+    assert stops("Renewal emails were delayed by an unusually large number of requests.", RENEWALS) == [
+        ("unsupported_statement", "unusually large number of requests")]
+    assert stops("Renewal emails were delayed by a few minutes.", RENEWALS) == []

@@ -275,8 +275,10 @@ _PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll|log-|si
 
 
 # An article or a possessive right before a word of grammar: the noun it needs was cut out ("Your [bank
-# has been notified] about the failed payments"). The word after in lower case only: "the About page".
+# has been notified] about the failed payments", "replaced the [faulty router] in Frankfurt"). The word
+# after in lower case only: "the About page".
 _CUT_NOUN = re.compile(led_by("amoty", r"\b(?:the|an|your|our|their|my)\s+(?-i:about|of|to|for|with|by|from|into|"
+                                       r"in|on|at|within|during|until|across|through|"
                                        r"and|or|but|is|are|was|were|has|have|had)(?![\w'’-])"),  # no modal: "your will"
                        re.IGNORECASE)
 

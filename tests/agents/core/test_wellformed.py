@@ -424,14 +424,15 @@ def test_a_sentence_an_edit_cut_in_two_is_malformed(text):
 
 
 @pytest.mark.parametrize("text", ["Your about the failed payments, and no charges were duplicated.",
-                                  "We rolled back the to the previous version.", "Our and their accounts are fine."])
+                                  "We rolled back the to the previous version.", "Our and their accounts are fine.",
+                                  "Our engineers replaced the in Frankfurt."])
 def test_an_article_or_a_possessive_whose_noun_was_cut_is_malformed(text):
     [violation] = find_malformed(text)
     assert "has no noun" in violation.message
 
 
 @pytest.mark.parametrize("text", ["Your will has been saved.", "Open the About page.", "Your to-do list is saved.",
-                                  "Our team is on it."])
+                                  "Our team is on it.", "Ask the on-call team.", "Use the in-app chat."])
 def test_a_noun_that_is_also_a_word_of_grammar_is_fine(text):
     assert find_malformed(text) == []
 

@@ -751,16 +751,26 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
 
 def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, auxiliaries: list[str]) -> bool:
     """Whether the verb says work done to customers: "we have notified every affected customer" (the
-    customers after it), "affected accounts have been credited" (before it, in its clause)."""
+    customers after it), "affected accounts have been credited" (before it, in its clause); not what was
+    done to the incident itself ("the issue affecting guest ticket requests has been resolved")."""
     if not set(auxiliaries) & _HAVE or verb.group().lower() in _NOT_DONE_TO:
+        return False
+    if _THE_ISSUE.match(_SUBJECT_SPLIT.split(sentence[clause:mark])[-1]):
         return False
     if verb.group().lower() in _TOLD:  # whoever was told ("your physiotherapist has been notified"), but our own
         told = sentence[clause : verb.start()] if auxiliaries[-1] == "been" else sentence[verb.end() : verb.end() + 40]
         return not _OUR_PEOPLE.match(told.strip())
-    if auxiliaries[-1] == "been":
-        return _CUSTOMERS.search(sentence, clause, mark) is not None
+    if auxiliaries[-1] == "been":  # ... or their things: "your orders", "requests that were not saved"
+        return _CUSTOMERS.search(sentence, clause, mark) is not None or \
+            _THEIR_OWN.search(sentence, clause, mark) is not None
     after = verb.end()
     return _TO_CUSTOMERS.match(sentence, after) is not None or _GIVEN_TO_CUSTOMERS.match(sentence, after) is not None
+
+
+_THEIR_OWN = re.compile(r"\byour\s+[^\W\d_]|\b(?:that|which)\s+(?:were|was|had)\s+not\s+[a-z]+ed\b", re.IGNORECASE)
+_SUBJECT_SPLIT = re.compile(r"[,;]|\b(?:and|but)\b", re.IGNORECASE)  # the last clause before the verb has its subject
+_THE_ISSUE = re.compile(r"\s*(?:the|this|that)\s+(?:[\w-]+\s+)?(?:issue|problem|incident|outage|disruption|"
+                        r"error|errors|fault|bug|glitch)\b", re.IGNORECASE)
 
 
 def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: str = "") -> bool:
@@ -852,7 +862,7 @@ _BY_CAUSE_END = re.compile(
 _CAUSE_NEUTRAL = frozenset(
     "becoming became being following "  # grammar inside a cause: "our sync service becoming overloaded following ..."
     "get gets got getting gotten "  # a light verb: "because you didn't get a reminder" is the reminder's cause
-    "go goes went gone going "  # ... "because temperature alerts didn't go out overnight"
+    "go goes went gone going come comes came coming "  # ... "because alerts didn't go out", "came in with"
     "incident incidents issue issues outage outages problem problems disruption disruptions degradation "
     "ongoing current earlier above same error errors timeout timeouts failure failures warning warnings "
     # the impact itself, given as the reason for advice: "because home phone services are down, ..."

@@ -983,6 +983,8 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
         if any(a < m.start() < b for a, b in quoted):
             continue  # "the check showed 'no open recalls'": what a page said, not a denial
         end = _CLAUSES.search(text, m.end()).start()
+        if _ASKED.match(text, end):
+            continue  # "Still no confirmation email?": a question to the reader asserts nothing
         if _NO_DENIAL.match(text, m.end()) or _CONDITION_BEFORE.search(
                 text, max((e.end() for e in SENTENCE_END.finditer(text, 0, m.start())), default=0), m.start()):
             continue  # "If an order didn't go through, try it again" denies nothing: a condition
@@ -999,6 +1001,9 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
                                     f"“{text[m.start() : end].rstrip(' .;:!?,')}” denies what the incident says: "
                                     f"“{said}”.", m.start(), reading="denial"))
     return findings
+
+
+_ASKED = re.compile(r"\s*\?")
 
 
 # What the incident says is working again ("estimated restoration times are showing again", "new bookings

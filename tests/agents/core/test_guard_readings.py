@@ -2028,3 +2028,23 @@ def test_a_free_thing_is_a_gift_and_what_delayed_it_a_cause():
     assert stops("Renewal emails were delayed by an unusually large number of requests.", RENEWALS) == [
         ("unsupported_statement", "unusually large number of requests")]
     assert stops("Renewal emails were delayed by a few minutes.", RENEWALS) == []
+
+
+def test_what_was_done_to_the_issue_is_no_work_on_customers_things_and_what_was_done_to_theirs_is():
+    fixed = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "Guest renewal requests saw an error and were not saved")],
+        actions=["Submit the renewal request again"])
+    assert stops("The issue affecting guest renewal requests has been resolved. If you saw an error, please submit "
+                 "your request again.", fixed) == []
+    assert stops("The issue has been fixed, and any requests that were not saved have been recovered from our logs.",
+                 fixed) == [("unsupported_statement", "recovered")]
+
+
+def test_a_question_to_the_reader_denies_nothing_and_came_in_with_is_a_light_verb():
+    unsent = incident(facts=[("symptom", "Symptom", "text", "Renewal emails for domains renewed today were not sent")],
+                      actions=["Check the renewal in your dashboard"])
+    assert stops("Still no renewal email? Check the renewal in your dashboard.", unsent) == []
+    released = incident(state="identified", facts=[
+        ("cause", "Cause", "text", "An error in the renewal service after today's backend update")])
+    assert stops("It was caused by an error in the renewal service that came in with today's backend update.",
+                 released) == []

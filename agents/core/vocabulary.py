@@ -202,6 +202,7 @@ UPDATE_PHRASES = (
     "the whole time", "as always", "safely ignore", "whichever suits you", "suits you", "no fun", "quick tip",
     "a bit", "loved ones",
     "a big thank you", "big thank you", "ask that you", "ask you to",
+    "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -229,6 +230,7 @@ ADVICE_LANGUAGE = (
     "the last thing you need",
     "carry on", "carrying on", "safely ignore", "a bit", "as always",
     "ask that you", "ask you to",
+    "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
 )
 
 
@@ -278,6 +280,7 @@ recommend suggest advise encourage
 report reported reporting
 get getting finish finishing finished include including included
 recognise recognize realise realize
+compare comparing compared
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",

@@ -132,7 +132,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0054 (and 0054 once more): each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0055 (and 0054 once more): each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -146,7 +146,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
                                   "want", "otherwise", "to be safe", "unchanged", "hassle", "feel free",
                                   "get back to you", "hi", "head to", "heads-up", "keep going",
                                   "drop us a line", "hang on to", "the whole time", "a big thank you",
-                                  "ask that you"]).delete()
+                                  "ask that you", "talk to", "comparing"]).delete()
     Term.objects.filter(text__in=["track", "carry on"]).update(advice=False)
     Term.objects.filter(text="audio").update(enabled=False, note="Not a word we use.")
     Term.objects.filter(text="unfortunately").update(enabled=False, note="Too casual for us.")
@@ -236,6 +236,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # 0053: "a big thank you" joins as a plain phrase, "ask that you" as advice and as the company's action.
     assert terms["a big thank you"].enabled and not terms["a big thank you"].advice
     assert terms["ask that you"].advice and terms["ask that you"].action
+    # 0055: "talk to" joins as a plain phrase and as advice, "comparing" as the company's action.
+    assert terms["talk to"].advice and terms["comparing"].action and not terms["comparing"].advice
     # 0054: a free thing is a goodwill gift; taken back, the stored family reads as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()
     executor = MigrationExecutor(connection)

@@ -95,7 +95,7 @@ def _is_estimate(text: str, m) -> bool:
 # 45 minutes") is left to the numbers check, which binds it to the fact it measures.
 _DIGIT = re.compile(r"\d")
 _A_TIME = re.compile(r"\b(?:minutes?|hours?|days?|weeks?|today|tonight|tomorrow|morning|afternoon|evening|noon"
-                     r"|midnight|end\s+of)\b", re.IGNORECASE)
+                     r"|midday|midnight|end\s+of)\b", re.IGNORECASE)
 
 
 # A fact that gives a time for the fix, estimated or not: "ETA: 45 minutes", "eta_minutes",

@@ -553,8 +553,8 @@ def _work_times(sentence: str, tokens, places: list[str], vocabulary: Vocabulary
 # later", "the badges you deactivated this morning") gives no instruction of its own: an adjective or an
 # adverb, a time of day or a length of time ("wait a few minutes"), is read as in plain description. The
 # instruction's verb and its object are still the advice vocabulary's or the incident's.
-_TIMES = frozenset("morning afternoon evening tonight today noon midnight minute minutes hour hours moment moments "
-                   "while meantime meanwhile".split())
+_TIMES = frozenset("morning afternoon evening tonight today noon midday midnight minute minutes hour hours moment "
+                   "moments while meantime meanwhile".split())
 
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.

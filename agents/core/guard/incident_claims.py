@@ -192,7 +192,7 @@ def is_past(text: str, start: int, end: int, ours: bool = False) -> bool:
 _FORECAST = re.compile(
     r"[\s,]+(?:(?:in|within|by|after|over)\s+(?:the\s+next\s+)?(?:about\s+|around\s+|roughly\s+)?"
     r"(?:\d|an?\s|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|thirty|forty|fifty|sixty"
-    r"|few|couple|half|noon|midnight|tonight|tomorrow|the\s+end)|soon|shortly|later"
+    r"|few|couple|half|noon|midday|midnight|tonight|tomorrow|the\s+end)|soon|shortly|later"
     r"|(?:once|when|as\s+soon\s+as|as)\s+(?:the|this|that|our|we|it|these|those)\b(?![^.;!?]*\b(?:was|were|did|had)\b))",
     re.IGNORECASE,
 )
@@ -539,8 +539,9 @@ def few_findings(text: str, context: Mapping | None, hedged, key: str | None = N
 # "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
 # It passes where one of the incident's statements of no impact names the same thing ("Storefront
 # browsing and carts: working normally"), and is a scope claim otherwise.
-_UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b",
-                         re.IGNORECASE)
+_UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b"
+                         # "your conversion rates shouldn't be affected"
+                         r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b", re.IGNORECASE)
 _CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^", re.IGNORECASE)
 
 

@@ -2048,3 +2048,22 @@ def test_a_question_to_the_reader_denies_nothing_and_came_in_with_is_a_light_ver
         ("cause", "Cause", "text", "An error in the renewal service after today's backend update")])
     assert stops("It was caused by an error in the renewal service that came in with today's backend update.",
                  released) == []
+
+
+def test_midday_talking_to_someone_and_comparing_are_update_language():
+    midday = incident(facts=[("next_update", "Next update", "text", "By 12:00 GMT")])
+    assert stops("Renewals are failing. We'll post another update by midday.", midday) == []
+    assert stops("Renewals are failing. If you'd like to talk to someone, please contact our support team.",
+                 RENEWALS) == []
+    assert stops("Renewals are failing. If you aren't sure whether yours renewed, please contact our support team.",
+                 RENEWALS) == []
+    assert stops("Our team is comparing the failed renewals with the renewals that went through.", RENEWALS) == []
+    # "To be sure" is no such phrase: what it advises is read as ever.
+    assert stops("Renewals are failing. Please renew again to be sure.", RENEWALS) != []
+
+
+def test_what_should_not_be_affected_is_a_claim_that_it_was_spared():
+    assert ("scope_claim", "shouldn't be affected") in stops(
+        "Renewals are failing, so your search rankings shouldn't be affected.", RENEWALS)
+    spared = incident(facts=[("rankings", "Search rankings", "text", "Search rankings are not affected")])
+    assert stops("Renewals are failing, but your search rankings shouldn't be affected.", spared) == []

@@ -777,8 +777,8 @@ def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: 
     """Whether the verb promises work on customers' own things: "we'll correct your matches", "we will
     restore your settings", "our support team can restore them if you email us", "your order will be held
     for an extra hour", "applications delayed by the outage will be prioritised" (``before``: the clause
-    before the promise) (what it promises customers in general,
-    "we'll keep you posted", is not, nor what its people can look at for them)."""
+    before the promise). What it promises customers in general ("we'll keep you posted") is not, nor what
+    its people can look at for them ("we'll check your account")."""
     word = verb.group().lower()
     if word in _NOT_DONE_TO:
         return False

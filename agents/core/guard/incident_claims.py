@@ -845,7 +845,7 @@ def narrowed_region_findings(text: str, support: Support) -> list[Finding]:
     statements = " ".join(_statements(support.context))
     findings = []
     for matches in named.values():
-        if any(m.group() in statements for m in matches):
+        if any(re.search(rf"\b{re.escape(m.group())}\b", statements) for m in matches):
             continue  # the incident itself names it apart
         for m in matches:
             opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())

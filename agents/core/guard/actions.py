@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from agents.core.guard.claims import family_makes_claim, family_problem
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, forms
+from agents.core.guard.grounding import FUNCTION_WORDS, addresses_us, forms
 from agents.core.guard.hedges import clause_before, is_negated
 from agents.core.guard.incident_claims import SENTENCE_END, Finding, violation_of
 from agents.core.guard.leading import led_by
@@ -296,7 +296,7 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
             continue  # "customers were unable to modify or cancel reservations": what they could not do
         if not gerund and _past_lemmas(m.group(group), ("VBD",)):
             continue  # "we've checked the files and found no loss": a past tense ("find"), no instruction to "found"
-        if verb in _REACH_US and _REACHING_US.match(text, m.end(group)):
+        if verb in _REACH_US and addresses_us(text, m.end(group)):
             continue  # "call 1-800-555-0137" where jobs are "not sent by call": the contacts check reads the channel
         findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
                                 "incident advises against.", m.start(group), reading="advised against"))
@@ -305,8 +305,6 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
 
 _HEADLINE = re.compile(r"\s*[-–—:]")
 _REACH_US = frozenset("call phone ring text email message write contact".split())
-# (a contact the checks read is masked with spaces: "call" and three or more of them)
-_REACHING_US = re.compile(r"\s+(?:us\b|our\b|the\s+(?:support|help|service)|\+?\d|[\w.+-]+@)|\s{3,}", re.IGNORECASE)
 _UNABLE = re.compile(r"\b(?:unable|able|failed|trying|tried)\s+to\s+(?:[a-z]+\s+(?:or|and)\s+)?$", re.IGNORECASE)
 
 

@@ -579,6 +579,12 @@ _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagr
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 
+def addresses_us(text: str, at: int) -> bool:
+    """Whether the words at ``at`` name the company or one of its contacts: "us", "our support line", a
+    number, or a contact the checks read (masked in :func:`contacts.prose`)."""
+    return _CALL_US.match(text, at) is not None or _DECLARED_NEXT.match(text, at) is not None
+
+
 def _past_never(sentence: str, tokens, i: int) -> bool:
     """Whether "never" at token ``i`` tells of the past ("were never changed", "never made it to the
     screens"), not of the future ("will never happen again")."""
@@ -767,7 +773,8 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
     return _TO_CUSTOMERS.match(sentence, after) is not None or _GIVEN_TO_CUSTOMERS.match(sentence, after) is not None
 
 
-_THEIR_OWN = re.compile(r"\byour\s+[^\W\d_]|\b(?:that|which)\s+(?:were|was|had)\s+not\s+[a-z]+ed\b", re.IGNORECASE)
+_YOUR_THING = r"\byour\s+[^\W\d_]"  # "your orders": the customers' things, as the readings below name them
+_THEIR_OWN = re.compile(_YOUR_THING + r"|\b(?:that|which)\s+(?:were|was|had)\s+not\s+[a-z]+ed\b", re.IGNORECASE)
 _SUBJECT_SPLIT = re.compile(r"[,;]|\b(?:and|but)\b", re.IGNORECASE)  # the last clause before the verb has its subject
 _THE_ISSUE = re.compile(r"\s*(?:the|this|that)\s+(?:[\w-]+\s+)?(?:issue|problem|incident|outage|disruption|"
                         r"error|errors|fault|bug|glitch)\b", re.IGNORECASE)
@@ -793,7 +800,7 @@ _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
 _CAN = re.compile(r"\bcan\b", re.IGNORECASE)
 _ENDS_IN_BE = re.compile(r"\bbe\s*$", re.IGNORECASE)
 # ... the customers' things: theirs, or what the incident hit ("applications delayed by the outage")
-_THEIRS = re.compile(r"\byour\s+[^\W\d_]|\b(?:affected|impacted|delayed|failed|missed|stuck)\s+[^\W\d_]"
+_THEIRS = re.compile(_YOUR_THING + r"|\b(?:affected|impacted|delayed|failed|missed|stuck)\s+[^\W\d_]"
                      r"|\b[^\W\d_]+\s+(?:delayed|affected|impacted|hit)\s+by\b", re.IGNORECASE)
 # ... what its people can or will do for them is service, not work promised ("our phone team can take your
 # claim", "we'll check your account")

@@ -414,18 +414,22 @@ _ONLY_AFTER = re.compile(r"\b(?:in|on|for|with|affect(?:s|ed)?|impact(?:s|ed)?|d
 _SAYS_IMPACT = re.compile(r"\b(?:not|cannot|affect\w*|impact\w*|delay\w*)\b|n[’']t\b", re.IGNORECASE)
 
 
-def only_one_of_findings(text: str, context: Mapping | None, hedged) -> list[Finding]:
+def _says_what_fails(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` says something fails: an impact word or a negation."""
+    return _SAYS_IMPACT.search(text, start, end) is not None or _HIT.search(text, start, end) is not None
+
+
+def only_one_of_findings(text: str, context: Mapping | None, hedged, key: str | None = None) -> list[Finding]:
     """"Only" after one of several things an incident's statement names together."""
     if "only" not in text.lower():
         return []
     findings = []
     for m in _ONLY_AFTER.finditer(text):
         opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
-        if hedged(text, m.start(), m.end()) or not (_SAYS_IMPACT.search(text, opened, m.end())
-                                                     or _HIT.search(text, opened, m.end())):
+        if hedged(text, m.start(), m.end()) or not _says_what_fails(text, opened, m.end()):
             continue
         named = _content(m.group(1))
-        for statement in _statements(context) if named else ():
+        for statement in _statements_of(context, key=key) if named else ():
             items = [words for item in _LISTED.split(statement.partition(": ")[2] or statement)
                      if (words := _content(item))]
             if len(items) > 1 and any(named <= item for item in items) and not all(named <= item for item in items):
@@ -766,7 +770,7 @@ _HIT = re.compile(led_by("abdfilmsu", r"\b(?:delayed|affected|impacted|disrupted
                                       r"stopped)\b"), re.IGNORECASE)
 
 _STATEMENT_OPEN = re.compile(r"[.;:!?]\s|^")
-_NEGATION = re.compile(r"\b(?:no|not|never|nothing|none)\b|n[’']t\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:no|not|never|nothing|none|neither|nor)\b|n[’']t\b", re.IGNORECASE)
 _LISTED = re.compile(r"[,;/]|\b(?:and|or|nor|including|such\s+as|as\s+well\s+as)\b", re.IGNORECASE)
 _OWN_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|will|can|could)\b|['’](?:s|re|ve|ll)\b", re.IGNORECASE)
 
@@ -799,7 +803,6 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
 # ("Calls and texts are unaffected, as are customers in the UK": "as are" goes on the clause before.)
 _REGION_CLAUSE_OPEN = re.compile(r"[.;:!?]\s|,\s(?!as\s)|\b(?:but|while|whereas|although)\s|^", re.IGNORECASE)
 _REGION_CLAUSE_END = re.compile(r"[.;:!?]|,(?!\s+as\s)|\b(?:but|while|whereas|although)\b|$", re.IGNORECASE)
-_SPARED_SAID = re.compile(r"\b(?:no|not|never|nothing|none|neither|nor)\b|n[’']t\b", re.IGNORECASE)
 
 
 def spared_region_findings(text: str, support: Support) -> list[Finding]:
@@ -811,7 +814,7 @@ def spared_region_findings(text: str, support: Support) -> list[Finding]:
         for m in region_matches(token, text, words):
             clause = text[_last_before(_openings(_REGION_CLAUSE_OPEN, text), m.start()):
                           _REGION_CLAUSE_END.search(text, m.end()).start()]
-            if not _SPARED_SAID.search(clause) and not _SPARED_STATEMENT.search(clause):
+            if not _NEGATION.search(clause) and not _SPARED_STATEMENT.search(clause):
                 findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” is a region the incident says "
                                         "was not affected.", m.start()))
     return findings
@@ -823,8 +826,7 @@ def spared_region_findings(text: str, support: Support) -> list[Finding]:
 # a region apart ("EU region only"), the text may too.
 def narrowed_region_findings(text: str, support: Support) -> list[Finding]:
     """Some of the incident's regions named where the text says what fails, the others nowhere."""
-    own = str(support.context.get("region") or "") if isinstance(support.context, Mapping) else ""
-    listed = [r.strip().lower() for r in re.split(r"[,;/]|\band\b", own) if r.strip()]
+    listed = [r.lower() for r in _listed_regions(support.context, key=support.context_key)]
     if len(listed) < 2:
         return []
     words_of = dict(support.rules.region_words)
@@ -842,14 +844,14 @@ def narrowed_region_findings(text: str, support: Support) -> list[Finding]:
             named[code] = found
     if not named or len(named) == len(listed):
         return []
-    statements = " ".join(_statements(support.context))
+    statements = " ".join(_statements_of(support.context, key=support.context_key))
     findings = []
     for matches in named.values():
         if any(re.search(rf"\b{re.escape(m.group())}\b", statements) for m in matches):
             continue  # the incident itself names it apart
         for m in matches:
             opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
-            if _HIT.search(text, opened, m.start()) or _SAYS_IMPACT.search(text, opened, m.start()):
+            if _says_what_fails(text, opened, m.start()):
                 findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” is one of the incident's regions, "
                                         "named as if it were the only one.", m.start()))
                 break
@@ -857,10 +859,23 @@ def narrowed_region_findings(text: str, support: Support) -> list[Finding]:
 
 
 @per_incident
+def _listed_regions(context: Mapping | None) -> tuple[str, ...]:
+    """The incident's own regions, as its context lists them ("NA, EU": "NA", "EU")."""
+    own = str(context.get("region") or "") if isinstance(context, Mapping) else ""
+    return tuple(r.strip() for r in re.split(r"[,;/]|\band\b", own) if r.strip())
+
+
+@per_incident
+def _statements_of(context: Mapping | None) -> tuple[str, ...]:
+    """The incident's statements (:func:`_statements`), read once per incident."""
+    return tuple(_statements(context))
+
+
+@per_incident
 def _spared_regions(context: Mapping | None, regions: tuple, region_words: tuple) -> tuple:
     """(token, its names in words) of each region the incident names only in its statements of no impact,
     and not among its own regions."""
-    own = str(context.get("region") or "") if isinstance(context, Mapping) else ""
+    own = ", ".join(_listed_regions(context))
     statements, spared, found = _statements(context), set(_spared_statements(context)), []
     words_of = dict(region_words)
     for token in regions:
@@ -1362,7 +1377,7 @@ def find(text: str, support: Support) -> list[Violation]:
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),
-        *only_one_of_findings(text, support.context, hedged),
+        *only_one_of_findings(text, support.context, hedged, support.context_key),
         *partial_findings(text, support.context, hedged, support.context_key),
         *few_findings(text, support.context, hedged, support.context_key),
         *unaffected_findings(text, support.context, support.context_key),

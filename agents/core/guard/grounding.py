@@ -272,7 +272,22 @@ def evidence_stems(context: Mapping | None, *texts: str, cadence: bool = True) -
     parts += [t for t in texts if t]
     if not cadence:
         parts = [_without_cadence(part) for part in parts]
-    return _stems_of("\n".join(parts))
+    said = "\n".join(parts)
+    stems = _stems_of(said)
+    if _WORKS_AGAIN.search(said):
+        stems |= {"back"}  # "online bookings are working again" licenses "booking is back"
+    actions = context.get("approved_actions") if isinstance(context, Mapping) else None
+    if any(_USE.search(str(action)) for action in actions or ()):
+        stems |= {SWITCH_TO}  # advice to use a thing is advice to switch to it ("switch to viewport-only captures")
+    return stems
+
+
+_WORKS_AGAIN = re.compile(r"\b(?:work\w*|available|running|up|online)\s+again\b|\b(?:restored|recovered|resumed)\b",
+                          re.IGNORECASE)
+_USE = re.compile(r"\buse\b", re.IGNORECASE)
+SWITCH_TO = "~use"  # a stem no word has (nor begins with): the incident advises using something
+_SWITCH = frozenset("switch switching".split())
+_TO_AFTER = re.compile(r"\s+(?:over\s+)?to\b", re.IGNORECASE)
 
 
 def _without_cadence(text: str) -> str:
@@ -404,7 +419,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
-        theirs = _apology_object_spans(sentence) + _empathy_spans(sentence)
+        theirs = _apology_object_spans(sentence) + _empathy_spans(sentence) + \
+            [m.span(1) for m in _POSSESSOR.finditer(sentence)]
         felt = _felt_spans(sentence, tokens) + _readers_doing_spans(sentence)
         channels = _REACHING.search(sentence) is not None
         runs: list[list[int]] = []
@@ -426,6 +442,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # a channel that names a declared contact: "or call +44 …", "our support line at …"
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
+            elif word.lower() in _SWITCH and SWITCH_TO in licensed and _TO_AFTER.match(sentence, b):
+                ok = True  # "switch to viewport-only captures" where the incident advises using them
             elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
             elif channels and word.lower() in _CHANNELS:
@@ -749,7 +767,10 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
         auxiliaries = [w.lower() for w in said.split() if w.lower() in _BE | _HAVE]
         if verb and _WORKS.match(sentence, verb.end()):
             continue  # "emails have been sent normally since": a service working, no work done
-        if verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
+        if verb and auxiliaries[-1:] == ["be"] and verb.group().lower() in _OUTCOMES and _FUTURE.search(said) and \
+                _THEIRS.search(sentence, clause, m.start()):
+            spans.append((*verb.span(), True))  # "your cake will be ready on the day you chose": a promise
+        elif verb and _verb(verb.group(), auxiliaries[-1] if auxiliaries else ""):
             spans.append((*verb.span(), _done_to_customers(sentence, clause, m.start(), verb, auxiliaries)
                           or _promised_on_their_things(said, verb, sentence, sentence[clause : m.start()])))
     return spans
@@ -797,6 +818,8 @@ def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: 
 
 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
+# What a promise says customers' things will be, where no verb says what is done to them.
+_OUTCOMES = frozenset("ready available accessible visible".split())
 _CAN = re.compile(r"\bcan\b", re.IGNORECASE)
 _ENDS_IN_BE = re.compile(r"\bbe\s*$", re.IGNORECASE)
 # ... the customers' things: theirs, or what the incident hit ("applications delayed by the outage")
@@ -904,6 +927,11 @@ _APOLOGY_OBJECT = re.compile(
 )
 
 
+# Whose thing a text names on the reader's side ("your child's stored sample", "your team's dashboards"):
+# the reader's own, as the apology's objects are; what is said of the thing is read as ever.
+_POSSESSOR = re.compile(r"\byour\s+([^\W\d_]+)['’]s\b", re.IGNORECASE)
+
+
 def _apology_object_spans(sentence: str) -> list[tuple[int, int]]:
     """The customers' things an apology names, each to the first word of grammar after it."""
     spans = []
@@ -924,7 +952,7 @@ def _apology_object_spans(sentence: str) -> list[tuple[int, int]]:
 _EMPATHY = re.compile(
     r"\bwe\s+(?:know|understand|realise|realize|recognise|recognize|appreciate)\s+"
     r"(?:how\s+(?:much|important|frustrating|disruptive|stressful|inconvenient|annoying|upsetting|worrying|"
-    r"difficult|hard|critical|vital)\b|(?:that\s+)?(?:many|most|some|a\s+lot)\s+of\s+you\b|"
+    r"difficult|hard|critical|vital)\b|(?:that\s+)?(?:so\s+)?(?:many|most|some|a\s+lot|lots)\s+of\s+you\b|"
     r"(?=(?:it['’]s|it\s+is|it\s+can\s+be|(?:[\w’'-]+\s+){1,10}?(?:is|are|can\s+be))\s+(?:so\s+|really\s+|very\s+)?"
     r"(?:frustrating|stressful|worrying|nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|"
     r"confusing|disruptive|alarming)\b)|"
@@ -957,10 +985,10 @@ _FELT = re.compile(
     r"|\bthank(?:s|\s+you)(?:\s+so\s+much)?\s+for\b(?=\s+\w+ing\b)"
     # ... and whom a thank-you addresses: "we thank residents for their patience", "thanks to all our riders for"
     r"|\bthank(?:s\s+to)?\s+(?=(?:all\s+)?(?:of\s+)?(?:our\s+|the\s+)?(?-i:[a-z]+s)\s+for\b)"
-    rf"|^\s*(?:(?:{GREETING})\b(?=[^,;:.!?]{{0,30}}[,!])|good\s+(?:morning|afternoon|evening)\b)"
+    rf"|^\s*(?:(?:{GREETING})\b(?=[^,;:.!?]{{0,30}}(?:[,!]|\s[-–—]\s))|good\s+(?:morning|afternoon|evening)\b)"
     r"|(?:^|[,;:.!?]\s*|\sand\s+)(?:happy\s+\w+ing\b|happy\s+new\s+year\b|enjoy\b|see\s+you\b|"
     r"take\s+care\b|stay\s+(?:safe|warm|dry|cool)\b|safe\s+travels?\b|have\s+a\s+(?:good|great|nice|lovely)\b|good\s+luck\b|"
-    r"congratulations\b|(?:we\s+)?can['’]t\s+wait\s+to\b)",
+    r"congratulations\b|(?:we\s+)?can['’]t\s+wait\s+to\b|(?:we\s+)?look\s+forward\s+to\b)",
     re.IGNORECASE,
 )
 _FELT_END = re.compile(r"[,;:.!?()]|\s[-–—]\s|\s(?:and|but|so|which|while|until|once|because|as|since)\s",
@@ -990,7 +1018,8 @@ _TELLS = re.compile(r"\b(?:not|never|no)\b|n['’]t\b|\b(?:was|were|been|being|i
 # Harms, remedies and other parties an apology or a sign-off may not bring in unread.
 _HARM = frozenset(
     "lost lose loses losing loss losses deleted deletion missing duplicate duplicated duplicates double doubled "
-    "twice charged charge charges overcharged billed refund refunds refunded credit credits credited "
+    "twice charged charge charges charging overcharged billed refund refunds refunded refunding credit credits "
+    "credited crediting reimburse reimbursed reimbursing reimbursement compensate compensated compensating "
     "compensation cancelled canceled cancellation suspended locked leaked leak exposed breach breached stolen "
     "hacked compromised corrupted corruption damaged damage wrong incorrect data money fee fees penalty "
     "penalties fine fines expired permanently free bonus discount off voucher gift upgrade extra waived "

@@ -25,7 +25,7 @@ from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, forms, stem
 from agents.core.guard.hedges import clause_before, is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, verbs_of
-from agents.core.guard.places import PLACES
+from agents.core.guard.places import DEMONYMS, PLACES
 from agents.core.guard.regions import region_in_allowed, region_matches
 from agents.core.guard.support import Support, per_incident
 from agents.core.guard.violation import Violation
@@ -352,7 +352,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
                 continue  # "all affected customers" quantifies the affected, not the customers
             if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
                 continue  # "not loading at all for users" quantifies nothing
-            if _GREETED.search(text, 0, m.start()) and re.match(r"\s*[,!]", text[m.end():]) or \
+            if _GREETED.search(text, 0, m.start()) and re.match(r"\s*(?:[,!]|[-–—]\s)", text[m.end():]) or \
                     _THANKED.search(text, 0, m.start()):
                 continue
             if not _IMPACT.search(sentence_around(text, m.start(), m.end())):
@@ -411,7 +411,8 @@ _ONLY_NAMED = re.compile(r"\bonly\s+((?:[\w'’-]+\s+){1,4}?)(?:are|is|were|was|
 # else, and "call for emergencies only", which says no impact, draw no edge).
 _ONLY_AFTER = re.compile(r"\b(?:in|on|for|with|affect(?:s|ed)?|impact(?:s|ed)?|delay(?:s|ed)?)\s+"
                          r"((?:[\w'’-]+\s+){1,4}?)only(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
-_SAYS_IMPACT = re.compile(r"\b(?:not|cannot|affect\w*|impact\w*|delay\w*)\b|n[’']t\b", re.IGNORECASE)
+_SAYS_IMPACT = re.compile(r"\b(?:not|cannot|unable|affect\w*|impact\w*|delay\w*|errors?|tim(?:e|es|ed|ing)\s+out)\b"
+                          r"|n[’']t\b", re.IGNORECASE)
 
 
 def _says_what_fails(text: str, start: int, end: int) -> bool:
@@ -546,7 +547,10 @@ def few_findings(text: str, context: Mapping | None, hedged, key: str | None = N
 _UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b"
                          # "your conversion rates shouldn't be affected"
                          r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b", re.IGNORECASE)
-_CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^", re.IGNORECASE)
+# ("Please be assured that your order is safe": what is said opens after the "that" of a verb that says it.)
+_CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^"
+                          r"|\b(?:assured|confirm|confirmed|know|note|aware|glad|pleased|happy)\s+that\s",
+                          re.IGNORECASE)
 
 
 def says_unaffected(words: str) -> bool:
@@ -568,6 +572,9 @@ _GENERIC = frozenset("service services system systems customer customers user us
                      "parts rest everything feature features app apps support".split())
 
 
+_POSSESSOR = re.compile(r"\byour\s+[^\W\d_]+['’]s\b", re.IGNORECASE)
+
+
 def spared_by_incident(subject: str, context: Mapping | None, key: str | None = None) -> bool:
     """Whether ``subject`` names something one of the incident's statements of no impact names (a fact,
     a key message or an approved action that says it is not affected, works normally or as usual): at
@@ -575,6 +582,7 @@ def spared_by_incident(subject: str, context: Mapping | None, key: str | None = 
     and Routing API"; "check-in through the airline's own app" is not "online check-in for other
     airlines"), each thing it lists."""
     statements = _spared(context, key=key)
+    subject = _POSSESSOR.sub("your", subject)  # "your child's stored sample" names a stored sample
     # "Webhook notifications and metric-based alerts were unaffected" says it of each thing it lists.
     items = [words for item in _ITEMS.split(subject) if (words := _content(item))]
     return bool(items) and all(any(2 * len(words & s.words) >= len(words) for s in statements) for words in items)
@@ -822,40 +830,60 @@ def spared_region_findings(text: str, support: Support) -> list[Finding]:
 
 # "… not displaying in customer apps hosted in our EU region" on an incident in NA and EU: a text that names
 # some of the incident's regions (by code, token or place: "the US and Canada" names US and CA) where it says
-# what fails, and never the others, narrows the incident to them. Where the incident's own statements name
-# a region apart ("EU region only"), the text may too.
+# what fails, and never the others, narrows the incident to them. Where one of the incident's own statements
+# names a region apart ("EU region only"), the text may too; a statement that names it with the others ("our
+# US and EU gateways") does not set it apart.
 def narrowed_region_findings(text: str, support: Support) -> list[Finding]:
     """Some of the incident's regions named where the text says what fails, the others nowhere."""
-    listed = [r.lower() for r in _listed_regions(support.context, key=support.context_key)]
+    listed = tuple(r.lower() for r in _listed_regions(support.context, key=support.context_key))
     if len(listed) < 2:
         return []
-    words_of = dict(support.rules.region_words)
-    places = [(m, PLACES[m.group()]) for m in _PLACE.finditer(text)]
-    named: dict[str, list] = {}
-    for code in listed:
-        found = list(re.finditer(rf"\b{re.escape(code.upper())}\b", text))
-        if code in support.rules.regions:
-            try:
-                found += region_matches(code, text, tuple(words_of.get(code, ())))
-            except UnsafePattern:
-                return []
-        found += [m for m, codes in places if code in codes]
-        if found:
-            named[code] = found
-    if not named or len(named) == len(listed):
+    try:
+        named = _regions_named(text, listed, support.rules.regions, support.rules.region_words)
+        if not named or len(named) == len(listed):
+            return []
+        apart = _regions_apart(support.context, listed, support.rules.regions, support.rules.region_words,
+                               key=support.context_key)
+    except UnsafePattern:
         return []
-    statements = " ".join(_statements_of(support.context, key=support.context_key))
     findings = []
-    for matches in named.values():
-        if any(re.search(rf"\b{re.escape(m.group())}\b", statements) for m in matches):
-            continue  # the incident itself names it apart
+    for code, matches in named.items():
+        if code in apart:
+            continue
         for m in matches:
             opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
-            if _says_what_fails(text, opened, m.start()):
+            if _says_what_fails(text, opened, _REGION_CLAUSE_END.search(text, m.end()).start()):
                 findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” is one of the incident's regions, "
                                         "named as if it were the only one.", m.start()))
                 break
     return findings
+
+
+def _regions_named(text: str, listed: tuple, regions: tuple, region_words: tuple) -> dict[str, list]:
+    """The matches in ``text`` of each of the incident's regions it names, by code, words or place."""
+    words_of = dict(region_words)
+    places = [(m, PLACES[m.group()]) for m in _PLACE.finditer(text)]
+    places += [(m, PLACES[_COUNTRY_OF[m.group()]]) for m in _DEMONYM.finditer(text)]
+    named: dict[str, list] = {}
+    for code in listed:
+        found = list(re.finditer(rf"\b{re.escape(code.upper())}\b", text))
+        if code in regions:
+            found += region_matches(code, text, tuple(words_of.get(code, ())))
+        found += [m for m, codes in places if code in codes]
+        if found:
+            named[code] = found
+    return named
+
+
+@per_incident
+def _regions_apart(context: Mapping | None, listed: tuple, regions: tuple, region_words: tuple) -> frozenset:
+    """The incident's regions one of its own statements names without the others."""
+    apart = set()
+    for statement in _statements(context):
+        named = _regions_named(statement, listed, regions, region_words)
+        if len(named) == 1:
+            apart.update(named)
+    return frozenset(apart)
 
 
 @per_incident
@@ -1010,8 +1038,11 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
             continue
         affirmed = _affirmed(context, key=key) if affirmed is None else affirmed
         past = _PAST_DENIAL.match(m.group()) is not None
+        # "… were not updating in the portal" where the incident says "updates delayed in the portal": a
+        # denial of a thing's working agrees with a statement that it went wrong
+        harmless = _HIT.search(text, m.end(), end) is None
         said = next((clause for clause, words in affirmed if all(forms & words for forms in denied)
-                     and not (past and _RECOVERED.search(clause))), None)
+                     and not (past and _RECOVERED.search(clause)) and not (harmless and _HIT.search(clause))), None)
         if said is not None:
             findings.append(Finding("unsupported_statement", text[m.start() : end].rstrip(" .;:!?,"),
                                     f"“{text[m.start() : end].rstrip(' .;:!?,')}” denies what the incident says: "
@@ -1235,6 +1266,9 @@ def _person_blamed(text: str, evidence: str) -> list[Finding]:
 # RE2: an alternation of a few hundred names stays one pass over the text (``re`` tries each name at
 # every position).
 _PLACE = re2.compile(r"\b(?:" + "|".join(sorted((re2.escape(p) for p in PLACES), key=len, reverse=True)) + r")\b")
+# "UK and Australian accounts" names the UK and Australia.
+_COUNTRY_OF = {demonym: country for country, demonym in DEMONYMS.items()}
+_DEMONYM = re.compile(r"\b(?:" + "|".join(_COUNTRY_OF) + r")\b")
 _WEEKDAY = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 
 

@@ -25,7 +25,9 @@ INSTRUCTION = compile_pattern(
     r"\b(?:ignore|disregard|forget|override)\b.*\b(?:instructions?|rules?|prompts?|guidelines?|polic(?:y|ies))\b"
     r"|\bpretend\b|\b(?:assistant|chatbot|language\s+model)\b"
     r"|\byou\s+(?:must|should|need\s+to|have\s+to|are\s+to)\b"
-    + "|" + _ORDER + r"(?:say|tell|announce|respond|reply|promise|guarantee)\b"
+    # ("respond to reopened requests", "reply to the email we sent" is what customers do)
+    + "|" + _ORDER + r"(?:say|tell|announce|promise|guarantee)\b"
+    + "|" + _ORDER + r"(?:respond|reply)(?:\s+(?:with|that|only|saying|by|as)\b|\s*(?:[:,]|$))"
     + "|" + _ORDER + r"(?:state|write|claim|confirm)\s+(?:that|it)\b"
     + "|" + _ORDER + r"(?:mark|label|treat|describe|widen|extend|classify)\s+(?:it|this|that|them|the\s+\w+)\b"
     # "call it P3", "call the outage minor"; "call the hotline if …" tells customers whom to phone

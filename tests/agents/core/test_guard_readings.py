@@ -2067,3 +2067,67 @@ def test_what_should_not_be_affected_is_a_claim_that_it_was_spared():
         "Renewals are failing, so your search rankings shouldn't be affected.", RENEWALS)
     spared = incident(facts=[("rankings", "Search rankings", "text", "Search rankings are not affected")])
     assert stops("Renewals are failing, but your search rankings shouldn't be affected.", spared) == []
+
+
+def test_one_of_the_incidents_regions_named_where_it_fails_narrows_it_whatever_the_word_order():
+    both = incident(region="US, EU", facts=[
+        ("symptom", "Symptom", "text", "Custom domain renewals through the US and EU registrars time out")])
+    assert ("scope_claim", "US") in stops("Some renewals through our US registrar are timing out.", both)
+    assert stops("Some renewals through our US and EU registrars are timing out.", both) == []
+    # a statement that names each region with the others sets none apart
+    assert ("scope_claim", "EU") in stops("Renewals through the EU registrar are timing out.", both)
+    # "Australian accounts" names Australia
+    au = incident(region="UK, AU", facts=[
+        ("affected", "Affected", "text", "Renewals for accounts in the UK and Australia")])
+    assert stops("Renewals for UK and Australian accounts were delayed.", au) == []
+    assert ("scope_claim", "UK") in stops("Renewals for UK accounts were delayed.", au)
+
+
+def test_a_greeting_before_a_dash_counts_nobody():
+    assert stops("Hi everyone - renewals fail for some custom domains and we're working on a fix.", RENEWALS) == []
+    assert ("scope_claim", "everyone") in stops("Custom domain renewals fail for everyone - we're on it.", RENEWALS)
+
+
+def test_what_works_again_is_back_and_advice_to_use_a_thing_is_advice_to_switch_to_it():
+    again = incident(state="resolved", facts=[
+        ("resolution", "Resolution", "text", "Renewals are working again since 11:35 UTC")],
+        actions=["Use manual renewal from the dashboard while automatic renewal fails"])
+    assert stops("Good news: renewals are back! Thanks for your patience.", again) == []
+    assert stops("You can switch to manual renewal from the dashboard.", again) == []
+    # "back" needs a statement that something works again: "restoration" alone is no such statement
+    planned = incident(facts=[("eta", "Estimated restoration", "text", "Estimated restoration times are blank")])
+    assert ("unsupported_statement", "back") in stops("Renewals should be back soon.", planned)
+    # and "use" licenses switching to something, not switching it off and on
+    assert stops("Please switch automatic renewal off and on again.", again) != []
+
+
+def test_a_possessor_on_the_readers_side_names_nothing_and_its_thing_may_be_spared():
+    spared = incident(facts=[("domains", "Domains", "text", "Registered domains are not affected")])
+    assert stops("Please be assured that your company's registered domains are not affected.", spared) == []
+    assert ("scope_claim", "not affected") in stops(
+        "Please be assured that your company's mailboxes are not affected.", spared)
+
+
+def test_a_denial_of_working_agrees_with_a_statement_that_it_went_wrong():
+    stalled = incident(state="resolved", facts=[
+        ("symptom", "Symptom", "text", "Renewal status updates delayed in the dashboard")])
+    assert stops("Renewal statuses were not updating in the dashboard.", stalled) == []
+    sent = incident(state="resolved", facts=[("emails", "Emails", "text", "Renewal emails were sent to every owner")])
+    assert readings("Renewal emails were not sent to every owner.", sent) == ["denial"]
+
+
+def test_what_customers_things_will_be_is_a_promise():
+    assert stops("Your domains will be ready on the day you chose.", RENEWALS) == [("unsupported_statement", "ready")]
+    ready = incident(facts=[("transfers", "Transfers", "text", "Pending transfers will be ready by Friday")])
+    assert stops("Your pending transfers will be ready by Friday.", ready) == []
+
+
+def test_an_approved_action_that_asks_customers_to_respond_to_something_is_no_order_to_the_model():
+    respond = incident(state="resolved", facts=[("expired", "Expired", "text", "Owners did not respond in time")],
+                       actions=["Owners should check the Renewals tab and respond to reopened renewal requests"])
+    assert stops("Owners, please check your Renewals tab and respond to any reopened requests.", respond) == []
+
+
+def test_looking_forward_to_seeing_customers_is_a_sign_off_and_a_remedy_in_it_is_still_read():
+    assert stops("Thanks for bearing with us, and we look forward to seeing you at the conference.", RENEWALS) == []
+    assert stops("We look forward to refunding your renewal fee.", RENEWALS) == [("unsupported_statement", "refunding")]

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from agents.core.guard.claims import family_makes_claim, family_problem
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, addresses_us, forms
+from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, addresses_us, forms
 from agents.core.guard.hedges import clause_before, is_negated
 from agents.core.guard.incident_claims import SENTENCE_END, Finding, violation_of
 from agents.core.guard.leading import led_by
@@ -298,12 +298,15 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
             continue  # "we've checked the files and found no loss": a past tense ("find"), no instruction to "found"
         if verb in _REACH_US and addresses_us(text, m.end(group)):
             continue  # "call 1-800-555-0137" where jobs are "not sent by call": the contacts check reads the channel
+        if _GREETS.search(text, 0, m.start(group)):
+            continue  # "Heads up, cat parents:": whom a greeting addresses, no instruction
         findings.append(Finding("unsupported_statement", m.group(group), f"“{m.group(group)}” is advice the "
                                 "incident advises against.", m.start(group), reading="advised against"))
     return findings
 
 
 _HEADLINE = re.compile(r"\s*[-–—:]")
+_GREETS = re.compile(rf"(?:^|[.!?]\s+)(?:{GREETING})\s*,\s*$", re.IGNORECASE)
 _REACH_US = frozenset("call phone ring text email message write contact".split())
 _UNABLE = re.compile(r"\b(?:unable|able|failed|trying|tried)\s+to\s+(?:[a-z]+\s+(?:or|and)\s+)?$", re.IGNORECASE)
 

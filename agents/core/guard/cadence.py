@@ -13,7 +13,7 @@ CADENCE = re.compile(
     r"|\bupdates?\s+(?:you|this\s+page|customers|again|every|shortly|soon|as\s+(?:soon|we))\b"
     r"|\bkeep\s+(?:you|customers|everyone)\s+(?:posted|updated|informed)\b"
     r"|\b(?:post|share|send|provide|publish|give)\s+(?:you\s+)?(?:an?\s+|another\s+|the\s+next\s+|further\s+|more\s+)?"
-    r"(?:update|information|details|news)\b"
+    r"(?:updates?|information|details|news)\b"
     r"|\b(?:will|['’]ll)\s+update\s+(?:(?:you|again|here|this\s+(?:page|incident|post|thread)|(?:our|the)\s+(?:status\s+)?page|customers|"
     r"everyone|members|users|clients|subscribers|merchants|partners)\s+){0,2}"
     r"(?:within|in|every|by|at)\b"

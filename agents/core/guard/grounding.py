@@ -26,6 +26,7 @@ Plain Python: no Django here.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import itertools
 import re
@@ -274,12 +275,63 @@ def evidence_stems(context: Mapping | None, *texts: str, cadence: bool = True) -
         parts = [_without_cadence(part) for part in parts]
     said = "\n".join(parts)
     stems = _stems_of(said)
+    stems |= _acronyms(said)
+    if holidays := _holiday_words(context, said):
+        stems |= _stems_of(holidays)  # "sorry this happened on Boxing Day" on an incident of 26 December
     if _WORKS_AGAIN.search(said):
         stems |= {"back"}  # "online bookings are working again" licenses "booking is back"
     actions = context.get("approved_actions") if isinstance(context, Mapping) else None
     if any(_USE.search(str(action)) for action in actions or ()):
         stems |= {SWITCH_TO}  # advice to use a thing is advice to switch to it ("switch to viewport-only captures")
     return stems
+
+
+# An acronym stands for the words whose initials it spells: "intermediate CA" where the incident says
+# "intermediate certificate authority". Kept apart from words ("^ca"), as only a word in capitals is read so.
+ACRONYM = "^"
+_ACRONYM_WORDS = range(2, 6)
+
+
+def _acronyms(said: str) -> frozenset[str]:
+    found = set()
+    for line in said.splitlines():
+        initials = "".join(w[0].lower() for w in _words_only(line))
+        for size in _ACRONYM_WORDS:
+            found.update(ACRONYM + initials[i : i + size] for i in range(len(initials) - size + 1))
+    return frozenset(found)
+
+
+# A holiday is a day of the year: its name is the incident's where the incident's report date, the day
+# before it (last night's outage) or a date its facts give falls on it. Holidays whose date moves (Easter,
+# Thanksgiving) are left out: their names stay the incident's to use.
+_HOLIDAYS = {
+    (1, 1): "New Year's Day holiday holidays", (2, 14): "Valentine's Day", (3, 17): "St Patrick's Day",
+    (7, 4): "Independence Day Fourth of July holiday", (10, 31): "Halloween", (11, 5): "Bonfire Night",
+    (12, 24): "Christmas Eve holiday holidays festive", (12, 25): "Christmas Day holiday holidays festive",
+    (12, 26): "Boxing Day holiday holidays festive", (12, 31): "New Year's Eve holiday holidays festive",
+}
+_MONTH_NUMBERS = {name: number for number, name in enumerate(
+    "january february march april may june july august september october november december".split(), start=1)}
+_REPORTED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(_MONTH_NUMBERS) + r")\b"
+                        r"|\b(" + "|".join(_MONTH_NUMBERS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b", re.IGNORECASE)
+
+
+def _holiday_words(context: Mapping | None, said: str) -> str:
+    """The names of the holidays the incident's dates fall on."""
+    days = set()
+    reported = _REPORTED.fullmatch(str(context.get("report_date") or "")) if isinstance(context, Mapping) else None
+    if reported:
+        try:
+            day = datetime.date(*(int(part) for part in reported.groups()))
+        except ValueError:
+            day = None
+        if day is not None:
+            days |= {(d.month, d.day) for d in (day, day - datetime.timedelta(days=1))}
+    for m in _DAY_MONTH.finditer(said):
+        day, month = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        days.add((_MONTH_NUMBERS[month.lower()], int(day)))
+    return " ".join(_HOLIDAYS[d] for d in days if d in _HOLIDAYS)
 
 
 _WORKS_AGAIN = re.compile(r"\b(?:work\w*|available|running|up|online)\s+again\b|\b(?:restored|recovered|resumed)\b",
@@ -973,7 +1025,7 @@ _EMPATHY = re.compile(
 # remedy or another party, which an apology can slip in ("sorry for the lost orders", "enjoy a free
 # month", "sorry our partner's outage …"), and names.
 # What follows in the next clause ("…, and your data was never at risk") is read as ever.
-GREETING = r"hi|hey|hello|dear"  # the words that open a greeting ("Hi everyone,", "Dear members,")
+GREETING = r"hi|hey|hello|dear|heads\s+up"  # the words that open a greeting ("Hi everyone,", "Heads up, riders:")
 _FELT = re.compile(
     r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
     # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now"
@@ -1178,6 +1230,8 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     lower = word.lower().replace("’", "'")
     if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
+    if word.isupper() and len(word) in _ACRONYM_WORDS and ACRONYM + lower in licensed:
+        return True  # "CA" where the incident says "certificate authority"
     if len(word) > 2 and word.endswith("s") and word[:-1].isupper() and \
             _licensed(word[:-1], licensed, vocabulary, where):
         return True  # an acronym's plural is the acronym: "smart TVs" where the incident says "smart TV apps"

@@ -148,6 +148,10 @@ def is_conditional(text: str, start: int, *, timed: bool = False) -> bool:
     return _conditional(_words_before(text, start), timed)
 
 
+_SENTENCE_CLOSE = re.compile(r"[.!?](?=\s|$)|\n")
+_QUESTION_LOOK = 200  # how far a question's mark is looked for: a text without one is not read to its end per claim
+
+
 def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None = None, *,
               timed: bool = False) -> bool:
     """Whether the claim starting at ``start`` is negated, conditional, an expectation, or wrapped
@@ -157,6 +161,9 @@ def is_hedged(text: str, start: int, hedges: Iterable[str] = (), end: int | None
     words = _words_before(text, start)
     if _conditional(words, timed) or any(word in _MODALS for word in words):
         return True
+    after = start if end is None else end
+    if (closing := _SENTENCE_CLOSE.search(text, after, after + _QUESTION_LOOK)) and closing.group() == "?":
+        return True  # "Still seeing errors? Sign out and back in": a question to the reader asserts nothing
     if hedges and end is not None:
         # A family's own hedges also count inside the claim ("within about 45 minutes") and after it
         # in the same clause, where a comma does not end it ("Within 45 minutes, we expect ...").

@@ -121,5 +121,13 @@ for _place in list(PLACES):
     if _code and _code not in PLACES[_place]:
         PLACES[_place] = (*PLACES[_place], _code)
 
+# Groups of countries people name together ("users in the Nordics"): each lies in its members' regions.
+_GROUPS = {
+    "Nordics": ("dk", "fi", "is", "no", "se"), "Nordic countries": ("dk", "fi", "is", "no", "se"),
+    "Scandinavia": ("dk", "no", "se"), "Benelux": ("be", "lu", "nl"), "Baltics": ("ee", "lt", "lv"),
+    "Baltic states": ("ee", "lt", "lv"), "DACH": ("at", "ch", "de"),
+}
+PLACES.update((group, ("eu", "emea", *codes)) for group, codes in _GROUPS.items())
+
 # The places that are countries (a state or a city lies inside one).
 COUNTRIES = frozenset(place for place in PLACES if place not in _CITY_COUNTRY and _country_code(place)) - {"Georgia"}

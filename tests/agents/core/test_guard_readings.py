@@ -2131,3 +2131,49 @@ def test_an_approved_action_that_asks_customers_to_respond_to_something_is_no_or
 def test_looking_forward_to_seeing_customers_is_a_sign_off_and_a_remedy_in_it_is_still_read():
     assert stops("Thanks for bearing with us, and we look forward to seeing you at the conference.", RENEWALS) == []
     assert stops("We look forward to refunding your renewal fee.", RENEWALS) == [("unsupported_statement", "refunding")]
+
+
+def test_heads_up_greets_whom_it_names_and_gives_no_advice():
+    unsent = incident(facts=[
+        ("symptom", "Symptom", "text", "The dashboard is not showing cat visits for renewals")])
+    assert stops("Heads up, cat parents: the dashboard is not showing cat visits for renewals.", unsent) == []
+    # without the greeting, "cat" opens an instruction the incident's own words deny
+    assert ("unsupported_statement", "Cat") in stops(
+        "Cat parents, the dashboard is not showing cat visits for renewals.", unsent)
+
+
+def test_posting_updates_every_so_often_is_the_cadence():
+    every = incident(facts=[("cadence", "Update cadence", "text", "Updates every 2 hours")])
+    assert stops("Renewals are failing. We'll post updates here every 2 hours.", every) == []
+    assert ("no_new_facts", "2") in stops("Renewals will work again in 2 hours.", every)
+
+
+def test_a_group_of_countries_is_its_members_places():
+    nordic = incident(region="NO, SE, DK, FI", facts=[
+        ("symptom", "Symptom", "text", "Renewals fail in our Nordic stores")])
+    assert stops("Renewals fail for customers in the Nordics.", nordic) == []
+    assert ("new_region", "Benelux") in stops("Renewals fail for customers in the Benelux.", nordic)
+
+
+def test_a_holiday_on_the_incidents_date_is_the_incidents_to_name():
+    boxing = incident(state="resolved", facts=[("window", "Window", "text", "From 20:05 to 20:50 GMT on 26 December")])
+    assert stops("Renewals failed last night. We're really sorry this happened on Boxing Day.", boxing) == []
+    assert stops("Renewals failed last night. Thanks for your patience over the holiday.", boxing) == []
+    december = incident(facts=[("window", "Window", "text", "Since 10 December")])
+    assert ("unsupported_statement", "Christmas") in stops("Renewals will work again before Christmas.", december)
+
+
+def test_a_question_to_the_reader_claims_no_state():
+    fixed = incident(state="resolved", facts=[("fix", "Fix", "text", "Renewals work again since 11:35 UTC")],
+                     actions=["Sign out and back in if renewals still fail"])
+    assert stops("Still seeing failed renewals? Sign out and back in.", fixed) == []
+    assert ("state_claim", "still seeing") in [(c, f.lower()) for c, f in stops(
+        "Some customers are still seeing failed renewals.", fixed)]
+
+
+def test_an_acronym_stands_for_the_incidents_words_it_spells():
+    authority = incident(state="resolved", facts=[
+        ("cause", "Cause", "text", "A rotated intermediate certificate authority was not distributed to all nodes")])
+    assert stops("A rotated intermediate CA was not distributed to all nodes.", authority) == []
+    assert ("unsupported_statement", "DNS record") in stops(
+        "A rotated intermediate DNS record was not distributed to all nodes.", authority)

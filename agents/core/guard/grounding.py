@@ -645,7 +645,7 @@ _DECLARED_NEXT = re.compile(r"(?:\s+(?:us|our\s+\w+))?(?:\s+(?:at|on|via|to|usin
                             r"|\s+(?:[\w’'-]+\s+){1,4}?(?:at|on|via)\s{3,}", re.IGNORECASE)
 _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagram linkedin sms texting email e-mail "
                       "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
-                      "helpline ring ringing phoning portal reply replying".split())
+                      "helpline ring ringing phoning portal reply replying ticket".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
 
 
@@ -1008,7 +1008,7 @@ _EMPATHY = re.compile(
     r"(?=(?:it['’]s|it\s+is|it\s+can\s+be|(?:[\w’'-]+\s+){1,10}?(?:is|are|can\s+be))\s+(?:so\s+|really\s+|very\s+)?"
     r"(?:frustrating|stressful|worrying|nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|"
     r"confusing|disruptive|alarming)\b)|"
-    r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b)|"
+    r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b|you\s+can['’]t\s+wait\b)|"
     r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|a\s+big\s+(?:one|day|deal))|"
     r"are\s+(?:important|critical|vital|busy|hectic)|"
     r"(?:can\s+)?means?\s+a\s+lot)\b))",

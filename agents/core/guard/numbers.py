@@ -229,7 +229,7 @@ _ISO = re.compile(
 )
 _SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
 _DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
-_DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|to|-|–|until|through)\s*"
+_DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
                             r"(?=\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?)")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
 # A time zone written after a time (units.TIME_ZONES): part of the time fact. Upper case only (a scoped
@@ -666,6 +666,8 @@ def find(text: str, support: Support) -> list[Violation]:
         if _number_supported(number, allowed_numbers, ratios):
             if _only_cadence(number, cadence, _number_supported) and not _in_cadence(text, number.start, number.found):
                 facts.append((number.start, number.found, _CADENCE_ONLY))
+            elif (top := _range_low_as_most(text, number, allowed_text, allowed_numbers)) is not None:
+                facts.append((number.start, number.found, _RANGE_LOW.format(token="{token}", top=top.found)))
             continue
         if number.unit == "s" and _inside(number.start, own := _own_cadence(text, support, own)) or \
                 _status_class(text, number, allowed_text):
@@ -687,6 +689,29 @@ def find(text: str, support: Support) -> list[Violation]:
 
 
 _UNSUPPORTED = "“{token}” is not supported by the incident context."
+_RANGE_LOW = ("“{token}” is given as the most, and the incident gives it as the least of a range that goes up to "
+              "“{top}”.")
+# "delayed by up to 10 minutes" where the incident says "delayed by 10 to 40 minutes": the low end of a
+# range given as the most understates it.
+_AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|a\s+maximum\s+of|as\s+(?:much|long|many)\s+as)\s+$",
+                      re.IGNORECASE)
+_RANGE_LINK = re.compile(r"\s*(?:to|-|–|and)\s*$", re.IGNORECASE)
+
+
+def _range_low_as_most(text: str, number: Number, allowed_text: str, allowed: tuple[Number, ...]) -> Number | None:
+    """The top of the incident's range whose low end the text gives as its most, or None."""
+    if not _AT_MOST.search(text, max(0, number.start - 20), number.start):
+        return None
+    key = (number.value, number.unit, number.seconds)
+    same = [i for i, n in enumerate(allowed) if (n.value, n.unit, n.seconds) == key]
+    tops = []
+    for i in same:
+        after = allowed[i + 1] if i + 1 < len(allowed) else None
+        link = allowed_text[allowed[i].start + len(allowed[i].found) : after.start] if after else ""
+        if after is None or not _RANGE_LINK.fullmatch(" " + link + " ") or after.value <= number.value:
+            return None  # the incident gives the number on its own too
+        tops.append(after)
+    return tops[0] if tops else None
 _CADENCE_ONLY = "“{token}” is when the incident's next update is due, and the text says it of something else."
 
 

@@ -2177,3 +2177,26 @@ def test_an_acronym_stands_for_the_incidents_words_it_spells():
     assert stops("A rotated intermediate CA was not distributed to all nodes.", authority) == []
     assert ("unsupported_statement", "DNS record") in stops(
         "A rotated intermediate DNS record was not distributed to all nodes.", authority)
+
+
+def test_days_of_a_month_joined_by_or_are_dates():
+    days = incident(facts=[("flights", "Affected flights", "text", "Departures on 21 and 22 January")])
+    assert stops("If you're flying on 21 or 22 January, renewals still work at the desk.", days) == []
+    assert ("no_new_facts", "19") in stops("If you're flying on 19 or 22 January, renewals still work.", days)
+
+
+def test_what_customers_cannot_wait_for_is_theirs_and_a_ticket_at_a_declared_address_is_a_way_to_reach_us():
+    assert stops("Thanks so much for your patience. We know you can't wait to meet your furry friend!", RENEWALS) == []
+    declared = incident(facts=[("support", "Support site", "text", "https://support.example.com")])
+    assert stops("Renewals are failing. If you have questions, open a ticket at https://support.example.com.",
+                 declared) == []
+    assert stops("Renewals are failing. If you have questions, buy a ticket at https://support.example.com.",
+                 declared) != []
+
+
+def test_the_low_end_of_the_incidents_range_given_as_the_most_understates_it():
+    ranged = incident(state="monitoring", facts=[
+        ("symptom", "Symptom", "text", "Renewal emails were delayed by 10 to 40 minutes")])
+    assert ("no_new_facts", "10") in stops("Renewal emails were delayed by up to 10 minutes.", ranged)
+    assert stops("Renewal emails were delayed by up to 40 minutes.", ranged) == []
+    assert stops("Renewal emails were delayed by 10 to 40 minutes.", ranged) == []

@@ -376,7 +376,18 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         # A count's label says what was done to the things it counts ("Charges submitted for reversal: 1100").
         parts += [w for k, label, _unit in fact_meta(context) if number_value(incident.get(k)) is not None
                   and not _NEGATION.search(label) for w in _words_only(label) if _verb(w.lower(), "been")]
-    return _stems_of(_NEGATED_CLAUSE.sub(" ", "\n".join(parts)))
+    said = _NEGATED_CLAUSE.sub(" ", "\n".join(parts))
+    stems = _stems_of(said)
+    facts_said = " ".join(v for _k, v in facts) if isinstance(context, Mapping) else ""
+    return stems | {LET_KNOW} if _TOLD_DONE.search(said) or _TOLD_DONE.search(facts_said) else stems
+
+
+# "We've let festivals with deadlines today know" where the incident says they "have been informed" (told,
+# not advice to tell someone: "contact your doctor").
+_TOLD_DONE = re.compile(r"\b(?:been|were|was|are|is|we|we['’]ve|we\s+have|we\s+will|we['’]ll)\s+(?:\w+\s+)?"
+                        r"(?:informed|notified|told|contacted|alerted|emailed)\b", re.IGNORECASE)
+LET_KNOW = "~told"  # a stem no word has (nor begins with): the incident says whom it told
+_KNOW_AFTER = re.compile(r"(?:\s+[\w’'-]+){1,5}?\s+know\b", re.IGNORECASE)
 
 
 def _stated_actions(fact: str) -> list[str]:
@@ -494,6 +505,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # a channel that names a declared contact: "or call +44 …", "our support line at …"
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
+            elif word.lower() == "let" and LET_KNOW in acted and _KNOW_AFTER.match(sentence, b):
+                ok = True  # "we've let festivals know" where the incident says they were informed
             elif word.lower() in _SWITCH and SWITCH_TO in licensed and _TO_AFTER.match(sentence, b):
                 ok = True  # "switch to viewport-only captures" where the incident advises using them
             elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):

@@ -396,6 +396,9 @@ _ONLY = re.compile(
 )
 _ONLY_SUPPORT = re.compile(r"\b(?:only|solely|exclusively|limited\s+to|confined\s+to|restricted\s+to)\b",
                            re.IGNORECASE)
+# ... and a fact that gives the incident's scope ("Scope: Apps in us-east with static egress IPs enabled")
+# bounds what it names: "this only affected apps in us-east with static egress IPs enabled"
+_SCOPE_FACT = re.compile(r"^\s*(?:scope|affected\s+scope|impact\s+scope)\s*:(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
 # "Only older devices appear to be affected": the few it names are all there is. Naming what the incident
@@ -450,9 +453,19 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
                  and not any(o.start() <= m.start() < o.end() for o in made)]
     if not made or _ONLY_SUPPORT.search(evidence):
         return []
+    scopes = [_content(m.group(1)) for m in _SCOPE_FACT.finditer(evidence)]
     return [Finding("scope_claim", m.group(), f"“{m.group()}” narrows who or what is affected, and the incident "
                     "does not say so.", m.start())
-            for m in made]
+            for m in made if not _within_scope(text, m, scopes)]
+
+
+def _within_scope(text: str, m: re.Match, scopes: list[set[str]]) -> bool:
+    """Whether what the "only" clause names is all in one of the incident's scope facts."""
+    said = _content(text[m.start() : _CLAUSE_END.search(text, m.end()).start()]) - _ONLY_WORDS
+    return bool(said) and any(said <= scope for scope in scopes)
+
+
+_ONLY_WORDS = frozenset(stem(w) for w in "only affected affects affecting impacted impacts".split())
 
 
 # "All recordings made during that time are now available" where the incident says "most are already
@@ -1360,11 +1373,18 @@ def _nearest(m: re.Match, reported: datetime.date) -> datetime.date | None:
     return min(candidates, key=lambda date: abs((date - reported).days), default=None)
 
 
+# "Tuesday 1 and Thursday 3 December": the first day of a range takes the month of the second.
+_FIRST_OF_RANGE = re.compile(r",?\s+(\d{1,2})(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
+                             r"(?:[A-Z][a-z]+day,?\s+)?\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?([A-Za-z]{3,9})\b")
+
+
 def _day_of_its_date(text: str, weekday: re.Match, allowed_text: str) -> bool:
-    m = _DATE_AFTER.match(text, weekday.end())
     reported = _report_date(allowed_text)
-    date = _nearest(m, reported) if m and reported else None
-    return date is not None and date.strftime("%A") == weekday.group()
+    for m in (_DATE_AFTER.match(text, weekday.end()), _FIRST_OF_RANGE.match(text, weekday.end())):
+        date = _nearest(m, reported) if m and reported else None
+        if date is not None:
+            return date.strftime("%A") == weekday.group()
+    return False
 
 
 # ---------------------------------------------------------------- the status an update is labelled with

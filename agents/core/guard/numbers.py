@@ -229,8 +229,10 @@ _ISO = re.compile(
 )
 _SLASHED = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})\b")
 _DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?")
+# ("Thursday 10 and Saturday 12 December": a weekday may name the second day.)
 _DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
-                            r"(?=\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?)")
+                            r"(?=(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
+                            r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?)")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
 # A time zone written after a time (units.TIME_ZONES): part of the time fact. Upper case only (a scoped
 # flag), so "6 pm est." in lower-case prose is no zone.
@@ -676,6 +678,8 @@ def find(text: str, support: Support) -> list[Violation]:
         if side is None or not _approximately_supported(number, side, allowed_numbers):
             facts.append((number.start, number.found, _UNSUPPORTED))
     for moment in text_moments:
+        if _STAMPED.match(text[: moment.start]) and _STAMP_END.match(text, moment.start + len(moment.found)):
+            continue  # "Update 09:40 GMT: …": when the update is posted, no time of the incident's
         if not _moment_supported(moment, allowed_moments):
             if not _inside(moment.start, own := _own_cadence(text, support, own)):
                 facts.append((moment.start, moment.found, _UNSUPPORTED))
@@ -689,6 +693,9 @@ def find(text: str, support: Support) -> list[Violation]:
 
 
 _UNSUPPORTED = "“{token}” is not supported by the incident context."
+# A post's own time stamp, at its start: "Update 09:40 GMT:", "Update (9:00 AM CT) -", "Posted at 14:05:".
+_STAMPED = re.compile(r"\s*\[?(?:update|updated|posted)(?:\s+at)?\s*\(?\s*$", re.IGNORECASE)
+_STAMP_END = re.compile(r"(?:\s+[A-Z]{2,5}\b)?\s*\)?\]?\s*(?::|\s[-–—]\s)")  # "9:00 AM CT:"
 _RANGE_LOW = ("“{token}” is given as the most, and the incident gives it as the least of a range that goes up to "
               "“{top}”.")
 # "delayed by up to 10 minutes" where the incident says "delayed by 10 to 40 minutes": the low end of a

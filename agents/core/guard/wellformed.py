@@ -270,8 +270,9 @@ _CUT_CLAUSE = re.compile(r"\b(?i:in|on|at|of|for|with|by|from|into|about|within)
                          r"(?:may|might|will|would|shall|should|can|could|must)\b")
 
 
-# "Sign in will be back": a phrasal noun, not a preposition.
-_PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll|log-|sign-)[\s-]*$")
+# "Sign in will be back": a phrasal noun, not a preposition; "users who were signed in could read it": a
+# phrasal verb's particle.
+_PHRASAL = re.compile(r"(?i:sign|log|check|opt|plug|print|drop|walk|roll)(?i:s|ed|ged|ing|ging)?[\s-]*$")
 
 
 # An article or a possessive right before a word of grammar: the noun it needs was cut out ("Your [bank
@@ -286,7 +287,7 @@ _CUT_NOUN = re.compile(led_by("amoty", r"\b(?:the|an|your|our|their|my)\s+(?-i:a
 def _cut_clauses(text: str) -> list[Violation]:
     cut = [_malformed(_excerpt(text, m.start(), m.end(), before=1),
                       "A part of the sentence is missing: a preposition runs into a verb in “{found}”.")
-           for m in _CUT_CLAUSE.finditer(text) if not _PHRASAL.search(text[max(0, m.start() - 8):m.start()])]
+           for m in _CUT_CLAUSE.finditer(text) if not _PHRASAL.search(text[max(0, m.start() - 12):m.start()])]
     return cut + [_malformed(_excerpt(text, m.start(), m.end(), before=1), "A part of the sentence is missing: “"
                              + m.group().split()[0] + "” has no noun in “{found}”.")
                   for m in _CUT_NOUN.finditer(text)]

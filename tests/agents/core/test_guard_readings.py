@@ -2200,3 +2200,40 @@ def test_the_low_end_of_the_incidents_range_given_as_the_most_understates_it():
     assert ("no_new_facts", "10") in stops("Renewal emails were delayed by up to 10 minutes.", ranged)
     assert stops("Renewal emails were delayed by up to 40 minutes.", ranged) == []
     assert stops("Renewal emails were delayed by 10 to 40 minutes.", ranged) == []
+
+
+def test_a_posts_own_time_stamp_is_no_time_of_the_incidents():
+    assert stops("Update 09:40 GMT: renewals fail for some custom domains and we're working on a fix.", RENEWALS) == []
+    assert stops("Update (09:40 GMT) - renewals fail for some custom domains.", RENEWALS) == []
+    assert ("no_new_facts", "09:40 GMT") in stops("Renewals work again since 09:40 GMT.", RENEWALS)
+
+
+def test_a_weekday_may_name_the_second_day_of_a_range():
+    week = incident(facts=[("window", "Window", "text", "Renewals requested from 1 to 3 December")])
+    assert stops("If you asked for a renewal between Tuesday 1 and Thursday 3 December, it failed.", week) == []
+    assert ("no_new_facts", "2") in stops("If you asked for a renewal between Wednesday 2 and Thursday 3 December, "
+                                          "it failed.", week)
+
+
+def test_the_incidents_scope_fact_bounds_what_only_names():
+    scoped = incident(facts=[("scope", "Scope", "text", "Domains registered in the EU with auto-renew enabled")])
+    assert stops("This only affected domains registered in the EU with auto-renew enabled.", scoped) == []
+    assert ("scope_claim", "only a") in [(c, f[-6:]) for c, f in stops(
+        "The dashboard shows an error, but that's only a display issue.", scoped)]
+
+
+def test_a_statement_joined_by_a_semicolon_says_what_lasts():
+    queued = incident(facts=[("queue", "Queue", "text", "Renewals are queued")],
+                      actions=["Leave queued renewals in the queue; they keep their place"])
+    assert stops("Please leave queued renewals where they are, as they'll keep their place in the queue.", queued) == []
+    assert ("unsupported_statement", "'ll keep their price in the queue") in stops(
+        "Please leave queued renewals where they are, as they'll keep their price in the queue.", queued)
+
+
+def test_letting_someone_know_is_telling_them_where_the_incident_says_they_were_told():
+    told = incident(facts=[
+        ("registrars", "Registrars", "text", "Registrars with renewals due today have been informed")])
+    assert stops("We've let registrars with renewals due today know about the problem.", told) == []
+    advice = incident(actions=["Contact your registrar if a renewal is urgent"])
+    assert ("unsupported_statement", "let, due today") in stops(
+        "We've let registrars with renewals due today know about the problem.", advice)

@@ -441,3 +441,9 @@ def test_a_noun_that_is_also_a_word_of_grammar_is_fine(text):
                                   "Payments for some customers may fail.", "Single sign-on log in can fail."])
 def test_a_preposition_before_a_month_or_a_phrasal_noun_is_fine(text):
     assert find_malformed(text) == []
+
+
+def test_a_phrasal_verbs_particle_before_a_modal_is_no_cut_clause():
+    assert find_malformed("Employees who were already signed in could read the news feed.") == []
+    assert find_malformed("Users who logged in will see the banner.") == []
+    assert [v.check for v in find_malformed("Renewals in could fail.")] == ["malformed_text"]

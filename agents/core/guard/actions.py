@@ -285,8 +285,8 @@ def advice_findings(text: str, evidence: str) -> list[Finding]:
             for group in range(1, len(m.groups()) + 1) if m.group(group))
     for m, group, gerund in said:
         verb = _base_verb(m.group(group), gerund)
-        if verb is None or verb in _LIGHT_VERBS:
-            continue
+        if verb is None or verb in _LIGHT_VERBS or verb in FUNCTION_WORDS:
+            continue  # "…, even for bikes registered as stolen": a word of grammar before a verb's sense
         against = _advised_against(evidence) if against is None else against
         if verb not in against or _denied_here(text, m.start(group)):
             continue  # "you don't need to cancel or contact your bank" says what the incident says

@@ -960,7 +960,10 @@ _PICKS = frozenset("already existing new newly previous previously earlier later
 
 
 def _named(text: str) -> set[str]:
-    return _content(text) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
+    return (_content(text) - _MADE) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
+
+
+_MADE = frozenset({"made", "done"})  # "lookups made by police partners" names the lookups by police partners
 
 
 # "Our engineers did not open any payslip files", "our support team can see which of your items failed":

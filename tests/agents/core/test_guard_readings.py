@@ -2237,3 +2237,13 @@ def test_letting_someone_know_is_telling_them_where_the_incident_says_they_were_
     advice = incident(actions=["Contact your registrar if a renewal is urgent"])
     assert ("unsupported_statement", "let, due today") in stops(
         "We've let registrars with renewals due today know about the problem.", advice)
+
+
+def test_a_word_of_grammar_opening_a_clause_is_no_instruction_and_made_by_names_nothing():
+    spared = incident(state="monitoring", facts=[
+        ("partners", "Partners", "text", "Renewals made by partners through the partner portal were not affected"),
+        ("symptom", "Symptom", "text", "Renewal searches returned no match for domains that were not renewed")],
+        actions=["Do not renew a domain twice"])
+    assert stops("Renewal searches returned no match, even for domains that were not renewed.", spared) == []
+    assert ("scope_claim", "affected") in stops(
+        "Renewals by partners through the partner portal were affected in the same way.", spared)

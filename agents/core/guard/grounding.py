@@ -488,39 +488,40 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         channels = _REACHING.search(sentence) is not None
         runs: list[list[int]] = []
         for i, (a, b, word) in enumerate(tokens):
+            lower = word.lower()
             if others and any(c <= a and b <= d for c, d in others):
-                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) and word.lower() not in _CAUSE_NEUTRAL
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN) and lower not in _CAUSE_NEUTRAL
             elif causes and any(mark <= a and b <= c for mark, c, _ in causes):
                 ok = True  # the words that say a cause follows: "due to", "caused by"
             elif causes and any(c <= a and b <= d for _, c, d in causes):
-                ok = _licensed(word, caused, _NO_VOCABULARY, PLAIN) or word.lower() in _CAUSE_NEUTRAL
+                ok = _licensed(word, caused, _NO_VOCABULARY, PLAIN) or lower in _CAUSE_NEUTRAL
             elif theirs and any(c <= a and b <= d for c, d in theirs):
                 ok = True  # the customers' own things an apology names: "the disruption to your sales"
-            elif felt and any(c <= a and b <= d for c, d in felt) and word.lower() not in _HARM and \
+            elif felt and any(c <= a and b <= d for c, d in felt) and lower not in _HARM and \
                     not (a and word[0].isupper()):
                 ok = True  # what an apology is for, a greeting, a sign-off: "sorry for interrupting your reading"
-            elif word.lower() in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
+            elif lower in _PARTICLE_PLURALS and a and sentence[a - 1] in "-‑":
                 ok = True  # "sign-ins": the compound's first word is read
-            elif word.lower() in _CHANNELS and _DECLARED_NEXT.match(sentence, b):
+            elif lower in _CHANNELS and _DECLARED_NEXT.match(sentence, b):
                 ok = True  # a channel that names a declared contact: "or call +44 …", "our support line at …"
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
-            elif word.lower() == "let" and LET_KNOW in acted and _KNOW_AFTER.match(sentence, b):
+            elif lower == "let" and LET_KNOW in acted and _KNOW_AFTER.match(sentence, b):
                 ok = True  # "we've let festivals know" where the incident says they were informed
-            elif word.lower() in _SWITCH and SWITCH_TO in licensed and _TO_AFTER.match(sentence, b):
+            elif lower in _SWITCH and SWITCH_TO in licensed and _TO_AFTER.match(sentence, b):
                 ok = True  # "switch to viewport-only captures" where the incident advises using them
-            elif word.lower() in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
+            elif lower in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
-            elif channels and word.lower() in _CHANNELS:
+            elif channels and lower in _CHANNELS:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)  # "or through live chat in your dashboard"
-            elif (a < opening or cadence[0] <= a < cadence[1]) and word.lower() in _WHEN:
+            elif (a < opening or cadence[0] <= a < cadence[1]) and lower in _WHEN:
                 ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
                 # when the next update comes ("we'll update this page tomorrow morning")
-            elif word.lower() in _MONTHS and not _near_digits(tokens, i):
+            elif lower in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
-            elif word.lower() == "never" and _past_never(sentence, tokens, i):
+            elif lower == "never" and _past_never(sentence, tokens, i):
                 ok = True  # what did not happen ("card balances were never changed"): the assurance reading's
-            elif i == 0 and word.lower().endswith("ly") and sentence[b:].startswith(","):
+            elif i == 0 and lower.endswith("ly") and sentence[b:].startswith(","):
                 ok = True  # a sentence adverb that only frames it: "Unfortunately, ...", "Luckily, ..."
             elif covered[i]:
                 ok = True
@@ -1299,7 +1300,7 @@ def _derived(stemmed: str, licensed: frozenset[str]) -> bool:
 
 @functools.lru_cache(maxsize=256)  # one per incident, as per_incident keeps them
 def _roots(licensed: frozenset[str]) -> frozenset[str]:
-    return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT)
+    return frozenset(s[:_ROOT] for s in licensed if len(s) >= _ROOT and s[0] != ACRONYM)
 
 
 _REASON = re.compile(r",?\s+(?:as|because|since)\s+(?:this|that|doing\s+so|[a-z]+ing)\b", re.IGNORECASE)

@@ -68,7 +68,7 @@ def candidates(text: str, finding: Mapping, context: Mapping | None) -> list[Rep
         elif check == "liability":
             proposed += remove_party(text, start, end)
         elif check in _TOKEN_CHECKS:
-            proposed += drop_words(text, [(start, end)])
+            proposed += drop_words(text, [_with_its_link(text, start, end)])
     sentence = _grounded_sentence(text, finding)
     # A named reading's words are a statement ("did not see longer pickup times", "faster than it did
     # before"): without them the sentence is broken, so only the sentence goes.
@@ -211,8 +211,25 @@ def drop_words(text: str, spans: list[tuple[int, int]]) -> list[Repair]:
     fixed = re.sub(r"[ \t]{2,}", " ", fixed)
     fixed = re.sub(r"[ \t]+([.,;:!?])", r"\1", fixed)
     fixed = re.sub(r"(^|\n)[ \t]+", r"\1", fixed)
-    words = "”, “".join(reversed(removed))
+    words = "”, “".join(w.strip() for w in reversed(removed))
     return [Repair("drop_words", f"Remove “{words}”", fixed)]
+
+
+# A token goes with the word that links it to the sentence: "replaced the router in Frankfurt." loses "in
+# Frankfurt", not "Frankfurt" alone (which would leave "… the router in."); "from Frankfurt and Paris" loses
+# "Frankfurt and", so "from Paris" stays.
+_LINK_BEFORE = re.compile(r"\b(?:in|at|on|from|to|for|near|across|within|by|via|of|around|throughout)\s+$",
+                          re.IGNORECASE)
+_JOINED_AFTER = re.compile(r"(?:,\s*|\s+)(?:and|or)\s+|,\s+(?=\w)", re.IGNORECASE)
+
+
+def _with_its_link(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of a token to remove, widened to the preposition or the conjunction that joins it."""
+    if joined := _JOINED_AFTER.match(text, end):
+        return start, joined.end()
+    if link := _LINK_BEFORE.search(text, max(0, start - 20), start):
+        return link.start(), end
+    return start, end
 
 
 def drop_sentence(text: str, start: int, end: int) -> list[Repair]:

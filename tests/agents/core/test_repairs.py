@@ -163,3 +163,15 @@ def test_a_finding_the_text_does_not_hold_gets_no_fix():
 @pytest.mark.parametrize("check", ["patch_violation:scope_claim", "invalid_answer:scope_claim", "scope_claim"])
 def test_a_findings_check_is_read_without_its_stop_prefix(check):
     assert check_name({"check": check}) == "scope_claim"
+
+
+@pytest.mark.parametrize(("text", "token", "label", "fixed"), [
+    ("Our engineers replaced the faulty router in Frankfurt.", "Frankfurt", "Remove “in Frankfurt”",
+     "Our engineers replaced the faulty router."),
+    ("Requests from Frankfurt and Paris fail.", "Frankfurt", "Remove “Frankfurt and”", "Requests from Paris fail."),
+    ("We expect a fix within 45 minutes.", "45 minutes", "Remove “within 45 minutes”", "We expect a fix."),
+])
+def test_a_token_goes_with_the_word_that_links_it_to_the_sentence(text, token, label, fixed):
+    found = {"check": "invalid_answer:new_region", "found": token}
+    [fix] = [r for r in candidates(text, found, LOGIN) if r.rule == "drop_words"]
+    assert (fix.label, fix.text) == (label, fixed)

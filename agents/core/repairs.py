@@ -207,7 +207,11 @@ def drop_words(text: str, spans: list[tuple[int, int]]) -> list[Repair]:
     fixed, removed = text, []
     for a, b in sorted(spans, reverse=True):
         removed.append(text[a:b])
-        fixed = fixed[:a] + fixed[b:]
+        rest = fixed[b:].lstrip(" \t")
+        first = rest.split(maxsplit=1)[0] if rest.strip() else ""
+        if first.islower() and _OPENS_SENTENCE.search(fixed[:a]):
+            rest = rest[0].upper() + rest[1:]  # "Frankfurt users see errors." becomes "Users see errors."
+        fixed = fixed[:a] + " " * (len(fixed[b:]) > len(rest)) + rest
     fixed = re.sub(r"[ \t]{2,}", " ", fixed)
     fixed = re.sub(r"[ \t]+([.,;:!?])", r"\1", fixed)
     fixed = re.sub(r"(^|\n)[ \t]+", r"\1", fixed)
@@ -230,6 +234,9 @@ def _with_its_link(text: str, start: int, end: int) -> tuple[int, int]:
     if link := _LINK_BEFORE.search(text, max(0, start - 20), start):
         return link.start(), end
     return start, end
+
+
+_OPENS_SENTENCE = re.compile(r"(?:^|[.!?]\s+|\n)\s*$")
 
 
 def drop_sentence(text: str, start: int, end: int) -> list[Repair]:

@@ -175,3 +175,9 @@ def test_a_token_goes_with_the_word_that_links_it_to_the_sentence(text, token, l
     found = {"check": "invalid_answer:new_region", "found": token}
     [fix] = [r for r in candidates(text, found, LOGIN) if r.rule == "drop_words"]
     assert (fix.label, fix.text) == (label, fixed)
+
+
+def test_a_sentence_that_loses_its_first_word_starts_with_a_capital_unless_its_next_word_has_one():
+    assert drop_words("Frankfurt users see errors. More soon.", [(0, 9)])[0].text == "Users see errors. More soon."
+    assert drop_words("Errors. Frankfurt users see errors.", [(8, 17)])[0].text == "Errors. Users see errors."
+    assert drop_words("We fixed it. iOS users are fine.", [(0, 12)])[0].text == "iOS users are fine."

@@ -2247,3 +2247,11 @@ def test_a_word_of_grammar_opening_a_clause_is_no_instruction_and_made_by_names_
     assert stops("Renewal searches returned no match, even for domains that were not renewed.", spared) == []
     assert ("scope_claim", "affected") in stops(
         "Renewals by partners through the partner portal were affected in the same way.", spared)
+
+
+def test_the_readers_thing_a_condition_supposes_is_theirs_and_elsewhere_it_is_read():
+    retry = incident(actions=["Retry failed renewals"])
+    assert stops("If your workloads saw failed renewals, retry them.", retry) == []
+    assert ("unsupported_statement", "workloads") in stops("Your workloads saw no failed renewals.", RENEWALS)
+    assert ("unsupported_statement", "won't affect your treatment") in stops(
+        "Renewals fail for some custom domains. A delay won't affect your treatment.", RENEWALS)

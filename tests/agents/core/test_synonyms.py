@@ -59,7 +59,7 @@ def test_a_words_synonyms_are_those_of_its_most_common_sense_only(real_wordnet):
 
 
 def test_a_synonym_of_the_incidents_word_in_its_common_sense_passes(real_wordnet):
-    assert unsupported("If your phone is rejected at the door, please use your badge.") == []
+    assert unsupported("A phone may be rejected at the door, so please use your badge.") == []
     # Its plural and other forms too: "phones" is read as "phone".
     assert unsupported("Some phones are rejected by door readers.") == []
 
@@ -76,7 +76,7 @@ def test_without_wordnet_grounding_reads_the_incidents_own_words_only(tmp_path, 
     assert not absent.available and absent.synonyms("phone") == frozenset()
     assert "wordnet-base" in caplog.text and str(tmp_path / "nowhere") in caplog.text
     monkeypatch.setattr(grounding, "synonyms", absent.synonyms)
-    assert unsupported("If your phone is rejected at the door, please use your badge.") == ["phone"]
+    assert unsupported("A phone may be rejected at the door, so please use your badge.") == ["phone"]
 
 
 def test_a_damaged_line_reads_as_no_synonyms_and_is_logged_once(real_wordnet, tmp_path, caplog):

@@ -483,7 +483,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence) + _empathy_spans(sentence) + \
-            [m.span(1) for m in _POSSESSOR.finditer(sentence)] + \
+            [m.span(1) for m in POSSESSOR.finditer(sentence)] + \
             [m.span(1) for m in _SUPPOSED_THING.finditer(sentence) if m.group(1).lower() not in _HARM]
         felt = _felt_spans(sentence, tokens) + _readers_doing_spans(sentence)
         channels = _REACHING.search(sentence) is not None
@@ -996,7 +996,7 @@ _APOLOGY_OBJECT = re.compile(
 
 # Whose thing a text names on the reader's side ("your child's stored sample", "your team's dashboards"):
 # the reader's own, as the apology's objects are; what is said of the thing is read as ever.
-_POSSESSOR = re.compile(r"\byour\s+([^\W\d_]+)['’]s\b", re.IGNORECASE)
+POSSESSOR = re.compile(r"\byour\s+([^\W\d_]+)['’]s\b", re.IGNORECASE)
 # ... and the reader's thing a condition supposes ("If your workloads saw failed requests, retry them", "if
 # your integration does not retry failed writes"): a supposition states nothing of it. Outside a condition
 # ("your treatment won't be affected", "your monthly minutes") it is read as ever: promises about the

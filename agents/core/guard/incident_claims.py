@@ -21,7 +21,7 @@ import re2
 
 from agents.core.guard.cadence import CADENCE
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, forms, stem
+from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, POSSESSOR, forms, stem
 from agents.core.guard.hedges import clause_before, is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, verbs_of
@@ -585,9 +585,6 @@ _GENERIC = frozenset("service services system systems customer customers user us
                      "parts rest everything feature features app apps support".split())
 
 
-_POSSESSOR = re.compile(r"\byour\s+[^\W\d_]+['’]s\b", re.IGNORECASE)
-
-
 def spared_by_incident(subject: str, context: Mapping | None, key: str | None = None) -> bool:
     """Whether ``subject`` names something one of the incident's statements of no impact names (a fact,
     a key message or an approved action that says it is not affected, works normally or as usual): at
@@ -595,7 +592,7 @@ def spared_by_incident(subject: str, context: Mapping | None, key: str | None = 
     and Routing API"; "check-in through the airline's own app" is not "online check-in for other
     airlines"), each thing it lists."""
     statements = _spared(context, key=key)
-    subject = _POSSESSOR.sub("your", subject)  # "your child's stored sample" names a stored sample
+    subject = POSSESSOR.sub("your", subject)  # "your child's stored sample" names a stored sample
     # "Webhook notifications and metric-based alerts were unaffected" says it of each thing it lists.
     items = [words for item in _ITEMS.split(subject) if (words := _content(item))]
     return bool(items) and all(any(2 * len(words & s.words) >= len(words) for s in statements) for words in items)

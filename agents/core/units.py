@@ -25,10 +25,10 @@ UNITS = {
 NUMERIC_UNITS = frozenset(UNITS) - {"text"}
 # The currency codes an amount may be written with ("USD 38.20", "14.20 EUR").
 CURRENCY_CODES = ("EUR", "USD", "GBP", "AUD", "CAD", "NZD", "CHF", "JPY", "SGD", "INR")
-# The time zones a time is written with ("18:00 UTC", "6 pm CET", "18:00 UTC+1", "18:00Z"), upper case
-# only: a regular expression's alternatives.
+# The time zones a time is written with ("18:00 UTC", "6 pm CET", "18:00 UTC+1", "18:00Z", "10:00 ET"),
+# upper case only: a regular expression's alternatives.
 TIME_ZONES = (
-    r"(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?|Z|CES?T|EES?T|WES?T|BST|IST|MSK|[ECMP][SD]T|AK[SD]T|HST"
+    r"(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?|Z|CES?T|EES?T|WES?T|BST|IST|MSK|[ECMP][SD]?T|AK[SD]T|HST"
     r"|JST|KST|SGT|HKT|AE[SD]T|ACST|AWST|NZ[SD]T"
 )
 FACT_VALUE_MAX_CHARS = 200

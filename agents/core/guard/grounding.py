@@ -68,7 +68,9 @@ itself themselves yourself yourselves ourselves himself herself
 
 # A sentence that tells customers what to do.
 _ADVICE = re.compile(
-    r"^\s*(?:please|try|use|avoid|switch|clear|restart|reinstall|retry|disable|enable|log\s+out|sign\s+out|"
+    # ... at its start, or after a semicolon or "so" ("Posts went out late; use Resend from the menu").
+    r"(?:^\s*|(?<=;\s)|(?<=\sso\s))(?:please|try|use|avoid|switch|clear|restart|reinstall|retry|disable|enable|log\s+out|"
+    r"sign\s+out|"
     # "Contact and lead edits are ..." names things: no instruction
     # ... nor does a compound ("Check-in for other airlines is working")
     r"refresh|update\s+your|reset|contact|visit|check)\b(?![-‑])(?!\s+(?:and|or)\s)|"
@@ -477,6 +479,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
         places, opening = _places(sentence, tokens, vocabulary)
         cadence = next(iter(cadence_spans(sentence)), (0, 0))
+        awaited = _awaited_span(sentence, cadence[1]) if cadence[1] else (0, 0)
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
@@ -518,6 +521,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
             elif (a < opening or cadence[0] <= a < cadence[1]) and lower in _WHEN:
                 ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
                 # when the next update comes ("we'll update this page tomorrow morning")
+            elif awaited[0] <= a < awaited[1] and lower in _BACK:
+                ok = True  # what the next update waits for: "we'll update this page when the form is back"
             elif lower in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif lower == "never" and _past_never(sentence, tokens, i):
@@ -644,6 +649,21 @@ _TIMES = frozenset("morning afternoon evening tonight today noon midday midnight
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
 _WHEN = _TIMES | frozenset("tomorrow later day days week weeks month months".split())
+
+
+# The recovery the next update waits for ("we'll update this page when the form is back", "… once
+# everything is back up and running") claims nothing of now.
+_AWAITED = re.compile(r"\s+(?:(?:here|again|you|everyone|this\s+page)\s+)?(?:when|once|as\s+soon\s+as)\s",
+                      re.IGNORECASE)
+_BACK = frozenset("back again up running restored fixed resolved live online".split())
+
+
+def _awaited_span(sentence: str, after: int) -> tuple[int, int]:
+    """The clause after a promise of the next update that says what it waits for, or (0, 0)."""
+    if not (m := _AWAITED.match(sentence, after)):
+        return 0, 0
+    end = _CAUSE_END.search(sentence, m.end())
+    return m.end(), end.start() if end else len(sentence)
 
 
 _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too
@@ -1121,7 +1141,21 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
         end = end.start() if end else len(sentence)
         if _PURPOSE.match(m.group()) or not _TELLS.search(sentence, m.end(), end):  # a purpose tells nothing
             spans.append((m.start(), end))
+    if _ADDRESSING.match(sentence) and (named := _VOCATIVE.search(sentence)) and \
+            named.group(1).split()[-1].lower() in _ADDRESSEES | {w for w in named.group(1).split() if _plural(w)}:
+        spans.append(named.span(1))
     return spans
+
+
+# Whom a thank-you, an apology or a greeting names at its end, after a comma ("Thanks for your patience,
+# readers and parents!", "Sorry about this, cat parents."): a few words that end in people, no verb among them.
+_ADDRESSING = re.compile(r"\s*(?:(?:and\s+)?thanks|thank\s+you|(?:we['’]re\s+|we\s+are\s+)?(?:so\s+|very\s+|really\s+)?"
+                         rf"sorry|apologies|{GREETING}|good\s+(?:morning|afternoon|evening))\b", re.IGNORECASE)
+_VOCATIVE_WORD = r"(?!(?:the|a|an|is|are|was|were|be|been|has|have|had|will|can|may|not|never|we|you|it|they|this|" \
+                 r"that|our|us|i|he|she|there|here|now|again|today|too)\b)[^\W\d_][\w-]*"
+_NAMED_PEOPLE = rf"(?:{_VOCATIVE_WORD}\s+){{0,2}}{_VOCATIVE_WORD}"
+_VOCATIVE = re.compile(rf",\s+({_NAMED_PEOPLE}(?:\s+(?:and|&)\s+{_NAMED_PEOPLE})?)\s*[!.]*\s*$", re.IGNORECASE)
+_ADDRESSEES = frozenset("everyone everybody all folks team friends".split())
 
 
 # ... and the situation it pictures: "we know confirmations matter when trucks are already on the road".

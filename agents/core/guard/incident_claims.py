@@ -414,7 +414,8 @@ _ONLY_NAMED = re.compile(r"\bonly\s+((?:[\w'’-]+\s+){1,4}?)(?:are|is|were|was|
 # else, and "call for emergencies only", which says no impact, draw no edge).
 _ONLY_AFTER = re.compile(r"\b(?:in|on|for|with|affect(?:s|ed)?|impact(?:s|ed)?|delay(?:s|ed)?)\s+"
                          r"((?:[\w'’-]+\s+){1,4}?)only(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
-_SAYS_IMPACT = re.compile(r"\b(?:not|cannot|unable|affect\w*|impact\w*|delay\w*|errors?|tim(?:e|es|ed|ing)\s+out)\b"
+_SAYS_IMPACT = re.compile(r"\b(?:not|cannot|unable|affect\w*|impact\w*|delay\w*|errors?|tim(?:e|es|ed|ing)\s+out|"
+                          r"prevent(?:s|ed|ing)?)\b"
                           r"|n[’']t\b", re.IGNORECASE)
 
 
@@ -575,6 +576,8 @@ _SPARED_STATEMENT = re.compile(
     r"\bnot\s+(?:been\s+)?(?:affected|impacted|disrupted)|\bunaffected\b|\bunchanged\b|\bno\s+impact\b|\bnormally\b|"
     r"\bas\s+(?:usual|expected|normal)\b|\bat\s+(?:their\s+)?normal\s+(?:rates?|levels?|speeds?)\b|\bon\s+time\b|\boperational\b|\b(?:is|are|remains?|stays?)\s+(?:still\s+|fully\s+)?"
     r"(?:available|working)\b"
+    # "share codes generated before 10:20 GMT remained valid"
+    r"|\b(?:remain(?:s|ed)?|stay(?:s|ed)?)\s+(?:valid|available|accessible|intact|usable|in\s+place)\b"
     # "prescriptions can still be created, edited and exported in the web platform"
     r"|\bcan\s+still\s+be\s+[a-z]+ed\b"
     # "streams started from the mobile app work": the verb that ends its clause
@@ -1170,9 +1173,9 @@ _NOT_A_PARTY = {
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
     "utc", "gmt", "api", "dns", "cdn", "sla", "eta", "eu", "us", "uk", "ua",
 }
-# A time's zone names no one either ("between 05:20 and 06:45 ET"): the zones a time is written with,
-# the short US ones and the hour's half.
-_ZONE_WORD = re.compile(rf"(?:{TIME_ZONES}|[ECMP]T|AM|PM)")
+# A time's zone names no one either ("between 05:20 and 06:45 ET"): the zones a time is written with and
+# the hour's half.
+_ZONE_WORD = re.compile(rf"(?:{TIME_ZONES}|AM|PM)")
 _CAUSE_REACH = 60  # characters after the cause phrase in which the party is named
 
 

@@ -274,7 +274,8 @@ class Moment:
 
 
 def _zone(written: str | None) -> str | None:
-    """One spelling per zone: Z, GMT, UTC+0 and +00:00 are all "UTC"; offsets as "+HH:MM"."""
+    """One spelling per zone: Z, GMT, UTC+0 and +00:00 are all "UTC"; offsets as "+HH:MM"; the US zones
+    without their season."""
     if not written:
         return None
     written = written.replace(" ", "").upper()
@@ -282,6 +283,8 @@ def _zone(written: str | None) -> str | None:
     if offset:
         sign, hours, minutes = offset.group(1), int(offset.group(2)), int(offset.group(3) or 0)
         return "UTC" if hours == minutes == 0 else f"{sign}{hours:02d}:{minutes:02d}"
+    if re.fullmatch(r"[ECMP][SD]?T", written):
+        return written[0] + "T"  # "EST", "EDT" and "ET" are one zone as customers read it ("10:00 ET")
     return "UTC" if written in ("Z", "GMT", "UTC") else written
 
 
@@ -698,24 +701,30 @@ _STAMPED = re.compile(r"\s*\[?(?:update|updated|posted)(?:\s+at)?\s*\(?\s*$", re
 _STAMP_END = re.compile(r"(?:\s+[A-Z]{2,5}\b)?\s*\)?\]?\s*(?::|\s[-–—]\s)")  # "9:00 AM CT:"
 _RANGE_LOW = ("“{token}” is given as the most, and the incident gives it as the least of a range that goes up to "
               "“{top}”.")
-# "delayed by up to 10 minutes" where the incident says "delayed by 10 to 40 minutes": the low end of a
-# range given as the most understates it.
-_AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|a\s+maximum\s+of|as\s+(?:much|long|many)\s+as)\s+$",
-                      re.IGNORECASE)
+# "delayed by up to 10 minutes" where the incident says "delayed by 10 to 40 minutes", "within 24 hours"
+# where it says 1-3 days: the low end of a range given as the most understates it.
+_AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|a\s+maximum\s+of|as\s+(?:much|long|many)\s+as|"
+                      r"within)\s+$", re.IGNORECASE)
 _RANGE_LINK = re.compile(r"\s*(?:to|-|–|and)\s*$", re.IGNORECASE)
+_RANGE_ON = re.compile(r"\s*(?:to|-|–|and|or)\s*\d", re.IGNORECASE)
+
+
+def _measure(number: Number) -> tuple:
+    """What a number measures, as one value: a duration in seconds ("24 hours" is "1 day")."""
+    return ("s", number.seconds) if number.seconds is not None else (number.value, number.unit)
 
 
 def _range_low_as_most(text: str, number: Number, allowed_text: str, allowed: tuple[Number, ...]) -> Number | None:
     """The top of the incident's range whose low end the text gives as its most, or None."""
-    if not _AT_MOST.search(text, max(0, number.start - 20), number.start):
-        return None
-    key = (number.value, number.unit, number.seconds)
-    same = [i for i, n in enumerate(allowed) if (n.value, n.unit, n.seconds) == key]
+    if not _AT_MOST.search(text, max(0, number.start - 20), number.start) or \
+            _RANGE_ON.match(text, number.start + len(number.found)):
+        return None  # "within 1-3 business days" gives the range
+    same = [i for i, n in enumerate(allowed) if _measure(n) == _measure(number)]
     tops = []
     for i in same:
         after = allowed[i + 1] if i + 1 < len(allowed) else None
         link = allowed_text[allowed[i].start + len(allowed[i].found) : after.start] if after else ""
-        if after is None or not _RANGE_LINK.fullmatch(" " + link + " ") or after.value <= number.value:
+        if after is None or not _RANGE_LINK.fullmatch(" " + link + " ") or after.value <= allowed[i].value:
             return None  # the incident gives the number on its own too
         tops.append(after)
     return tops[0] if tops else None

@@ -2255,3 +2255,53 @@ def test_the_readers_thing_a_condition_supposes_is_theirs_and_elsewhere_it_is_re
     assert ("unsupported_statement", "workloads") in stops("Your workloads saw no failed renewals.", RENEWALS)
     assert ("unsupported_statement", "won't affect your treatment") in stops(
         "Renewals fail for some custom domains. A delay won't affect your treatment.", RENEWALS)
+
+
+def test_a_time_in_another_zone_is_another_time():
+    started = incident(facts=[("started", "Started", "text", "10:00 ET")])
+    assert ("no_new_facts", "10:00 PT") in stops("Since 10:00 PT, renewals fail for some custom domains.", started)
+    assert stops("Since 10:00 ET, renewals fail for some custom domains.", started) == []
+    assert stops("Since 10:00 EDT, renewals fail for some custom domains.", started) == []  # the season is no zone
+
+
+def test_within_the_low_end_of_the_incidents_range_understates_it():
+    arrival = incident(state="resolved", facts=[
+        ("arrival", "Arrival", "text", "Renewed domains can take 1-3 business days to show as renewed")])
+    assert ("no_new_facts", "24") in stops("Renewed domains should show as renewed within 24 hours.", arrival)
+    assert stops("Renewed domains should show as renewed within 3 business days.", arrival) == []
+    assert stops("Renewed domains should show as renewed within 1-3 business days.", arrival) == []
+
+
+def test_prevented_says_what_fails_so_one_region_named_there_narrows_the_incident():
+    two = incident(region="EU, US")
+    assert ("scope_claim", "EU") in stops(
+        "An issue has prevented renewals for custom domains hosted in our EU region.", two)
+    assert stops("An issue has prevented renewals for custom domains in our EU and US regions.", two) == []
+
+
+def test_an_instruction_after_a_semicolon_or_so_is_advice():
+    retry = incident(actions=["Retry failed renewals"])
+    assert ("unsupported_statement", "Resend email from the post menu") in stops(
+        "Renewals failed; use Resend email from the post menu.", retry)
+    assert ("unsupported_statement", "Resend email from the post menu") in stops(
+        "Renewals failed, so use Resend email from the post menu.", retry)
+    assert stops("Renewals failed; please retry failed renewals.", retry) == []
+
+
+def test_whom_a_thank_you_names_at_its_end_is_the_reader():
+    assert stops("Thanks for your patience, readers and parents!", RENEWALS) == []
+    assert stops("Renewals fail for some custom domains. Sorry again, domain owners.", RENEWALS) == []
+    assert ("unsupported_statement", "parents") in stops("Renewals fail for readers and parents.", RENEWALS)
+    assert ("unsupported_statement", "refunds") in stops("Thanks for your patience, refunds follow.", RENEWALS)
+
+
+def test_what_the_next_update_waits_for_claims_no_recovery():
+    assert stops("We'll update this page when custom domain renewals are back.", RENEWALS) == []
+    assert ("unsupported_statement", "back") in stops("Custom domain renewals are back.", RENEWALS)
+
+
+def test_a_thing_the_incident_says_remained_valid_was_spared():
+    valid = incident(facts=[("existing", "Existing domains", "text",
+                             "Domains renewed before 10:20 GMT remained valid and owners could still use them")])
+    assert stops("Domains renewed before 10:20 GMT were not affected.", valid) == []
+    assert ("scope_claim", "not affected") in stops("Billing emails were not affected.", valid)

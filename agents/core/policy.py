@@ -112,6 +112,10 @@ _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?
 
 # A thing given for nothing: "with free overnight shipping", "a free week of Plus", "a free retake" ("feel
 # free", "free of errors" and "a free helpline" give nothing).
+# A charge said to be waived by naming its absence: "it will complete with no conversion fee", "at no extra
+# cost" (what the incident says of its own charges supports it: the family's supported_by).
+NO_CHARGE = r"\b(?:with|at|for)\s+no\s+(?:[\w-]+\s+)?(?:charges?|costs?|fees?)\b"
+
 FREE_THINGS = (r"\bfree\s+(?:[\w-]+\s+){0,2}?(?:shipping|delivery|postage|months?|weeks?|days?|years?|trials?|"
                r"packs?|rides?|swaps?|washes|wash|rentals?|hire|retakes?|replacements?|filters?|refills?|upgrades?|"
                r"subscriptions?|sessions?|class(?:es)?|lessons?|tickets?|nights?|drinks?|meals?|plays?|credits?)\b")
@@ -327,6 +331,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\b(?:will\s+be|are\s+being|have\s+been|has\s+been)\s+waived\b",
             r"\bfree\s+of\s+charge\b",
             r"\b(?:won[’']t|will\s+not)\s+be\s+(?:charged|billed)\b",
+            NO_CHARGE,
         ),
         # What the incident says of the money in its own words: "will have their collection charge
         # refunded", "refunds go back to the original payment method", "the fee is waived", "skip this

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agents.core.guard import check_final_answer
-from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY, FREE_THINGS
+from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY, FREE_THINGS, NO_CHARGE
 from agents.models import GroundingTerm, PipelinePolicy, RestrictedClaim
 from agents.policy_rows import load_policy
 
@@ -132,7 +132,7 @@ def test_migration_0027_grows_a_stored_vocabulary_and_keeps_what_its_admins_deci
 
 @pytest.mark.django_db(transaction=True)
 def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_its_admins_decided():
-    # One trip back and forth for 0029 and 0032 to 0055 (and 0054 once more): each trip costs half a minute.
+    # One trip back and forth for 0029 and 0032 to 0056 (and 0054 to 0056 once more): each trip costs half a minute.
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -238,12 +238,16 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["ask that you"].advice and terms["ask that you"].action
     # 0055: "talk to" joins as a plain phrase and as advice, "comparing" as the company's action.
     assert terms["talk to"].advice and terms["comparing"].action and not terms["comparing"].advice
-    # 0054: a free thing is a goodwill gift; taken back, the stored family reads as before, and again.
+    # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge. Taken back, the
+    # stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()
+    assert NO_CHARGE in families["credits and refunds"].paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.migrate([("agents", "0053_readings_of_round_twenty_eight")])
     assert FREE_THINGS not in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
+    assert NO_CHARGE not in RestrictedClaim.objects.get(family="credits and refunds").paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
     assert FREE_THINGS in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
+    assert NO_CHARGE in RestrictedClaim.objects.get(family="credits and refunds").paraphrases.splitlines()

@@ -482,6 +482,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         awaited = _awaited_span(sentence, cadence[1]) if cadence[1] else (0, 0)
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
+        named = _spelled_together(sentence, tokens, licensed)
+        pointed = [m.span(1) for m in _WHERE_TO_FIND.finditer(sentence)]
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
@@ -508,6 +510,13 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # "sign-ins": the compound's first word is read
             elif lower in _CHANNELS and _DECLARED_NEXT.match(sentence, b):
                 ok = True  # a channel that names a declared contact: "or call +44 …", "our support line at …"
+            elif pointed and any(c <= a and b <= d for c, d in pointed) and lower not in _HARM:
+                ok = True  # what a declared contact holds: "Help articles are at help.chorenest.example"
+            elif lower in _GO and _GO_TO_NAMED.match(sentence, b) and i + 2 < len(tokens) and \
+                    _licensed(tokens[i + 2][2], licensed, _NO_VOCABULARY, PLAIN):
+                ok = True  # "go to Help > Chat with us": where in the product, as the incident names it
+            elif i in named:
+                ok = True  # "Thanks for choosing Gutter Gurus" where the incident's address is guttergurus.example
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
             elif lower == "let" and LET_KNOW in acted and _KNOW_AFTER.match(sentence, b):
@@ -599,6 +608,21 @@ def _joined_to_incident(sentence: str, tokens, licensed: frozenset[str], covered
 _BREAK = re.compile(r"[,;:.!?()]")
 
 
+def _spelled_together(sentence: str, tokens, licensed: frozenset[str]) -> set[int]:
+    """Capitalised words, two or three in a row, that spell one word of the incident's ("Gutter Gurus" where
+    its address is help@guttergurus.example): a name written in parts."""
+    found: set[int] = set()
+    for i in range(len(tokens) - 1):
+        for n in (2, 3):
+            run = tokens[i : i + n]
+            if len(run) < n or not all(word[:1].isupper() for _, _, word in run) or \
+                    any(sentence[b:c] not in (" ", "") for (_, b, _), (c, _, _) in itertools.pairwise(run)):
+                break
+            if stem("".join(word for _, _, word in run).lower()) in licensed:
+                found.update(range(i, i + n))
+    return found
+
+
 def _name_word(word: str) -> bool:
     """A word that may stand in a thing's name: a noun or an adjective, not a participle that opens
     what is said of it ("selections made between ...")."""
@@ -682,6 +706,13 @@ _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagr
                       "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
                       "helpline ring ringing phoning portal reply replying ticket".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
+# What a declared contact holds, said as where it is: "Help articles are at help.chorenest.example", "our
+# status page is available at …" (the contact itself is read as blank space).
+_WHERE_TO_FIND = re.compile(r"(?:^|(?<=[.;:!?,]\s))\s*([^.;:!?,]{1,40}?)\s+(?:is|are)\s+(?:also\s+|now\s+)?"
+                            r"(?:available\s+)?(?:at|on|via)\s{3,}", re.IGNORECASE)
+# ... and a place in the product the incident names, gone to: "go to Help > Chat with us".
+_GO = frozenset("go head navigate".split())
+_GO_TO_NAMED = re.compile(r"\s+to\s+(?-i:[A-Z])")
 
 
 def addresses_us(text: str, at: int) -> bool:
@@ -1050,8 +1081,8 @@ _EMPATHY = re.compile(
     r"(?:frustrating|stressful|worrying|nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|"
     r"confusing|disruptive|alarming)\b)|"
     r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b|you\s+can['’]t\s+wait\b)|"
-    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|a\s+big\s+(?:one|day|deal))|"
-    r"are\s+(?:important|critical|vital|busy|hectic)|"
+    r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|time-sensitive|urgent|precious|"
+    r"a\s+big\s+(?:one|day|deal))|are\s+(?:important|critical|vital|busy|hectic|time-sensitive|urgent|precious)|"
     r"(?:can\s+)?means?\s+a\s+lot)\b))",
     re.IGNORECASE,
 )
@@ -1071,6 +1102,11 @@ _FELT = re.compile(
     r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
     # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now"
     r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those\s+of\s+you|all\s+of\s+you)\s+(?=\w+ing\b)"
+    # ... or whom a relative clause pictures: "sorry to everyone whose quiz night got cut short", "to everyone
+    # who had a wasted trip this morning" (a clause that says a system failed them is read as any statement:
+    # "sorry to everyone whose shop went offline")
+    r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those|every\s+[a-z]+|all\s+(?:the\s+)?[a-z]+)\s+"
+    r"(?=who\b|who['’]s\b|whose\b)"
     # ... or the situation it supposes: "we're sorry if you've tried to make a claim this morning"
     r"|\b(?:sorry|apologi[sz]e|apologies)\s+if\s+(?=you\b)"
     # ... and what advice spares the reader: "start temporary access so you don't fall behind"
@@ -1103,6 +1139,9 @@ _FELT_ON = re.compile(r",\s+(?:especially|particularly)\s", re.IGNORECASE)  # "�
 _ASKS_READER = re.compile(r"[^?]*\?\s*$")
 _QUESTION_WORDS = 8
 _WE = frozenset("we we're we've we'll we’re we’ve we’ll our us".split())
+_WHOSE = re.compile(r"who\b|who['’]s\b|whose\b", re.IGNORECASE)
+_SYSTEM_HIT = re.compile(r"\b(?:offline|down|fail\w*|unavailable|broken|errors?|outages?|crash\w*|stopped|"
+                         r"not\s+working|missing|lost|late|delayed|declined|rejected|charged|deleted)\b", re.IGNORECASE)
 # An apology that tells what happened states an impact and is read as any statement: in a clause of its
 # own ("sorry that your shops went offline", "sorry to everyone whose order arrived late"), or in a
 # denial or a passive ("sorry for the trouble of payments that were declined").
@@ -1139,7 +1178,11 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
         if end and (listed := _FELT_AND_MORE.match(sentence, end.start())):
             end = _FELT_END.search(sentence, listed.end())  # "sorry to crews and training departments"
         end = end.start() if end else len(sentence)
-        if _PURPOSE.match(m.group()) or not _TELLS.search(sentence, m.end(), end):  # a purpose tells nothing
+        whose = _WHOSE.match(sentence, m.end())
+        if (whose and _SYSTEM_HIT.search(sentence, m.end(), end)) or \
+                (not _PURPOSE.match(m.group()) and _TELLS.search(sentence, m.end(), end)):
+            spans.append(m.span())  # whom it addresses, and no more: "sorry to every family whose stories were …"
+        else:  # a purpose tells nothing
             spans.append((m.start(), end))
     if _ADDRESSING.match(sentence) and (named := _VOCATIVE.search(sentence)) and \
             named.group(1).split()[-1].lower() in _ADDRESSEES | {w for w in named.group(1).split() if _plural(w)}:

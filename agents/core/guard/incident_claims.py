@@ -658,8 +658,10 @@ def _content(text: str, generic: frozenset[str] = _GENERIC) -> set[str]:
 
 
 _LIST_LINK = re.compile(r"(?:,|\band)\s+$", re.IGNORECASE)
-_HAS_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|will|can|could|may|might|do|does|did|\w+ed|"
-                       r"\w+ing)\b|[.;:!?]", re.IGNORECASE)
+# (A condition is a clause of its own too: "If you would prefer to speak to someone, our telephone service
+# is not affected".)
+_HAS_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|will|would|should|must|shall|can|could|may|might|"
+                       r"do|does|did|if|unless|\w+ed|\w+ing)\b|[.;:!?]", re.IGNORECASE)
 
 
 def unaffected_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from agents.core.guard.cadence import CADENCE, cadence_clauses, cadence_spans
 from agents.core.guard.contacts import prose
+from agents.core.guard.grounding import stem
 from agents.core.guard.identifiers import INCIDENT_ID
 from agents.core.guard.incident_claims import is_cadence, sentence_bounds
 from agents.core.guard.leading import led_by
@@ -677,6 +678,8 @@ def find(text: str, support: Support) -> list[Violation]:
         if number.unit == "s" and _inside(number.start, own := _own_cadence(text, support, own)) or \
                 _status_class(text, number, allowed_text):
             continue
+        if _counts_a_list(text, number, support.claim_evidence):
+            continue
         side = _approximation(text, number)
         if side is None or not _approximately_supported(number, side, allowed_numbers):
             facts.append((number.start, number.found, _UNSUPPORTED))
@@ -696,6 +699,25 @@ def find(text: str, support: Support) -> list[Violation]:
 
 
 _UNSUPPORTED = "“{token}” is not supported by the incident context."
+# "at all three sites" where a fact labelled "Sites" lists "Dallas, Memphis and Columbus distribution
+# centres": how many things a fact lists is its number, bound to what its label names.
+_COUNTED = re.compile(r"\s+(?:of\s+(?:the|our|these|those|its|their)\s+)?([^\W\d_][\w-]*)")
+_LIST_SEPARATOR = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.IGNORECASE)
+
+
+def _counts_a_list(text: str, number: Number, evidence: str) -> bool:
+    """Whether ``number`` counts the things one of the incident's facts lists, named as its label names them."""
+    if number.unit is not None or number.value != int(number.value) or not 2 <= number.value <= 12:
+        return False
+    if not (counted := _COUNTED.match(text, number.start + len(number.found))):
+        return False
+    thing = stem(counted.group(1).lower())
+    for line in evidence.splitlines():
+        label, colon, value = line.partition(": ")
+        if colon and thing in {stem(word) for word in re.findall(r"[^\W\d_]+", label.lower())} and \
+                len(_LIST_SEPARATOR.split(value.strip().rstrip("."))) == number.value:
+            return True
+    return False
 # A post's own time stamp, at its start: "Update 09:40 GMT:", "Update (9:00 AM CT) -", "Posted at 14:05:".
 _STAMPED = re.compile(r"\s*\[?(?:update|updated|posted)(?:\s+at)?\s*\(?\s*$", re.IGNORECASE)
 _STAMP_END = re.compile(r"(?:\s+[A-Z]{2,5}\b)?\s*\)?\]?\s*(?::|\s[-–—]\s)")  # "9:00 AM CT:"

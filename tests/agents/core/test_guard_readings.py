@@ -2305,3 +2305,59 @@ def test_a_thing_the_incident_says_remained_valid_was_spared():
                              "Domains renewed before 10:20 GMT remained valid and owners could still use them")])
     assert stops("Domains renewed before 10:20 GMT were not affected.", valid) == []
     assert ("scope_claim", "not affected") in stops("Billing emails were not affected.", valid)
+
+
+def test_a_condition_before_a_spared_thing_is_no_part_of_its_name():
+    phone = incident(facts=[("phone", "Telephone service", "text", "The telephone service is not affected")],
+                     actions=["Use the telephone service instead if preferred"])
+    assert stops("If you would prefer to speak to someone, our telephone service is not affected.", phone) == []
+    assert ("scope_claim", "not affected") in stops(
+        "If you would prefer to speak to someone, our live chat is not affected.", phone)
+
+
+def test_whom_an_apology_pictures_by_a_relative_clause_is_the_reader_unless_it_says_a_system_failed_them():
+    assert stops("Sorry to everyone whose quiz night got cut short.", RENEWALS) == []
+    assert stops("We're really sorry to everyone who had a wasted trip this morning.", RENEWALS) == []
+    told = incident(facts=[("symptom", "Symptom", "text", "Custom domain renewals were interrupted")])
+    assert stops("Sorry to every family whose renewals were interrupted.", told) == []
+    assert ("unsupported_statement", "deleted") in stops("Sorry to every family whose renewals were deleted.", told)
+    assert ("unsupported_statement", "shop") in stops(
+        "Sorry to every family whose shop went offline.", told)
+
+
+def test_a_name_written_in_parts_is_the_incidents_one_word():
+    gurus = incident(messages=["Questions? Email help@guttergurus.example"])
+    assert stops("Renewals fail for some custom domains. Thanks for choosing Gutter Gurus.", gurus) == []
+    assert ("unsupported_statement", "Kings") in stops(
+        "Renewals fail for some custom domains. Thanks for choosing Gutter Kings.", gurus)
+
+
+def test_how_many_things_a_fact_lists_is_its_number_for_what_its_label_names():
+    sites = incident(state="resolved", facts=[
+        ("sites", "Sites", "text", "Dallas, Memphis and Columbus distribution centres")])
+    assert stops("Renewals work again at all three sites.", sites) == []
+    assert ("no_new_facts", "four") in stops("Renewals work again at all four sites.", sites)
+    assert ("no_new_facts", "three") in stops("Renewals failed for three hours.", sites)
+
+
+def test_what_a_declared_contact_holds_and_a_place_the_incident_names_are_pointed_to():
+    help_centre = incident(messages=["Questions? Visit help.chorenest.example or use Help > Chat with us"])
+    assert stops("Renewals fail for some custom domains. Help articles are at help.chorenest.example.",
+                 help_centre) == []
+    assert ("unsupported_statement", "Refund") in stops(
+        "Renewals fail for some custom domains. Refund forms are at help.chorenest.example.", help_centre)
+    assert stops("If you need help, go to Help > Chat with us.", help_centre) == []
+    assert ("unsupported_statement", "go to Settings") in stops(
+        "Renewals fail for some custom domains. If you need help, go to Settings.", help_centre)
+
+
+def test_we_know_a_thing_is_time_sensitive_is_empathy():
+    assert stops("We know custom domain renewals are time-sensitive, and we're sorry.", RENEWALS) == []
+    assert ("unsupported_statement", "cheap") in [(c, f[-5:]) for c, f in stops(
+        "We know custom domain renewals are cheap, and we're sorry.", RENEWALS)]
+
+
+def test_a_charge_said_to_be_absent_is_a_promise_of_money():
+    assert ("liability", "with no renewal fee") in stops("Renewals will complete with no renewal fee.", RENEWALS)
+    free = incident(facts=[("fees", "Fees", "text", "Renewals retried today complete with no extra fee")])
+    assert stops("Renewals retried today complete with no extra fee.", free) == []

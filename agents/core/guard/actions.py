@@ -48,7 +48,8 @@ _NOT_DONE_YET = re.compile(
     re.IGNORECASE,
 )
 _DONE_BEFORE = re.compile(r"\bafter\s+(?=[a-z]+ing\b)", re.IGNORECASE)
-_AUXILIARY = frozenset("was were been has have had ve s is we they it".split())  # or the doer: "we added"
+# ... or the doer: "we added", "staff checked members in manually" (the company's own people)
+_AUXILIARY = frozenset("was were been has have had ve s is we they it staff team teams engineers specialists".split())
 _PASSIVE = frozenset("was were been".split())
 _RELATIVE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"

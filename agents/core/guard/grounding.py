@@ -478,6 +478,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         sentence = text[start:end]
         tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(sentence)]
         places, opening = _places(sentence, tokens, vocabulary)
+        supposes = opening and _supposes_reader(sentence)
         cadence = next(iter(cadence_spans(sentence)), (0, 0))
         awaited = _awaited_span(sentence, cadence[1]) if cadence[1] else (0, 0)
         covered = _phrase_cover(tokens, vocabulary, places)
@@ -527,6 +528,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
             elif channels and lower in _CHANNELS:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)  # "or through live chat in your dashboard"
+            elif a < opening and supposes and lower not in _HARM and not (a and word[0].isupper()):
+                ok = True  # what the reader did, as the advice's condition supposes it: "If you paid the full fare …"
             elif (a < opening or cadence[0] <= a < cadence[1]) and lower in _WHEN:
                 ok = True  # when the advice applies ("If an episode is still missing tomorrow, contact us") or
                 # when the next update comes ("we'll update this page tomorrow morning")
@@ -690,6 +693,18 @@ def _awaited_span(sentence: str, after: int) -> tuple[int, int]:
     return m.end(), end.start() if end else len(sentence)
 
 
+# A condition that opens advice by what the reader did ("If you paid the full fare for a trip during the
+# outage, keep your receipt"): it pictures the reader, and what it names is theirs.
+_SUPPOSES_READER = re.compile(r"\s*(?:if|when|once)\s+you(?:['’]ve|\s+have|\s+had)?\s+(?:already\s+|just\s+)?"
+                              r"([a-z]+)\b", re.IGNORECASE)
+
+
+def _supposes_reader(sentence: str) -> bool:
+    """Whether the sentence opens with a condition on what the reader did ("If you paid …", "If you've booked …")."""
+    m = _SUPPOSES_READER.match(sentence)
+    verb = m.group(1).lower() if m else ""
+    return bool(verb) and verb not in _NOT_IMPERATIVE and \
+        any(is_inflection(verb, lemma, tag) for lemma in verbs_of(verb) for tag in ("VBD", "VBN"))
 _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too
 # How customers may reach the company is the incident's to declare (its contacts, an approved action):
 # in a sentence that tells them how to reach it, the channel's word ("or through live chat", "message us
@@ -1178,9 +1193,8 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
         if end and (listed := _FELT_AND_MORE.match(sentence, end.start())):
             end = _FELT_END.search(sentence, listed.end())  # "sorry to crews and training departments"
         end = end.start() if end else len(sentence)
-        whose = _WHOSE.match(sentence, m.end())
-        if (whose and _SYSTEM_HIT.search(sentence, m.end(), end)) or \
-                (not _PURPOSE.match(m.group()) and _TELLS.search(sentence, m.end(), end)):
+        if (_SYSTEM_HIT.search(sentence, m.end(), end) if _WHOSE.match(sentence, m.end()) else
+                not _PURPOSE.match(m.group()) and _TELLS.search(sentence, m.end(), end)):
             spans.append(m.span())  # whom it addresses, and no more: "sorry to every family whose stories were …"
         else:  # a purpose tells nothing
             spans.append((m.start(), end))

@@ -241,7 +241,7 @@ _QUANTIFIERS = (
 _IMPACT = re.compile(
     r"\b(?:affect\w*|impact\w*|experienc\w*|seeing|see|unable|cannot|can[’']t|fail\w*|errors?|down|degraded"
     r"|delay\w*|slow\w*|issues?|problems?|disrupt\w*|outage|timeouts?|timing\s+out|interrupt\w*"
-    r"|missing|incomplete|lost|stuck)\b",
+    r"|missing|incomplete|lost|stuck|skipp\w*)\b",
     re.IGNORECASE,
 )
 # "All affected customers", "all the delayed confirmation emails", "every failed payment": the quantifier
@@ -708,7 +708,9 @@ _AS_USUAL = re.compile(
     r"(?:on\s+time|normally|as\s+(?:usual|expected|normal))\b"
     # "conversion rates stayed within the normal range"
     r"|\b(?:stayed|stays?|remained|remains?)\s+(?:within|in|at)\s+(?:the\s+|their\s+)?(?:normal|usual|expected)\s+"
-    r"(?:range|levels?|limits?)\b",
+    r"(?:range|levels?|limits?)\b"
+    # "trips booked earlier in the day went ahead as planned"
+    r"|\b(?:went|go|goes|going|gone)\s+ahead\s+(?:as\s+(?:planned|scheduled|normal|usual)|on\s+time)\b",
     re.IGNORECASE,
 )
 
@@ -811,9 +813,16 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
         spared = _spared(context, key=key) if spared is None else spared  # read at the first impact word
         # "Backups of mailboxes, files and databases are failing" says it of each thing it lists.
         listed = _LISTED.split(text[_last_before(statements, m.start()) : m.start()])
-        # A clause with its own verb lists nothing: "images were saved as normal, and we've reprocessed the
-        # affected documents".
-        items = [subject, *(item for item in listed if not _NEGATION.search(item) and not _OWN_VERB.search(item))]
+        # A clause with its own verb lists nothing, nor anything before it: "images were saved as normal, and
+        # we've reprocessed the affected documents"; "your projects and media weren't affected, and any credits
+        # used by failed exports …".
+        items = [subject]
+        for i, item in enumerate(reversed(listed)):
+            if _NEGATION.search(item) or _OWN_VERB.search(item):
+                if i:  # the last holds the impact's own verb: "… files and databases are failing"
+                    break
+                continue
+            items.append(item)
         if any(_names_spared_whole(item, spared) for item in items):
             findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something the incident says was "
                                     "not affected was affected.", m.start()))

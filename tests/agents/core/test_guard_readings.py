@@ -2361,3 +2361,44 @@ def test_a_charge_said_to_be_absent_is_a_promise_of_money():
     assert ("liability", "with no renewal fee") in stops("Renewals will complete with no renewal fee.", RENEWALS)
     free = incident(facts=[("fees", "Fees", "text", "Renewals retried today complete with no extra fee")])
     assert stops("Renewals retried today complete with no extra fee.", free) == []
+
+
+def test_what_the_companys_staff_did_is_done():
+    done = incident(state="resolved", facts=[("during", "During the incident", "text",
+                                              "Staff checked renewals manually by phone")])
+    assert stops("Our support team checked renewals manually by phone.", done) == []
+    planned = incident(facts=[("next", "Next", "text", "Staff will check renewals manually by phone")])
+    assert ("state_claim", "Our support team checked") in stops(
+        "Our support team checked renewals manually by phone.", planned)
+
+
+def test_whom_an_apology_pictures_is_the_reader_even_where_the_clause_tells_how():
+    assert stops("We're very sorry to everyone whose journey was disrupted.", RENEWALS) == []
+    assert ("unsupported_statement", "journey") in stops("We're very sorry to everyone whose journey failed.",
+                                                         RENEWALS)
+
+
+def test_a_list_before_a_clause_with_its_own_verb_is_no_part_of_an_impacts_subject():
+    spared = incident(state="monitoring", facts=[
+        ("projects", "Projects", "text", "Projects and uploaded media were not affected"),
+        ("credits", "Export credits", "text", "Export credits used by failed exports have been returned")])
+    assert stops("Your projects and uploaded media weren't affected, and any export credits used by failed exports "
+                 "have been returned.", spared) == []
+    assert ("scope_claim", "failed") in stops("Projects and uploaded media failed to load.", spared)
+
+
+def test_going_ahead_as_planned_is_a_claim_that_something_was_spared():
+    assert ("scope_claim", "went ahead as planned") in stops(
+        "Renewals fail for some custom domains, and school trips went ahead as planned.", RENEWALS)
+
+
+def test_a_small_number_that_skipped_something_is_a_share_the_incident_must_give():
+    counted = incident(facts=[("stations", "Affected stations", "text", "Around 140 stations skipped ad breaks")])
+    assert ("scope_claim", "A small number") in stops("A small number of stations skipped ad breaks.", counted)
+
+
+def test_what_the_reader_did_in_a_condition_that_opens_advice_is_theirs():
+    receipts = incident(actions=["Keep receipts for renewals paid in full"])
+    assert stops("If you paid the full fare for a renewal, please keep your receipt.", receipts) == []
+    assert ("unsupported_statement", "fare back") in stops(
+        "If you would like the full fare back for a renewal, please keep your receipt.", receipts)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.core.guard.contacts import prose
+from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import clause_before, is_conditional, is_hedged, is_negated
 from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports
 from agents.core.guard.support import Support
@@ -242,7 +243,8 @@ def find(text: str, support: Support) -> list[Violation]:
         if matched is not None and matched.isdisjoint(family.patterns):
             continue
         made = [m for m in family_claims(text, family, matched)
-                if not (family.timed and _not_for_the_fix(text, m))
+                if not (family.timed and (_not_for_the_fix(text, m) or _said_that_day(text, m, evidence)))
+                and not _incidents_own_name(text, m, evidence)
                 and not (family.check == "state_claim" and (is_forecast(text, m.end()) or _tried(text, m.start())))]
         # A time for the fix worded as an estimate is still a time: the incident must give one.
         estimates = [m for m in family_estimates(text, family, matched) if not _not_for_the_fix(text, m)] \
@@ -292,6 +294,36 @@ def _not_for_the_fix(text: str, m) -> bool:
     for the fix."""
     clock = any(c.isdigit() for c in m.group())  # the numbers check holds it to the incident's times
     return is_cadence(text, m.start(), m.end()) or is_past(text, m.start(), m.end(), ours=clock)
+
+
+# "We'll send a correction email later today" where the incident says "A correction email will be sent to
+# affected customers today": the day the incident gives for the same thing, said of it.
+_DAY = re.compile(r"\b(?:today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b", re.IGNORECASE)
+_SAME_THING = 2  # words of substance the clause and the incident's statement share
+
+
+def _said_that_day(text: str, m, evidence: str) -> bool:
+    """Whether the incident gives the claim's day for what its clause says will happen."""
+    if not (day := _DAY.search(m.group())):
+        return False
+    said = _substance(clause_before(text, m.start()))
+    day_said = re.compile(rf"\b{re.escape(day.group())}\b", re.IGNORECASE)
+    return any(day_said.search(line) and len(said & _substance(line)) >= _SAME_THING for line in evidence.splitlines())
+
+
+# "transfers of guarantees of origin" where the incident's facts name the certificates so: the incident's
+# own name for a thing, with the words after it, makes no claim of the family's.
+_NAME_GOES_ON = re.compile(r"\s+(?:of|for)\s+[^\W\d_]+", re.IGNORECASE)
+
+
+def _incidents_own_name(text: str, m, evidence: str) -> bool:
+    """Whether the claim's words go on as a name the incident itself uses ("guarantees of origin")."""
+    name = _NAME_GOES_ON.match(text, m.end())
+    return name is not None and (m.group() + name.group()).lower() in evidence.lower()
+
+
+def _substance(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
 
 
 def _estimate_message(found: str) -> str:

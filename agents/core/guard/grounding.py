@@ -766,6 +766,8 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
     places = [PLAIN] * len(tokens)
     condition = _condition_end(sentence)
     imperative = _imperative_after_condition(sentence, condition)
+    if not condition and (just := _JUST.match(sentence)):
+        imperative = _imperative_after_condition(sentence, just.end())  # "Just bring your car to any store"
     said = _ADVICE.search(sentence)
     advice = said or imperative
     opening = 0
@@ -1097,7 +1099,8 @@ _EMPATHY = re.compile(
     r"confusing|disruptive|alarming)\b)|"
     r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b|you\s+can['’]t\s+wait\b)|"
     r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|time-sensitive|urgent|precious|"
-    r"a\s+big\s+(?:one|day|deal))|are\s+(?:important|critical|vital|busy|hectic|time-sensitive|urgent|precious)|"
+    r"a\s+big\s+(?:one|day|deal)|an?\s+(?:critical|important|busy|hectic|big|key)\s+(?:day|time|week|month|moment))|"
+    r"are\s+(?:important|critical|vital|busy|hectic|time-sensitive|urgent|precious)|"
     r"(?:can\s+)?means?\s+a\s+lot)\b))",
     re.IGNORECASE,
 )
@@ -1458,6 +1461,9 @@ _RESULT = re.compile(
     r"(?:should|may|might|would|can|could|is|are)\b",
     re.IGNORECASE,
 )
+
+
+_JUST = re.compile(r"\s*(?:just|simply)\s", re.IGNORECASE)
 
 
 def _imperative_after_condition(sentence: str, end: int):

@@ -1222,6 +1222,10 @@ def cause_evidence(context: Mapping | None, evidence: str) -> str:
     return "\n".join(texts)
 
 
+_POINTS_BACK = re.compile(r"\s*(?:this|that|it|the\s+(?:incident|issue|outage|problem|disruption))\s*[,;)]",
+                          re.IGNORECASE)
+
+
 def blame_findings(text: str, evidence: str) -> list[Finding]:
     """Causes laid on a named third party (or on "our provider") that the incident's facts do not
     name: blaming someone in public is a statement the company answers for."""
@@ -1230,6 +1234,8 @@ def blame_findings(text: str, evidence: str) -> list[Finding]:
         reach = m.end() + _CAUSE_REACH
         reach += re.match(r"[\w-]*", text[reach:]).end()  # a name cut at the reach is read whole
         window = SENTENCE_END.split(text[m.end() : reach], maxsplit=1)[0]
+        if _POINTS_BACK.match(window):
+            continue  # "because of this, you can rebook from the Bookings tab": the incident is the cause
         party = None
         for name in _NAME.finditer(window):
             words = [w for w in name.group().split() if w.lower() not in _NOT_A_PARTY and not _ZONE_WORD.fullmatch(w)]

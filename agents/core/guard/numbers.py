@@ -235,6 +235,10 @@ _DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|or|t
                             r"(?=(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
                             r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?)")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
+# ... and the day after it in a range: "between December 28 and 30" (the second day is December's too)
+_MONTH_DAYS = re.compile(r"\b" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
+                         r"(?P<second>\d{1,2})(?:st|nd|rd|th)?\b(?![.:,]\d|\s*(?:[ap]\.?m\b|%|(?:mins?|minutes?|hours?|hrs?|days?|"
+                         r"weeks?|months?|seconds?|secs?)\b))", re.IGNORECASE)
 # A time zone written after a time (units.TIME_ZONES): part of the time fact. Upper case only (a scoped
 # flag), so "6 pm est." in lower-case prose is no zone.
 _ZONE = r"\s*(?-i:(?P<tz>" + TIME_ZONES + r"))\b"
@@ -322,6 +326,9 @@ def find_moments(text: str) -> list[Moment]:
             if free(m):
                 year = int(m["y"]) if m["y"] else None
                 add(m, date=(year, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["d"])))
+    for m in _MONTH_DAYS.finditer(text):
+        if all(m.end("second") <= a or m.start("second") >= b for a, b in taken) and 1 <= int(m["second"]) <= 31:
+            add(m, "second", date=(None, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["second"])))
     for m in _SLASHED.finditer(text):
         if free(m):  # day/month or month/day: either reading may match
             add(m, date=(int(m["y"]), int(m["b"]), int(m["a"])))

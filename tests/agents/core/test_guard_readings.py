@@ -2402,3 +2402,37 @@ def test_what_the_reader_did_in_a_condition_that_opens_advice_is_theirs():
     assert stops("If you paid the full fare for a renewal, please keep your receipt.", receipts) == []
     assert ("unsupported_statement", "fare back") in stops(
         "If you would like the full fare back for a renewal, please keep your receipt.", receipts)
+
+
+def test_the_day_after_a_month_and_day_in_a_range_is_a_date_of_that_month():
+    window = incident(state="resolved", facts=[("window", "Window", "text", "Renewals between 28 and 30 December")])
+    assert stops("Renewals between December 28 and 30 failed for some custom domains.", window) == []
+    assert ("no_new_facts", "31") in stops("Renewals between December 28 and 31 failed for some custom domains.",
+                                           window)
+
+
+def test_a_day_the_incident_gives_for_the_same_thing_is_no_time_for_the_fix():
+    today = incident(strict=True, facts=[
+        ("correction", "Correction", "text", "A correction email will be sent to affected customers today")])
+    assert stops("We'll send a correction email to everyone affected later today.", today) == []
+    assert ("time_commitment", "later today") in stops("We'll fix custom domain renewals later today.", today)
+
+
+def test_the_incidents_own_name_makes_no_claim_of_a_family():
+    origin = incident(strict=True, facts=[
+        ("symptom", "Symptom", "text", "Account holders cannot submit transfers of guarantees of origin")])
+    assert stops("Account holders cannot submit transfers of guarantees of origin.", origin) == []
+    assert ("restricted_claims", "guarantee") in stops(
+        "Renewals fail for some custom domains. We guarantee of course that they will complete.", origin)
+
+
+def test_a_cause_that_points_back_at_the_incident_blames_no_one():
+    assert stops("If you missed a renewal because of this, you can renew again from the Domains tab.",
+                 incident(actions=["Renew again from the Domains tab"])) == []
+    assert ("liability", "because of Acme") in [(c, f[:16]) for c, f in stops(
+        "Renewals fail because of Acme, our registrar partner.", RENEWALS)]
+
+
+def test_just_and_an_instruction_is_advice():
+    assert ("unsupported_statement", "bring your laptop, stores") in stops(
+        "Renewals fail for some custom domains. Just bring your laptop to any of our stores.", RENEWALS)

@@ -615,15 +615,18 @@ def _spelled_together(sentence: str, tokens, licensed: frozenset[str]) -> set[in
     """Capitalised words, two or three in a row, that spell one word of the incident's ("Gutter Gurus" where
     its address is help@guttergurus.example): a name written in parts."""
     found: set[int] = set()
-    for i in range(len(tokens) - 1):
-        for n in (2, 3):
-            run = tokens[i : i + n]
-            if len(run) < n or not all(word[:1].isupper() for _, _, word in run) or \
-                    any(sentence[b:c] not in (" ", "") for (_, b, _), (c, _, _) in itertools.pairwise(run)):
-                break
-            if stem("".join(word for _, _, word in run).lower()) in licensed:
-                found.update(range(i, i + n))
+    for run in _CAPITALISED_RUN.finditer(sentence):
+        words = [(w.start(), w.group()) for w in _NAME_PART.finditer(run.group())]
+        for i in range(len(words) - 1):
+            for n in (2, 3):
+                if i + n <= len(words) and stem("".join(w for _, w in words[i : i + n]).lower()) in licensed:
+                    at = {run.start() + a for a, _ in words[i : i + n]}
+                    found.update(j for j, (a, _, _) in enumerate(tokens) if a in at)
     return found
+
+
+_CAPITALISED_RUN = re.compile(r"(?<![\w-])[A-Z][^\W\d_]*(?: [A-Z][^\W\d_]*)+(?![\w-])")
+_NAME_PART = re.compile(r"[^\W\d_]+")
 
 
 def _name_word(word: str) -> bool:

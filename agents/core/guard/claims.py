@@ -12,9 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, stem
 from agents.core.guard.hedges import clause_before, is_conditional, is_hedged, is_negated
-from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports
+from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports, substance
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation, family_check
 from agents.core.patterns import UnsafePattern, compile_pattern, matching, may_match
@@ -306,9 +305,9 @@ def _said_that_day(text: str, m, evidence: str) -> bool:
     """Whether the incident gives the claim's day for what its clause says will happen."""
     if not (day := _DAY.search(m.group())):
         return False
-    said = _substance(clause_before(text, m.start()))
+    said = substance(clause_before(text, m.start()))
     day_said = re.compile(rf"\b{re.escape(day.group())}\b", re.IGNORECASE)
-    return any(day_said.search(line) and len(said & _substance(line)) >= _SAME_THING for line in evidence.splitlines())
+    return any(day_said.search(line) and len(said & substance(line)) >= _SAME_THING for line in evidence.splitlines())
 
 
 # "transfers of guarantees of origin" where the incident's facts name the certificates so: the incident's
@@ -320,10 +319,6 @@ def _incidents_own_name(text: str, m, evidence: str) -> bool:
     """Whether the claim's words go on as a name the incident itself uses ("guarantees of origin")."""
     name = _NAME_GOES_ON.match(text, m.end())
     return name is not None and (m.group() + name.group()).lower() in evidence.lower()
-
-
-def _substance(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[^\W\d_]+", text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
 
 
 def _estimate_message(found: str) -> str:

@@ -708,6 +708,8 @@ def _supposes_reader(sentence: str) -> bool:
     verb = m.group(1).lower() if m else ""
     return bool(verb) and verb not in _NOT_IMPERATIVE and \
         any(is_inflection(verb, lemma, tag) for lemma in verbs_of(verb) for tag in ("VBD", "VBN"))
+
+
 _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too
 # How customers may reach the company is the incident's to declare (its contacts, an approved action):
 # in a sentence that tells them how to reach it, the channel's word ("or through live chat", "message us
@@ -1214,8 +1216,8 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
 # readers and parents!", "Sorry about this, cat parents."): a few words that end in people, no verb among them.
 _ADDRESSING = re.compile(r"\s*(?:(?:and\s+)?thanks|thank\s+you|(?:we['’]re\s+|we\s+are\s+)?(?:so\s+|very\s+|really\s+)?"
                          rf"sorry|apologies|{GREETING}|good\s+(?:morning|afternoon|evening))\b", re.IGNORECASE)
-_VOCATIVE_WORD = r"(?!(?:the|a|an|is|are|was|were|be|been|has|have|had|will|can|may|not|never|we|you|it|they|this|" \
-                 r"that|our|us|i|he|she|there|here|now|again|today|too)\b)[^\W\d_][\w-]*"
+_VOCATIVE_WORD = (r"(?!(?:the|a|an|is|are|was|were|be|been|has|have|had|will|can|may|not|never|we|you|it|they|this|"
+                  r"that|our|us|i|he|she|there|here|now|again|today|too)\b)[^\W\d_][\w-]*")
 _NAMED_PEOPLE = rf"(?:{_VOCATIVE_WORD}\s+){{0,2}}{_VOCATIVE_WORD}"
 _VOCATIVE = re.compile(rf",\s+({_NAMED_PEOPLE}(?:\s+(?:and|&)\s+{_NAMED_PEOPLE})?)\s*[!.]*\s*$", re.IGNORECASE)
 _ADDRESSEES = frozenset("everyone everybody all folks team friends".split())

@@ -433,10 +433,10 @@ def only_one_of_findings(text: str, context: Mapping | None, hedged, key: str | 
         opened = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
         if hedged(text, m.start(), m.end()) or not _says_what_fails(text, opened, m.end()):
             continue
-        named = _content(m.group(1))
+        named = substance(m.group(1))
         for statement in _statements_of(context, key=key) if named else ():
             items = [words for item in _LISTED.split(statement.partition(": ")[2] or statement)
-                     if (words := _content(item))]
+                     if (words := substance(item))]
             if len(items) > 1 and any(named <= item for item in items) and not all(named <= item for item in items):
                 findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” narrows what is affected to one "
                                         "of the things the incident names together.", m.start()))
@@ -449,12 +449,12 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
     made = [m for m in _ONLY.finditer(text) if not hedged(text, m.start(), m.end())]
     named = [m for m in _ONLY_NAMED.finditer(text) if not hedged(text, m.start(), m.end())]
     if named:
-        known = _content(evidence)
-        made += [m for m in named if not _content(m.group(1)) <= known
+        known = substance(evidence)
+        made += [m for m in named if not substance(m.group(1)) <= known
                  and not any(o.start() <= m.start() < o.end() for o in made)]
     if not made or _ONLY_SUPPORT.search(evidence):
         return []
-    scopes = [_content(m.group(1)) for m in _SCOPE_FACT.finditer(evidence)]
+    scopes = [substance(m.group(1)) for m in _SCOPE_FACT.finditer(evidence)]
     return [Finding("scope_claim", m.group(), f"“{m.group()}” narrows who or what is affected, and the incident "
                     "does not say so.", m.start())
             for m in made if not _within_scope(text, m, scopes)]
@@ -462,7 +462,7 @@ def only_findings(text: str, evidence: str, hedged) -> list[Finding]:
 
 def _within_scope(text: str, m: re.Match, scopes: list[set[str]]) -> bool:
     """Whether what the "only" clause names is all in one of the incident's scope facts."""
-    said = _content(text[m.start() : _CLAUSE_END.search(text, m.end()).start()]) - _ONLY_WORDS
+    said = substance(text[m.start() : _CLAUSE_END.search(text, m.end()).start()]) - _ONLY_WORDS
     return bool(said) and any(said <= scope for scope in scopes)
 
 
@@ -495,9 +495,9 @@ def _partial_statements(context: Mapping | None) -> tuple[tuple[frozenset[str], 
         if _EVERY.search(statement):
             continue
         for m in _SOME_OF.finditer(statement):
-            said = _content(statement[m.end():m.end() + _CLAUSE_END.search(statement[m.end():]).start()])
+            said = substance(statement[m.end():m.end() + _CLAUSE_END.search(statement[m.end():]).start()])
             if said:
-                found.append((frozenset(_content(statement)), frozenset(said)))
+                found.append((frozenset(substance(statement)), frozenset(said)))
     return tuple(found)
 
 
@@ -517,7 +517,7 @@ def partial_findings(text: str, context: Mapping | None, hedged, key: str | None
         if not statements:
             return []
         rest = text[m.end():]
-        claimed = _content(rest[:_CLAUSE_END.search(rest).start()])
+        claimed = substance(rest[:_CLAUSE_END.search(rest).start()])
         thing = stem(noun)
         for words, said in statements:
             if thing in words and claimed & (said - {thing}):
@@ -538,7 +538,7 @@ _MOST_OF = re.compile(r"\b(?:most|(?:the\s+)?(?:vast\s+)?majority|nearly\s+all|a
 @per_incident
 def _most_statements(context: Mapping | None) -> tuple[frozenset[str], ...]:
     """The words of each of the incident's statements that says something of most of a thing."""
-    return tuple(frozenset(_content(statement)) for statement in _statement_sentences(context)
+    return tuple(frozenset(substance(statement)) for statement in _statement_sentences(context)
                  if _MOST_OF.search(statement))
 
 
@@ -597,7 +597,7 @@ def spared_by_incident(subject: str, context: Mapping | None, key: str | None = 
     statements = _spared(context, key=key)
     subject = POSSESSOR.sub("your", subject)  # "your child's stored sample" names a stored sample
     # "Webhook notifications and metric-based alerts were unaffected" says it of each thing it lists.
-    items = [words for item in _ITEMS.split(subject) if (words := _content(item))]
+    items = [words for item in _ITEMS.split(subject) if (words := substance(item))]
     return bool(items) and all(any(2 * len(words & s.words) >= len(words) for s in statements) for words in items)
 
 
@@ -621,7 +621,7 @@ def _spared(context: Mapping | None) -> tuple[_Spared, ...]:
         label, _, value = statement.partition(": ")
         named = value if value and _SPARED_STATEMENT.search(label) else \
             statement[: _SPARED_STATEMENT.search(statement).start()]
-        spared.append(_Spared(frozenset(_content(statement)), frozenset(_named(named)),
+        spared.append(_Spared(frozenset(substance(statement)), frozenset(_named(named)),
                               tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
     return tuple(spared)
 
@@ -651,7 +651,7 @@ def _spared_statements(context: Mapping | None) -> list[str]:
 _RECOVERY = re.compile(r"\b(?:again|fix|fixed|restored|recovered|resolved|rolled\s+back)\b", re.IGNORECASE)
 
 
-def _content(text: str, generic: frozenset[str] = _GENERIC) -> set[str]:
+def substance(text: str, generic: frozenset[str] = _GENERIC) -> set[str]:
     """The stems of a text's words of substance, apart from ``generic`` ones."""
     return {stem(w) for w in re.findall(r"[^\W\d_]+", text.lower())
             if len(w) > 2 and w not in FUNCTION_WORDS and w not in generic}
@@ -683,8 +683,8 @@ def _subject_start(text: str, at: int) -> int:
     start = openings[-1]
     # "push over SSH, which is not affected": the clause before names it; "Data Halls 1, 2 and 4 are not
     # affected": the numbers of a list name nothing on their own
-    if len(openings) > 1 and not _content(text[start:at]):
-        while len(openings) > 1 and not _content(text[start:at]):
+    if len(openings) > 1 and not substance(text[start:at]):
+        while len(openings) > 1 and not substance(text[start:at]):
             openings.pop()
             start = openings[-1]
         return start
@@ -719,7 +719,7 @@ def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None
     findings, named = [], None
     for m in _AS_USUAL.finditer(text):
         subject = text[_subject_start(text, m.start()) : m.start()]
-        words = _content(subject)
+        words = substance(subject)
         if not words or _OF_AFFECTED.search(subject) or _NEGATION.search(subject) or _AWAITED.search(subject):
             continue  # "… once we're confident calls are connecting normally" awaits it: no statement
         named = _incident_words(context, key=key) if named is None else named
@@ -728,9 +728,9 @@ def _works_as_usual_findings(text: str, context: Mapping | None, key: str | None
         opening = _last_before(_openings(_STATEMENT_OPEN, text), m.start())
         # Each thing it lists must be the incident's ("On-demand videos and downloads are playing normally"
         # on an incident that names no downloads).
-        listed = [items for item in _ITEMS.split(subject) if (items := _content(item))]
+        listed = [items for item in _ITEMS.split(subject) if (items := substance(item))]
         if all(items & named for items in listed) and any(
-                2 * len(said & named) >= len(said) for said in (words, _content(text[opening : m.start()]))):
+                2 * len(said & named) >= len(said) for said in (words, substance(text[opening : m.start()]))):
             continue
         findings.append(Finding("scope_claim", m.group(), f"“{subject.strip()} {m.group()}” says something was "
                                 "spared, and the incident does not say so.", m.start()))
@@ -774,7 +774,7 @@ def _still_there_words(context: Mapping | None) -> frozenset[str]:
 
 def _place_words(text: str) -> frozenset[str]:
     """The stems of a text's words of substance, "app" and "website" among them."""
-    return frozenset(_content(text, generic=frozenset()))
+    return frozenset(substance(text, generic=frozenset()))
 
 
 _AWAITED = re.compile(r"\b(?:once|until|when|if|after|before|as\s+soon\s+as|to\s+(?:make\s+sure|ensure))\b",
@@ -784,7 +784,7 @@ _AWAITED = re.compile(r"\b(?:once|until|when|if|after|before|as\s+soon\s+as|to\s
 @per_incident
 def _incident_words(context: Mapping | None) -> frozenset[str]:
     """The words the incident's facts, labels and statements use."""
-    return frozenset(_content(" ".join([*_statements(context), *(label for _k, label, _u in fact_meta(context))])))
+    return frozenset(substance(" ".join([*_statements(context), *(label for _k, label, _u in fact_meta(context))])))
 
 
 # "Some confirmation emails may also have been delayed" on an incident that says "Confirmation emails were
@@ -971,7 +971,7 @@ _PICKS = frozenset("already existing new newly previous previously earlier later
 
 
 def _named(text: str) -> set[str]:
-    return (_content(text) - _MADE) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
+    return (substance(text) - _MADE) | {w for w in re.findall(r"[a-z]+", text.lower()) if w in _PICKS}
 
 
 _MADE = frozenset({"made", "done"})  # "lookups made by police partners" names the lookups by police partners

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from agents.core.guard.claims import family_makes_claim, family_problem
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, addresses_us, forms
+from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, STAFF, addresses_us, forms
 from agents.core.guard.hedges import clause_before, is_negated
 from agents.core.guard.incident_claims import SENTENCE_END, Finding, violation_of
 from agents.core.guard.leading import led_by
@@ -49,7 +49,7 @@ _NOT_DONE_YET = re.compile(
 )
 _DONE_BEFORE = re.compile(r"\bafter\s+(?=[a-z]+ing\b)", re.IGNORECASE)
 # ... or the doer: "we added", "staff checked members in manually" (the company's own people)
-_AUXILIARY = frozenset("was were been has have had ve s is we they it staff team teams engineers specialists".split())
+_AUXILIARY = frozenset("was were been has have had ve s is we they it".split()) | STAFF
 _PASSIVE = frozenset("was were been".split())
 _RELATIVE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"

@@ -864,7 +864,8 @@ _PROMISE_MARK = re.compile(
 # that says what is done is read with the terms that may stand there (Term.action: investigating,
 # fixing, monitoring, posting updates, apologizing), not with the whole vocabulary; what it is done to
 # is read as usual ("we are investigating reports of slow exports").
-_OUR_STAFF = r"(?:team|teams|engineers?|staff|specialists|experts)"  # the company's own people
+STAFF = frozenset("team teams engineer engineers staff specialists experts".split())  # the company's own people
+_OUR_STAFF = "(?:" + "|".join(sorted(STAFF, key=len, reverse=True)) + ")"
 _COMMITMENT_MARK = re.compile(
     led_by(
         "ghosw'’",

@@ -81,7 +81,8 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the words the evidence says in clauses about something done, the words it says only elsewhere),
     as dictionary forms: "Refunds issued" says "refund" is done, "we are refunding" says it is not."""
     done, other = set(), set()
-    for clause in _CLAUSE.split(evidence):
+    label: set[str] = set()  # the words of a fact's label, when the clause before ended with its colon
+    for clause, end in _clauses(evidence):
         words = re.findall(r"[A-Za-z]+", clause)
         lemmas = {lemma for w in words for lemma in lemmas_of(w.lower())}
         # What was done first is done too: "We restored the portal after replacing a failed server"; what a
@@ -89,10 +90,20 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
         # start on time".
         told = _RELATIVE.split(_DONE_BEFORE.sub(" ", clause), 1)[0]
         if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(told):
-            done |= lemmas
+            done |= lemmas | label  # "Rerun: Completed on 19 September" says the rerun is done
         else:
             other |= lemmas
+        label = lemmas if end == ":" else set()
     return frozenset(done), frozenset(other - done)
+
+
+def _clauses(evidence: str) -> Iterator[tuple[str, str]]:
+    """Each clause of the evidence (split as :data:`_CLAUSE` splits) and the mark that ends it."""
+    begin = 0
+    for m in _CLAUSE.finditer(evidence):
+        yield evidence[begin : m.start()], m.group().strip()
+        begin = m.end()
+    yield evidence[begin:], ""
 
 
 def _says_done(words: list[str], i: int) -> bool:
@@ -150,13 +161,21 @@ _SINCE = re.compile(r"\bsince\b", re.IGNORECASE)
 # charged twice: 1380") or of everything affected ("affected_bookings: 1380").
 _ALL_DONE = re.compile(
     led_by(
-        "aew",
+        "aewh",
         r"\b(?:all|every|each)\b(?:\s+(?:of\s+)?[\w’'-]+){0,5}?\s+(?:have|has|had|were|was)\s+"
         r"(?:now\s+|already\s+|also\s+|all\s+)?(?:been\s+)?(?:successfully\s+)?([^\W\d_]+)"
-        r"|\bwe(?:['’]ve|\s+have)\s+(?:now\s+|already\s+|also\s+)?([^\W\d_]+)\s+(?:all|every|each)\b",
+        r"|\bwe(?:['’]ve|\s+have)\s+(?:now\s+|already\s+|also\s+)?([^\W\d_]+)\s+(?:all|every|each)\b"
+        # "transactions that were held up have all come in"
+        r"|\b(?:have|had)\s+all\s+(?:now\s+|been\s+)?([^\W\d_]+)"
+        # "every account is fully caught up" (not "each payment is retried three times": what is usual)
+        r"|\b(?:all|every|each)\b(?:\s+(?:of\s+)?[\w’'-]+){0,5}?\s+(?:is|are)\s+(?:now\s+)?(?:fully|completely)\s+"
+        r"([^\W\d_]+)",
     ),
     re.IGNORECASE,
 )
+
+
+_SHARE_OF_EVERY = re.compile(r"\b(?:out\s+of|in)\s+$", re.IGNORECASE)  # "6 out of every 10 uploads": a share
 
 
 def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
@@ -164,8 +183,8 @@ def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
     counts, shares = _counts(context), _shares(context)
     findings = []
     for m in _ALL_DONE.finditer(text) if counts or shares else ():
-        verb = (m.group(1) or m.group(2)).lower()
-        if not verbs_of(verb) or is_negated(text, m.start()):
+        verb = next(group for group in m.groups() if group).lower()
+        if not verbs_of(verb) or is_negated(text, m.start()) or _SHARE_OF_EVERY.search(text, 0, m.start()):
             continue
         done = set(forms(verb))
         share = next(((label, shown) for label, shown, words in shares if done & words), None)
@@ -185,6 +204,49 @@ def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
                     f"incident counts {value:,} {verb} of {total:,} (“{label}”).", m.start(), reading="completion"))
                 break
     return findings
+
+
+# "Most of you have already checked the rota", "most groups have re-analysed their data", "most of you won't
+# have noticed": what most of something did, or did not do, is a share the incident keeps. It passes where a
+# fact or a key message says the same verb; an approved action asks customers to do it and says nothing of
+# whether they did. Impact ("most users have been affected") is the scope check's, and what customers told
+# the company ("many of you have contacted us") is no claim about the incident.
+_MOST_DID = re.compile(
+    led_by("mnat", r"\b(?:most|many|nearly\s+all|almost\s+all|the\s+(?:vast\s+)?majority)\s+(?:of\s+)?"
+                   r"(?:(?:you|them|our|your|the|their|these|those)\s+)?(?:[^\W\d_]+\s+){0,2}?"
+                   r"(?:ha(?:ve|s|d)|(?:will|would|wo)(?:n[’']t|\s+not)\s+have|did(?:n[’']t|\s+not))\s+"
+                   r"(?:already\s+|probably\s+|likely\s+|now\s+|not\s+)?(?:been\s+)?([^\W\d_][\w-]*)"),
+    re.IGNORECASE)
+_NOT_DOINGS = frozenset("affect impact experience see encounter hit face contact report reach ask tell write call "
+                        "email message let get".split())
+
+
+def most_did_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
+    """Claims that most of something did or did not do a thing, where no fact or key message says it."""
+    findings = []
+    for m in _MOST_DID.finditer(text):
+        verb = m.group(1).lower()
+        # "re-analysed", "rebooked": a verb done again is its verb
+        lemmas = set(verbs_of(verb) or verbs_of(verb.rsplit("-", 1)[-1]) or verbs_of(verb.removeprefix("re")))
+        if not lemmas or lemmas & _NOT_DOINGS:
+            continue
+        if not set(forms(verb)) & _said_of_things(context, key=key):
+            findings.append(Finding(
+                "unsupported_statement", m.group(), f"“{m.group()}” says what most of them did, and neither a "
+                "fact nor a key message of the incident says it.", m.start(), reading="completion"))
+    return findings
+
+
+@per_incident
+def _said_of_things(context: Mapping | None) -> frozenset[str]:
+    """The forms of the words of the incident's facts (label, key and value) and key messages."""
+    if not isinstance(context, Mapping) or not isinstance(context.get("incident"), Mapping):
+        return frozenset()
+    incident = context["incident"]
+    said = [f"{label} {key.replace('_', ' ')} {incident.get(key)}" for key, label, _unit in fact_meta(context)]
+    said += [f"{k.replace('_', ' ')} {v}" for k, v in incident.items() if isinstance(v, str)]
+    said += [t for t in context.get("key_messages") or () if isinstance(t, str)]
+    return frozenset(f for w in re.findall(r"[^\W\d_]+", " ".join(said).lower()) for f in forms(w))
 
 
 @per_incident
@@ -596,6 +658,7 @@ def find(text: str, support: Support) -> list[Violation]:
     findings = [
         *completion_findings(text, evidence),
         *all_done_findings(text, support.context),
+        *most_did_findings(text, support.context, support.context_key),
         *advice_findings(text, evidence),
         *nothing_to_do_findings(text, support.context, evidence),
         *need_not_findings(text, support.context),

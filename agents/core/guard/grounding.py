@@ -356,6 +356,8 @@ _ACTION_FACT = re.compile(r"fix|mitigat|action|remediat|resolution|workaround|ne
                           r"revert|recover|restor|response", re.IGNORECASE)
 
 
+_FIRST_WORD = re.compile(r"\s*([^\W\d_]+)")
+_DONE_VALUE = re.compile(r"\s*(?:completed|complete|done|finished)\b", re.IGNORECASE)
 # A fact that says what will be done ("Refunds will go to the original card") plans it, whatever its key.
 _PLANNED = re.compile(r"\bwill\b", re.IGNORECASE)
 
@@ -375,6 +377,11 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         parts += [v for k, v in facts
                   if _ACTION_FACT.search(k) or _ACTION_FACT.search(labels.get(k, "")) or _PLANNED.search(v)]
         parts += [verb for _k, v in facts for verb in _stated_actions(v)]
+        # "Rerun: Completed on 19 September": the work a fact's key and label name is done; "Customers without a
+        # slot: Booked into the first free slot" says its verb is.
+        parts += [f"{k.replace('_', ' ')} {labels.get(k, '')}" for k, v in facts if _DONE_VALUE.match(v)]
+        parts += [first.group(1) for _k, v in facts if (first := _FIRST_WORD.match(v)) and
+                  lemmas_of(first.group(1).lower()) and _verb(first.group(1), "been")]
         # A count's label says what was done to the things it counts ("Charges submitted for reversal: 1100").
         parts += [w for k, label, _unit in fact_meta(context) if number_value(incident.get(k)) is not None
                   and not _NEGATION.search(label) for w in _words_only(label) if _verb(w.lower(), "been")]
@@ -463,7 +470,7 @@ def _strings_and_keys(value) -> list[str]:
 
 def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary,
                      skip: Iterable[tuple[int, int]] = (), acted: frozenset[str] | None = None,
-                     caused: frozenset[str] | None = None) -> list[Unsupported]:
+                     caused: frozenset[str] | None = None, done: frozenset[str] | None = None) -> list[Unsupported]:
     """Each sentence of ``text`` with words that neither grammar, the incident (``licensed``, from
     :func:`evidence_stems`) nor the vocabulary supports. Words inside ``skip`` (spans of ``text`` a
     named check already reported, links and contacts) are not read again. What the company says it
@@ -471,6 +478,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
     (the incident without what it says of the next update; default: ``licensed``)."""
     acted = licensed if acted is None else acted
     caused = licensed if caused is None else caused
+    done = acted if done is None else done
     skip = sorted(skip)
     found = []
     seen: dict[tuple[str, str], bool] = {}  # each word's answer where it stands: the text repeats its words
@@ -535,6 +543,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 # when the next update comes ("we'll update this page tomorrow morning")
             elif awaited[0] <= a < awaited[1] and lower in _BACK:
                 ok = True  # what the next update waits for: "we'll update this page when the form is back"
+            elif lower in _CLOCK_WORDS:
+                ok = True  # a time of day ("just after midnight"): the numbers check reads it as 00:00
             elif lower in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
             elif lower == "never" and _past_never(sentence, tokens, i):
@@ -547,7 +557,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 read = (word, places[i])
                 ok = seen.get(read)
                 if ok is None:
-                    ok = seen[read] = _licensed(word, acted if places[i] in (ACTION, DONE) else licensed, vocabulary,
+                    ok = seen[read] = _licensed(word, done if places[i] == DONE else acted if places[i] == ACTION
+                                                else licensed, vocabulary,
                                                 places[i]) or (
                         places[i] == ADVICE and _modifier(word) and _licensed(word, licensed, vocabulary, PLAIN))
             if ok or _skipped(start + a, start + b, skip):
@@ -675,6 +686,9 @@ def _work_times(sentence: str, tokens, places: list[str], vocabulary: Vocabulary
 # instruction's verb and its object are still the advice vocabulary's or the incident's.
 _TIMES = frozenset("morning afternoon evening tonight today noon midday midnight minute minutes hour hours moment "
                    "moments while meantime meanwhile".split())
+
+
+_CLOCK_WORDS = frozenset("noon midday midnight".split())  # times of day the numbers check reads
 
 
 # ... and in the condition that opens advice, a time only says when the advice applies: it promises nothing.
@@ -1124,8 +1138,10 @@ _EMPATHY = re.compile(
 GREETING = r"hi|hey|hello|dear|heads\s+up"  # the words that open a greeting ("Hi everyone,", "Heads up, riders:")
 _FELT = re.compile(
     r"\b(?:sorry|apologi[sz]e[sd]?|apologies|apology)\s+(?:for|about)\b"
-    # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now"
-    r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those\s+of\s+you|all\s+of\s+you)\s+(?=\w+ing\b)"
+    # whom it addresses, in the situation it pictures: "sorry to anyone waiting at the gate right now", "to all
+    # families waiting to see offers"
+    r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those\s+of\s+you|all\s+of\s+you|"
+    r"(?:all\s+(?:the\s+|our\s+)?|our\s+)(?:[a-z]+\s+)?(?-i:[a-z]+s)|every\s+[a-z]+)\s+(?=\w+ing\b)"
     # ... or whom a relative clause pictures: "sorry to everyone whose quiz night got cut short", "to everyone
     # who had a wasted trip this morning" (a clause that says a system failed them is read as any statement:
     # "sorry to everyone whose shop went offline")
@@ -1534,17 +1550,17 @@ def find(text: str, support: Support, earlier: list[Violation]) -> list[Violatio
     lower = checked.lower()
     skip = [(m.start(), m.end()) for v in earlier if v.found
             for m in re.finditer(re.escape(v.found.lower()), lower)]
-    licensed, acted, caused = _incident_stems(support.context, support.licensed_texts, support.rules.region_words,
-                                              key=support.context_key)
+    licensed, acted, caused, done = _incident_stems(support.context, support.licensed_texts,
+                                                    support.rules.region_words, key=support.context_key)
     return [Violation(CHECK, u.found, unsupported_message(u), sentence=u.sentence, words=u.words,
                       reading=DONE_TO_CUSTOMERS if u.done else "")
             for u in find_unsupported(checked, licensed, Vocabulary.of(support.rules.vocabulary), skip, acted,
-                                      caused)]
+                                      caused, done)]
 
 
 @per_incident
 def _incident_stems(context: Mapping, licensed_texts: tuple[str, ...],
-                    region_words: tuple) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+                    region_words: tuple) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
     """What the incident licenses (with the names of its regions, platforms and places), what may say
     what the company does, and what may say a cause, read once per incident and goal (or draft)."""
     words = evidence_stems(context, *licensed_texts)
@@ -1552,7 +1568,19 @@ def _incident_stems(context: Mapping, licensed_texts: tuple[str, ...],
     licensed |= _place_names(str(context.get("region") or ""), licensed)
     # A cause is the incident's to give: not the goal's words ("write the update") nor its next update's.
     caused = evidence_stems(context, cadence=False) | (licensed - words)
-    return licensed, action_stems(context, *licensed_texts), caused
+    # What the company did to its customers is the incident's record of what was done: an approved action
+    # that asks customers to do something ("Try booking online again") licenses no "we've booked you".
+    # A key message, the goal and a draft license the verbs they state ("Missed calls have been rebooked"), not
+    # every word they use ("Online booking is showing free slots again").
+    said = [t for t in (*(context.get("key_messages") or ()), *licensed_texts) if isinstance(t, str)]
+    theirs = {**context, "key_messages": [],
+              "approved_actions": [a for a in context.get("approved_actions") or ()
+                                   if not (isinstance(a, str) and _ASKS_CUSTOMERS.search(a))]}
+    done = action_stems(theirs, *(verb for t in said for verb in _stated_actions(t)))
+    return licensed, action_stems(context, *licensed_texts), caused, done
+
+
+_ASKS_CUSTOMERS = re.compile(r"\byou(?:r|rs)?\b", re.IGNORECASE)
 
 
 def _region_names(licensed: frozenset[str], region_words: tuple) -> frozenset[str]:

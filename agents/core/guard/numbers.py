@@ -234,6 +234,10 @@ _DAY_MONTH = re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONT
 _DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
                             r"(?=(?:(?i:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
                             r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(?P<y>\d{4})\b)?)")
+# "Until the end of March" names a day: the month's last ("the start of April": its first). "The end of
+# 18 March" is the 18th's.
+_MONTH_EDGE = re.compile(r"\b(?P<edge>(?i:end|start|beginning))\s+of\s+" + _MONTH + r"\b(?!\.?\s*\d)")
+_LAST_DAY = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
 # ... and the day after it in a range: "between December 28 and 30" (the second day is December's too)
 _MONTH_DAYS = re.compile(r"\b" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
@@ -303,13 +307,17 @@ def _hour(hour: int, ampm: str | None) -> int:
 def find_moments(text: str) -> list[Moment]:
     """Every date and time of day in ``text``; a later pattern never re-reads a span already taken."""
     moments: list[Moment] = []
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # sorted, and never overlapping: bisection keeps a long text linear
+
+    def free_span(start: int, end: int) -> bool:
+        i = bisect.bisect_left(taken, (start, start))
+        return (i == 0 or taken[i - 1][1] <= start) and (i == len(taken) or taken[i][0] >= end)
 
     def free(m) -> bool:
-        return all(m.end() <= a or m.start() >= b for a, b in taken)
+        return free_span(m.start(), m.end())
 
     def add(m, group: int | str = 0, **kw) -> None:
-        taken.append((m.start(group), m.end(group)))
+        bisect.insort(taken, (m.start(group), m.end(group)))
         moments.append(Moment(m.group(group), m.start(group), m.end(group), **kw))
 
     for m in _ISO.finditer(text):
@@ -327,8 +335,12 @@ def find_moments(text: str) -> list[Moment]:
                 year = int(m["y"]) if m["y"] else None
                 add(m, date=(year, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["d"])))
     for m in _MONTH_DAYS.finditer(text):
-        if all(m.end("second") <= a or m.start("second") >= b for a, b in taken) and 1 <= int(m["second"]) <= 31:
+        if free_span(m.start("second"), m.end("second")) and 1 <= int(m["second"]) <= 31:
             add(m, "second", date=(None, _MONTHS.index(m["mon"][:3].lower()) + 1, int(m["second"])))
+    for m in _MONTH_EDGE.finditer(text):
+        if free(m):
+            month = _MONTHS.index(m["mon"][:3].lower()) + 1
+            add(m, date=(None, month, _LAST_DAY[month - 1] if m["edge"].lower() == "end" else 1))
     for m in _SLASHED.finditer(text):
         if free(m):  # day/month or month/day: either reading may match
             add(m, date=(int(m["y"]), int(m["b"]), int(m["a"])))
@@ -400,6 +412,26 @@ def _same_time(moment: Moment, other: Moment) -> bool:
         return True
     halves = moment.either_half or other.either_half
     return halves and (moment.time[0] % 12, moment.time[1]) == (other.time[0] % 12, other.time[1])
+
+
+# "Sent just after midnight" where the incident says 00:01: a time said to be just after (or before) another
+# is supported by a time of the incident within a quarter of an hour on that side of it.
+_JUST = re.compile(r"\b(?:just|shortly|soon|right)\s+(?P<side>after|before)\s+(?:the\s+)?$", re.IGNORECASE)
+_JUST_WITHIN = 15  # minutes
+
+
+def _just_beside(text: str, moment: Moment, allowed: list[Moment]) -> bool:
+    said = _JUST.search(text, max(0, moment.start - 20), moment.start)
+    if said is None or moment.time is None or moment.date is not None:
+        return False
+    at = moment.time[0] * 60 + moment.time[1]
+    sign = 1 if said["side"].lower() == "after" else -1
+    for other in allowed:
+        if other.time is None or other.date is not None or (moment.zone and other.zone and moment.zone != other.zone):
+            continue
+        if 0 < ((other.time[0] * 60 + other.time[1] - at) * sign) % (24 * 60) <= _JUST_WITHIN:
+            return True
+    return False
 
 
 def _moment_supported(moment: Moment, allowed: list[Moment]) -> bool:
@@ -675,7 +707,11 @@ def find(text: str, support: Support) -> list[Violation]:
     # minutes", "we'll post another update by 15:00 UTC"): a promise about telling, not about the fix.
     own = None  # where the text gives its next update's time: read at the first number that needs it
     facts: list[tuple[int, str, str]] = []  # (where, the words, why)
-    for number in extract_numbers(text, skip=_spans(text, text_moments)):
+    numbers = extract_numbers(text, skip=_spans(text, text_moments))
+    shares = _shares_said(text, numbers, allowed_numbers, ratios)
+    for number in numbers:
+        if number.start in shares:
+            continue
         if _number_supported(number, allowed_numbers, ratios):
             if _only_cadence(number, cadence, _number_supported) and not _in_cadence(text, number.start, number.found):
                 facts.append((number.start, number.found, _CADENCE_ONLY))
@@ -693,7 +729,7 @@ def find(text: str, support: Support) -> list[Violation]:
     for moment in text_moments:
         if _STAMPED.match(text[: moment.start]) and _STAMP_END.match(text, moment.start + len(moment.found)):
             continue  # "Update 09:40 GMT: …": when the update is posted, no time of the incident's
-        if not _moment_supported(moment, allowed_moments):
+        if not _moment_supported(moment, allowed_moments) and not _just_beside(text, moment, allowed_moments):
             if not _inside(moment.start, own := _own_cadence(text, support, own)):
                 facts.append((moment.start, moment.found, _UNSUPPORTED))
         elif _only_cadence(moment, cadence, _moment_supported) and not _in_cadence(text, moment.start, moment.found):
@@ -706,6 +742,32 @@ def find(text: str, support: Support) -> list[Violation]:
 
 
 _UNSUPPORTED = "“{token}” is not supported by the incident context."
+# "Roughly six in ten uploads", "three out of every five attempts", "1 in 4 sign-ins": two numbers that say
+# one share, supported by the incident's percentage of it. Words may stand between the first number and
+# "in" only where the second ends its phrase ("six attempts in ten."): "5 stations in 12 cities" counts two
+# things.
+_SHARE_LINK = re.compile(r"\s+(?:out\s+of(?:\s+every)?|in\s+every|in)\s+$", re.IGNORECASE)
+_SHARE_LINK_AFTER_WORDS = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){1,2}(?:out\s+of(?:\s+every)?|in(?:\s+every)?)\s+$",
+                                     re.IGNORECASE)
+_PHRASE_ENDS = re.compile(r"\s*(?:[,.;:!?)]|$)")
+
+
+def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios) -> set[int]:
+    """Where each number of a share said as "N in M" starts, for the shares the incident supports."""
+    starts: set[int] = set()
+    for first, second in zip(numbers, numbers[1:], strict=False):
+        if first.unit or second.unit or first.percent or second.percent or not 0 < first.value < second.value:
+            continue
+        end = second.start + len(second.found)
+        gap = text[first.start + len(first.found) : second.start]
+        if not (_SHARE_LINK.fullmatch(gap) or _SHARE_LINK_AFTER_WORDS.fullmatch(gap) and _PHRASE_ENDS.match(text, end)):
+            continue
+        share = Number(text[first.start : end], first.value * 100 / second.value, True, first.start, "%")
+        side = _approximation(text, first)
+        if _number_supported(share, allowed, ratios) or (side is not None and
+                                                          _approximately_supported(share, side, allowed)):
+            starts |= {first.start, second.start}
+    return starts
 # "at all three sites" where a fact labelled "Sites" lists "Dallas, Memphis and Columbus distribution
 # centres": how many things a fact lists is its number, bound to what its label names.
 _COUNTED = re.compile(r"\s+(?:of\s+(?:the|our|these|those|its|their)\s+)?([^\W\d_][\w-]*)")

@@ -2436,3 +2436,70 @@ def test_a_cause_that_points_back_at_the_incident_blames_no_one():
 def test_just_and_an_instruction_is_advice():
     assert ("unsupported_statement", "bring your laptop, stores") in stops(
         "Renewals fail for some custom domains. Just bring your laptop to any of our stores.", RENEWALS)
+
+
+def test_what_most_of_the_readers_did_is_a_share_a_fact_or_a_key_message_must_give():
+    rota = incident(actions=["Check the renewals page to see your domains"])
+    assert ("unsupported_statement", "most of you have already checked") in stops(
+        "Renewals fail for some custom domains, and most of you have already checked the renewals page.", rota)
+    assert readings("Renewals fail for some custom domains, and most of you won't have noticed.", rota) == \
+        ["completion"]
+    said = incident(messages=["Most customers have already checked the renewals page."])
+    assert stops("Renewals fail for some custom domains, and most of you have already checked the renewals page.",
+                 said) == []
+    assert stops("Many of you have contacted us about custom domain renewals.", rota) == []  # what they told us
+
+
+def test_a_share_said_as_n_in_m_is_the_incidents_percentage():
+    share = incident(facts=[("failing", "Share of renewals failing", "%", 60)])
+    assert stops("Roughly six in ten renewals are failing for custom domains.", share) == []
+    assert stops("About 6 out of every 10 renewals are failing for custom domains.", share) == []
+    assert ("no_new_facts", "seven") in stops("Roughly seven in ten renewals are failing for custom domains.", share)
+
+
+def test_the_end_of_a_month_is_its_last_day():
+    grace = incident(facts=[("grace", "Grace period", "text", "Domains stay active until the end of 18 March")])
+    assert stops("Domains stay active until the end of 18 March.", grace) == []
+    assert ("no_new_facts", "end of March") in stops("Domains stay active until the end of March.", grace)
+    whole = incident(facts=[("grace", "Grace period", "text", "Domains stay active until 31 March")])
+    assert stops("Domains stay active until the end of March.", whole) == []
+
+
+def test_just_after_a_time_is_a_time_of_the_incident_a_little_later():
+    sent = incident(facts=[("emails", "Renewal emails", "text", "Sent from 00:01 on 16 April")])
+    assert stops("Renewal emails were sent just after midnight on 16 April.", sent) == []
+    assert ("no_new_facts", "midnight") in stops("Renewal emails were sent just before midnight on 16 April.", sent)
+
+
+def test_work_a_fact_says_is_completed_is_done():
+    def rerun(value):
+        return incident(state="resolved", facts=[("rerun", "Renewal rerun", "text", value)])
+
+    assert stops("We reran the failed renewals on 19 September.", rerun("Completed on 19 September")) == []
+    assert ("state_claim", "We reran") in stops("We reran the failed renewals on 19 September.",
+                                                rerun("Will run on 19 September"))
+
+
+def test_whom_an_apology_addresses_while_they_wait():
+    assert stops("Sorry to all domain owners waiting on renewals today.", RENEWALS) == []
+    assert ("unsupported_statement", "losing") in stops("Sorry to all domain owners losing their domains today.",
+                                                       RENEWALS)
+
+
+def test_what_customers_are_asked_to_do_is_no_work_done_for_them():
+    text = ("Online booking shows free renewal slots again, and if you couldn't find a slot we've already booked "
+            "you into the first free one.")
+    message = "Online booking shows free renewal slots correctly again."
+    asked = incident(state="resolved", messages=[message],
+                     actions=["Try booking online again if you could not find a slot"])
+    assert readings(text, asked) == ["done to customers"]
+    done = incident(state="resolved", messages=[message], facts=[
+        ("rebooked", "Customers without a slot", "text", "Booked into the first free slot by our team")])
+    assert stops(text, done) == []
+
+
+def test_every_one_fully_done_is_checked_against_the_share_done():
+    caught_up = incident(state="monitoring", facts=[("caught_up", "Share of domains fully renewed", "%", 85)])
+    assert ("unsupported_statement", "every domain is fully renewed") in stops(
+        "Renewals are catching up, and every domain is fully renewed.", caught_up)
+    assert stops("Renewals are catching up: 85% of domains are fully renewed.", caught_up) == []

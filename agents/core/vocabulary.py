@@ -154,6 +154,7 @@ dear arrive arrives arrived arriving
 let nearby
 anytime ones others else
 grateful desk ok original things
+cheers happily spot spots spotted spotting
 """.split()
 
 UPDATE_PHRASES = (
@@ -203,6 +204,7 @@ UPDATE_PHRASES = (
     "a bit", "loved ones",
     "a big thank you", "big thank you", "ask that you", "ask you to",
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
+    "still stands", "still stand", "not alone", "to be clear",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -231,6 +233,7 @@ ADVICE_LANGUAGE = (
     "carry on", "carrying on", "safely ignore", "a bit", "as always",
     "ask that you", "ask you to",
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
+    "wait",
 )
 
 

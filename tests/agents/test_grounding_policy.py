@@ -238,6 +238,9 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["ask that you"].advice and terms["ask that you"].action
     # 0055: "talk to" joins as a plain phrase and as advice, "comparing" as the company's action.
     assert terms["talk to"].advice and terms["comparing"].action and not terms["comparing"].advice
+    # 0057: "still stands" and "spotted" join as plain phrase and word, "wait" as advice.
+    assert terms["still stands"].enabled and not terms["still stands"].advice and terms["spotted"].enabled
+    assert terms["wait"].advice and not terms["wait"].action
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge. Taken back, the
     # stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()

@@ -214,17 +214,28 @@ def all_done_findings(text: str, context: Mapping | None) -> list[Finding]:
 _MOST_DID = re.compile(
     led_by("mnat", r"\b(?:most|many|nearly\s+all|almost\s+all|the\s+(?:vast\s+)?majority)\s+(?:of\s+)?"
                    r"(?:(?:you|them|our|your|the|their|these|those)\s+)?(?:[^\W\d_]+\s+){0,2}?"
-                   r"(?:ha(?:ve|s|d)|(?:will|would|wo)(?:n[’']t|\s+not)\s+have|did(?:n[’']t|\s+not))\s+"
+                   r"(?:ha(?:ve|s|d)|(?:will|would|wo)(?:n[’']t|\s+not)(?:\s+have)?|did(?:n[’']t|\s+not))\s+"
                    r"(?:already\s+|probably\s+|likely\s+|now\s+|not\s+)?(?:been\s+)?([^\W\d_][\w-]*)"),
     re.IGNORECASE)
 _NOT_DOINGS = frozenset("affect impact experience see encounter hit face contact report reach ask tell write call "
                         "email message let get".split())
 
 
+# ... and that the readers, or those they serve, saw nothing of it: "your visitors won't have noticed a thing",
+# "nobody will notice".
+_NONE_NOTICED = re.compile(
+    led_by("ymn", r"\b(?:you|your\s+[^\W\d_]+|no\s+one|nobody|none\s+of\s+(?:you|them))\s+"
+                  r"(?:(?:will|would|wo|did)(?:n[’']t|\s+not)(?:\s+have)?|(?:will|would)\s+never(?:\s+have)?)\s+"
+                  r"((?:notic|spott|realis|realiz)[a-z]*|feel|felt)\b"),
+    re.IGNORECASE)
+
+
 def most_did_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
-    """Claims that most of something did or did not do a thing, where no fact or key message says it."""
-    findings = []
-    for m in _MOST_DID.finditer(text):
+    """Claims that most of something did or did not do a thing, or that nobody noticed it, where no fact
+    or key message says it."""
+    findings, most = [], list(_MOST_DID.finditer(text))
+    noticed = [m for m in _NONE_NOTICED.finditer(text) if not any(o.start() <= m.start() < o.end() for o in most)]
+    for m in [*most, *noticed]:
         verb = m.group(1).lower()
         # "re-analysed", "rebooked": a verb done again is its verb
         lemmas = set(verbs_of(verb) or verbs_of(verb.rsplit("-", 1)[-1]) or verbs_of(verb.removeprefix("re")))
@@ -232,7 +243,7 @@ def most_did_findings(text: str, context: Mapping | None, key: str | None = None
             continue
         if not set(forms(verb)) & _said_of_things(context, key=key):
             findings.append(Finding(
-                "unsupported_statement", m.group(), f"“{m.group()}” says what most of them did, and neither a "
+                "unsupported_statement", m.group(), f"“{m.group()}” says what they did or noticed, and neither a "
                 "fact nor a key message of the incident says it.", m.start(), reading="completion"))
     return findings
 

@@ -2503,3 +2503,10 @@ def test_every_one_fully_done_is_checked_against_the_share_done():
     assert ("unsupported_statement", "every domain is fully renewed") in stops(
         "Renewals are catching up, and every domain is fully renewed.", caught_up)
     assert stops("Renewals are catching up: 85% of domains are fully renewed.", caught_up) == []
+
+
+def test_that_nobody_noticed_is_the_incidents_to_say():
+    assert ("unsupported_statement", "your visitors won't have noticed") in stops(
+        "Custom domain renewals work again, and your visitors won't have noticed a thing.", incident(state="resolved"))
+    quiet = incident(state="resolved", messages=["Most visitors will not have noticed the renewal failures."])
+    assert stops("Custom domain renewals work again, and most visitors won't have noticed.", quiet) == []

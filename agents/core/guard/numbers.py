@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import calendar
 import functools
 import json
 import re
@@ -237,7 +238,6 @@ _DAYS_OF_MONTH = re.compile(r"\b(?P<first>\d{1,2})(?:st|nd|rd|th)?\s*(?:and|or|t
 # "Until the end of March" names a day: the month's last ("the start of April": its first). "The end of
 # 18 March" is the 18th's.
 _MONTH_EDGE = re.compile(r"\b(?P<edge>(?i:end|start|beginning))\s+of\s+" + _MONTH + r"\b(?!\.?\s*\d)")
-_LAST_DAY = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r"\.?\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{4})\b)?")
 # ... and the day after it in a range: "between December 28 and 30" (the second day is December's too)
 _MONTH_DAYS = re.compile(r"\b" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\s*(?:and|or|to|-|–|until|through)\s*"
@@ -340,7 +340,8 @@ def find_moments(text: str) -> list[Moment]:
     for m in _MONTH_EDGE.finditer(text):
         if free(m):
             month = _MONTHS.index(m["mon"][:3].lower()) + 1
-            add(m, date=(None, month, _LAST_DAY[month - 1] if m["edge"].lower() == "end" else 1))
+            last = calendar.monthrange(2001, month)[1]  # a year with no 29 February: the text names none
+            add(m, date=(None, month, last if m["edge"].lower() == "end" else 1))
     for m in _SLASHED.finditer(text):
         if free(m):  # day/month or month/day: either reading may match
             add(m, date=(int(m["y"]), int(m["b"]), int(m["a"])))
@@ -768,6 +769,8 @@ def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios
                                                           _approximately_supported(share, side, allowed)):
             starts |= {first.start, second.start}
     return starts
+
+
 # "at all three sites" where a fact labelled "Sites" lists "Dallas, Memphis and Columbus distribution
 # centres": how many things a fact lists is its number, bound to what its label names.
 _COUNTED = re.compile(r"\s+(?:of\s+(?:the|our|these|those|its|their)\s+)?([^\W\d_][\w-]*)")

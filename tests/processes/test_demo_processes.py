@@ -147,9 +147,14 @@ class Demo:
                                         preexec_fn=preexec_fn)
 
     def wait_ready(self) -> dict[int, tuple[str, str]]:
-        """Web answers, and beat has started (it writes its schedule file when it starts)."""
-        wait_for(lambda: serves(self.port) or self.process.poll() is not None, READY_SECONDS, "the demo to serve")
+        """The demo says it is ready (its logins, the last lines it prints once ``/readyz`` answers and
+        before it starts watching its children), and beat has started (it writes its schedule file
+        when it starts). Not the login page alone: it can answer before ``/readyz`` does, and a child
+        that ends in between ends the demo's start, as it should."""
+        wait_for(lambda: "(kept in" in self.log_path.read_text(errors="replace") or self.process.poll() is not None,
+                 READY_SECONDS, "the demo to print its logins")
         assert self.process.poll() is None, self.log_path.read_text()
+        assert serves(self.port), self.log_path.read_text()
         wait_for(lambda: any(self.schedule.glob("celerybeat-schedule*")), READY_SECONDS, "beat to start")
         tree = descendants(self.process.pid)
         assert len(tree) >= 3, tree
@@ -233,7 +238,11 @@ def test_a_killed_worker_is_started_again_and_takes_work(demo, demo_env):
         return [pid for pid, (_, cmdline) in descendants(running.process.pid).items()
                 if "celery -A reviewer worker" in cmdline and " -Q runs " in cmdline and pid != worker]
 
-    wait_for(new_worker, 60, "the demo to start the worker again")
+    try:
+        wait_for(new_worker, 60, "the demo to start the worker again")
+    except AssertionError as timed_out:
+        printed = running.log_path.read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{timed_out}; the demo printed:\n{printed}") from None
     assert running.process.poll() is None
     worker_log = Path(demo_env["VAR_DIR"]) / "log" / "worker-runs.log"
     assert "demo] worker-runs ended (exit code -9); starting it again in" in worker_log.read_text()

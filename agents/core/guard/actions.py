@@ -52,6 +52,10 @@ _DONE_BEFORE = re.compile(r"\bafter\s+(?=[a-z]+ing\b)", re.IGNORECASE)
 _AUXILIARY = frozenset("was were been has have had ve s is we they it".split()) | STAFF
 _PASSIVE = frozenset("was were been".split())
 _RELATIVE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
+_HAS_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|been|will|shall)\b|['’](?:re|ve|ll)\b", re.IGNORECASE)
+_PREDICATE_NOT_DONE = re.compile(
+    r"\b(?:is|are|will|shall)\s+(?:still\s+|now\s+|also\s+|all\s+)?(?:being|be|to\s+be|not|under\s*way|"
+    r"in\s+progress|pending|scheduled|planned|queued)\b", re.IGNORECASE)
 _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"
 _NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
                          r"as\s+soon\s+as|not|never|no)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
@@ -87,9 +91,11 @@ def _said_done(evidence: str) -> tuple[frozenset[str], frozenset[str]]:
         lemmas = {lemma for w in words for lemma in lemmas_of(w.lower())}
         # What was done first is done too: "We restored the portal after replacing a failed server"; what a
         # relative clause says of its noun is not the clause's: "An alert has been added for jobs that do not
-        # start on time".
-        told = _RELATIVE.split(_DONE_BEFORE.sub(" ", clause), 1)[0]
-        if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(told):
+        # start on time". A clause whose verb comes after its relative clause says it there: "Paid orders
+        # that never reached the kitchen are being refunded".
+        told, *rest = _RELATIVE.split(_DONE_BEFORE.sub(" ", clause), 1)
+        later = rest and not _HAS_VERB.search(told) and _PREDICATE_NOT_DONE.search(rest[0])
+        if any(_says_done(words, i) for i in range(len(words))) and not _NOT_DONE_YET.search(told) and not later:
             done |= lemmas | label  # "Rerun: Completed on 19 September" says the rerun is done
         else:
             other |= lemmas

@@ -2510,3 +2510,13 @@ def test_that_nobody_noticed_is_the_incidents_to_say():
         "Custom domain renewals work again, and your visitors won't have noticed a thing.", incident(state="resolved"))
     quiet = incident(state="resolved", messages=["Most visitors will not have noticed the renewal failures."])
     assert stops("Custom domain renewals work again, and most visitors won't have noticed.", quiet) == []
+
+
+def test_work_whose_verb_comes_after_a_relative_clause_is_under_way_when_that_verb_says_so():
+    refunding = incident(state="identified", messages=[
+        "Paid renewals that never reached the registry are being refunded."])
+    assert ("state_claim", "have now been refunded") in stops("All of them have now been refunded.", refunding)
+    assert stops("Paid renewals that never reached the registry are being refunded.", refunding) == []
+    refunded = incident(state="identified", messages=[
+        "Paid renewals that never reached the registry have been refunded."])
+    assert stops("All of them have now been refunded.", refunded) == []

@@ -155,6 +155,7 @@ let nearby
 anytime ones others else
 grateful desk ok original things
 cheers happily spot spots spotted spotting
+hit
 """.split()
 
 UPDATE_PHRASES = (
@@ -205,6 +206,7 @@ UPDATE_PHRASES = (
     "a big thank you", "big thank you", "ask that you", "ask you to",
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
     "still stands", "still stand", "not alone", "to be clear",
+    "read more", "reassure you", "where the problem lies", "where the issue lies", "where the fault lies",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -233,7 +235,7 @@ ADVICE_LANGUAGE = (
     "carry on", "carrying on", "safely ignore", "a bit", "as always",
     "ask that you", "ask you to",
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
-    "wait",
+    "wait", "read more",
 )
 
 

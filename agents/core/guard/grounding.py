@@ -1224,7 +1224,7 @@ def _felt_spans(sentence: str, tokens) -> list[tuple[int, int]]:
         else:  # a purpose tells nothing
             spans.append((m.start(), end))
     if _ADDRESSING.match(sentence) and (named := _VOCATIVE.search(sentence)) and \
-            named.group(1).split()[-1].lower() in _ADDRESSEES | {w for w in named.group(1).split() if _plural(w)}:
+            named.group(1).split()[-1].lower() in _ADDRESSEES | {w for w in named.group(1).split() if _people(w)}:
         spans.append(named.span(1))
     return spans
 
@@ -1236,8 +1236,15 @@ _ADDRESSING = re.compile(r"\s*(?:(?:and\s+)?thanks|thank\s+you|(?:we['’]re\s+|
 _VOCATIVE_WORD = (r"(?!(?:the|a|an|is|are|was|were|be|been|has|have|had|will|can|may|not|never|we|you|it|they|this|"
                   r"that|our|us|i|he|she|there|here|now|again|today|too)\b)[^\W\d_][\w-]*")
 _NAMED_PEOPLE = rf"(?:{_VOCATIVE_WORD}\s+){{0,2}}{_VOCATIVE_WORD}"
-_VOCATIVE = re.compile(rf",\s+({_NAMED_PEOPLE}(?:\s+(?:and|&)\s+{_NAMED_PEOPLE})?)\s*[!.]*\s*$", re.IGNORECASE)
+_VOCATIVE = re.compile(rf",\s+({_NAMED_PEOPLE}(?:\s+(?:and|&)\s+{_NAMED_PEOPLE})?)(?:\s*[!.]*\s*$|,\s+and\s)",
+                       re.IGNORECASE)
 _ADDRESSEES = frozenset("everyone everybody all folks team friends".split())
+
+
+def _people(word: str) -> bool:
+    """Whether a word named in address is people: a plural noun, or a plural of doers the dictionary does not
+    know ("Thanks for your patience, cachers")."""
+    return _plural(word) or (word.lower().endswith("ers") and not parts_of(word))
 
 
 # ... and the situation it pictures: "we know confirmations matter when trucks are already on the road".

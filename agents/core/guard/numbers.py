@@ -185,7 +185,9 @@ _QUANTITY_WORDS = re.compile(
         r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter)"
         # "for about an hour": how long something lasted, one hour ("an hour ago", "every hour" are not)
         r"|(?P<an>(?:(?<=\bfor\s)|(?<=\babout\s)|(?<=\baround\s)|(?<=\bnearly\s)|(?<=\balmost\s)|(?<=\broughly\s)|"
-        r"(?<=\blasted\s))an?(?=\s+(?:hour|day|week)\b)))\b",
+        r"(?<=\blasted\s))an?(?=\s+(?:hour|day|week)\b)"
+        # "an hour and a half" (the half is read with it, _and_a_half)
+        r"|an?(?=\s+(?:hour|day|week)\s+and\s+a\s+half\b)))\b",
     ),
     re.IGNORECASE,
 )
@@ -502,20 +504,30 @@ def _ranges(text: str, numbers: list[Number]) -> list[Number]:
 
 
 _AND_A_HALF = re.compile(r"\s+and\s+a\s+half(?=[\s-]+(?:minutes?|hours?|days?|weeks?)\b)", re.IGNORECASE)
+_HALF_AFTER = re.compile(r"\s+and\s+a\s+half\b(?![\s-]+(?:of\b|an?\b|minutes?|hours?|days?|weeks?))", re.IGNORECASE)
 
 
 def _and_a_half(text: str, numbers: list[Number]) -> list[Number]:
-    """A number and a half before a unit of time is one duration: "thirteen and a half hours" is 810
-    minutes, "2 and a half days" 60 hours (the fraction is not a share of its own)."""
+    """A number and a half of a unit of time is one duration: "thirteen and a half hours" is 810 minutes,
+    "2 and a half days" 60 hours, "an hour and a half" 90 minutes (the fraction is not a share of its own)."""
     merged, halves = [], set()
     for number in numbers:
-        m = None if number.unit or number.percent else _AND_A_HALF.match(text, number.start + len(number.found))
+        end = number.start + len(number.found)
+        m = None if number.unit or number.percent else _AND_A_HALF.match(text, end)
+        if m is not None:
+            halves.add(m.end() - len("half"))
+            merged.append(_with_unit(text[number.start : m.end()], number.value + Decimal("0.5"), number.start,
+                                     text[m.end():]))
+            continue
+        unit = _DURATION.match(text, end) if number.unit == "s" and number.value else None
+        m = _HALF_AFTER.match(text, unit.end() if unit else end) if number.unit == "s" and number.value else None
         if m is None:
             merged.append(number)
             continue
         halves.add(m.end() - len("half"))
-        merged.append(_with_unit(text[number.start : m.end()], number.value + Decimal("0.5"), number.start,
-                                 text[m.end():]))
+        seconds = number.seconds + number.seconds / number.value / 2
+        merged.append(Number(text[number.start : m.end()], number.value + Decimal("0.5"), False, number.start, "s",
+                             seconds))
     return _compound(text, [n for n in merged if n.start not in halves])
 
 

@@ -2520,3 +2520,34 @@ def test_work_whose_verb_comes_after_a_relative_clause_is_under_way_when_that_ve
     refunded = incident(state="identified", messages=[
         "Paid renewals that never reached the registry have been refunded."])
     assert stops("All of them have now been refunded.", refunded) == []
+
+
+@pytest.mark.parametrize(("said", "found"), [("about an hour and a half", "an hour and a half"),
+                                           ("an hour and a half", "an hour and a half"),
+                                           ("one and a half hours", "one and a half")])
+def test_an_hour_and_a_half_is_ninety_minutes(said, found):
+    def late(minutes):
+        return incident(facts=[("delay", "Delay to renewal emails", "minutes", minutes)])
+
+    text = f"Renewal emails are running {said} behind."
+    assert stops(text, late(90)) == []
+    assert stops(text, late(120)) == [("no_new_facts", found)]
+
+
+def test_whom_a_thank_you_names_after_a_comma_is_its_addressee_even_a_word_the_dictionary_lacks():
+    assert stops("Thanks for your patience today, cachers, and sorry for the hold-up.", RENEWALS) == []
+    assert stops("Thanks for your patience, cachers.", RENEWALS) == []
+    assert ("unsupported_statement", "cachers") in stops("Renewals failed for cachers today.", RENEWALS)
+
+
+@pytest.mark.parametrize(("text", "twin"), [
+    ("Some custom domains were hit by the failed renewals.", "Some custom domains were hit by a registry ban."),
+    ("We know where the problem lies and are working on custom domain renewals.",
+     "We know where the problem lies: the registry ban on custom domain renewals."),
+    ("You can read more about custom domain renewals on our status page.",
+     "You can read more about the registry ban on custom domains on our status page."),
+])
+def test_update_language_of_round_forty_nine_passes_and_what_it_says_of_the_incident_is_still_read(text, twin):
+    assert stops(text, RENEWALS) == []
+    assert ("unsupported_statement", "registry, ban") in stops(twin, RENEWALS) or \
+        any(check == "unsupported_statement" and "ban" in found for check, found in stops(twin, RENEWALS))

@@ -891,6 +891,9 @@ def _regions_named(text: str, listed: tuple, regions: tuple, region_words: tuple
     named: dict[str, list] = {}
     for code in listed:
         found = list(re.finditer(rf"\b{re.escape(code.upper())}\b", text))
+        if len(code) > 3:  # a region the incident lists by name ("Devon", "Cornwall"), written any case
+            found += [m for m in re.finditer(rf"\b{re.escape(code)}\b", text, re.IGNORECASE)
+                      if m.group() != code.upper()]
         if code in regions:
             found += region_matches(code, text, tuple(words_of.get(code, ())))
         found += [m for m, codes in places if code in codes]

@@ -2551,3 +2551,11 @@ def test_update_language_of_round_forty_nine_passes_and_what_it_says_of_the_inci
     assert stops(text, RENEWALS) == []
     assert ("unsupported_statement", "registry, ban") in stops(twin, RENEWALS) or \
         any(check == "unsupported_statement" and "ban" in found for check, found in stops(twin, RENEWALS))
+
+
+def test_a_region_the_incident_lists_by_name_is_read_by_its_name():
+    two_counties = incident(region="Devon, Cornwall")
+    assert stops("Custom domain renewals failed in Devon and Cornwall.", two_counties) == []
+    assert ("scope_claim", "Cornwall") in stops("Custom domain renewals failed, all of them in Cornwall.",
+                                                two_counties)
+    assert ("scope_claim", "Devon") in stops("Custom domain renewals failed in Devon.", two_counties)

@@ -207,6 +207,7 @@ UPDATE_PHRASES = (
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
     "still stands", "still stand", "not alone", "to be clear",
     "read more", "reassure you", "where the problem lies", "where the issue lies", "where the fault lies",
+    "right now", "held up",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -235,7 +236,7 @@ ADVICE_LANGUAGE = (
     "carry on", "carrying on", "safely ignore", "a bit", "as always",
     "ask that you", "ask you to",
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
-    "wait", "read more",
+    "wait", "read more", "grab",
 )
 
 

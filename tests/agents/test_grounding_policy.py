@@ -244,6 +244,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # 0058: "hit" and "where the problem lies" join as plain word and phrase, "read more" as advice.
     assert terms["hit"].enabled and not terms["hit"].advice and terms["where the problem lies"].enabled
     assert terms["read more"].advice
+    # 0059: "right now" and "held up" join as plain phrases, "grab" as advice.
+    assert terms["right now"].enabled and not terms["held up"].advice and terms["grab"].advice
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge. Taken back, the
     # stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()

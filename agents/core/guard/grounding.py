@@ -358,6 +358,9 @@ _ACTION_FACT = re.compile(r"fix|mitigat|action|remediat|resolution|workaround|ne
 
 _FIRST_WORD = re.compile(r"\s*([^\W\d_]+)")
 _DONE_VALUE = re.compile(r"\s*(?:completed|complete|done|finished)\b", re.IGNORECASE)
+_WHEN_VALUE = re.compile(r"\s*(?:(?:on\s+|at\s+|by\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)"
+                         r"(?:day)?\b|\d{1,2}[:.]\d{2}\b|\d{1,2}\s*(?:am|pm)\b|\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|"
+                         r"jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d{4}-\d{2}-\d{2}\b)", re.IGNORECASE)
 # A fact that says what will be done ("Refunds will go to the original card") plans it, whatever its key.
 _PLANNED = re.compile(r"\bwill\b", re.IGNORECASE)
 
@@ -382,8 +385,10 @@ def action_stems(context: Mapping | None, *texts: str) -> frozenset[str]:
         parts += [f"{k.replace('_', ' ')} {labels.get(k, '')}" for k, v in facts if _DONE_VALUE.match(v)]
         parts += [first.group(1) for _k, v in facts if (first := _FIRST_WORD.match(v)) and
                   lemmas_of(first.group(1).lower()) and _verb(first.group(1), "been")]
-        # A count's label says what was done to the things it counts ("Charges submitted for reversal: 1100").
-        parts += [w for k, label, _unit in fact_meta(context) if number_value(incident.get(k)) is not None
+        # A count's label says what was done to the things it counts ("Charges submitted for reversal: 1100"), and
+        # a time's label what was done then ("Emails resent: Thursday 16:20 BST").
+        parts += [w for k, label, _unit in fact_meta(context)
+                  if (number_value(incident.get(k)) is not None or _WHEN_VALUE.match(str(incident.get(k) or "")))
                   and not _NEGATION.search(label) for w in _words_only(label) if _verb(w.lower(), "been")]
     said = _NEGATED_CLAUSE.sub(" ", "\n".join(parts))
     stems = _stems_of(said)
@@ -407,6 +412,7 @@ def _stated_actions(fact: str) -> list[str]:
     verbs = [fact[start + a : start + b] for start, end in sentence_spans(fact)
              for a, b, _done in _commitment_spans(fact[start:end])]
     verbs += [m.group(1) for m in _PASSIVE.finditer(fact) if _verb(m.group(1), "been")]
+    verbs += _STATED_OUTCOME.findall(fact)
     words = [w.lower() for w in _words_only(fact)]
     return verbs + [w for before, w in itertools.pairwise(words) if _finite(before, w)]
 
@@ -894,6 +900,7 @@ _BEFORE_VERB = re.compile(r"(?:(?:[\w’']+ly|not|never|also|now|then|still|just
                           r"is|are|was|were|be|been|being|have|has|had|will|would|do|does|did|can|could|cannot|"
                           r"shall|should|may|might|must|to|[a-z]+n[’']t)\s+)*", re.IGNORECASE)
 _WORKS = re.compile(r"\s+(?:normally|as\s+(?:usual|normal|expected))\b", re.IGNORECASE)
+_HELD_UP = re.compile(r"(?:held|slowed|backed|tied|bogged)\s+(?:up|down)\b", re.IGNORECASE)
 _BE = frozenset("is are was were be been being am".split())
 _HAVE = frozenset("have has had".split())
 _NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
@@ -920,8 +927,9 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
             verb = _TOKEN.match(sentence, verb.end() + 1)  # "re-run": the verb is "run"
         said = re.sub(r"['’]ve\b", " have", m.group() + between.group())  # "we've added" is "we have added"
         auxiliaries = [w.lower() for w in said.split() if w.lower() in _BE | _HAVE]
-        if verb and _WORKS.match(sentence, verb.end()):
-            continue  # "emails have been sent normally since": a service working, no work done
+        if verb and (_WORKS.match(sentence, verb.end()) or _HELD_UP.match(sentence, verb.start())):
+            continue  # "emails have been sent normally since": a service working, no work done; "visits have been
+            # held up": a delay
         if verb and auxiliaries[-1:] == ["be"] and verb.group().lower() in _OUTCOMES and _FUTURE.search(said) and \
                 _THEIRS.search(sentence, clause, m.start()):
             spans.append((*verb.span(), True))  # "your cake will be ready on the day you chose": a promise
@@ -975,6 +983,10 @@ def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
 # What a promise says customers' things will be, where no verb says what is done to them.
 _OUTCOMES = frozenset("ready available accessible visible".split())
+# ... and a fact or a key message that says what they will be states it ("Your order … will be ready at the time
+# shown" licenses "your bake will be ready then").
+_STATED_OUTCOME = re.compile(r"\b(?:be|is|are|was|were|been)\s+(?:now\s+|still\s+|already\s+|all\s+)?"
+                             rf"({'|'.join(sorted(_OUTCOMES))})\b", re.IGNORECASE)
 _CAN = re.compile(r"\bcan\b", re.IGNORECASE)
 _ENDS_IN_BE = re.compile(r"\bbe\s*$", re.IGNORECASE)
 # ... the customers' things: theirs, or what the incident hit ("applications delayed by the outage")
@@ -1503,8 +1515,8 @@ def _imperative_after_condition(sentence: str, end: int):
     if verb is None:
         return None
     word = verb.group().lower()
-    if word not in verbs_of(word) or word in _NOT_IMPERATIVE:
-        return None
+    if word not in verbs_of(word) or word in _NOT_IMPERATIVE or word in FUNCTION_WORDS:
+        return None  # ("Just over half of top-ups are failing": no instruction)
     # A noun that is also a verb opens a subject: "form owners can remove it" has its own verb soon after.
     following = [m.group().lower() for m in _TOKEN.finditer(sentence, verb.end())][:3]
     return None if any(w in _NOT_IMPERATIVE for w in following) else verb

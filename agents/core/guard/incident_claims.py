@@ -248,8 +248,10 @@ _IMPACT = re.compile(
 # counts the hit, not the customers.
 _OF_AFFECTED = re.compile(r"\b(?:affected|impacted|delayed|failed|missed|missing|stuck|queued|pending|declined)\b",
                           re.IGNORECASE)
-# "Hi everyone," greets and "thanks to everyone who let us know" thanks; neither counts the affected.
-_THANKED = re.compile(r"\b(?:thanks|thank\s+you|grateful)\s+(?:again\s+)?to\s+$", re.IGNORECASE)
+# "Hi everyone," greets, "thanks to everyone who let us know" thanks and "sorry to everyone who has run into this
+# error" apologises; none counts the affected.
+_THANKED = re.compile(r"\b(?:thanks|thank\s+you|grateful|sorry|apologies|apologi[sz]e)\s+(?:again\s+)?to\s+$",
+                      re.IGNORECASE)
 _GREETED = re.compile(rf"(?:^|[.!?:]\s+)(?:{GREETING}|thanks|thank\s+you|(?:good\s+)?(?:morning|evening|afternoon))"
                       r"(?:\s+there)?,?\s*$", re.IGNORECASE)
 _QUANTIFIER_SAYS = {"all": "everyone is affected", "few": "only a few are affected", "most": "most are affected"}

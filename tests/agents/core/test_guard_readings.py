@@ -2559,3 +2559,49 @@ def test_a_region_the_incident_lists_by_name_is_read_by_its_name():
     assert ("scope_claim", "Cornwall") in stops("Custom domain renewals failed, all of them in Cornwall.",
                                                 two_counties)
     assert ("scope_claim", "Devon") in stops("Custom domain renewals failed in Devon.", two_counties)
+
+
+def test_what_most_of_the_readers_did_is_said_by_a_verb_of_the_incident_not_a_noun_of_the_same_stem():
+    codes = incident(state="resolved", facts=[("codes", "Collection codes", "text", "Sent again to every owner")])
+    assert ("unsupported_statement", "most of you have already collected") in stops(
+        "Custom domain renewals work again, and most of you have already collected your codes.", codes)
+    counted = incident(state="resolved", facts=[("collected", "Codes collected", "%", 85)])
+    assert stops("Custom domain renewals work again, and most of you have already collected your codes.",
+                 counted) == []
+
+
+def test_what_a_key_message_says_customers_things_will_be_is_stated():
+    ready = incident(state="identified", messages=["Your renewal is being processed and will be ready at the time "
+                                                   "shown in your account."])
+    assert stops("Your renewal will be ready then.", ready) == []
+    assert readings("Your renewal will be ready then.", incident(state="identified")) == ["done to customers"]
+
+
+def test_what_a_label_says_was_done_at_a_time_is_done():
+    resent = incident(state="monitoring", facts=[("resent", "Renewal emails resent", "text", "Thursday 16:20 UTC")])
+    assert stops("We resent the renewal emails on Thursday afternoon.", resent) == []
+    planned = incident(state="monitoring", facts=[("resend", "Renewal emails to resend", "count", 38)])
+    assert ("unsupported_statement", "resent") in stops("We resent the renewal emails on Thursday afternoon.",
+                                                        planned) or \
+        ("state_claim", "We resent") in stops("We resent the renewal emails on Thursday afternoon.", planned)
+
+
+def test_whom_an_apology_is_to_is_no_share_and_a_delay_held_up_is_no_work_done():
+    quarter = incident(facts=[("failing", "Share of renewals failing", "%", 25)])
+    assert stops("Sorry to everyone who has run into this error since Monday morning.", quarter) == []
+    assert ("scope_claim", "Everyone") in stops("Everyone has run into this renewal error since Monday morning.",
+                                                quarter)
+    assert stops("Our apologies to customers whose renewals have been held up.", RENEWALS) == []
+    refunded = "Our apologies to customers whose renewals have been refunded."
+    assert ("unsupported_statement", "refunded") in stops(refunded, RENEWALS)
+
+
+def test_just_before_a_word_that_is_no_verb_opens_no_instruction():
+    share = incident(facts=[("failing", "Share of renewals failing", "%", 55)])
+    assert stops("Just over half of custom domain renewals are failing right now.", share) == []
+
+
+def test_grab_is_advice():
+    help_page = incident(actions=["Read the renewal help page at help.example.com/renewals"])
+    assert stops("Renewals fail for some custom domains; just grab the help page at help.example.com/renewals.",
+                 help_page) == []

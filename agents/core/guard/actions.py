@@ -236,11 +236,21 @@ _NONE_NOTICED = re.compile(
     re.IGNORECASE)
 
 
+# ... or that nothing befell any of them: "nobody missed out on a study session", "nobody was left trapped".
+_NOBODY_DID = re.compile(
+    led_by("n", r"\b(?:no\s+one|nobody|none\s+of\s+(?:you|them|(?:your|our|the)\s+[^\W\d_]+))\s+"
+                r"(?:(?:was|were|has\s+been|have\s+been|had\s+been|will\s+be|got|has|have|had|ever)\s+)?"
+                r"(?:left\s+|actually\s+)?([^\W\d_][\w-]*(?:ed|en|lt|st|ot|ught|ound))\b"),
+    re.IGNORECASE)
+
+
 def most_did_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
-    """Claims that most of something did or did not do a thing, or that nobody noticed it, where no fact
-    or key message says it."""
+    """Claims that most of something did or did not do a thing, or that nobody noticed it or came to harm,
+    where no fact or key message says it."""
     findings, most = [], list(_MOST_DID.finditer(text))
-    noticed = [m for m in _NONE_NOTICED.finditer(text) if not any(o.start() <= m.start() < o.end() for o in most)]
+    noticed = [m for m in [*_NONE_NOTICED.finditer(text), *_NOBODY_DID.finditer(text)]
+               if not any(o.start() <= m.start() < o.end() for o in most)]
+    noticed = [m for i, m in enumerate(noticed) if not any(o.start() == m.start() for o in noticed[:i])]
     for m in [*most, *noticed]:
         verb = m.group(1).lower()
         # "re-analysed", "rebooked": a verb done again is its verb
@@ -250,8 +260,8 @@ def most_did_findings(text: str, context: Mapping | None, key: str | None = None
         verbs, counted = _said_of_things(context, key=key)
         if not lemmas & verbs and not set(forms(verb)) & counted:
             findings.append(Finding(
-                "unsupported_statement", m.group(), f"“{m.group()}” says what they did or noticed, and neither a "
-                "fact nor a key message of the incident says it.", m.start(), reading="completion"))
+                "unsupported_statement", m.group(), f"“{m.group()}” says what they did, noticed or came to, and "
+                "neither a fact nor a key message of the incident says it.", m.start(), reading="completion"))
     return findings
 
 

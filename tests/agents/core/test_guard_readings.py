@@ -2605,3 +2605,13 @@ def test_grab_is_advice():
     help_page = incident(actions=["Read the renewal help page at help.example.com/renewals"])
     assert stops("Renewals fail for some custom domains; just grab the help page at help.example.com/renewals.",
                  help_page) == []
+
+
+def test_that_nobody_came_to_harm_is_the_incidents_to_say():
+    reinstated = incident(state="monitoring", messages=["Renewals cancelled in error have been reinstated."])
+    assert ("unsupported_statement", "nobody missed") in stops(
+        "Renewals cancelled in error have been reinstated, so nobody missed out on a renewal.", reinstated)
+    kept = incident(state="monitoring", messages=["Renewals cancelled in error have been reinstated, and no domain "
+                                                  "owner missed a renewal."])
+    assert stops("Renewals cancelled in error have been reinstated, so nobody missed out on a renewal.", kept) == []
+    assert stops("Renewals cancelled in error have been reinstated, so no one needs to do anything.", reinstated) == []

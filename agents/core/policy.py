@@ -115,6 +115,8 @@ _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?
 # A charge said to be waived by naming its absence: "it will complete with no conversion fee", "at no extra
 # cost" (what the incident says of its own charges supports it: the family's supported_by).
 NO_CHARGE = r"\b(?:with|at|for)\s+no\s+(?:[\w-]+\s+)?(?:charges?|costs?|fees?)\b"
+# "… so this is now closed": the update itself said to be closed.
+THIS_CLOSED = r"\b(?:this|it)\s+(?:is|has\s+been)\s+now\s+closed\b"
 
 FREE_THINGS = (r"\bfree\s+(?:[\w-]+\s+){0,2}?(?:shipping|delivery|postage|months?|weeks?|days?|years?|trials?|"
                r"packs?|rides?|swaps?|washes|wash|rentals?|hire|retakes?|replacements?|filters?|refills?|upgrades?|"
@@ -144,6 +146,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
     ClaimFamily(name="closure", support="resolved", pattern=r"\bincident\s+closed\b", paraphrases=(
         r"\b(?:incident|issue|case|ticket)\s+(?:is|has\s+been|was)\s+(?:now\s+)?closed\b",
         r"\bclos(?:ed|ing)\s+(?:the|this)\s+(?:incident|issue)\b",
+        THIS_CLOSED,
     )),
     ClaimFamily(name="stability", support="recovering", pattern=r"\ball\s+payments\s+(?:are|is)\s+stable\b",
                 paraphrases=(

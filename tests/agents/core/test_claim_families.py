@@ -104,6 +104,7 @@ def test_the_original_passes_in_both_pipelines_with_and_without_strict_claims():
     ("Card service has been fully restored.", "recovery", "fully restored"),
     ("Card payments have recovered.", "recovered", "have recovered"),
     ("The incident has been closed.", "closure", "incident has been closed"),
+    ("Card payments work again, so this is now closed.", "closure", "this is now closed"),
     ("Card payments are stable again.", "stability", "payments are stable"),
     ("We guarantee that no card payment will be lost.", "guarantees", "guarantee"),
     ("We promise a quick recovery.", "guarantees", "we promise"),

@@ -12,6 +12,8 @@
 6. Nothing outside the core imports a private (``_name``) of the core.
 7. The test doubles (``agents/testing/``) are for tests and benchmarks: nothing else under
    ``agents/`` or ``reviewer/`` imports them.
+8. No module binds one name twice at its top level: the second binding silently replaces the first for
+   every function that reads it, the first's readers included.
 """
 
 import ast
@@ -219,6 +221,31 @@ def test_the_circle_check_reads_imports_inside_functions_and_relative_imports(tm
 
 def test_the_circle_check_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a -> b -> c -> a"]
+
+
+def bound_twice(source: str) -> list[str]:
+    """The names a module's top level binds more than once (assignments, functions, classes)."""
+    seen, twice = set(), []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        else:
+            continue
+        twice += [name for name in names if name in seen]
+        seen.update(names)
+    return twice
+
+
+def test_no_module_binds_a_top_level_name_twice():
+    found = {path.relative_to(ROOT).as_posix(): bound_twice(path.read_text())
+             for package in ("agents", "reviewer") for path in sorted((ROOT / package).rglob("*.py"))
+             if "migrations" not in path.parts}
+    assert {path: names for path, names in found.items() if names} == {}
+    assert bound_twice("_CLAUSES = 1\n\ndef f():\n    return _CLAUSES\n\n_CLAUSES = 2\n") == ["_CLAUSES"]
 
 
 def test_only_the_wiring_imports_a_tasks_module():

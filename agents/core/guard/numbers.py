@@ -811,7 +811,7 @@ _RANGE_LOW = ("“{token}” is given as the most, and the incident gives it as 
 # where it says 1-3 days: the low end of a range given as the most understates it.
 _AT_MOST = re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|a\s+maximum\s+of|as\s+(?:much|long|many)\s+as|"
                       r"within)\s+$", re.IGNORECASE)
-_RANGE_LINK = re.compile(r"\s*(?:to|-|–|and)\s*$", re.IGNORECASE)
+_LOW_RANGE_LINK = re.compile(r"\s*(?:to|-|–|and)\s*$", re.IGNORECASE)
 _RANGE_ON = re.compile(r"\s*(?:to|-|–|and|or)\s*\d", re.IGNORECASE)
 
 
@@ -830,7 +830,7 @@ def _range_low_as_most(text: str, number: Number, allowed_text: str, allowed: tu
     for i in same:
         after = allowed[i + 1] if i + 1 < len(allowed) else None
         link = allowed_text[allowed[i].start + len(allowed[i].found) : after.start] if after else ""
-        if after is None or not _RANGE_LINK.fullmatch(" " + link + " ") or after.value <= allowed[i].value:
+        if after is None or not _LOW_RANGE_LINK.fullmatch(" " + link + " ") or after.value <= allowed[i].value:
             return None  # the incident gives the number on its own too
         tops.append(after)
     return tops[0] if tops else None

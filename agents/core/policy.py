@@ -117,6 +117,10 @@ _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?
 NO_CHARGE = r"\b(?:with|at|for)\s+no\s+(?:[\w-]+\s+)?(?:charges?|costs?|fees?)\b"
 # "… so this is now closed": the update itself said to be closed.
 THIS_CLOSED = r"\b(?:this|it)\s+(?:is|has\s+been)\s+now\s+closed\b"
+# "It's sorted now", "all sorted": working again, in everyday words, at the end of its clause ("sorted by
+# date" is an order).
+SORTED = (r"(?:\b|['’])(?:s|is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:all\s+)?sorted(?:\s+out)?(?:\s+now)?"
+          r"\s*(?:[.,;:!?—–-]|$)|\ball\s+sorted\b")
 
 FREE_THINGS = (r"\bfree\s+(?:[\w-]+\s+){0,2}?(?:shipping|delivery|postage|months?|weeks?|days?|years?|trials?|"
                r"packs?|rides?|swaps?|washes|wash|rentals?|hire|retakes?|replacements?|filters?|refills?|upgrades?|"
@@ -224,6 +228,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             # what the service does, done right now: "all grants now show correctly", "the map now loads normally"
             r"\bnow\s+(?:shows?|display(?:s)?|appears?|loads?|works?|syncs?|updates?|opens?|runs?|renders?|prints?)\s+"
             r"(?:correctly|properly|normally|as\s+(?:expected|usual|normal))\b",
+            SORTED,
         ),
     ),
     ClaimFamily(

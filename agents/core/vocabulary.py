@@ -140,6 +140,7 @@ almost constantly subsequently till manner kind based forward technical abnormal
 anticipate anticipated flow flows flowing existing directly fill filled filling
 learners students riders drivers fans organisers organizers employees patients recipients senders developers
 admins administrators merchants sellers unaffected
+residents tenants subscribers passengers travellers travelers visitors households
 unfortunately thereafter evolve evolves evolved evolving enough range ranges utilize utilizes utilized utilizing
 strategy strategies
 note noted rather simply little precaution precautionary depending think treat treated treating reverse
@@ -208,6 +209,7 @@ UPDATE_PHRASES = (
     "still stands", "still stand", "not alone", "to be clear",
     "read more", "reassure you", "where the problem lies", "where the issue lies", "where the fault lies",
     "right now", "held up",
+    "it's sorted", "it’s sorted", "is sorted", "are sorted", "been sorted", "sorted now", "sorted out",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agents.core.guard import check_final_answer
-from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY, FREE_THINGS, NO_CHARGE, THIS_CLOSED
+from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY, FREE_THINGS, NO_CHARGE, SORTED, THIS_CLOSED
 from agents.models import GroundingTerm, PipelinePolicy, RestrictedClaim
 from agents.policy_rows import load_policy
 
@@ -246,19 +246,24 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["read more"].advice
     # 0059: "right now" and "held up" join as plain phrases, "grab" as advice.
     assert terms["right now"].enabled and not terms["held up"].advice and terms["grab"].advice
+    # 0061: "it's sorted" and "residents" join as plain phrase and word.
+    assert terms["it's sorted"].enabled and not terms["it's sorted"].advice and terms["residents"].enabled
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure. Taken back, the stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()
     assert NO_CHARGE in families["credits and refunds"].paraphrases.splitlines()
     assert THIS_CLOSED in families["closure"].paraphrases.splitlines()
+    assert SORTED in families["working again"].paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.migrate([("agents", "0053_readings_of_round_twenty_eight")])
     assert FREE_THINGS not in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
     assert NO_CHARGE not in RestrictedClaim.objects.get(family="credits and refunds").paraphrases.splitlines()
     assert THIS_CLOSED not in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
+    assert SORTED not in RestrictedClaim.objects.get(family="working again").paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
     assert FREE_THINGS in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
     assert NO_CHARGE in RestrictedClaim.objects.get(family="credits and refunds").paraphrases.splitlines()
     assert THIS_CLOSED in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
+    assert SORTED in RestrictedClaim.objects.get(family="working again").paraphrases.splitlines()

@@ -1337,6 +1337,109 @@ def weekday_findings(text: str, allowed_text: str) -> list[Finding]:
             and m.group() not in _days_the_incident_dates(allowed_text)]
 
 
+# A whole period ("this week", "last month", "at any point in March") bounds what it is said of: where the
+# incident gives its own window by the clock or the calendar, "if you exported files this week" widens a
+# window of two hours on one day to seven days. The incident must name the period: a week, a weekend, a
+# month or a year in its words, or the month without a day ("2 to 5 March" names days, not March; a month
+# it does not name at all is grounding's to read). An apology or a thank-you may name the time of writing
+# ("sorry for the hassle this weekend"): it bounds nothing.
+_PERIOD = re.compile(
+    r"\b(?:this|last|(?:the\s+)?(?:past|whole|entire)|all)\s+(week|weekend|month|year)\b"
+    r"|\b(?:in|during|throughout|across|over|for|since)\s+(?:(?:all|the\s+whole|the\s+month)\s+of\s+)?"
+    r"(January|February|March|April|May|June|July|August|September|October|November|December)\b"
+    r"(?!\s+\d{1,2}\b|\s+of\s+\d)",
+    re.IGNORECASE)
+_FELT_CLAUSE = re.compile(r"\b(?:sorry|apologi[sz]e|apologies|thanks|thank\s+you)\b[^.;!?]*$", re.IGNORECASE)
+
+
+def period_findings(text: str, allowed_text: str) -> list[Finding]:
+    """A week, weekend, month or year that bounds a statement ("customers who booked this week"), where
+    the incident names no such period."""
+    if not _OWN_WINDOW.search(allowed_text):
+        return []
+    findings = []
+    for m in _PERIOD.finditer(text):
+        if _FELT_CLAUSE.search(text, 0, m.start()) or _names_period(m.group(1) or m.group(2), allowed_text):
+            continue
+        findings.append(Finding("no_new_facts", m.group(), f"“{m.group()}” is a period the incident context "
+                                "does not name: what it bounds is the incident's to say.", m.start()))
+    return findings
+
+
+# A time of day ("08:00", "9am"), a day and a month ("3 June", "June 3rd") or a day of the week.
+_MONTH_WORD = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_OWN_WINDOW = re.compile(rf"\b\d{{1,2}}(?::\d{{2}}|\s*[ap]\.?m\b)"
+                         rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORD}\b|\b{_MONTH_WORD}\s+\d{{1,2}}"
+                         r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
+
+
+def _names_period(period: str, allowed_text: str) -> bool:
+    if period.lower() in ("week", "weekend", "month", "year"):
+        return re.search(rf"\b{period}s?\b", allowed_text, re.IGNORECASE) is not None
+    if not re.search(rf"\b{period}\b", allowed_text, re.IGNORECASE):
+        return True  # grounding reads a month the incident does not name
+    # a month named without a day of it
+    return re.search(rf"(?<!\d\s)(?<!\d)(?<!\d(?:st|nd|rd|th)\s)\b{period}\b(?!\s+\d{{1,2}}\b)", allowed_text,
+                     re.IGNORECASE) is not None
+
+
+# A group bounded by a whole day ("everyone who replied online on Tuesday", "every permit bought on
+# Saturday", "orders placed online on Friday") where the incident bounds it by the clock on that day ("on
+# Tuesday between 07:00 and 11:30"): the day widens the incident's window, unless the sentence gives the
+# times too. A part of the day ("on Tuesday morning") or a time after it narrows the day again.
+_DAY_BOUND_GROUP = re.compile(
+    r"\b(?:(?:if\s+you|anyone|everyone|everybody|all|any|every|each)\b[^.;:!?]{0,60}?"
+    r"|[^\W\d_]+s\s+)(?:[^\W\d_]+ed|made|sent|bought|paid|placed|booked|done|taken|given|put|got)\s+"
+    r"(?:[^\W\d_]+\s+){0,3}?on\s+((?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)\b"
+    r"(?!\s+(?:morning|afternoon|evening|night|lunchtime|between|from|before|after|until|till|at|\d))", re.IGNORECASE)
+_CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*[ap]\.?m\b", re.IGNORECASE)
+
+
+def day_window_findings(text: str, allowed_text: str) -> list[Finding]:
+    """A group a text bounds by a day the incident bounds by the clock, with no time in the sentence."""
+    findings = []
+    for start, end in sentence_spans(text):
+        if _CLOCK.search(text, start, end):
+            continue
+        for m in _DAY_BOUND_GROUP.finditer(text, start, end):
+            day = m.group(1)
+            if any(day in value and _CLOCK.search(value) for value in allowed_text.split('"')):
+                findings.append(Finding("no_new_facts", f"on {day}", f"“on {day}” takes in the whole day; the "
+                                        "incident context gives its window on that day by the clock.", m.start(1)))
+    return findings
+
+
+# A line said to answer at every hour ("call the salon any time, day or night", "book by phone at any
+# time") promises its opening hours: only the incident may say a line is open round the clock. The hours
+# must be said in the line's clause.
+_ALWAYS_OPEN = re.compile(r"\b(?:(?:at\s+)?any\s*time|day\s+or\s+night|(?:a)?round\s+the\s+clock|at\s+all\s+hours|24/7|"
+                          r"24\s+hours\s+a\s+day)\b", re.IGNORECASE)
+_BY_PHONE = re.compile(r"\b(?:call|calls|calling|ring|phone|phones|telephone|helpline|hotline|line|lines)\b",
+                       re.IGNORECASE)
+_OPEN_ALWAYS = re.compile(r"\b(?:any\s*time|24\s*(?:hours|/7|-hour)|(?:a)?round\s+the\s+clock|day\s+or\s+night|"
+                          r"at\s+all\s+(?:times|hours)|day\s+and\s+night)\b", re.IGNORECASE)
+
+
+# A clause ends at a semicolon, a colon, a dash or a comma that joins another ("…, or download it any time").
+_HOURS_CLAUSE = re.compile(r"(?:[^,;:—–]|,(?!\s*(?:or|and|but|so|then)\b))+", re.IGNORECASE)
+
+
+def always_open_findings(text: str, allowed_text: str) -> list[Finding]:
+    """A phone line said to answer at any hour, where the incident gives no such hours."""
+    if _OPEN_ALWAYS.search(allowed_text):
+        return []
+    findings = []
+    for start, end in sentence_spans(text):
+        # the hours and the line in one clause: "download it any time" after ", or" is not the line's
+        for clause in _HOURS_CLAUSE.finditer(text[start:end]):
+            left, right = start + clause.start(), start + clause.end()
+            if _BY_PHONE.search(text, left, right):
+                findings.extend(Finding("no_new_facts", m.group(), f"“{m.group()}” says when a line answers; the "
+                                        "incident context gives it no such hours.", m.start())
+                                for m in _ALWAYS_OPEN.finditer(text, left, right))
+    return findings
+
+
 # A date the incident gives in the week around its report is a day of the week too: "on Tuesday evening"
 # where the window is "18:00 to 18:50 ET on 5 January" and 5 January 2027 is a Tuesday.
 _WEEK = 7  # days either side of the report: a weekday names one date only within its week
@@ -1453,6 +1556,9 @@ def find(text: str, support: Support) -> list[Violation]:
     findings = [
         *opener_findings(text, support.state),
         *weekday_findings(text, allowed_text),
+        *period_findings(text, allowed_text),
+        *always_open_findings(text, allowed_text),
+        *day_window_findings(text, allowed_text),
         *place_findings(text, allowed_text, region_allowed),
         *scope_findings(text, support.context, evidence, hedged),
         *only_findings(text, evidence, hedged),

@@ -179,10 +179,14 @@ def _with_unit(found: str, value: Decimal, start: int, after: str, *, percent: b
 # ("half of the checkouts" = 50 %).
 _QUANTITY_WORDS = re.compile(
     led_by(
-        "adhoqt",
+        "adfhoqt",
         r"\b(?:(?P<dozen>(?:a\s+|one\s+)?dozen)|(?P<couple>a\s+(?:couple|pair)(?:\s+of)?)"
         r"|(?P<score>a\s+score\s+of)(?!\s+\d)|(?P<twice>twice)|(?P<thrice>thrice)"
         r"|(?P<half>half)|(?P<quarter>(?:a\s+|one\s+)?quarter)"
+        # "a third of uploads", "two thirds of them", "three quarters": a share said as a fraction ("a third
+        # party", "the third attempt" are no share)
+        r"|(?P<fraction>(?:a|one|two|three|four)[\s-]+(?:thirds?|quarters|fifths?|tenths?))"
+        r"(?![\s-]+(?:part(?:y|ies)|time|round|attempt|day|week|try|floor|place|line|option|step|stage)\b)"
         # "for about an hour": how long something lasted, one hour ("an hour ago", "every hour" are not)
         r"|(?P<an>(?:(?<=\bfor\s)|(?<=\babout\s)|(?<=\baround\s)|(?<=\bnearly\s)|(?<=\balmost\s)|(?<=\broughly\s)|"
         r"(?<=\blasted\s))an?(?=\s+(?:hour|day|week)\b)"
@@ -196,12 +200,24 @@ _FRACTION_OF_TIME = re.compile(
     r"[\s-]+(?:of\s+)?(?:an?\s+)?(?:(?P<m>minute)|(?P<h>hour)|(?P<d>day))\b", re.IGNORECASE
 )
 _FRACTIONS = {"half": Decimal("0.5"), "quarter": Decimal("0.25")}
+_NUMERATORS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
+_DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+
+
+def _fraction(said: str) -> Decimal:
+    """The share a fraction in words names, in percent: "two thirds" is 66.7."""
+    numerator, denominator = re.split(r"[\s-]+", said.lower())
+    share = Decimal(100 * _NUMERATORS[numerator]) / _DENOMINATORS[denominator.rstrip("s")]
+    return share.quantize(Decimal("0.1"))
 
 
 def _quantity_words(text: str) -> list[Number]:
     numbers = []
     for m in _QUANTITY_WORDS.finditer(text):
         kind = m.lastgroup
+        if kind == "fraction":
+            numbers.append(Number(m.group(), _fraction(m.group()), True, m.start(), "%"))
+            continue
         if kind in _FRACTIONS:
             of_time = _FRACTION_OF_TIME.match(text, m.end())
             if of_time:
@@ -460,8 +476,11 @@ def extract_numbers(text: str, *, skip: list[tuple[int, int]] | None = None) -> 
             continue
         digits = m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")
         numbers.append(_with_unit(m.group(0), Decimal(digits), m.start(), text[m.end():], percent=bool(m.group(3))))
-    numbers.extend(n for n in _spelled_numbers(text) if _outside(n.start, spans))
-    numbers.extend(n for n in _quantity_words(text) if _outside(n.start, spans))
+    quantities = [n for n in _quantity_words(text) if _outside(n.start, spans)]
+    # the "two" of "two thirds" is the fraction's
+    fractions = [(n.start, n.start + len(n.found)) for n in quantities if n.unit == "%"]
+    numbers.extend(n for n in _spelled_numbers(text) if _outside(n.start, spans) and _outside(n.start, fractions))
+    numbers.extend(quantities)
     return _ranges(text, _and_a_half(text, sorted(numbers, key=lambda n: n.start)))
 
 
@@ -657,11 +676,17 @@ def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[D
 # The word before it says which side of the fact it may stand on: -1 at or below, +1 at or above.
 _APPROXIMATE = re.compile(
     r"(?:\b(?P<either>about|around|approximately|roughly|some|an\s+estimated|close\s+to)"
-    r"|\b(?P<above>just\s+under|nearly|almost|not\s+quite)|\b(?P<below>just\s+over|just\s+above|a\s+little\s+over)"
+    r"|\b(?P<above>(?:just|a\s+little|a\s+bit|slightly)\s+(?:under|below|less\s+than)|nearly|almost|not\s+quite"
+    r"|just\s+short\s+of)"
+    r"|\b(?P<below>(?:just|a\s+little|a\s+bit|slightly)\s+(?:over|above|more\s+than))"
     r"|(?P<tilde>~))\s*$",
     re.IGNORECASE,
 )
 _APPROXIMATE_WITHIN = Decimal("0.1")  # of the fact's value, at most
+# A share said as a fraction in words is a rounding of its own, said or not: "half" or "a little under half"
+# for 45 %, "a third" for 31 %, within five points of the fact's percentage.
+_SAID_AS_FRACTION = re.compile(r"\b(?:half|thirds?|quarters?|fifths?|tenths?)\b", re.IGNORECASE)
+_FRACTION_WITHIN = Decimal(5)  # percentage points
 
 
 def _approximation(text: str, number: Number) -> int | None:
@@ -669,7 +694,7 @@ def _approximation(text: str, number: Number) -> int | None:
     is just under ("nearly 6 hours"), -1 for one it is just over; None for a number said exactly."""
     m = _APPROXIMATE.search(text, max(0, number.start - 24), number.start)
     if m is None:
-        return None
+        return 0 if number.unit == "%" and _SAID_AS_FRACTION.search(number.found) else None
     return 1 if m.group("above") else -1 if m.group("below") else 0
 
 
@@ -700,6 +725,9 @@ def _approximately_supported(number: Number, side: int, allowed: list[Number]) -
                 return True
         elif number.unit == "%" and other.unit in ("%", None):
             if _near(number.value, other.value, side):
+                return True
+            if _SAID_AS_FRACTION.search(number.found) and abs(number.value - other.value) <= _FRACTION_WITHIN and \
+                    (number.value - other.value) * side >= 0:
                 return True
         elif number.unit in (None, "money") and other.unit in (None, number.unit) and _near(number.value, other.value,
                                                                                          side):

@@ -393,7 +393,10 @@ _VERBS = {
     "change", "add", "remove", "release", "schedule", "replace", "upgrade", "migrate", "restart", "reboot",
     "scale", "handle", "clear", "lose", "find", "fill", "pause", "spike", "cannot", "join", "connect",
     "save", "write", "read", "pay", "buy", "upload", "download", "sync", "deliver", "arrive",
+    *("call", "ring", "phone", "email", "visit", "reply", "tell", "give", "bring", "attend", "book", "print"),
 }  # fmt: skip
+# A phone call the reader is asked to make ("Call us on …") is an instruction, not a service that is affected.
+_INSTRUCTED = frozenset(("call", "ring", "phone"))
 _CONTRACTION = re.compile(r"['’](?:re|s|ve|ll|d|m)$|n['’]t$")
 _WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 _MIN_SENTENCE_WORDS = 3
@@ -493,14 +496,22 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None, key: str | 
     own_affected, regions, own_state = _incident_words(context if isinstance(context, Mapping) else {}, key=key)
     # An update in a thread says what is happening or what is affected: "A fix has been implemented and
     # we are monitoring the results." follows the updates that named the service, and "Card payments
-    # in the EU." alone is a headline. Only a text that says neither tells customers nothing.
+    # in the EU." alone is a headline. Only a text that says neither tells customers nothing. Beside a
+    # real sentence, a headline or a question names what is affected too ("Questions about your
+    # instalments? Call us on …").
     if any(_has_stem(_WORDS.findall(s), _STATE_STEMS + _COURTESY_STEMS, own_state) for s in real):
         return []
-    if any(_has_stem(_WORDS.findall(s), _SERVICE_STEMS, own_affected) or _names_region(s, regions) for s in real):
+    if any(_has_stem(_told(_WORDS.findall(s)), _SERVICE_STEMS, own_affected) or _names_region(s, regions)
+           for s in sentences(text)):
         return []
     return [Violation("uninformative", found, f"The text says neither what is happening or being done "
                       f"(investigating, fixing, monitoring, resolved…) nor what is affected (a service, a feature "
                       f"or a region): “{found}”.")]
+
+
+def _told(words: list[str]) -> list[str]:
+    """A sentence's words without the verb of an instruction that opens it."""
+    return words[1:] if words and words[0].lower() in _INSTRUCTED else words
 
 
 @per_incident

@@ -2615,3 +2615,103 @@ def test_that_nobody_came_to_harm_is_the_incidents_to_say():
                                                   "owner missed a renewal."])
     assert stops("Renewals cancelled in error have been reinstated, so nobody missed out on a renewal.", kept) == []
     assert stops("Renewals cancelled in error have been reinstated, so no one needs to do anything.", reinstated) == []
+
+
+# ---------------------------------------------------------------- round 51
+
+WINDOW = incident(state="monitoring", facts=[("window", "Renewals affected", "text", "08:00 to 13:20 UTC on 3 June")],
+                  actions=["Renew again if your renewal failed during the affected window"])
+
+
+@pytest.mark.parametrize("text", [
+    "If your renewal failed this week, please renew again.",
+    "If your renewal failed at any point in June, please renew again.",
+    "Custom domain renewals failed for some customers last month.",
+])
+def test_a_whole_period_the_incident_does_not_name_bounds_what_it_is_said_of(text):
+    assert any(check == "no_new_facts" for check, _ in stops(text, WINDOW))
+
+
+def test_a_period_the_incident_names_and_one_an_apology_names_bound_nothing():
+    assert stops("If your renewal failed between 08:00 and 13:20 UTC on 3 June, please renew again.", WINDOW) == []
+    assert stops("Sorry to everyone whose renewal failed this week.", WINDOW) == []
+    weekly = incident(state="monitoring", facts=[("window", "Renewals affected", "text", "All renewals this week")])
+    assert stops("If your renewal failed this week, please renew again.", weekly) == []
+    june = incident(state="monitoring", facts=[("window", "Renewals affected", "text", "Renewals due in June")])
+    assert stops("Some renewals due in June failed.", june) == []
+
+
+SHARE = incident(facts=[("failing", "Share of renewals failing", "%", 45)])
+
+
+@pytest.mark.parametrize("text", [
+    "A little under half of custom domain renewals are failing.",
+    "Nearly half of custom domain renewals are failing.",
+    "About half of custom domain renewals are failing.",
+])
+def test_a_share_said_as_a_fraction_is_a_rounding_of_the_incidents_percentage(text):
+    assert stops(text, SHARE) == []
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("About a third of custom domain renewals are failing.", "a third"),
+    ("Two thirds of custom domain renewals are failing.", "Two thirds"),
+    ("Just over half of custom domain renewals are failing.", "half"),
+])
+def test_a_fraction_far_from_the_incidents_percentage_or_on_the_wrong_side_of_it_stops(text, found):
+    assert ("no_new_facts", found) in stops(text, SHARE)
+
+
+def test_a_third_party_is_no_share():
+    third = incident(facts=[("failing", "Share of renewals failing", "%", 33)])
+    assert stops("About a third of custom domain renewals are failing.", third) == []
+    assert not any(found == "a third" for _, found in stops("A third party is checking custom domain renewals.",
+                                                            third))
+
+
+def test_its_sorted_now_says_the_service_works_again():
+    assert stops("Custom domain renewals had trouble this morning; it's sorted now.",
+                 incident(state="resolved")) == []
+    assert any(check == "state_claim" for check, _ in stops(
+        "Custom domain renewals had trouble this morning; it's sorted now.", incident(state="investigating")))
+    assert stops("We'll post again once custom domain renewals are sorted.", incident(state="investigating")) == []
+
+
+PHONE = incident(actions=["Renew by phone on 0161 496 0820"])
+
+
+@pytest.mark.parametrize("text", [
+    "You can still renew your custom domain by phone on 0161 496 0820 at any time.",
+    "Call us on 0161 496 0820 to renew your custom domain, day or night.",
+])
+def test_a_line_said_to_answer_at_every_hour_is_the_incidents_to_say(text):
+    assert any(check == "no_new_facts" for check, _ in stops(text, PHONE))
+
+
+def test_a_line_the_incident_keeps_open_round_the_clock_and_any_time_said_of_something_else_pass():
+    always = incident(actions=["Renew by phone on 0161 496 0820, open 24 hours"])
+    assert stops("You can still renew your custom domain by phone on 0161 496 0820 at any time.", always) == []
+    assert stops("You can still renew your custom domain by phone on 0161 496 0820.", PHONE) == []
+
+
+CLOCKED = incident(state="monitoring", facts=[("window", "Renewals affected", "text",
+                                               "Renewals made on Tuesday between 07:00 and 11:30 UTC")])
+
+
+@pytest.mark.parametrize("text", [
+    "Everyone who renewed a custom domain on Tuesday should renew again.",
+    "Custom domains renewed on Tuesday need renewing again.",
+])
+def test_a_group_bounded_by_a_whole_day_the_incident_bounds_by_the_clock_is_widened(text):
+    assert ("no_new_facts", "on Tuesday") in stops(text, CLOCKED)
+
+
+@pytest.mark.parametrize("text", [
+    "Everyone who renewed a custom domain on Tuesday between 07:00 and 11:30 UTC should renew again.",
+    "Everyone who renewed a custom domain on Tuesday morning should check it.",
+])
+def test_a_day_with_its_times_or_its_part_is_no_wider_than_the_incident(text):
+    assert not any(found == "on Tuesday" for _, found in stops(text, CLOCKED))
+    whole_day = incident(state="monitoring", facts=[("window", "Renewals affected", "text",
+                                                     "Renewals made on Tuesday")])
+    assert stops("Everyone who renewed a custom domain on Tuesday should renew again.", whole_day) == []

@@ -300,6 +300,13 @@ def test_a_text_that_says_neither_the_state_nor_what_is_affected_is_uninformativ
     assert message.startswith("The text says neither what is happening or being done")
 
 
+def test_a_question_beside_an_instruction_names_what_is_affected():
+    """A text of a verbless question and a contact line: the question says what it is about."""
+    assert uninformative("Questions about your queued exports? Call us on 0161 496 0820.", EXPORTS) == []
+    assert uninformative("Call us on 0161 496 0820.", EXPORTS) != []  # the call is asked for, not affected
+    assert uninformative("Queued exports.", EXPORTS) != []  # a headline alone tells nothing
+
+
 def test_the_incidents_own_title_names_what_is_affected():
     text = "Reconciliation stays read-only for now."
     assert uninformative(text, LEDGER) == []

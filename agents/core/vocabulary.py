@@ -210,6 +210,9 @@ UPDATE_PHRASES = (
     "read more", "reassure you", "where the problem lies", "where the issue lies", "where the fault lies",
     "right now", "held up",
     "it's sorted", "it’s sorted", "is sorted", "are sorted", "been sorted", "sorted now", "sorted out",
+    "exactly as", "exactly the same", "go by",
+    "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in", "got in touch", "in touch",
+    "alike", "spot", "past incidents",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -238,7 +241,8 @@ ADVICE_LANGUAGE = (
     "carry on", "carrying on", "safely ignore", "a bit", "as always",
     "ask that you", "ask you to",
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
-    "wait", "read more", "grab",
+    "wait", "read more", "grab", "go by",
+    "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in",
 )
 
 

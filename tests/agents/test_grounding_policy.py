@@ -248,6 +248,9 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["right now"].enabled and not terms["held up"].advice and terms["grab"].advice
     # 0061: "it's sorted" and "residents" join as plain phrase and word.
     assert terms["it's sorted"].enabled and not terms["it's sorted"].advice and terms["residents"].enabled
+    # 0062: "exactly as" joins as a plain phrase, "go by" and "ring" as advice.
+    assert terms["exactly as"].enabled and not terms["exactly as"].advice
+    assert terms["go by"].advice and terms["ring"].advice
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure. Taken back, the stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()

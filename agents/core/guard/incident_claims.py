@@ -621,11 +621,29 @@ def _spared(context: Mapping | None) -> tuple[_Spared, ...]:
     spared = []
     for statement in _spared_statements(context):
         label, _, value = statement.partition(": ")
-        named = value if value and _SPARED_STATEMENT.search(label) else \
-            statement[: _SPARED_STATEMENT.search(statement).start()]
+        # in a statement of a recovery too, what it spares is what it says was not affected
+        said = (_RECOVERY.search(statement) and _UNAFFECTED.search(statement)) or _SPARED_STATEMENT.search(statement)
+        named = value if value and _SPARED_STATEMENT.search(label) else _own_clause(statement[: said.start()])
         spared.append(_Spared(frozenset(substance(statement)), frozenset(_named(named)),
                               tuple(frozenset(_named(item)) for item in _ITEMS.split(named))))
     return tuple(spared)
+
+
+# "Renewals are working again and the deadline is unchanged" spares the deadline: a clause before "and"
+# with a verb of its own says something else ("Appointment booking and patient messaging were not
+# affected" spares both).
+_CLAUSE_JOIN = re.compile(r"\s*(?:;|,?\s+(?:and|but|while|whereas)\b)\s*", re.IGNORECASE)
+_AUXILIARY = re.compile(r"\b(?:is|are|was|were|has|have|had|will|would|can|could|should|may|might|must)\b",
+                        re.IGNORECASE)
+
+
+def _own_clause(subject: str) -> str:
+    """The end of ``subject`` after the last clause before it with a verb of its own."""
+    start = 0
+    for m in _CLAUSE_JOIN.finditer(subject):
+        if _AUXILIARY.search(subject, start, m.start()):
+            start = m.end()
+    return subject[start:]
 
 
 def _statements(context: Mapping | None) -> list[str]:

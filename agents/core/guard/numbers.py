@@ -652,8 +652,12 @@ def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[D
     either side, or in the same unit (durations compared in seconds; 3.4 % is the ratio 0.034). A
     value the context has only in another unit is a new fact: 45 % is not 45 minutes. When the
     context says its facts' units (``ratios`` given), only a ratio fact supports a percentage read
-    as a ratio: 500 % is not 5 alerts."""
+    as a ratio: 500 % is not 5 alerts. A bare number supports a duration said in hours that is that many
+    minutes, as it supports the same duration said in minutes: "an hour and a half" for a delay of 90."""
     for other in allowed:
+        if number.unit == "s" and other.unit is None and number.seconds == other.value * 60 and \
+                number.value != other.value:
+            return True
         if number.unit == "s" and other.unit == "s":
             if number.seconds == other.seconds:
                 return True

@@ -2715,3 +2715,32 @@ def test_a_day_with_its_times_or_its_part_is_no_wider_than_the_incident(text):
     whole_day = incident(state="monitoring", facts=[("window", "Renewals affected", "text",
                                                      "Renewals made on Tuesday")])
     assert stops("Everyone who renewed a custom domain on Tuesday should renew again.", whole_day) == []
+
+
+def test_a_bare_number_supports_a_duration_said_in_hours_of_that_many_minutes():
+    plain = {"report_date": "2026-11-30", "region": "US", "policy_hints": {}, "approved_actions": [],
+             "key_messages": [], "incident": {"incident_id": "inc_domains_1", "severity": "P2", "status": "identified",
+                                              "affected_components": "Custom domains", "renewal_delay": 90}}
+    assert stops("Custom domain renewals are running about an hour and a half late.", plain) == []
+    assert stops("Custom domain renewals are running 90 minutes late.", plain) == []
+    assert ("no_new_facts", "two") in stops("Custom domain renewals are running two hours late.", plain)
+
+
+def test_what_a_statement_of_a_recovery_spares_is_what_it_says_was_not_affected():
+    recovered = incident(state="monitoring", messages=["Renewals are working again and the deadline is unchanged."])
+    assert stops("Custom domain renewals work again. If your renewal failed this morning, please renew again.",
+                 recovered) == []
+    spared = incident(state="monitoring", messages=["Renewals were not affected and the deadline is unchanged."])
+    assert any(check == "scope_claim" for check, _ in stops(
+        "Custom domains work again. If your renewal failed this morning, please renew again.", spared))
+
+
+@pytest.mark.parametrize("text", [
+    "Custom domain renewals fail for some domains; renewals already done stay exactly as they are.",
+    "Custom domain renewals show the wrong date; please go by the renewal date in the console.",
+    "If your custom domain renewal failed, please ring us, or give us a ring later.",
+    "Thanks to everyone who got in touch about custom domain renewals.",
+])
+def test_update_language_of_rounds_fifty_one_and_fifty_two_passes(text):
+    console = incident(state="identified", facts=[("date", "Renewal date", "text", "Shown correctly in the console")])
+    assert stops(text, console) == []

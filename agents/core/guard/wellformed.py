@@ -497,9 +497,9 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None, key: str | 
     # An update in a thread says what is happening or what is affected: "A fix has been implemented and
     # we are monitoring the results." follows the updates that named the service, and "Card payments
     # in the EU." alone is a headline. Only a text that says neither tells customers nothing. Beside a
-    # real sentence, a headline or a question names what is affected too ("Questions about your
-    # instalments? Call us on …").
-    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS + _COURTESY_STEMS, own_state) for s in real):
+    # real sentence, a headline, a question or an apology says it too ("Questions about your instalments?
+    # Call us on …", "Sorry for the confusion. Give us a ring on …").
+    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS + _COURTESY_STEMS, own_state) for s in sentences(text)):
         return []
     if any(_has_stem(_told(_WORDS.findall(s)), _SERVICE_STEMS, own_affected) or _names_region(s, regions)
            for s in sentences(text)):

@@ -305,6 +305,9 @@ def test_a_question_beside_an_instruction_names_what_is_affected():
     assert uninformative("Questions about your queued exports? Call us on 0161 496 0820.", EXPORTS) == []
     assert uninformative("Call us on 0161 496 0820.", EXPORTS) != []  # the call is asked for, not affected
     assert uninformative("Queued exports.", EXPORTS) != []  # a headline alone tells nothing
+    # an apology without a verb, beside a real sentence, is the courtesy of a follow-up
+    assert uninformative("Sorry for the confusion. Give us a ring on 0161 496 0820.", EXPORTS) == []
+    assert uninformative("Sorry for the confusion.", EXPORTS) != []
 
 
 def test_the_incidents_own_title_names_what_is_affected():

@@ -221,6 +221,10 @@ _THING_NOUNS = (r"requests?|api\s+calls?|calls?|sign[-\s]?ins?|logins?|log[-\s]?
                 r"|payments?|checkouts?|transactions?|orders?|jobs?|builds?|deployments?|messages?|emails?"
                 r"|sessions?|uploads?|downloads?|reports?|invoices?")
 _NOUNS = rf"(?:{_WHO_NOUNS}|{_THING_NOUNS})"
+# "All of our venues", "every tutor": all of a thing the nouns above do not name; what is no thing ("all the
+# time", "every day") is left out in scope_findings.
+_ALL_OF_ANY = compile_pattern(
+    r"\b(?:all|every)\s+(?:single\s+)?(?:of\s+)?(?:(?:our|your|the)\s+)?[a-z][a-z-]+(?:\s+[a-z][a-z-]+s)?\b")
 # (kind, pattern): every matched span is the claim as written.
 _QUANTIFIERS = (
     ("all", compile_pattern(
@@ -232,10 +236,22 @@ _QUANTIFIERS = (
         r"|\b(?:very\s+|a\s+)?few\s+(?:of\s+(?:our|your|the)\s+)?(?:[a-z-]+\s+)?" + _NOUNS + r"\b"
         r"|\ba\s+minority\s+of\b|\bonly\s+(?:some|a\s+few)\b|\bisolated\s+(?:cases|reports|incidents)\b"
         r"|\b(?:minimal|negligible)\s+impact\b")),
+    ("all", _ALL_OF_ANY),
     ("most", compile_pattern(
         r"\b(?:most|the\s+(?:vast\s+)?majority)\s+(?:of\s+)?(?:(?:our|your|the)\s+)?(?:[a-z-]+\s+){0,2}"
         + _NOUNS + r"\b|\b(?:nearly|almost|virtually|practically)\s+(?:all|every(?:one)?)\b|\bwidespread\b")),
 )
+_NO_THING = frozenset("the of our your their its this that these those time times day days week weeks along over "
+                      "around again now in at on for with to and or but is are was were be been have has had will can "
+                      "not other others right set good well fine clear done back kinds sorts types ways".split())
+
+
+def _a_thing(found: str) -> bool:
+    """Whether the last word a quantifier took is a thing it counts ("all of our venues"), not grammar or
+    time ("all the time", "every day")."""
+    return found.split()[-1].lower() not in _NO_THING
+
+
 # A quantifier is about who is affected only in a sentence about impact: "all payments are stable" is
 # a stability claim (its own family), "all customers are affected" a scope claim.
 _IMPACT = re.compile(
@@ -347,13 +363,18 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
     ``hedged(text, start, end)`` is the guard's hedge rule (a negated "not all users" passes)."""
     shares = None  # read at the first quantifier about impact: most texts have none
     findings = []
+    named = set()
     for kind, pattern in _QUANTIFIERS:
         for m in pattern.finditer(text):
             found = m.group()
+            if m.start() in named or pattern is _ALL_OF_ANY and not _a_thing(found):
+                continue
+            named.add(m.start())
             if _OF_AFFECTED.search(found) or hedged(text, m.start(), m.end()) or _of_the_hit(text, m.end()):
                 continue  # "all affected customers" quantifies the affected, not the customers
-            if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE):
-                continue  # "not loading at all for users" quantifies nothing
+            if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE) and \
+                    not re.match(r"all\s+(?:of\s+)?(?:our|your|the)\s", found, re.IGNORECASE):
+                continue  # "not loading at all for users" quantifies nothing ("at all of our venues" does)
             if _GREETED.search(text, 0, m.start()) and re.match(r"\s*(?:[,!]|[-–—]\s)", text[m.end():]) or \
                     _THANKED.search(text, 0, m.start()):
                 continue

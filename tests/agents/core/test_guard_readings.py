@@ -2744,3 +2744,17 @@ def test_what_a_statement_of_a_recovery_spares_is_what_it_says_was_not_affected(
 def test_update_language_of_rounds_fifty_one_and_fifty_two_passes(text):
     console = incident(state="identified", facts=[("date", "Renewal date", "text", "Shown correctly in the console")])
     assert stops(text, console) == []
+
+
+def test_all_of_a_thing_no_noun_list_names_is_a_scope_the_incident_must_give():
+    two = incident(facts=[("venues", "Venues affected", "text",
+                           "Custom domain renewals for the Leeds and York venues")])
+    assert ("scope_claim", "All of our venues") in stops("All of our venues are affected by failed renewals.", two)
+    tutors = incident(facts=[("share", "Share of tutors whose renewals fail", "%", 40)])
+    assert ("scope_claim", "every tutor") in stops("Custom domain renewals fail for every tutor.", tutors)
+    assert stops("Custom domain renewals for the Leeds and York venues are failing.", two) == []
+
+
+def test_all_of_a_time_is_no_scope():
+    assert not any(check == "scope_claim" for check, _ in stops("Custom domain renewals have been failing all day.",
+                                                                RENEWALS))

@@ -58,7 +58,7 @@ _PREDICATE_NOT_DONE = re.compile(
     r"in\s+progress|pending|scheduled|planned|queued)\b", re.IGNORECASE)
 _PARTICLES = frozenset("back out off up down over".split())  # "rolled back", "switched off"
 _NOT_A_FACT = re.compile(r"\b(?:may|might|could|would|should|must|will|once|when|after|if|until|before|whether|"
-                         r"as\s+soon\s+as|not|never|no)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
+                         r"as\s+soon\s+as|not|never|no|nothing|none|nobody)\b|n['’]t\b|['’]ll\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[.;:!?\n]|,\s|\b(?:and|but|while|whereas)\s", re.IGNORECASE)
 # Verbs that say work began or goes on, not that it is complete; and the lifecycle's own verbs, which the
 # incident's state decides (the state claims read "has been fixed", "has been resolved").

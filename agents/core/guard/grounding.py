@@ -356,7 +356,8 @@ _ACTION_FACT = re.compile(r"fix|mitigat|action|remediat|resolution|workaround|ne
                           r"revert|recover|restor|response", re.IGNORECASE)
 
 
-_FIRST_WORD = re.compile(r"\s*([^\W\d_]+)")
+# ... and "Re-run on Wednesday at 11:00" says the run is done again: the verb is the word after "re-".
+_FIRST_WORD = re.compile(r"\s*(?:re-)?([^\W\d_]+)", re.IGNORECASE)
 _DONE_VALUE = re.compile(r"\s*(?:completed|complete|done|finished)\b", re.IGNORECASE)
 _WHEN_VALUE = re.compile(r"\s*(?:(?:on\s+|at\s+|by\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)"
                          r"(?:day)?\b|\d{1,2}[:.]\d{2}\b|\d{1,2}\s*(?:am|pm)\b|\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from agents.core.guard.lemmas import verbs_of
+
 # A claim's clause ends at sentence punctuation, a comma/semicolon/colon (not a decimal point),
 # or a conjunction that starts a new assertion: "We are not sure of the cause, but payments are
 # resolved" asserts "resolved".
@@ -135,8 +137,20 @@ def is_negated(text: str, start: int) -> bool:
 
 def _conditional(words: list[str], timed: bool = False) -> bool:
     subordinators = _CONDITIONS if timed else _SUBORDINATORS
-    return (_negated(words) or any(word in subordinators for word in words) or _wrapped(words)
+    return (_negated(words) or _wrapped(words)
+            or any(word in subordinators and not _circumstance(words, i) for i, word in enumerate(words))
             or _MODAL_PHRASES.search(" ".join(words)) is not None)
+
+
+# "when" before a verb's -ing form tells the circumstances of what the clause asserts, not a condition:
+# "We're seeing failures when booking online at all of our venues" says all of them fail.
+_CIRCUMSTANCE = frozenset({"when", "whenever"})
+
+
+def _circumstance(words: list[str], i: int) -> bool:
+    following = words[i + 1] if i + 1 < len(words) else ""
+    return words[i] in _CIRCUMSTANCE and following.endswith("ing") and following != "evening" and \
+        bool(verbs_of(following))
 
 
 def is_conditional(text: str, start: int, *, timed: bool = False) -> bool:

@@ -241,15 +241,16 @@ _QUANTIFIERS = (
         r"\b(?:most|the\s+(?:vast\s+)?majority)\s+(?:of\s+)?(?:(?:our|your|the)\s+)?(?:[a-z-]+\s+){0,2}"
         + _NOUNS + r"\b|\b(?:nearly|almost|virtually|practically)\s+(?:all|every(?:one)?)\b|\bwidespread\b")),
 )
-_NO_THING = frozenset("the of our your their its this that these those time times day days week weeks along over "
-                      "around again now in at on for with to and or but is are was were be been have has had will can "
-                      "not other others right set good well fine clear done back kinds sorts types ways".split())
+# ... nor is grammar (FUNCTION_WORDS): "all of the", "all within the centre".
+_NO_THING = frozenset("time times day days week weeks again others right set good well fine clear back "
+                      "kinds sorts types ways".split())
 
 
 def _a_thing(found: str) -> bool:
     """Whether the last word a quantifier took is a thing it counts ("all of our venues"), not grammar or
     time ("all the time", "every day")."""
-    return found.split()[-1].lower() not in _NO_THING
+    last = found.split()[-1].lower()
+    return last not in _NO_THING and last not in FUNCTION_WORDS
 
 
 # A quantifier is about who is affected only in a sentence about impact: "all payments are stable" is
@@ -1081,7 +1082,8 @@ _DENIAL = re.compile(led_by("dhnw", r"\b(?:did\s+not|didn[’']t|was\s+not|were\
                                     r"ha(?:s|ve)\s+not\s+been|no|none|nothing|never)\b"), re.IGNORECASE)
 _NO_DENIAL = re.compile(r"\s*(?:been\s+)?(?:affected|impacted|need|action)\b", re.IGNORECASE)
 _DOUBT = re.compile(r"\b(?:not|never|no|none|nothing|cannot|if|whether|unless)\b|n[’']t\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"[.;:!?,](?:\s|$)|\s(?:and|but|while|whereas|although|so|because)\s|$", re.IGNORECASE)
+# A clause ends at a spaced dash too: "It wasn't – your booking still stands" denies no standing booking.
+_CLAUSES = re.compile(r"[.;:!?,](?:\s|$)|\s[-–—]\s|\s(?:and|but|while|whereas|although|so|because)\s|$", re.IGNORECASE)
 _DENIAL_WORDS = 2
 # Words in quotation marks: what a page or a message said ("showed 'no open recalls'"). A quote opens after
 # no letter and closes before none, so "weren't" holds none.

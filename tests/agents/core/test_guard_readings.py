@@ -2758,3 +2758,49 @@ def test_all_of_a_thing_no_noun_list_names_is_a_scope_the_incident_must_give():
 def test_all_of_a_time_is_no_scope():
     assert not any(check == "scope_claim" for check, _ in stops("Custom domain renewals have been failing all day.",
                                                                 RENEWALS))
+
+
+def test_when_before_a_verbs_ing_form_tells_circumstances_and_hedges_no_scope():
+    two = incident(facts=[("venues", "Venues affected", "text",
+                           "Custom domain renewals for the Leeds and York venues")])
+    assert ("scope_claim", "all of our venues") in stops(
+        "We're seeing failed renewals when renewing online at all of our venues.", two)
+    # "when" before what happens still opens a condition
+    assert "scope_claim" not in {check for check, _ in stops(
+        "When all of our venues are affected by failed renewals, we post an update.", two)}
+
+
+def test_a_spaced_dash_ends_the_clause_a_denial_reads():
+    kept = incident(facts=[("kept", "Not affected", "text", "Emails cancelling renewals were sent in error; "
+                                                            "your renewal still stands")])
+    assert stops("It wasn't – your renewal still stands.", kept) == []
+    assert readings("It wasn't your renewal that still stands.", kept) == ["denial"]
+
+
+def test_a_fact_that_says_something_was_re_run_licenses_we_re_ran_it():
+    rerun = incident(state="resolved", facts=[("rerun", "Missed renewals", "text", "Re-run on Wednesday at 11:00")])
+    assert stops("We re-ran the missed renewals at 11:00 on Wednesday.", rerun) == []
+    plain = incident(state="resolved", facts=[("window", "Renewals failed", "text", "Wednesday 05:00 to 09:40")])
+    assert ("unsupported_statement", "ran") in stops("We re-ran the missed renewals at 11:00 on Wednesday.", plain)
+
+
+def test_nothing_has_been_lost_says_no_work_done():
+    held = incident(state="identified", facts=[("held", "Renewals", "text", "Held, and will go through once the "
+                                                "registry answers")], messages=["Your domains have not been lost."])
+    assert "state_claim" not in {check for check, _ in stops("Nothing you've renewed has been lost.", held)}
+    assert ("state_claim", "has been lost") in stops("Everything you renewed has been lost.", held)
+
+
+def test_all_before_a_preposition_counts_no_thing():
+    share = incident(state="identified", facts=[("share", "Share of renewals failing", "%", 30),
+                                                 ("where", "Affected", "text", "Renewals of domains in the EU zone")])
+    assert "scope_claim" not in {check for check, _ in stops(
+        "About 30% of renewals are failing, all within the EU zone.", share)}
+
+
+def test_a_time_in_an_instruction_is_the_readers_deadline_not_a_promise():
+    deadline = incident(state="identified", strict=True,
+                        facts=[("deadline", "Renewal deadline for tomorrow's domains", "text", "15:00 today")])
+    assert stops("To keep tomorrow's domains, please renew them by 15:00 today.", deadline) == []
+    assert ("restricted_claims", "by 15:00") in stops("Renewals will be fixed by 15:00 today.", deadline)
+    assert ("restricted_claims", "by 15:00") in stops("Please note renewals will be fixed by 15:00 today.", deadline)

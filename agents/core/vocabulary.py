@@ -213,6 +213,7 @@ UPDATE_PHRASES = (
     "exactly as", "exactly the same", "go by",
     "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in", "got in touch", "in touch",
     "alike", "spot", "past incidents",
+    "behind the scenes", "sometimes",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

@@ -719,16 +719,19 @@ def _awaited_span(sentence: str, after: int) -> tuple[int, int]:
 
 # A condition that opens advice by what the reader did ("If you paid the full fare for a trip during the
 # outage, keep your receipt"): it pictures the reader, and what it names is theirs.
-_SUPPOSES_READER = re.compile(r"\s*(?:if|when|once)\s+you(?:['’]ve|\s+have|\s+had)?\s+(?:already\s+|just\s+)?"
-                              r"([a-z]+)\b", re.IGNORECASE)
+# ... or is doing: "If you're buying alcohol or other age-restricted items, please use a staffed till".
+_SUPPOSES_READER = re.compile(r"\s*(?:if|when|once)\s+you(?:['’]ve|\s+have|\s+had|(['’]re|\s+are))?\s+"
+                              r"(?:already\s+|just\s+)?([a-z]+)\b", re.IGNORECASE)
 
 
 def _supposes_reader(sentence: str) -> bool:
-    """Whether the sentence opens with a condition on what the reader did ("If you paid …", "If you've booked …")."""
+    """Whether the sentence opens with a condition on what the reader did or is doing ("If you paid …", "If
+    you've booked …", "If you're buying …")."""
     m = _SUPPOSES_READER.match(sentence)
-    verb = m.group(1).lower() if m else ""
+    verb = m.group(2).lower() if m else ""
+    tags = ("VBG",) if m and m.group(1) else ("VBD", "VBN")
     return bool(verb) and verb not in _NOT_IMPERATIVE and \
-        any(is_inflection(verb, lemma, tag) for lemma in verbs_of(verb) for tag in ("VBD", "VBN"))
+        any(is_inflection(verb, lemma, tag) for lemma in verbs_of(verb) for tag in tags)
 
 
 _CALL = frozenset("call calling ring ringing phone phoning".split())  # "by calling us on ..." too

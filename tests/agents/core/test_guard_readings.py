@@ -2804,3 +2804,21 @@ def test_a_time_in_an_instruction_is_the_readers_deadline_not_a_promise():
     assert stops("To keep tomorrow's domains, please renew them by 15:00 today.", deadline) == []
     assert ("restricted_claims", "by 15:00") in stops("Renewals will be fixed by 15:00 today.", deadline)
     assert ("restricted_claims", "by 15:00") in stops("Please note renewals will be fixed by 15:00 today.", deadline)
+
+
+def test_a_condition_on_what_the_reader_is_doing_pictures_the_reader():
+    advice = incident(state="identified", actions=["Use the registrar's console if your domain expires today"])
+    assert stops("If you're buying a domain that expires today, please use the registrar's console.", advice) == []
+    # the same words in the instruction itself are advice the incident does not give
+    assert ("unsupported_statement", "buying") in stops(
+        "Please use the registrar's console for buying a domain that expires today.", advice)
+
+
+@pytest.mark.parametrize("text", [
+    "Behind the scenes, our team is working on a fix.",
+    "Custom domain renewals are failing, sometimes for up to an hour.",
+])
+def test_update_language_of_round_fifty_three_passes(text):
+    console = incident(state="identified", facts=[("date", "Renewal date", "text", "Shown correctly in the console")],
+                       actions=["Reload the console"])
+    assert stops(text, console) == []

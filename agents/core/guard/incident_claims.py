@@ -267,8 +267,9 @@ _OF_AFFECTED = re.compile(r"\b(?:affected|impacted|delayed|failed|missed|missing
                           re.IGNORECASE)
 # "Hi everyone," greets, "thanks to everyone who let us know" thanks and "sorry to everyone who has run into this
 # error" apologises; none counts the affected.
-_THANKED = re.compile(r"\b(?:thanks|thank\s+you|grateful|sorry|apologies|apologi[sz]e)\s+(?:again\s+)?to\s+$",
-                      re.IGNORECASE)
+# The words of an apology or a thank-you.
+_COURTESY = r"thanks|thank\s+you|sorry|apologies|apologi[sz]e"
+_THANKED = re.compile(rf"\b(?:{_COURTESY}|grateful)\s+(?:again\s+)?to\s+$", re.IGNORECASE)
 _GREETED = re.compile(rf"(?:^|[.!?:]\s+)(?:{GREETING}|thanks|thank\s+you|(?:good\s+)?(?:morning|evening|afternoon))"
                       r"(?:\s+there)?,?\s*$", re.IGNORECASE)
 _QUANTIFIER_SAYS = {"all": "everyone is affected", "few": "only a few are affected", "most": "most are affected"}
@@ -1390,7 +1391,7 @@ _PERIOD = re.compile(
     r"(January|February|March|April|May|June|July|August|September|October|November|December)\b"
     r"(?!\s+\d{1,2}\b|\s+of\s+\d)",
     re.IGNORECASE)
-_FELT_CLAUSE = re.compile(r"\b(?:sorry|apologi[sz]e|apologies|thanks|thank\s+you)\b[^.;!?]*$", re.IGNORECASE)
+_FELT_CLAUSE = re.compile(rf"\b(?:{_COURTESY})\b[^.;!?]*$", re.IGNORECASE)
 
 
 def period_findings(text: str, allowed_text: str) -> list[Finding]:
@@ -1436,6 +1437,12 @@ _DAY_BOUND_GROUP = re.compile(
 _CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*[ap]\.?m\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)
+def _clocked_values(allowed_text: str) -> tuple[str, ...]:
+    """The incident's strings that give a time by the clock, read once per incident."""
+    return tuple(value for value in allowed_text.split('"') if _CLOCK.search(value))
+
+
 def day_window_findings(text: str, allowed_text: str) -> list[Finding]:
     """A group a text bounds by a day the incident bounds by the clock, with no time in the sentence."""
     findings = []
@@ -1444,7 +1451,7 @@ def day_window_findings(text: str, allowed_text: str) -> list[Finding]:
             continue
         for m in _DAY_BOUND_GROUP.finditer(text, start, end):
             day = m.group(1)
-            if any(day in value and _CLOCK.search(value) for value in allowed_text.split('"')):
+            if any(day in value for value in _clocked_values(allowed_text)):
                 findings.append(Finding("no_new_facts", f"on {day}", f"“on {day}” takes in the whole day; the "
                                         "incident context gives its window on that day by the clock.", m.start(1)))
     return findings
@@ -1453,12 +1460,14 @@ def day_window_findings(text: str, allowed_text: str) -> list[Finding]:
 # A line said to answer at every hour ("call the salon any time, day or night", "book by phone at any
 # time") promises its opening hours: only the incident may say a line is open round the clock. The hours
 # must be said in the line's clause.
-_ALWAYS_OPEN = re.compile(r"\b(?:(?:at\s+)?any\s*time|day\s+or\s+night|(?:a)?round\s+the\s+clock|at\s+all\s+hours|24/7|"
-                          r"24\s+hours\s+a\s+day)\b", re.IGNORECASE)
+_EVERY_HOUR = (r"(?:at\s+)?any\s*time|day\s+or\s+night|(?:a)?round\s+the\s+clock|at\s+all\s+hours|24/7|"
+               r"24\s+hours\s+a\s+day")
+_ALWAYS_OPEN = re.compile(rf"\b(?:{_EVERY_HOUR})\b", re.IGNORECASE)
 _BY_PHONE = re.compile(r"\b(?:call|calls|calling|ring|phone|phones|telephone|helpline|hotline|line|lines)\b",
                        re.IGNORECASE)
-_OPEN_ALWAYS = re.compile(r"\b(?:any\s*time|24\s*(?:hours|/7|-hour)|(?:a)?round\s+the\s+clock|day\s+or\s+night|"
-                          r"at\s+all\s+(?:times|hours)|day\s+and\s+night)\b", re.IGNORECASE)
+# The incident may say so in more words: "24 hours", "a 24-hour line", "at all times", "day and night".
+_OPEN_ALWAYS = re.compile(rf"\b(?:{_EVERY_HOUR}|24\s*(?:hours|-hour)|at\s+all\s+times|day\s+and\s+night)\b",
+                          re.IGNORECASE)
 
 
 # A clause ends at a semicolon, a colon, a dash or a comma that joins another ("…, or download it any time").

@@ -488,7 +488,8 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None, key: str | 
     ``key``: the context's incident_key, where the caller has it."""
     if not text.strip():
         return []
-    real = [s for s in sentences(text) if _is_real_sentence(s)]
+    said = sentences(text)
+    real = [s for s in said if _is_real_sentence(s)]
     found = _excerpt(text, 0, len(text))
     if not real:
         return [Violation("uninformative", found, f"The text is not a sentence that tells customers anything: "
@@ -499,10 +500,10 @@ def find_uninformative(text: str, context: Mapping[str, Any] | None, key: str | 
     # in the EU." alone is a headline. Only a text that says neither tells customers nothing. Beside a
     # real sentence, a headline, a question or an apology says it too ("Questions about your instalments?
     # Call us on …", "Sorry for the confusion. Give us a ring on …").
-    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS + _COURTESY_STEMS, own_state) for s in sentences(text)):
+    if any(_has_stem(_WORDS.findall(s), _STATE_STEMS + _COURTESY_STEMS, own_state) for s in said):
         return []
     if any(_has_stem(_told(_WORDS.findall(s)), _SERVICE_STEMS, own_affected) or _names_region(s, regions)
-           for s in sentences(text)):
+           for s in said):
         return []
     return [Violation("uninformative", found, f"The text says neither what is happening or being done "
                       f"(investigating, fixing, monitoring, resolved…) nor what is affected (a service, a feature "

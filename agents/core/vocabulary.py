@@ -315,6 +315,7 @@ ACTION_PHRASES = (
     "take care of it", "take care of this", "would ask", "we'd ask", "we’d ask", "ask that you", "ask you to",
     "can be reached",
     "be in touch",
+    "as we go", "we're satisfied", "we’re satisfied", "we are satisfied",
 )
 
 

@@ -253,6 +253,8 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["go by"].advice and terms["ring"].advice
     # 0063: "behind the scenes" and "sometimes" join as plain phrase and word.
     assert terms["behind the scenes"].enabled and not terms["behind the scenes"].advice and terms["sometimes"].enabled
+    # 0064: "as we go" and "we're satisfied" join as plain phrases and as the company's action.
+    assert terms["as we go"].action and not terms["as we go"].advice and terms["we're satisfied"].action
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure. Taken back, the stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()

@@ -554,6 +554,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # a time of day ("just after midnight"): the numbers check reads it as 00:00
             elif lower in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
+            elif lower == "always" and _NOT_BEFORE.search(sentence, max(0, a - _NOT_REACH), a):
+                ok = True  # "bids aren't always showing straight away" says sometimes, no absolute
             elif lower == "never" and _past_never(sentence, tokens, i):
                 ok = True  # what did not happen ("card balances were never changed"): the assurance reading's
             elif i == 0 and lower.endswith("ly") and sentence[b:].startswith(","):
@@ -1159,10 +1161,10 @@ _FELT = re.compile(
     r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those\s+of\s+you|all\s+of\s+you|"
     r"(?:all\s+(?:the\s+|our\s+)?|our\s+)(?:[a-z]+\s+)?(?-i:[a-z]+s)|every\s+[a-z]+)\s+(?=\w+ing\b)"
     # ... or whom a relative clause pictures: "sorry to everyone whose quiz night got cut short", "to everyone
-    # who had a wasted trip this morning" (a clause that says a system failed them is read as any statement:
-    # "sorry to everyone whose shop went offline")
-    r"|\b(?:sorry|apologi[sz]e|apologies)\s+to\s+(?:anyone|everyone|those|every\s+[a-z]+|all\s+(?:the\s+)?[a-z]+)\s+"
-    r"(?=who\b|who['’]s\b|whose\b)"
+    # who had a wasted trip this morning", "thanks to everyone who flagged the mix-up" (a clause that says a
+    # system failed them is read as any statement: "sorry to everyone whose shop went offline")
+    r"|\b(?:sorry|apologi[sz]e|apologies|thanks|thank\s+you)\s+to\s+(?:anyone|everyone|those|every\s+[a-z]+|"
+    r"all\s+(?:the\s+)?[a-z]+)\s+(?=who\b|who['’]s\b|whose\b)"
     # ... or the situation it supposes: "we're sorry if you've tried to make a claim this morning"
     r"|\b(?:sorry|apologi[sz]e|apologies)\s+if\s+(?=you\b)"
     # ... and what advice spares the reader: "start temporary access so you don't fall behind"
@@ -1382,6 +1384,10 @@ _AFTER_EVENT = re.compile(
 _AFTER_THING = re.compile(led_by("af", r"\b(?:after|following)\s+(?=(?:an?|the|our|this|that|last|yesterday['’]s)\s)"),
                           re.IGNORECASE)
 _STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
+
+
+_NOT_BEFORE = re.compile(r"(?:\bnot|\w+n['’]t)\s+$", re.IGNORECASE)
+_NOT_REACH = 12  # "doesn't ", "aren't ", "not "
 
 
 def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where: str) -> bool:

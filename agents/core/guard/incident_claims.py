@@ -1150,11 +1150,16 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
     its own) that negates, conditions and doubts nothing, with the forms of its words."""
     clauses = []
     for statement in _statements(context):
+        # "Affected: Mobile data for customers roaming in France" says what went wrong: its label goes with
+        # each of its clauses, so that "customers have had no mobile data" agrees with it.
+        label, colon, _value = statement.partition(": ")
+        hit = f"{label}: " if colon and _HIT.search(label) and not _NEGATION.search(label) else ""
         for clause in _CLAUSES.split(statement):
             if clause.strip() and not _DOUBT.search(clause) and not _PRIVATIVE.search(clause) and \
                     not _instruction(clause):
                 words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
-                clauses.append((clause.strip(), words))
+                told = clause.strip()
+                clauses.append((told if not hit or told.startswith(label) else hit + told, words))
     return tuple(clauses)
 
 

@@ -2822,3 +2822,36 @@ def test_update_language_of_round_fifty_three_passes(text):
     console = incident(state="identified", facts=[("date", "Renewal date", "text", "Shown correctly in the console")],
                        actions=["Reload the console"])
     assert stops(text, console) == []
+
+
+def test_a_denial_that_says_what_a_fact_labelled_affected_says_agrees_with_it():
+    hit = incident(facts=[("affected", "Affected", "text", "Renewal emails for custom domains")])
+    assert stops("Some of you have had no renewal emails for custom domains.", hit) == []
+    sent = incident(facts=[("sent", "Sent", "text", "Renewal emails for custom domains")])
+    assert readings("Some of you have had no renewal emails for custom domains.", sent) == ["denial"]
+
+
+def test_not_always_says_sometimes_and_always_alone_still_stops():
+    assert stops("Custom domain renewals aren't always going through straight away.", RENEWALS) == []
+    assert ("unsupported_statement", "always") in stops(
+        "Custom domain renewals are always going through straight away.", RENEWALS)
+
+
+def test_a_thank_you_to_everyone_who_did_something_pictures_the_reader():
+    assert stops("Custom domain renewals are failing. Thanks to everyone who flagged the mix-up.", RENEWALS) == []
+    assert ("unsupported_statement", "flagged") in stops(
+        "Custom domain renewals are failing. Everyone flagged the mix-up.", RENEWALS)
+
+
+def test_whatever_widens_as_any_does():
+    # "Whatever the job, please phone us" drops the condition an approved action sets: not grammar
+    assert ("unsupported_statement", "Whatever") in stops(
+        "Custom domain renewals are failing. Whatever the domain, please contact our support team.", RENEWALS)
+
+
+@pytest.mark.parametrize("text", [
+    "Custom domain renewals are failing. We'll update this page as we go.",
+    "Custom domain renewals are failing. We'll post another update once we're satisfied renewals work.",
+])
+def test_update_language_of_round_fifty_four_passes(text):
+    assert stops(text, RENEWALS) == []

@@ -117,6 +117,11 @@ _ESTIMATE = r"(?:(?:about|around|approximately|roughly|an\s+estimated|some)\s+)?
 NO_CHARGE = r"\b(?:with|at|for)\s+no\s+(?:[\w-]+\s+)?(?:charges?|costs?|fees?)\b"
 # "… so this is now closed": the update itself said to be closed.
 THIS_CLOSED = r"\b(?:this|it)\s+(?:is|has\s+been)\s+now\s+closed\b"
+# "This will be our last update on this issue", "no further updates are planned": the update said to close it.
+FINAL_UPDATE = (r"\b(?:this|it)\s+(?:is|will\s+be|['’]s)\s+(?:our|the)\s+(?:last|final)\s+update\b"
+                r"|\bno\s+(?:further|more)\s+updates\s+(?:are|will)\b")
+# "… and we'll dispatch them the same day", "everyone who calls will be seen the same day": a promise of when.
+SAME_DAY = r"\b(?:will|['’]ll)\b[^.;!?\n]{0,60}?\b(?:on\s+)?the\s+same\s+day\b"
 # "It's sorted now", "all sorted": working again, in everyday words, at the end of its clause ("sorted by
 # date" is an order).
 SORTED = (r"(?:\b|['’])(?:s|is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:all\s+)?sorted(?:\s+out)?(?:\s+now)?"
@@ -151,6 +156,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
         r"\b(?:incident|issue|case|ticket)\s+(?:is|has\s+been|was)\s+(?:now\s+)?closed\b",
         r"\bclos(?:ed|ing)\s+(?:the|this)\s+(?:incident|issue)\b",
         THIS_CLOSED,
+        FINAL_UPDATE,
     )),
     ClaimFamily(name="stability", support="recovering", pattern=r"\ball\s+payments\s+(?:are|is)\s+stable\b",
                 paraphrases=(
@@ -422,6 +428,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             # "version 8.3.1 with the fix will be available on Google Play tonight"
             r"\b(?:will|['’]ll)\s+be\s+(?:fixed|resolved|restored|back|done|complete|completed|available|deployed|live|"
             r"released|out|working)\b[^.;!?\n]{0,60}?\b(?:today|tonight|tomorrow|this\s+(?:morning|afternoon|evening))\b",
+            SAME_DAY,
         ),
         hedges=("estimate", "estimated", "estimates", "eta", "expect", "expected", "about", "around",
                 "approximately", "roughly", "likely", "probably", "should", "aim", "target", "targeting",

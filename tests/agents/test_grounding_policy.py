@@ -5,7 +5,16 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agents.core.guard import check_final_answer
-from agents.core.policy import DEFAULT_CLAIM_FAMILIES, DEFAULT_VOCABULARY, FREE_THINGS, NO_CHARGE, SORTED, THIS_CLOSED
+from agents.core.policy import (
+    DEFAULT_CLAIM_FAMILIES,
+    DEFAULT_VOCABULARY,
+    FINAL_UPDATE,
+    FREE_THINGS,
+    NO_CHARGE,
+    SAME_DAY,
+    SORTED,
+    THIS_CLOSED,
+)
 from agents.models import GroundingTerm, PipelinePolicy, RestrictedClaim
 from agents.policy_rows import load_policy
 
@@ -256,17 +265,22 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # 0064: "as we go" and "we're satisfied" join as plain phrases and as the company's action.
     assert terms["as we go"].action and not terms["as we go"].advice and terms["we're satisfied"].action
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
-    # closed" claims closure. Taken back, the stored families read as before, and again.
+    # closed" claims closure; 0061: "it's sorted" says working again; 0065: "we'll … the same day" commits to a
+    # time, "this will be our last update" claims closure. Taken back, the stored families read as before, and again.
     assert FREE_THINGS in families["goodwill gifts"].paraphrases.splitlines()
     assert NO_CHARGE in families["credits and refunds"].paraphrases.splitlines()
     assert THIS_CLOSED in families["closure"].paraphrases.splitlines()
     assert SORTED in families["working again"].paraphrases.splitlines()
+    assert SAME_DAY in families["time commitments"].paraphrases.splitlines()
+    assert FINAL_UPDATE in families["closure"].paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.migrate([("agents", "0053_readings_of_round_twenty_eight")])
     assert FREE_THINGS not in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
     assert NO_CHARGE not in RestrictedClaim.objects.get(family="credits and refunds").paraphrases.splitlines()
     assert THIS_CLOSED not in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
     assert SORTED not in RestrictedClaim.objects.get(family="working again").paraphrases.splitlines()
+    assert SAME_DAY not in RestrictedClaim.objects.get(family="time commitments").paraphrases.splitlines()
+    assert FINAL_UPDATE not in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
@@ -274,3 +288,5 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert NO_CHARGE in RestrictedClaim.objects.get(family="credits and refunds").paraphrases.splitlines()
     assert THIS_CLOSED in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
     assert SORTED in RestrictedClaim.objects.get(family="working again").paraphrases.splitlines()
+    assert SAME_DAY in RestrictedClaim.objects.get(family="time commitments").paraphrases.splitlines()
+    assert FINAL_UPDATE in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()

@@ -187,7 +187,7 @@ _FAMILY_WORDS = {
     "fault and negligence": "admits fault",
     "data reassurance": "reassures customers about their data",
     "data breach": "speaks of a breach of customers' data",
-    "time commitments": "commits to when the fix comes",
+    "time commitments": "commits to when something will be done",
     "planned work": "calls the incident planned work",
 }
 _CHECK_WORDS = {

@@ -2855,3 +2855,18 @@ def test_whatever_widens_as_any_does():
 ])
 def test_update_language_of_round_fifty_four_passes(text):
     assert stops(text, RENEWALS) == []
+
+
+def test_a_promise_of_the_same_day_is_a_time_commitment_the_incident_must_make():
+    assert ("time_commitment", "'ll renew it the same day") in stops(
+        "Custom domain renewals are failing. Email us and we'll renew it the same day.", RENEWALS)
+    same_day = incident(state="identified", actions=["Email us and we will renew it the same day"])
+    assert stops("Custom domain renewals are failing. Email us and we'll renew it the same day.", same_day) == []
+
+
+def test_an_update_said_to_be_the_last_claims_closure():
+    monitoring = incident(state="monitoring")
+    assert ("restricted_claims", "This will be our last update") in stops(
+        "Custom domain renewals are working again. This will be our last update on this issue.", monitoring)
+    assert stops("Custom domain renewals are working again. This will be our last update on this issue.",
+                 incident(state="resolved")) == []

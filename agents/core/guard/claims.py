@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents.core.guard.contacts import prose
+from agents.core.guard.grounding import FRAME
 from agents.core.guard.hedges import clause_before, is_conditional, is_hedged, is_negated
 from agents.core.guard.incident_claims import is_cadence, is_forecast, is_past, state_message, state_supports, substance
 from agents.core.guard.support import Support
@@ -292,15 +293,17 @@ def _not_for_the_fix(text: str, m) -> bool:
     happened ("by 17:47 UTC we were processing normally", "we recalculated them by 11:30 ET"), not a time
     for the fix."""
     clock = any(c.isdigit() for c in m.group())  # the numbers check holds it to the incident's times
-    return is_cadence(text, m.start(), m.end()) or is_past(text, m.start(), m.end(), ours=clock) or \
-        (clock and _INSTRUCTION.match(clause_before(text, m.start())) is not None)
+    if is_cadence(text, m.start(), m.end()) or is_past(text, m.start(), m.end(), ours=clock):
+        return True
+    clause = clause_before(text, m.start()) if clock else ""
+    return bool(clause) and _INSTRUCTION.match(clause) is not None and not FRAME.match(clause)
 
 
 # "Please get your booking in by 3pm today", "you'll need to book by 15:00": a time in an instruction is the
 # reader's deadline, not a time for the fix (the numbers check holds its value to the incident's); "please note
-# that …" frames a statement.
-_INSTRUCTION = re.compile(r"\s*(?:please\s+(?!note\b|be\s+(?:aware|advised|assured)\b)|make\s+sure\b|"
-                          r"you(?:['’]ll|\s+will)?\s+(?:need\s+to|must|have\s+to|should)\b)", re.IGNORECASE)
+# that …" frames a statement (grounding's FRAME).
+_INSTRUCTION = re.compile(r"\s*(?:please|make\s+sure|you(?:['’]ll|\s+will)?\s+(?:need\s+to|must|have\s+to|should))\b",
+                          re.IGNORECASE)
 
 
 # "We'll send a correction email later today" where the incident says "A correction email will be sent to

@@ -38,6 +38,7 @@ import snowballstemmer
 
 from agents.core.guard.cadence import cadence_spans
 from agents.core.guard.contacts import prose
+from agents.core.guard.hedges import is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
 from agents.core.guard.places import COUNTRIES, DEMONYMS, PLACES
@@ -554,7 +555,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # a time of day ("just after midnight"): the numbers check reads it as 00:00
             elif lower in _MONTHS and not _near_digits(tokens, i):
                 ok = stem(word) in licensed
-            elif lower == "always" and _NOT_BEFORE.search(sentence, max(0, a - _NOT_REACH), a):
+            elif lower == "always" and is_negated(sentence, a):
                 ok = True  # "bids aren't always showing straight away" says sometimes, no absolute
             elif lower == "never" and _past_never(sentence, tokens, i):
                 ok = True  # what did not happen ("card balances were never changed"): the assurance reading's
@@ -819,7 +820,7 @@ def _places(sentence: str, tokens, vocabulary: Vocabulary) -> tuple[list[str], i
         finish = min(ours.start() if ours else len(sentence), semicolon if semicolon >= 0 else len(sentence),
                      reason.start() if reason else len(sentence), result.start() if result else len(sentence))
         # "Please note that ..." and "please be aware ..." frame a statement: it is read as one.
-        if _FRAME.match(sentence, begin):
+        if FRAME.match(sentence, begin):
             finish = begin
         confirmed = _confirmed_spans(sentence, begin)
         places = [ADVICE if begin <= a < finish and not _described(sentence, a, begin) and
@@ -1386,10 +1387,6 @@ _AFTER_THING = re.compile(led_by("af", r"\b(?:after|following)\s+(?=(?:an?|the|o
 _STARTED = re.compile(r"\b(?:started|began|begun|appeared|occurred|happened|started\s+to)\b", re.IGNORECASE)
 
 
-_NOT_BEFORE = re.compile(r"(?:\bnot|\w+n['’]t)\s+$", re.IGNORECASE)
-_NOT_REACH = 12  # "doesn't ", "aren't ", "not "
-
-
 def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where: str) -> bool:
     if _has_digit(word):
         return True  # a number, time, date or id: the named checks judge it
@@ -1469,7 +1466,7 @@ _CONDITION = re.compile(
 
 
 # What frames a statement as something to know rather than to do.
-_FRAME = re.compile(r"\s*(?:please\s+)?(?:note|be\s+(?:aware|advised|assured))\b(?:\s+that\b)?", re.IGNORECASE)
+FRAME = re.compile(r"\s*(?:please\s+)?(?:note|be\s+(?:aware|advised|assured))\b(?:\s+that\b)?", re.IGNORECASE)
 # Inside an instruction, a condition ("until this is fixed", "once the backlog has caught up") or a
 # relative clause ("conversations that received a cut-off answer") describes, and is read as a
 # description; the instruction's own verb and object stay advice.

@@ -2833,6 +2833,7 @@ def test_a_denial_that_says_what_a_fact_labelled_affected_says_agrees_with_it():
 
 def test_not_always_says_sometimes_and_always_alone_still_stops():
     assert stops("Custom domain renewals aren't always going through straight away.", RENEWALS) == []
+    assert stops("Custom domain renewals cannot always go through straight away.", RENEWALS) == []
     assert ("unsupported_statement", "always") in stops(
         "Custom domain renewals are always going through straight away.", RENEWALS)
 

@@ -214,6 +214,7 @@ UPDATE_PHRASES = (
     "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in", "got in touch", "in touch",
     "alike", "spot", "past incidents",
     "behind the scenes", "sometimes",
+    "a batch of", "tip", "inbox", "spam folder", "junk folder", "on the day", "fault", "faults",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -244,6 +245,7 @@ ADVICE_LANGUAGE = (
     "talk to", "talk through", "speak to", "speak with", "not sure", "aren't sure", "aren’t sure", "unsure",
     "wait", "read more", "grab", "go by",
     "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in",
+    "look over", "look at", "look through", "tip", "inbox", "spam folder", "junk folder", "on the day",
 )
 
 
@@ -316,6 +318,7 @@ ACTION_PHRASES = (
     "can be reached",
     "be in touch",
     "as we go", "we're satisfied", "we’re satisfied", "we are satisfied",
+    "fault", "faults",
 )
 
 

@@ -210,6 +210,7 @@ READINGS = {"denial": "the guard's check for denials of the incident",
             "completion": "the guard's check for how much of something a text says was done or noticed",
             "guarantee": "the guard's check for what a text says will not happen",
             "lasting": "the guard's check for what a text promises will last",
+            "order": "the guard's check for the order in which waiting work will be done",
             "workaround": "the guard's check for a way around the incident nobody said works",
             "assurance": "the guard's check for what a text says came to no harm"}
 

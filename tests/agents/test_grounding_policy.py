@@ -264,6 +264,10 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["behind the scenes"].enabled and not terms["behind the scenes"].advice and terms["sometimes"].enabled
     # 0064: "as we go" and "we're satisfied" join as plain phrases and as the company's action.
     assert terms["as we go"].action and not terms["as we go"].advice and terms["we're satisfied"].action
+    # 0066: "a batch of" and "fault" join as plain phrase and word ("fault" also as the company's action);
+    # "look over" and "inbox" join as advice too; "right now", held as a plain phrase, still is no advice.
+    assert terms["a batch of"].enabled and not terms["a batch of"].advice and terms["fault"].action
+    assert terms["look over"].advice and terms["inbox"].advice and not terms["right now"].advice
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure; 0061: "it's sorted" says working again; 0065: "we'll … the same day" commits to a
     # time, "this will be our last update" claims closure. Taken back, the stored families read as before, and again.

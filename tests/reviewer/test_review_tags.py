@@ -143,6 +143,7 @@ def test_a_share_is_a_whole_percentage():
     ("guarantee", "the guard&#x27;s check for what a text says will not happen"),
     ("assurance", "the guard&#x27;s check for what a text says came to no harm"),
     ("lasting", "the guard&#x27;s check for what a text promises will last"),
+    ("order", "the guard&#x27;s check for the order in which waiting work will be done"),
     ("workaround", "the guard&#x27;s check for a way around the incident nobody said works"),
 ])
 def test_a_statement_a_named_reading_found_names_the_reading_not_the_word_check(reading, named):

@@ -678,6 +678,40 @@ def lasting_findings(text: str, evidence: str) -> list[Finding]:
     return findings
 
 
+# "Reports made during the outage are being inspected first", "we'll work through them oldest first", "all 57
+# have now gone to the cutting floor, largest jobs first", "alerts will still be sent straight away, ahead of
+# the delayed reports", "Builds for Pro teams are being prioritised": the order in which waiting work is done
+# is the incident's to say. It passes where the incident uses the order's own word ("first", "ahead",
+# "priority"); "in the order they were made" (first in, first out) changes no order, and "we are treating
+# this as a priority" orders nothing.
+_ORDER = re.compile(
+    r"\b(?:will|['’]ll|going\s+to|are|is|be|being|have|has|had|were|was)\b[^.;:!?]{0,60}?\b("
+    r"[\w'’-]+\s+first(?=\s*(?:[.,;:!?)]|$|\s(?:once|when|so|to|and|before|after|while|until|as)\b))"
+    r"|ahead\s+of|prioriti[sz](?:e|es|ed|ing)\b|give\s+(?:[\w'’-]+\s+){0,3}?priority"
+    r"|(?:front|top)\s+of\s+the\s+(?:queue|line))",
+    re.IGNORECASE)
+_ORDER_WORD = re.compile(r"first|ahead|priorit|front\s+of|top\s+of", re.IGNORECASE)
+_ONLY_CONSIDERED = re.compile(r"\b(?:look\s+at|looking\s+at|consider|considering|see\s+if\s+we\s+can)\s+$",
+                              re.IGNORECASE)
+
+
+def order_findings(text: str, evidence: str) -> list[Finding]:
+    """An order of waiting work ("oldest first", "ahead of", "prioritised") that the incident does not give."""
+    if not _ORDER_WORD.search(text):
+        return []  # most texts give no order: the long pattern is not tried on them
+    findings = []
+    for m in _ORDER.finditer(text):
+        said = m.group(1)
+        if _ONLY_CONSIDERED.search(text, max(0, m.start(1) - 24), m.start(1)):
+            continue  # "we will look at prioritising it": a request considered, no order given
+        if re.search(re.escape(_ORDER_WORD.search(said).group()), evidence, re.IGNORECASE):
+            continue
+        findings.append(Finding("unsupported_statement", said, f"“{said}” gives an order in which the work "
+                                "will be done, and the incident does not: none of its facts, key messages or "
+                                "approved actions says so.", m.start(1), reading="order"))
+    return findings
+
+
 @functools.lru_cache(maxsize=256)
 def _clause_forms(evidence: str) -> tuple[frozenset[str], ...]:
     """The forms of each sentence's words of the evidence (a semicolon joins what one statement says: "Leave
@@ -698,5 +732,6 @@ def find(text: str, support: Support) -> list[Violation]:
         *need_not_findings(text, support.context),
         *guarantee_findings(text, evidence, support.rules.families),
         *lasting_findings(text, evidence),
+        *order_findings(text, evidence),
     ]
     return [violation_of(f, text) for f in sorted(findings, key=lambda f: f.start)]

@@ -634,7 +634,8 @@ _BREAK = re.compile(r"[,;:.!?()]")
 
 def _spelled_together(sentence: str, tokens, licensed: frozenset[str]) -> set[int]:
     """Capitalised words, two or three in a row, that spell one word of the incident's ("Gutter Gurus" where
-    its address is help@guttergurus.example): a name written in parts."""
+    its address is help@guttergurus.example, "Bean & Bell" where it is beanbell.example): a name written in
+    parts."""
     found: set[int] = set()
     for run in _CAPITALISED_RUN.finditer(sentence):
         words = [(w.start(), w.group()) for w in _NAME_PART.finditer(run.group())]
@@ -646,7 +647,7 @@ def _spelled_together(sentence: str, tokens, licensed: frozenset[str]) -> set[in
     return found
 
 
-_CAPITALISED_RUN = re.compile(r"(?<![\w-])[A-Z][^\W\d_]*(?: [A-Z][^\W\d_]*)+(?![\w-])")
+_CAPITALISED_RUN = re.compile(r"(?<![\w-])[A-Z][^\W\d_]*(?:(?: &)? [A-Z][^\W\d_]*)+(?![\w-])")
 _NAME_PART = re.compile(r"[^\W\d_]+")
 
 

@@ -43,11 +43,15 @@ _CUSTOMERS_NEED = re.compile(r"\b(?:if|when|whenever|unless|whether|in\s+case)\s
                              r"(?:must|should|need\s+to|have\s+to)\b", re.IGNORECASE)
 
 
+# "Tell us if someone in your home is vulnerable": what customers tell the company, no order to the model.
+_TELL_US = re.compile(r"\btell\s+(?=(?:us|our)\b)", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=1024)
 def without_instructions(text: str) -> str:
     """``text`` with every clause that instructs the model removed (the texts of one incident are
     read again for each text checked against it: remembered)."""
     return " ".join(c.strip() for c in CLAUSE.findall(text)
-                    if c.strip() and not INSTRUCTION.search(_CUSTOMERS_NEED.sub(" if ", c)))
+                    if c.strip() and not INSTRUCTION.search(_TELL_US.sub("let ", _CUSTOMERS_NEED.sub(" if ", c))))
 
 

@@ -434,21 +434,30 @@ def _same_time(moment: Moment, other: Moment) -> bool:
 
 
 # "Sent just after midnight" where the incident says 00:01: a time said to be just after (or before) another
-# is supported by a time of the incident within a quarter of an hour on that side of it.
+# is supported by a time of the incident within a quarter of an hour on that side of it. A round time said
+# as an approximation ("since about 7am" where the incident says 07:05) is supported by one either side of
+# it, as near as its roundness says: ten minutes for a whole hour, five for a half or a quarter of one.
 _JUST = re.compile(r"\b(?:just|shortly|soon|right)\s+(?P<side>after|before)\s+(?:the\s+)?$", re.IGNORECASE)
 _JUST_WITHIN = 15  # minutes
+_ABOUT = re.compile(r"\b(?:about|around|approximately|roughly)\s+$", re.IGNORECASE)
+_ABOUT_WITHIN = {0: 10, 30: 5, 15: 5, 45: 5}  # minutes, by the said time's minute
 
 
 def _just_beside(text: str, moment: Moment, allowed: list[Moment]) -> bool:
-    said = _JUST.search(text, max(0, moment.start - 20), moment.start)
-    if said is None or moment.time is None or moment.date is not None:
+    if moment.time is None or moment.date is not None:
+        return False
+    if said := _JUST.search(text, max(0, moment.start - 20), moment.start):
+        sign, low, high = (1 if said["side"].lower() == "after" else -1), 1, _JUST_WITHIN
+    elif _ABOUT.search(text, max(0, moment.start - 20), moment.start) and moment.time[1] in _ABOUT_WITHIN:
+        sign, low, high = 1, -_ABOUT_WITHIN[moment.time[1]], _ABOUT_WITHIN[moment.time[1]]
+    else:
         return False
     at = moment.time[0] * 60 + moment.time[1]
-    sign = 1 if said["side"].lower() == "after" else -1
     for other in allowed:
         if other.time is None or other.date is not None or (moment.zone and other.zone and moment.zone != other.zone):
             continue
-        if 0 < ((other.time[0] * 60 + other.time[1] - at) * sign) % (24 * 60) <= _JUST_WITHIN:
+        apart = ((other.time[0] * 60 + other.time[1] - at) * sign + 12 * 60) % (24 * 60) - 12 * 60
+        if low <= apart <= high:
             return True
     return False
 

@@ -2871,3 +2871,57 @@ def test_an_update_said_to_be_the_last_claims_closure():
         "Custom domain renewals are working again. This will be our last update on this issue.", monitoring)
     assert stops("Custom domain renewals are working again. This will be our last update on this issue.",
                  incident(state="resolved")) == []
+
+
+@pytest.mark.parametrize("text", [
+    "If you renewed overnight, please look over your custom domains and make sure each one renewed.",
+    "Custom domain renewals are failing for a batch of domains.",
+    "We're investigating a fault with custom domain renewals.",
+    "Custom domain renewals are failing. Please check your inbox (and spam folder) for your renewal email.",
+    "Custom domain renewals are failing. Tip: reload the console.",
+])
+def test_update_language_of_rounds_fifty_five_and_fifty_six_passes(text):
+    console = incident(state="identified", facts=[("emails", "Renewal emails", "text", "Sent again at 10:00")],
+                       actions=["Reload the console"])
+    assert stops(text, console) == []
+
+
+def test_a_round_time_said_as_an_approximation_is_the_incidents_time_rounded():
+    started = incident(state="identified", facts=[("started", "Problem started", "text", "07:05 UTC")])
+    assert stops("Since about 7am UTC, some custom domain renewals have failed.", started) == []
+    assert stops("Since around 07:00 UTC, some custom domain renewals have failed.", started) == []
+    # said exactly, or not round, or further off than its roundness allows: a time of its own
+    assert ("no_new_facts", "7am UTC") in stops("Since 7am UTC, some custom domain renewals have failed.", started)
+    assert ("no_new_facts", "6:55 UTC") in stops(
+        "Since about 6:55 UTC, some custom domain renewals have failed.", started)
+    assert ("no_new_facts", "6am UTC") in stops(
+        "Since about 6am UTC, some custom domain renewals have failed.", started)
+
+
+def test_a_company_name_written_with_an_ampersand_is_the_name_of_its_address():
+    named = incident(state="identified", facts=[("contact", "Contact", "text", "help@beanbell.example")])
+    assert stops("Custom domain renewals are failing in the Bean & Bell app.", named) == []
+    assert ("unsupported_statement", "Bean & Bolt") in stops(
+        "Custom domain renewals are failing in the Bean & Bolt app.", named)
+
+
+def test_an_order_of_waiting_work_is_the_incidents_to_give():
+    for text in ("Custom domain renewals are failing. Waiting renewals will go out urgent ones first once it's fixed.",
+                 "Custom domain renewals are failing. We'll work through them oldest first.",
+                 "Custom domain renewals are failing. Renewals for some custom domains are being prioritised.",
+                 "Custom domain renewals are failing. We will be fixing some custom domains ahead of the others."):
+        assert readings(text, RENEWALS) == ["order"], text
+    assert readings("Custom domain renewals failed overnight. We have now fixed all of them, oldest first.",
+                    incident(state="resolved")) == ["order"]
+    assert stops("Custom domain renewals are failing. Waiting renewals will go out in the order they were made.",
+                 RENEWALS) == []
+    assert stops("Custom domain renewals are failing. Email us and we will look at prioritising it.", RENEWALS) == []
+    oldest = incident(state="identified", facts=[("order", "Queue", "text", "Oldest renewals are processed first")])
+    assert stops("Custom domain renewals are failing. We'll work through them oldest first.", oldest) == []
+
+
+def test_an_approved_action_that_asks_customers_to_tell_us_supports_what_it_says():
+    tell = incident(state="identified",
+                    actions=["Tell us if your domain expires today so we can prioritise its renewal"])
+    assert stops("Custom domain renewals are failing. If your domain expires today, let us know and we'll "
+                 "prioritise its renewal.", tell) == []

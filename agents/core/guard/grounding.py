@@ -38,7 +38,7 @@ import snowballstemmer
 
 from agents.core.guard.cadence import cadence_spans
 from agents.core.guard.contacts import prose
-from agents.core.guard.hedges import is_negated
+from agents.core.guard.hedges import clause_before, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
 from agents.core.guard.places import COUNTRIES, DEMONYMS, PLACES
@@ -502,6 +502,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         named = _spelled_together(sentence, tokens, licensed)
         pointed = [m.span(1) for m in _WHERE_TO_FIND.finditer(sentence)]
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
+        happens = _will_happen(sentence, tokens) if "ll" in sentence or "won" in sentence else set()
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence) + _empathy_spans(sentence) + \
@@ -536,6 +537,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # "Thanks for choosing Gutter Gurus" where the incident's address is guttergurus.example
             elif i in joined or i in when:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)
+            elif i in happens and places[i] == PLAIN:
+                ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)  # "your score won't drop": the incident's to say
             elif lower == "let" and LET_KNOW in acted and _KNOW_AFTER.match(sentence, b):
                 ok = True  # "we've let festivals know" where the incident says they were informed
             elif lower in _SWITCH and SWITCH_TO in licensed and _TO_AFTER.match(sentence, b):
@@ -668,6 +671,44 @@ def _thing(word: str) -> bool:
     """A noun that names a thing: a plural, or a noun that is no verb."""
     parts = parts_of(word)
     return "NOUN" in parts and (word.endswith("s") or "VERB" not in parts) and word not in FUNCTION_WORDS
+
+
+# "Everyone who turns up will get a lane", "your score won't drop because of it", "you won't miss another
+# page", "they will be waiting on your desk when you arrive": what will happen to customers and their things
+# is the incident's to say, so the verb of such a statement is read against the incident alone, not the
+# vocabulary. What the company says it will do is read as its actions are (_commitment_spans); a condition
+# ("if a car won't open") or a reason ("as that won't speed it up") pictures what may happen.
+_WILL_HAPPEN = re.compile(r"(?:['’]ll|\s(?:will(?:\s+not)?|won['’]t))\s+"
+                          r"(?:(?:still|also|then|all|now|soon|always|automatically|even|never|not|each|both)\s+)*"
+                          r"(?P<be>(?:be|have\s+been)\s+)?(?P<verb>[a-z]+)\b", re.IGNORECASE)
+# Verbs that say little by themselves ("you'll see", "you'll get", "will follow", "the team will help") or
+# that a thing goes on as it was ("will continue as normal", "will remain available"): the words around them
+# are read as usual.
+_LIGHT = frozenset("be have do get make go come see take give keep let know use bring follow help find "
+                   "continue remain stay work carry".split())
+_NOT_HAPPENING = frozenset("we i our it this that which there".split())  # the company's, or what an advice does
+_SUPPOSED = re.compile(r"\b(?:if|when|whenever|once|unless|until|whether|as|because|so\s+that|in\s+case)\b",
+                       re.IGNORECASE)
+
+
+def _will_happen(sentence: str, tokens) -> set[int]:
+    """The token of each verb that says what will happen to customers or their things."""
+    found: set[int] = set()
+    starts = {a: i for i, (a, _, _) in enumerate(tokens)}
+    for m in _WILL_HAPPEN.finditer(sentence):
+        subject = sentence[: m.start()].split()[-1:] or [""]
+        head = subject[0].lower().rstrip(",")
+        if head in _NOT_HAPPENING or head in ("and", "or", "but", "then", "so") or \
+                _SUPPOSED.search(clause_before(sentence, m.start())):
+            continue
+        verb = m.group("verb").lower()
+        lemmas = verbs_of(verb)
+        if not lemmas or set(lemmas) & _LIGHT or \
+                (m.group("be") and not any(is_inflection(verb, v, t) for v in lemmas for t in ("VBN", "VBG"))):
+            continue  # "it'll be back", "will be ready": no verb of what is done
+        if (i := starts.get(m.start("verb"))) is not None:
+            found.add(i)
+    return found
 
 
 # When the company says it will do something to customers' things ("we'll refund the difference today",

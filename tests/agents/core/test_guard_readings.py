@@ -2925,3 +2925,17 @@ def test_an_approved_action_that_asks_customers_to_tell_us_supports_what_it_says
                     actions=["Tell us if your domain expires today so we can prioritise its renewal"])
     assert stops("Custom domain renewals are failing. If your domain expires today, let us know and we'll "
                  "prioritise its renewal.", tell) == []
+
+
+def test_what_will_happen_to_customers_is_the_incidents_to_say():
+    assert stops("Custom domain renewals are failing. You won't miss a renewal because of this.", RENEWALS) == [
+        ("unsupported_statement", "miss")]
+    assert stops("Custom domain renewals are failing. Renewal emails will arrive as normal.", RENEWALS) == [
+        ("unsupported_statement", "arrive")]
+    missed = incident(state="identified", messages=["No customer will miss a renewal because of this."])
+    assert stops("Custom domain renewals are failing. You won't miss a renewal because of this.", missed) == []
+    # what the company will do is read as its actions are; a condition pictures what may happen; a light
+    # verb says little by itself
+    assert stops("Custom domain renewals are failing. We will post an update every 30 minutes.", RENEWALS) == []
+    assert stops("If a custom domain won't renew, please contact our support team.", RENEWALS) == []
+    assert stops("Custom domain renewals are failing. You'll see the renewals once it's fixed.", RENEWALS) == []

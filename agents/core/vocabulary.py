@@ -296,6 +296,7 @@ report reported reporting
 get getting finish finishing finished include including included
 recognise recognize realise realize
 compare comparing compared
+fault faults
 """.split()
 ACTION_PHRASES = (
     "roll back", "rolled back", "rolling back", "rollback", "roll it back", "rolled it back", "rolling it back",
@@ -318,7 +319,6 @@ ACTION_PHRASES = (
     "can be reached",
     "be in touch",
     "as we go", "we're satisfied", "we’re satisfied", "we are satisfied",
-    "fault", "faults",
 )
 
 

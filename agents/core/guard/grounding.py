@@ -38,7 +38,7 @@ import snowballstemmer
 
 from agents.core.guard.cadence import cadence_spans
 from agents.core.guard.contacts import prose
-from agents.core.guard.hedges import clause_before, is_negated
+from agents.core.guard.hedges import SUBORDINATORS, clause_before, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, lemmas_of, parts_of, verbs_of
 from agents.core.guard.places import COUNTRIES, DEMONYMS, PLACES
@@ -502,7 +502,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         named = _spelled_together(sentence, tokens, licensed)
         pointed = [m.span(1) for m in _WHERE_TO_FIND.finditer(sentence)]
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
-        happens = _will_happen(sentence, tokens) if "ll" in sentence or "won" in sentence else set()
+        happens = _will_happen(sentence, tokens)
         causes = _cause_spans(sentence)
         others = _other_incident_spans(sentence)
         theirs = _apology_object_spans(sentence) + _empathy_spans(sentence) + \
@@ -686,26 +686,28 @@ _WILL_HAPPEN = re.compile(r"(?:['’]ll|\s(?:will(?:\s+not)?|won['’]t))\s+"
 # are read as usual.
 _LIGHT = frozenset("be have do get make go come see take give keep let know use bring follow help find "
                    "continue remain stay work carry".split())
-_NOT_HAPPENING = frozenset("we i our it this that which there".split())  # the company's, or what an advice does
-_SUPPOSED = re.compile(r"\b(?:if|when|whenever|once|unless|until|whether|as|because|so\s+that|in\s+case)\b",
+# The word before "will" where it names no customers' thing: the company ("we", "our"), what an advice does
+# ("it", "this", "which"), or a joined clause whose subject went before ("we'll check and won't …").
+_NOT_HAPPENING = frozenset("we i our it this that which there and or but then so".split())
+# A clause that pictures what may happen: a condition or time (the hedge rule's words) or a reason.
+_SUPPOSED = re.compile(r"\b(?:" + "|".join(sorted(SUBORDINATORS)) + r"|as|because|so\s+that|in\s+case)\b",
                        re.IGNORECASE)
 
 
 def _will_happen(sentence: str, tokens) -> set[int]:
     """The token of each verb that says what will happen to customers or their things."""
     found: set[int] = set()
-    starts = {a: i for i, (a, _, _) in enumerate(tokens)}
+    starts: dict[int, int] = {}
     for m in _WILL_HAPPEN.finditer(sentence):
         subject = sentence[: m.start()].split()[-1:] or [""]
-        head = subject[0].lower().rstrip(",")
-        if head in _NOT_HAPPENING or head in ("and", "or", "but", "then", "so") or \
-                _SUPPOSED.search(clause_before(sentence, m.start())):
+        if subject[0].lower().rstrip(",") in _NOT_HAPPENING or _SUPPOSED.search(clause_before(sentence, m.start())):
             continue
         verb = m.group("verb").lower()
         lemmas = verbs_of(verb)
         if not lemmas or set(lemmas) & _LIGHT or \
                 (m.group("be") and not any(is_inflection(verb, v, t) for v in lemmas for t in ("VBN", "VBG"))):
             continue  # "it'll be back", "will be ready": no verb of what is done
+        starts = starts or {a: i for i, (a, _, _) in enumerate(tokens)}
         if (i := starts.get(m.start("verb"))) is not None:
             found.add(i)
     return found

@@ -24,12 +24,12 @@ _AUX = {
 _NEGATIONS = {"not", "never", "no"}
 # Anywhere earlier in the clause these make the claim a condition or an expectation, not a
 # statement: "until the issue is resolved", "we hope to have it resolved".
-_SUBORDINATORS = {
+SUBORDINATORS = frozenset({
     "until", "till", "once", "when", "whenever", "before", "after", "if", "unless", "whether",
-}  # fmt: skip
+})  # fmt: skip
 # ... but a clause of time still says when what it names happens: "keep using the old release until the
 # corrected one is published later today" commits to "later today" as "if it is published today" does not.
-_CONDITIONS = _SUBORDINATORS - {"until", "till", "once", "when", "whenever", "before", "after"}
+_CONDITIONS = SUBORDINATORS - {"until", "till", "once", "when", "whenever", "before", "after"}
 _MODALS = {
     "may", "might", "could", "hope", "hopes", "hoping", "hopefully", "aim", "aims", "aiming",
     "expect", "expects", "expected", "expecting",
@@ -136,7 +136,7 @@ def is_negated(text: str, start: int) -> bool:
 
 
 def _conditional(words: list[str], timed: bool = False) -> bool:
-    subordinators = _CONDITIONS if timed else _SUBORDINATORS
+    subordinators = _CONDITIONS if timed else SUBORDINATORS
     return (_negated(words) or _wrapped(words)
             or any(word in subordinators and not _circumstance(words, i) for i, word in enumerate(words))
             or _MODAL_PHRASES.search(" ".join(words)) is not None)

@@ -43,7 +43,8 @@ _CUSTOMERS_NEED = re.compile(r"\b(?:if|when|whenever|unless|whether|in\s+case)\s
                              r"(?:must|should|need\s+to|have\s+to)\b", re.IGNORECASE)
 
 
-# "Tell us if someone in your home is vulnerable": what customers tell the company, no order to the model.
+# "Tell us if someone in your home is vulnerable": what customers tell the company, no order to the model
+# (read before INSTRUCTION, which is RE2's and so cannot look ahead past its "tell").
 _TELL_US = re.compile(r"\btell\s+(?=(?:us|our)\b)", re.IGNORECASE)
 
 

@@ -443,20 +443,27 @@ _ABOUT = re.compile(r"\b(?:about|around|approximately|roughly)\s+$", re.IGNORECA
 _ABOUT_WITHIN = {0: 10, 30: 5, 15: 5, 45: 5}  # minutes, by the said time's minute
 
 
-def _just_beside(text: str, moment: Moment, allowed: list[Moment]) -> bool:
-    if moment.time is None or moment.date is not None:
-        return False
+def _window(text: str, moment: Moment) -> tuple[int, int] | None:
+    """The minutes from the said time, later positive, within which an incident's time supports it: 1 to 15
+    after it for "just after 9", 1 to 15 before it for "shortly before 9", up to 10 either side of "about 7am";
+    None where the text says it exactly."""
     if said := _JUST.search(text, max(0, moment.start - 20), moment.start):
-        sign, low, high = (1 if said["side"].lower() == "after" else -1), 1, _JUST_WITHIN
-    elif _ABOUT.search(text, max(0, moment.start - 20), moment.start) and moment.time[1] in _ABOUT_WITHIN:
-        sign, low, high = 1, -_ABOUT_WITHIN[moment.time[1]], _ABOUT_WITHIN[moment.time[1]]
-    else:
+        return (1, _JUST_WITHIN) if said["side"].lower() == "after" else (-_JUST_WITHIN, -1)
+    if _ABOUT.search(text, max(0, moment.start - 20), moment.start) and moment.time[1] in _ABOUT_WITHIN:
+        return -_ABOUT_WITHIN[moment.time[1]], _ABOUT_WITHIN[moment.time[1]]
+    return None
+
+
+def _said_near(text: str, moment: Moment, allowed: list[Moment]) -> bool:
+    """A time of day the text says is near one of the incident's ("just after", "about"), and is."""
+    if moment.time is None or moment.date is not None or (window := _window(text, moment)) is None:
         return False
+    low, high = window
     at = moment.time[0] * 60 + moment.time[1]
     for other in allowed:
         if other.time is None or other.date is not None or (moment.zone and other.zone and moment.zone != other.zone):
             continue
-        apart = ((other.time[0] * 60 + other.time[1] - at) * sign + 12 * 60) % (24 * 60) - 12 * 60
+        apart = (other.time[0] * 60 + other.time[1] - at + 12 * 60) % (24 * 60) - 12 * 60
         if low <= apart <= high:
             return True
     return False
@@ -783,7 +790,7 @@ def find(text: str, support: Support) -> list[Violation]:
     for moment in text_moments:
         if _STAMPED.match(text[: moment.start]) and _STAMP_END.match(text, moment.start + len(moment.found)):
             continue  # "Update 09:40 GMT: …": when the update is posted, no time of the incident's
-        if not _moment_supported(moment, allowed_moments) and not _just_beside(text, moment, allowed_moments):
+        if not _moment_supported(moment, allowed_moments) and not _said_near(text, moment, allowed_moments):
             if not _inside(moment.start, own := _own_cadence(text, support, own)):
                 facts.append((moment.start, moment.found, _UNSUPPORTED))
         elif _only_cadence(moment, cadence, _moment_supported) and not _in_cadence(text, moment.start, moment.found):

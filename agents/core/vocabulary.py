@@ -215,6 +215,7 @@ UPDATE_PHRASES = (
     "alike", "spot", "past incidents",
     "behind the scenes", "sometimes",
     "a batch of", "tip", "inbox", "spam folder", "junk folder", "on the day", "fault", "faults",
+    "keep an eye out", "keeping an eye out",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -246,6 +247,7 @@ ADVICE_LANGUAGE = (
     "wait", "read more", "grab", "go by",
     "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in",
     "look over", "look at", "look through", "tip", "inbox", "spam folder", "junk folder", "on the day",
+    "keep an eye out", "keeping an eye out",
 )
 
 
@@ -319,6 +321,7 @@ ACTION_PHRASES = (
     "can be reached",
     "be in touch",
     "as we go", "we're satisfied", "we’re satisfied", "we are satisfied",
+    "sort it", "sort this", "sorting it", "sorting this",
 )
 
 

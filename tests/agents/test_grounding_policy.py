@@ -268,6 +268,9 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     # "look over" and "inbox" join as advice too; "right now", held as a plain phrase, still is no advice.
     assert terms["a batch of"].enabled and not terms["a batch of"].advice and terms["fault"].action
     assert terms["look over"].advice and terms["inbox"].advice and not terms["right now"].advice
+    # 0067: "keep an eye out" joins as advice, "sort it" as the company's action.
+    assert terms["keep an eye out"].advice and terms["sort it"].action
+    assert not terms["sort it"].advice
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure; 0061: "it's sorted" says working again; 0065: "we'll … the same day" commits to a
     # time, "this will be our last update" claims closure. Taken back, the stored families read as before, and again.

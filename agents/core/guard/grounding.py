@@ -416,6 +416,8 @@ def _stated_actions(fact: str) -> list[str]:
     verbs += [m.group(1) for m in _PASSIVE.finditer(fact) if _verb(m.group(1), "been")]
     verbs += _STATED_OUTCOME.findall(fact)
     words = [w.lower() for w in _words_only(fact)]
+    # "The spa team has phoned every guest whose booking clashed": what it has done, in the perfect.
+    verbs += [w for before, w in itertools.pairwise(words) if before in _HAVE and _verb(w, before)]
     return verbs + [w for before, w in itertools.pairwise(words) if _finite(before, w)]
 
 
@@ -453,11 +455,17 @@ def _stems_of(text: str) -> frozenset[str]:
     and its particle also stand for the word they make together: "we failed over to a replica" licenses
     "failover", "sign in" licenses "sign-ins"."""
     words = [w.lower().replace("’", "'") for w in _words_only(text.replace("_", " "))]
+    words += [_ABBREVIATED[w] for w in words if w in _ABBREVIATED]
     stems = {s for w in words for s in forms(w)}
     for verb, particle in itertools.pairwise(words):
         if particle in _PARTICLES and (bases := verbs_of(verb)):
             stems.update(stem(base + particle) for base in {verb, *bases})
     return frozenset(stems)
+
+
+# A key's short words ("avg_duplicate", "max_wait_minutes") say the words they stand for.
+_ABBREVIATED = {"avg": "average", "max": "maximum", "min": "minimum", "pct": "percentage", "qty": "quantity",
+                "approx": "approximately", "est": "estimated"}
 
 
 # The particles of phrasal verbs whose joined form is a word of its own ("failover", "rollback",
@@ -683,7 +691,7 @@ _WILL_HAPPEN = re.compile(r"(?:['’]ll|\s(?:will(?:\s+not)?|won['’]t))\s+"
                           r"(?P<be>(?:be|have\s+been)\s+)?(?P<verb>[a-z]+)\b", re.IGNORECASE)
 # Verbs that say little by themselves ("you'll see", "you'll get", "will follow", "the team will help") or
 # that a thing goes on as it was ("will continue as normal", "will remain available"): the words around them
-# are read as usual.
+# are read as usual. Not where they say what is done to customers ("you'll be given the pitch you asked for").
 _LIGHT = frozenset("be have do get make go come see take give keep let know use bring follow help find "
                    "continue remain stay work carry".split())
 # The word before "will" where it names no customers' thing: the company ("we", "our"), what an advice does
@@ -704,7 +712,7 @@ def _will_happen(sentence: str, tokens) -> set[int]:
             continue
         verb = m.group("verb").lower()
         lemmas = verbs_of(verb)
-        if not lemmas or set(lemmas) & _LIGHT or \
+        if not lemmas or (set(lemmas) & _LIGHT and not m.group("be")) or \
                 (m.group("be") and not any(is_inflection(verb, v, t) for v in lemmas for t in ("VBN", "VBG"))):
             continue  # "it'll be back", "will be ready": no verb of what is done
         starts = starts or {a: i for i, (a, _, _) in enumerate(tokens)}
@@ -1010,8 +1018,9 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
 
 _YOUR_THING = r"\byour\s+[^\W\d_]"  # "your orders": the customers' things, as the readings below name them
 _THEIR_OWN = re.compile(_YOUR_THING + r"|\b(?:that|which)\s+(?:were|was|had)\s+not\s+[a-z]+ed\b", re.IGNORECASE)
-_SUBJECT_SPLIT = re.compile(r"[,;]|\b(?:and|but)\b", re.IGNORECASE)  # the last clause before the verb has its subject
-_THE_ISSUE = re.compile(r"\s*(?:the|this|that)\s+(?:[\w-]+\s+)?(?:issue|problem|incident|outage|disruption|"
+_SUBJECT_SPLIT = re.compile(r"[,;:]|\b(?:and|but)\b", re.IGNORECASE)  # the last clause before the verb has its subject
+# ("the Year 9 parents' evening booking problem on Tuesday evening has been fixed")
+_THE_ISSUE = re.compile(r"\s*(?:the|this|that)\s+(?:[\w'’-]+\s+){0,6}?(?:issue|problem|incident|outage|disruption|"
                         r"error|errors|fault|bug|glitch)\b", re.IGNORECASE)
 
 

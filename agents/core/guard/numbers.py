@@ -64,6 +64,8 @@ _UNIT_AFTER_ONE = re.compile(
     r"|percent|per\s+cent)\b|\s?%",
     re.IGNORECASE,
 )
+# ... or as the first number of a share ("one in five attempts", "one out of every ten"), read with its second.
+_SHARE_AFTER_ONE = re.compile(r"\s+(?:out\s+of(?:\s+every)?|in(?:\s+every)?)\s+(?P<next>\d|[A-Za-z]+)", re.IGNORECASE)
 _WORD_PERCENT = re.compile(_PERCENT, re.IGNORECASE)
 
 
@@ -142,7 +144,9 @@ def _spelled_numbers(text: str) -> list[Number]:
         start, end = group[0].start(), group[-1].end()
         after = text[end:]
         i = j
-        if words == ["one"] and not _UNIT_AFTER_ONE.match(after):
+        if words == ["one"] and not _UNIT_AFTER_ONE.match(after) and not (
+                (share := _SHARE_AFTER_ONE.match(after)) and (share["next"].isdigit() or
+                                                               share["next"].lower() in _NUMBER_WORDS)):
             continue
         percent = _WORD_PERCENT.match(after)
         if percent:

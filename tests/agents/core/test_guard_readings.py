@@ -2939,3 +2939,54 @@ def test_what_will_happen_to_customers_is_the_incidents_to_say():
     assert stops("Custom domain renewals are failing. We will post an update every 30 minutes.", RENEWALS) == []
     assert stops("If a custom domain won't renew, please contact our support team.", RENEWALS) == []
     assert stops("Custom domain renewals are failing. You'll see the renewals once it's fixed.", RENEWALS) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Custom domain renewals are failing. Keep an eye out for your renewal email.",
+    "Custom domain renewals are failing. Sorry, and thanks for your patience while we sort it.",
+])
+def test_update_language_of_round_fifty_seven_passes(text):
+    assert stops(text, RENEWALS) == []
+
+
+def test_a_share_said_as_one_in_so_many_is_the_incidents_percentage():
+    share = incident(state="identified", facts=[("share", "Renewals failing", "%", "20")])
+    assert stops("Around one in five custom domain renewals are failing.", share) == []
+    assert stops("One out of five custom domain renewals is failing.", share) == []
+    assert ("no_new_facts", "ten") in stops("Around one in ten custom domain renewals are failing.", share)
+    # "one" with no second number is no share
+    assert stops("Custom domain renewals are failing one in a while.", share) == []
+
+
+def test_what_a_fact_says_someone_has_done_is_done():
+    phoned = incident(state="monitoring", facts=[("contacted", "Contacted", "text",
+                                                  "The support team has phoned every customer whose renewal failed")])
+    assert stops("Custom domain renewals failed this morning. Our support team has already phoned every "
+                 "customer affected.", phoned) == []
+    assert readings("Custom domain renewals failed this morning. Our support team has already emailed every "
+                    "customer affected.", phoned) == ["done to customers"]
+
+
+def test_what_will_be_done_to_customers_is_the_incidents_to_say_even_with_a_light_verb():
+    assert stops("Custom domain renewals are failing. You'll be given the renewal you asked for.",
+                 RENEWALS) == [("unsupported_statement", "given")]
+    given = incident(state="identified", messages=["Every customer will be given the renewal they asked for."])
+    assert stops("Custom domain renewals are failing. You'll be given the renewal you asked for.", given) == []
+
+
+def test_a_keys_short_words_say_the_words_they_stand_for():
+    plain = {"report_date": "2026-11-30", "region": "US", "policy_hints": {}, "approved_actions": [],
+             "key_messages": [], "incident": {"incident_id": "inc_domains_1", "severity": "P2", "status": "identified",
+                                              "affected_components": "Custom domains", "avg_renewal_delay_minutes": 40}}
+    assert stops("Custom domain renewals are running an average of 40 minutes late.", plain) == []
+    plain["incident"]["renewal_delay_minutes"] = plain["incident"].pop("avg_renewal_delay_minutes")
+    assert stops("Custom domain renewals are running an average of 40 minutes late.", plain) == [
+        ("unsupported_statement", "average")]
+
+
+def test_a_subject_that_names_the_problem_itself_is_the_companys_work_however_long():
+    resolved = incident(state="resolved")
+    assert stops("Resolved: the customers' custom domain renewal problem of this morning has been fixed.",
+                 resolved) == []
+    # the customers' own things are still work done to them
+    assert readings("Resolved: the customers' custom domains have been fixed.", resolved) == ["done to customers"]

@@ -1019,9 +1019,12 @@ def _done_to_customers(sentence: str, clause: int, mark: int, verb: re.Match, au
 _YOUR_THING = r"\byour\s+[^\W\d_]"  # "your orders": the customers' things, as the readings below name them
 _THEIR_OWN = re.compile(_YOUR_THING + r"|\b(?:that|which)\s+(?:were|was|had)\s+not\s+[a-z]+ed\b", re.IGNORECASE)
 _SUBJECT_SPLIT = re.compile(r"[,;:]|\b(?:and|but)\b", re.IGNORECASE)  # the last clause before the verb has its subject
-# ("the Year 9 parents' evening booking problem on Tuesday evening has been fixed")
-_THE_ISSUE = re.compile(r"\s*(?:the|this|that)\s+(?:[\w'’-]+\s+){0,6}?(?:issue|problem|incident|outage|disruption|"
-                        r"error|errors|fault|bug|glitch)\b", re.IGNORECASE)
+# The subject names the problem itself, however many words qualify it ("the Year 9 parents' evening booking
+# problem on Tuesday evening has been fixed"), not a thing a phrase ties to it ("the refunds for customers
+# affected by the problem have been made").
+_THE_ISSUE = re.compile(r"\s*(?:the|this|that)\s+(?:(?!(?:for|by|of|to|with|from|in|on|at|after|that|which|who)\s)"
+                        r"[\w'’-]+\s+){0,6}?(?:issue|problem|incident|outage|disruption|error|errors|fault|bug|glitch)\b",
+                        re.IGNORECASE)
 
 
 def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: str = "") -> bool:

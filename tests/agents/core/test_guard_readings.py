@@ -2988,5 +2988,7 @@ def test_a_subject_that_names_the_problem_itself_is_the_companys_work_however_lo
     resolved = incident(state="resolved")
     assert stops("Resolved: the customers' custom domain renewal problem of this morning has been fixed.",
                  resolved) == []
-    # the customers' own things are still work done to them
+    # the customers' own things are still work done to them, and so are things a phrase ties to the problem
     assert readings("Resolved: the customers' custom domains have been fixed.", resolved) == ["done to customers"]
+    assert readings("Resolved: the renewals for customers affected by the problem have been fixed.",
+                    resolved) == ["done to customers"]

@@ -417,7 +417,8 @@ def _stated_actions(fact: str) -> list[str]:
     verbs += _STATED_OUTCOME.findall(fact)
     words = [w.lower() for w in _words_only(fact)]
     # "The spa team has phoned every guest whose booking clashed": what it has done, in the perfect.
-    verbs += [w for before, w in itertools.pairwise(words) if before in _HAVE and _verb(w, before)]
+    verbs += [w for before, w in itertools.pairwise(words)
+              if before in _HAVE and w not in _BE | _HAVE and _verb(w, before)]
     return verbs + [w for before, w in itertools.pairwise(words) if _finite(before, w)]
 
 

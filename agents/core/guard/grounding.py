@@ -1040,8 +1040,11 @@ def _promised_on_their_things(said: str, verb: re.Match, sentence: str, before: 
     future = _FUTURE.search(said) is not None
     if future and _ENDS_IN_BE.search(said) and _THEIRS.search(before):
         return True
+    if future and word not in _LOOKED_AT | _KEEP_POSTED and _EACH_OF_THEM.match(sentence, verb.end()):
+        return True
     return (future or _CAN.search(said) is not None) and word not in _LOOKED_AT and \
         _THEIR_THINGS.match(sentence, verb.end()) is not None
+
 
 
 _FUTURE = re.compile(r"\b(?:will|shall|going\s+to)\b|['’]ll\b", re.IGNORECASE)
@@ -1078,6 +1081,11 @@ _CUSTOMER = r"(?:you|people|staff|(?:" + "|".join(_PEOPLE) + r")s?)\b"
 _TO_CUSTOMERS = re.compile(r"\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|these)\s+){0,3}"
                            + _CUSTOMER, re.IGNORECASE)
 _CUSTOMERS = re.compile(r"\b" + _CUSTOMER, re.IGNORECASE)
+# ... or promised to each of them: "we will phone each affected patient", "we'll email every affected seller"
+# (keeping them posted is the update's promise: "we'll keep all customers updated", "we'll let everyone know").
+_KEEP_POSTED = frozenset("keep let update notify inform tell".split())
+_EACH_OF_THEM = re.compile(r"\s+(?:(?:all|every|each|of|the|our|those)\s+){1,3}(?:affected\s+|impacted\s+)?"
+                           + _CUSTOMER, re.IGNORECASE)
 # ... or given to them: "we've added a free ride to every affected account", "issued a credit to your account".
 _GIVEN_TO_CUSTOMERS = re.compile(r"[^,;:.!?]{1,40}?\sto\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|"
                                  r"these)\s+){0,3}" + _CUSTOMER, re.IGNORECASE)

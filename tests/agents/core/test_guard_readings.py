@@ -2992,3 +2992,18 @@ def test_a_subject_that_names_the_problem_itself_is_the_companys_work_however_lo
     assert readings("Resolved: the customers' custom domains have been fixed.", resolved) == ["done to customers"]
     assert readings("Resolved: the renewals for customers affected by the problem have been fixed.",
                     resolved) == ["done to customers"]
+
+
+def test_work_promised_to_each_customer_is_the_incidents_to_promise():
+    assert readings("Custom domain renewals are failing. We'll email every affected customer a list of failed "
+                    "renewals.", RENEWALS) == ["done to customers"]
+    assert readings("Custom domain renewals are failing. We will phone each of our customers.",
+                    RENEWALS) == ["done to customers"]
+    promised = incident(state="identified", messages=["We will email every affected customer a list of failed "
+                                                      "renewals."])
+    assert stops("Custom domain renewals are failing. We'll email every affected customer a list of failed "
+                 "renewals.", promised) == []
+    # keeping them posted is the update's promise
+    assert stops("Custom domain renewals are failing. We'll keep all customers updated.", RENEWALS) == []
+    assert stops("Custom domain renewals are failing. We will notify all affected customers once it is fixed.",
+                 RENEWALS) == []

@@ -205,7 +205,7 @@ GROUNDING_CHECKS = {
 READINGS = {"denial": "the guard's check for denials of the incident",
             "advised against": "the guard's check for advice the incident advises against",
             "nothing to do": "the guard's check for telling customers they need do nothing",
-            "done to customers": "the guard's check for work said done to customers",
+            "done to customers": "the guard's check for work said done or promised to customers",
             "improvement": "the guard's check for a service said to be better than before",
             "completion": "the guard's check for how much of something a text says was done or noticed",
             "guarantee": "the guard's check for what a text says will not happen",

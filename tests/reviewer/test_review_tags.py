@@ -139,7 +139,7 @@ def test_a_share_is_a_whole_percentage():
 
 @pytest.mark.parametrize(("reading", "named"), [
     ("denial", "the guard&#x27;s check for denials of the incident"),
-    ("done to customers", "the guard&#x27;s check for work said done to customers"),
+    ("done to customers", "the guard&#x27;s check for work said done or promised to customers"),
     ("guarantee", "the guard&#x27;s check for what a text says will not happen"),
     ("assurance", "the guard&#x27;s check for what a text says came to no harm"),
     ("lasting", "the guard&#x27;s check for what a text promises will last"),

@@ -94,7 +94,7 @@ _ADVICE = re.compile(
 # numbers, times, dates or ids: the number, time and id checks judge them.
 _TOKEN = re.compile(r"[^\W\d_]+|\S*\d\S*")
 # Spelled numbers are numbers: the number check reads them.
-_NUMBER_WORDS = frozenset(
+NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
     "half quarter dozen couple first second twice third thirds fifth fifths tenth tenths".split()
@@ -1456,7 +1456,7 @@ def _licensed(word: str, licensed: frozenset[str], vocabulary: Vocabulary, where
     if _has_digit(word):
         return True  # a number, time, date or id: the named checks judge it
     lower = word.lower().replace("’", "'")
-    if lower in FUNCTION_WORDS or lower in _NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
+    if lower in FUNCTION_WORDS or lower in NUMBER_WORDS or lower in _TIME_WORDS or len(lower) == 1:
         return True
     if word.isupper() and len(word) in _ACRONYM_WORDS and ACRONYM + lower in licensed:
         return True  # "CA" where the incident says "certificate authority"
@@ -1713,6 +1713,9 @@ DONE_TO_CUSTOMERS = "done to customers"
 
 def unsupported_message(unsupported: Unsupported) -> str:
     """What the lead reads: the words, and that nothing in the incident backs them."""
+    if unsupported.done and _FUTURE.search(_SUBJECT_SPLIT.split(unsupported.sentence[: unsupported.words[0][0]])[-1]):
+        return (f"The incident does not promise “{unsupported.found}”: the sentence promises customers something "
+                "that neither the approved actions nor the facts about what is being done say.")
     if unsupported.done:
         return (f"Nothing the incident records says “{unsupported.found}” was done: the sentence says the company "
                 "did something for customers that the approved actions and the facts about what was done do not "

@@ -21,7 +21,7 @@ import re2
 
 from agents.core.guard.cadence import CADENCE
 from agents.core.guard.contacts import prose
-from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, POSSESSOR, forms, stem
+from agents.core.guard.grounding import FUNCTION_WORDS, GREETING, NUMBER_WORDS, POSSESSOR, forms, stem
 from agents.core.guard.hedges import clause_before, is_hedged, is_negated
 from agents.core.guard.leading import led_by
 from agents.core.guard.lemmas import is_inflection, verbs_of
@@ -360,6 +360,10 @@ def _shown(percent: Decimal) -> str:
     return f"{percent.normalize():f}%"
 
 
+# "One out of every five", "one in every ten": "every" before a number says a share, not everyone.
+_SHARE_OF_EVERY = re.compile(r"\b(?:of|in)\s+$", re.IGNORECASE)
+
+
 def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) -> list[Finding]:
     """Quantifiers over customers that the incident's shares contradict, or that nothing supports.
     ``hedged(text, start, end)`` is the guard's hedge rule (a negated "not all users" passes)."""
@@ -374,6 +378,9 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
             named.add(m.start())
             if _OF_AFFECTED.search(found) or hedged(text, m.start(), m.end()) or _of_the_hit(text, m.end()):
                 continue  # "all affected customers" quantifies the affected, not the customers
+            if _SHARE_OF_EVERY.search(text, max(0, m.start() - 8), m.start()) and \
+                    found.split()[1].lower() in NUMBER_WORDS:
+                continue  # the numbers check reads the share
             if re.search(r"\bat\s+$", text[max(0, m.start() - 4) : m.start()], re.IGNORECASE) and \
                     not re.match(r"all\s+(?:of\s+)?(?:our|your|the)\s", found, re.IGNORECASE):
                 continue  # "not loading at all for users" quantifies nothing ("at all of our venues" does)

@@ -773,7 +773,7 @@ def find(text: str, support: Support) -> list[Violation]:
     own = None  # where the text gives its next update's time: read at the first number that needs it
     facts: list[tuple[int, str, str]] = []  # (where, the words, why)
     numbers = extract_numbers(text, skip=_spans(text, text_moments))
-    shares = _shares_said(text, numbers, allowed_numbers, ratios)
+    shares, unsupported_shares = _shares_said(text, numbers, allowed_numbers, ratios)
     for number in numbers:
         if number.start in shares:
             continue
@@ -803,10 +803,29 @@ def find(text: str, support: Support) -> list[Violation]:
     for m in _ID.finditer(text):
         if m.group().lower() not in allowed_lower and not INCIDENT_ID.fullmatch(m.group()):
             facts.append((m.start(), m.group(), _UNSUPPORTED))
-    return [Violation("no_new_facts", token, why.format(token=token)) for _, token, why in sorted(facts)]
+    return [Violation("no_new_facts", token, why.format(token=token))
+            for _, token, why in sorted(_one_per_share(facts, unsupported_shares))]
+
+
+def _one_per_share(facts: list[tuple[int, str, str]], shares: list[Number]) -> list[tuple[int, str, str]]:
+    """The findings with the numbers of each unsupported share ("one in ten") as one finding: the lead reads
+    the share, not its two numbers."""
+    for share in shares:
+        end = share.start + len(share.found)
+        inside = [f for f in facts if share.start <= f[0] < end and f[2] == _UNSUPPORTED]
+        if inside:
+            facts = [f for f in facts if f not in inside]
+            facts.append((share.start, share.found, _UNSUPPORTED_SHARE.replace("{share}", _percent(share.value))))
+    return facts
+
+
+def _percent(value: Decimal) -> str:
+    """A share for the lead to read: "10%", "33.3%"."""
+    return f"{value.quantize(Decimal('0.1')).normalize():f}%"
 
 
 _UNSUPPORTED = "“{token}” is not supported by the incident context."
+_UNSUPPORTED_SHARE = "“{token}” (a share of {share}) is not supported by the incident context."
 # "Roughly six in ten uploads", "three out of every five attempts", "1 in 4 sign-ins": two numbers that say
 # one share, supported by the incident's percentage of it. Words may stand between the first number and
 # "in" only where the second ends its phrase ("six attempts in ten."): "5 stations in 12 cities" counts two
@@ -817,9 +836,11 @@ _SHARE_LINK_AFTER_WORDS = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){1,2}(?:out\s+of(
 _PHRASE_ENDS = re.compile(r"\s*(?:[,.;:!?)]|$)")
 
 
-def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios) -> set[int]:
-    """Where each number of a share said as "N in M" starts, for the shares the incident supports."""
+def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios) -> tuple[set[int], list[Number]]:
+    """Where each number of a share said as "N in M" starts, for the shares the incident supports, and the
+    shares it does not support (each as one number: its words and its percentage)."""
     starts: set[int] = set()
+    unsupported: list[Number] = []
     for first, second in zip(numbers, numbers[1:], strict=False):
         if first.unit or second.unit or first.percent or second.percent or not 0 < first.value < second.value:
             continue
@@ -832,7 +853,9 @@ def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios
         if _number_supported(share, allowed, ratios) or (side is not None and
                                                           _approximately_supported(share, side, allowed)):
             starts |= {first.start, second.start}
-    return starts
+        else:
+            unsupported.append(share)
+    return starts, unsupported
 
 
 # "at all three sites" where a fact labelled "Sites" lists "Dallas, Memphis and Columbus distribution

@@ -2454,7 +2454,8 @@ def test_a_share_said_as_n_in_m_is_the_incidents_percentage():
     share = incident(facts=[("failing", "Share of renewals failing", "%", 60)])
     assert stops("Roughly six in ten renewals are failing for custom domains.", share) == []
     assert stops("About 6 out of every 10 renewals are failing for custom domains.", share) == []
-    assert ("no_new_facts", "seven") in stops("Roughly seven in ten renewals are failing for custom domains.", share)
+    assert ("no_new_facts", "seven in ten") in stops("Roughly seven in ten renewals are failing for custom domains.",
+                                                     share)
 
 
 def test_the_end_of_a_month_is_its_last_day():
@@ -2953,9 +2954,28 @@ def test_a_share_said_as_one_in_so_many_is_the_incidents_percentage():
     share = incident(state="identified", facts=[("share", "Renewals failing", "%", "20")])
     assert stops("Around one in five custom domain renewals are failing.", share) == []
     assert stops("One out of five custom domain renewals is failing.", share) == []
-    assert ("no_new_facts", "ten") in stops("Around one in ten custom domain renewals are failing.", share)
+    assert ("no_new_facts", "one in ten") in stops("Around one in ten custom domain renewals are failing.", share)
     # "one" with no second number is no share
     assert stops("Custom domain renewals are failing one in a while.", share) == []
+
+
+def test_a_share_the_incident_does_not_give_is_one_finding_with_its_percentage():
+    share = incident(state="identified", facts=[("share", "Renewals failing", "%", "20")])
+    for text, said, percent in [("Around one in ten custom domain renewals are failing.", "one in ten", "10%"),
+                                ("About 1 in 3 custom domain renewals are failing.", "1 in 3", "33.3%")]:
+        found = violations(text, share)
+        assert [(v["check"], v["found"]) for v in found] == [("invalid_answer:no_new_facts", said)]
+        assert f"(a share of {percent})" in found[0]["message"]
+
+
+def test_every_before_a_number_says_a_share_not_everyone():
+    share = incident(state="identified", facts=[("share", "Renewals failing", "%", "20")])
+    assert stops("One out of every five custom domain renewals is failing.", share) == []
+    assert stops("One in every five custom domain renewals is failing.", share) == []
+    assert stops("One out of every ten custom domain renewals is failing.", share) == [
+        ("no_new_facts", "One out of every ten")]
+    # "every" before a thing still says all of them
+    assert ("scope_claim", "every region") in stops("Custom domain renewals are failing in every region.", share)
 
 
 def test_what_a_fact_says_someone_has_done_is_done():
@@ -3007,3 +3027,10 @@ def test_work_promised_to_each_customer_is_the_incidents_to_promise():
     assert stops("Custom domain renewals are failing. We'll keep all customers updated.", RENEWALS) == []
     assert stops("Custom domain renewals are failing. We will notify all affected customers once it is fixed.",
                  RENEWALS) == []
+
+
+def test_the_lead_reads_a_promise_to_customers_as_a_promise_and_work_done_as_done():
+    promised = answer_messages("Custom domain renewals are failing. We will phone each of our customers.", RENEWALS)
+    assert "does not promise “phone”" in promised and "was done" not in promised
+    done = answer_messages("Custom domain renewals are failing. We have phoned each of our customers.", RENEWALS)
+    assert "says “phoned” was done" in done and "promise" not in done

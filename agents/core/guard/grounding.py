@@ -415,11 +415,9 @@ def _stated_actions(fact: str) -> list[str]:
              for a, b, _done in _commitment_spans(fact[start:end])]
     verbs += [m.group(1) for m in _PASSIVE.finditer(fact) if _verb(m.group(1), "been")]
     verbs += _STATED_OUTCOME.findall(fact)
-    words = [w.lower() for w in _words_only(fact)]
     # "The spa team has phoned every guest whose booking clashed": what it has done, in the perfect.
-    verbs += [w for before, w in itertools.pairwise(words)
-              if before in _HAVE and w not in _BE | _HAVE and _verb(w, before)]
-    return verbs + [w for before, w in itertools.pairwise(words) if _finite(before, w)]
+    return verbs + [w for before, w in itertools.pairwise(w.lower() for w in _words_only(fact))
+                    if _finite(before, w) or before in _HAVE and w not in _BE | _HAVE and _verb(w, before)]
 
 
 _PASSIVE = re.compile(r"\b(?:is|are|was|were|being)\s+(?:now\s+|still\s+|also\s+|automatically\s+)?(?:being\s+)?"
@@ -1078,8 +1076,8 @@ _CUSTOMER = r"(?:you|people|staff|(?:" + "|".join(_PEOPLE) + r")s?)\b"
 # credited your account") is the incident's to record: its verb is read with the incident's words alone,
 # not with the vocabulary's (which lets "we will notify you" pass). What the company saw, heard or said
 # to customers is no work done to them.
-_TO_CUSTOMERS = re.compile(r"\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|these)\s+){0,3}"
-                           + _CUSTOMER, re.IGNORECASE)
+_BEFORE_CUSTOMERS = r"(?:(?:all|every|each|the|our|your|affected|impacted|of|those|these)\s+){0,3}"
+_TO_CUSTOMERS = re.compile(r"\s+" + _BEFORE_CUSTOMERS + _CUSTOMER, re.IGNORECASE)
 _CUSTOMERS = re.compile(r"\b" + _CUSTOMER, re.IGNORECASE)
 # ... or promised to each of them: "we will phone each affected patient", "we'll email every affected seller"
 # (keeping them posted is the update's promise: "we'll keep all customers updated", "we'll let everyone know").
@@ -1087,8 +1085,7 @@ _KEEP_POSTED = frozenset("keep let update notify inform tell".split())
 _EACH_OF_THEM = re.compile(r"\s+(?:(?:all|every|each|of|the|our|those)\s+){1,3}(?:affected\s+|impacted\s+)?"
                            + _CUSTOMER, re.IGNORECASE)
 # ... or given to them: "we've added a free ride to every affected account", "issued a credit to your account".
-_GIVEN_TO_CUSTOMERS = re.compile(r"[^,;:.!?]{1,40}?\sto\s+(?:(?:all|every|each|the|our|your|affected|impacted|of|those|"
-                                 r"these)\s+){0,3}" + _CUSTOMER, re.IGNORECASE)
+_GIVEN_TO_CUSTOMERS = re.compile(r"[^,;:.!?]{1,40}?\sto\s+" + _BEFORE_CUSTOMERS + _CUSTOMER, re.IGNORECASE)
 _NOT_DONE_TO = frozenset("seen heard noticed observed received apologised apologized thanked".split())
 # That someone has been told is work done, whoever it was ("we will notify you" promises an update), unless
 # it is the company's own people ("our on-call team has been alerted").

@@ -65,7 +65,8 @@ _UNIT_AFTER_ONE = re.compile(
     re.IGNORECASE,
 )
 # ... or as the first number of a share ("one in five attempts", "one out of every ten"), read with its second.
-_SHARE_AFTER_ONE = re.compile(r"\s+(?:out\s+of(?:\s+every)?|in(?:\s+every)?)\s+(?P<next>\d|[A-Za-z]+)", re.IGNORECASE)
+_SHARE_WORDS = r"(?:out\s+of(?:\s+every)?|in(?:\s+every)?)"  # "in", "in every", "out of", "out of every"
+_SHARE_AFTER_ONE = re.compile(r"\s+" + _SHARE_WORDS + r"\s+(?P<next>\d|[A-Za-z]+)", re.IGNORECASE)
 _WORD_PERCENT = re.compile(_PERCENT, re.IGNORECASE)
 
 
@@ -830,9 +831,8 @@ _UNSUPPORTED_SHARE = "“{token}” (a share of {share}) is not supported by the
 # one share, supported by the incident's percentage of it. Words may stand between the first number and
 # "in" only where the second ends its phrase ("six attempts in ten."): "5 stations in 12 cities" counts two
 # things.
-_SHARE_LINK = re.compile(r"\s+(?:out\s+of(?:\s+every)?|in\s+every|in)\s+$", re.IGNORECASE)
-_SHARE_LINK_AFTER_WORDS = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){1,2}(?:out\s+of(?:\s+every)?|in(?:\s+every)?)\s+$",
-                                     re.IGNORECASE)
+_SHARE_LINK = re.compile(r"\s+" + _SHARE_WORDS + r"\s+$", re.IGNORECASE)
+_SHARE_LINK_AFTER_WORDS = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){1,2}" + _SHARE_WORDS + r"\s+$", re.IGNORECASE)
 _PHRASE_ENDS = re.compile(r"\s*(?:[,.;:!?)]|$)")
 
 

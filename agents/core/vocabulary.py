@@ -216,6 +216,7 @@ UPDATE_PHRASES = (
     "behind the scenes", "sometimes",
     "a batch of", "tip", "inbox", "spam folder", "junk folder", "on the day", "fault", "faults",
     "keep an eye out", "keeping an eye out",
+    "regardless", "fine",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

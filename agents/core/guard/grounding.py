@@ -454,7 +454,7 @@ def _stems_of(text: str) -> frozenset[str]:
     and its particle also stand for the word they make together: "we failed over to a replica" licenses
     "failover", "sign in" licenses "sign-ins"."""
     words = [w.lower().replace("’", "'") for w in _words_only(text.replace("_", " "))]
-    words += [_ABBREVIATED[w] for w in words if w in _ABBREVIATED]
+    words += [_SHORT_OR_LONG[w] for w in words if w in _SHORT_OR_LONG]
     stems = {s for w in words for s in forms(w)}
     for verb, particle in itertools.pairwise(words):
         if particle in _PARTICLES and (bases := verbs_of(verb)):
@@ -462,9 +462,13 @@ def _stems_of(text: str) -> frozenset[str]:
     return frozenset(stems)
 
 
-# A key's short words ("avg_duplicate", "max_wait_minutes") say the words they stand for.
-_ABBREVIATED = {"avg": "average", "max": "maximum", "min": "minimum", "pct": "percentage", "qty": "quantity",
-                "approx": "approximately", "est": "estimated"}
+# A key's short words ("avg_duplicate", "max_wait_minutes") say the words they stand for, and a word said in
+# full licenses its everyday short form ("the statistics page" licenses "your stats").
+_SHORT_FORMS = {"avg": "average", "max": "maximum", "min": "minimum", "pct": "percentage", "qty": "quantity",
+                "approx": "approximately", "est": "estimated", "stats": "statistics", "info": "information",
+                "photo": "photograph", "photos": "photographs", "admin": "administrator", "admins": "administrators",
+                "docs": "documentation", "lab": "laboratory", "labs": "laboratories"}
+_SHORT_OR_LONG = {**_SHORT_FORMS, **{long: short for short, long in _SHORT_FORMS.items()}}
 
 
 # The particles of phrasal verbs whose joined form is a word of its own ("failover", "rollback",
@@ -567,6 +571,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = stem(word) in licensed
             elif lower == "always" and is_negated(sentence, a):
                 ok = True  # "bids aren't always showing straight away" says sometimes, no absolute
+            elif lower == "ever" and (is_negated(sentence, a) or _NOTHING_DONE.search(sentence, max(0, a - 20), a)):
+                ok = True  # "nothing was ever removed" stresses a denial, which is read as one
             elif lower == "never" and _past_never(sentence, tokens, i):
                 ok = True  # what did not happen ("card balances were never changed"): the assurance reading's
             elif i == 0 and lower.endswith("ly") and sentence[b:].startswith(","):
@@ -1197,7 +1203,7 @@ _EMPATHY = re.compile(
     r"difficult|hard|critical|vital)\b|(?:that\s+)?(?:so\s+)?(?:many|most|some|a\s+lot|lots)\s+of\s+you\b|"
     r"(?=(?:it['’]s|it\s+is|it\s+can\s+be|(?:[\w’'-]+\s+){1,10}?(?:is|are|can\s+be))\s+(?:so\s+|really\s+|very\s+)?"
     r"(?:frustrating|stressful|worrying|nerve-racking|nerve-wracking|upsetting|annoying|disappointing|inconvenient|"
-    r"confusing|disruptive|alarming)\b)|"
+    r"confusing|disruptive|alarming|a\s+(?:real\s+)?(?:pain|hassle|nuisance|headache))\b)|"
     r"(?=you['’]re\s+(?:keen|eager|excited|looking\s+forward)\b|you\s+can['’]t\s+wait\b)|"
     r"(?=(?:[\w’'-]+\s+){1,4}(?:matters?|is\s+(?:important|critical|vital|busy|hectic|time-sensitive|urgent|precious|"
     r"a\s+big\s+(?:one|day|deal)|an?\s+(?:critical|important|busy|hectic|big|key)\s+(?:day|time|week|month|moment))|"

@@ -314,7 +314,7 @@ def _of_the_hit(text: str, end: int) -> bool:
     return relative is not None and _IMPACT.search(relative.group(1)) is not None
 
 
-_AFFECTED_AFTER = re.compile(r"\s+(?:affected|impacted)\b", re.IGNORECASE)
+_AFFECTED_AFTER = re.compile(r"\s+(?:affected|impacted|involved)\b", re.IGNORECASE)  # "everyone involved"
 
 
 def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: str) -> bool | None:
@@ -592,7 +592,10 @@ def few_findings(text: str, context: Mapping | None, hedged, key: str | None = N
 # browsing and carts: working normally"), and is a scope claim otherwise.
 _UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b"
                          # "your conversion rates shouldn't be affected"
-                         r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b", re.IGNORECASE)
+                         r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b"
+                         # "your recipes and meal plans are fine": the same claim in everyday words
+                         r"|\b(?:is|are|was|were)\s+(?:all\s+|still\s+|perfectly\s+)?(?:fine|ok|okay)(?=\s*(?:[.;:,!]|$))",
+                         re.IGNORECASE)
 # ("Please be assured that your order is safe": what is said opens after the "that" of a verb that says it.)
 _CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^"
                           r"|\b(?:assured|confirm|confirmed|know|note|aware|glad|pleased|happy)\s+that\s",

@@ -124,8 +124,8 @@ _STRANDS = {
              "integrate", "integrated", "put", "up"},
 }  # fmt: skip
 # A relative clause strands its preposition after any verb: "the card you paid with", "the site we
-# moved to". Its subject, two words before the end, says it is one.
-_SUBJECTS = {"you", "we", "they", "i", "he", "she"}
+# moved to", "the round it belongs to". Its subject, two words before the end, says it is one.
+_SUBJECTS = {"you", "we", "they", "i", "he", "she", "it"}
 _WINDOW = 120  # characters before a sentence's end read for its last words
 # A sentence's last three words, read on the reversed sentence: punctuation, then spaces, then the
 # last word, then (after spaces on the same line) the word before it and the one before that.

@@ -17,7 +17,7 @@ from agents.core.units import ratio_values
 
 CONTEXT = json.loads((Path(__file__).parents[3] / "agents/fixtures/demo_context.json").read_text())
 TEXT = ("Update on inc_pay_2041 (P1): 27% of US checkouts fail; the failed payment rate is 3.4%. "
-        "It began at 14:05. About 99 minutes to recovery. EU shops are fine. The issue is resolved. "
+        "It began at 14:05. About 99 minutes to recovery. EU shops are slow. The issue is resolved. "
         "See INC-77. We will refund your fees.")
 
 

@@ -3034,3 +3034,45 @@ def test_the_lead_reads_a_promise_to_customers_as_a_promise_and_work_done_as_don
     assert "does not promise “phone”" in promised and "was done" not in promised
     done = answer_messages("Custom domain renewals are failing. We have phoned each of our customers.", RENEWALS)
     assert "says “phoned” was done" in done and "promise" not in done
+
+
+def test_ever_stresses_a_denial_and_states_nothing_else():
+    kept = incident(state="resolved", facts=[("log", "Not affected", "text", "No renewals were removed from accounts")])
+    assert stops("Custom domain renewals were delayed. Nothing was ever removed from your account.", kept) == []
+    assert stops("Custom domain renewals were delayed. We haven't ever removed a renewal.", kept) == []
+    assert ("unsupported_statement", "ever") in stops("Custom domain renewals were delayed. It was the longest "
+                                                      "delay we have ever had.", kept)
+
+
+def test_a_pain_is_empathy_like_frustrating():
+    assert stops("Sorry, everyone. We know a renewal that won't go through is a pain when your domain is about to "
+                 "expire.", RENEWALS) == []
+    outside = stops("Custom domain renewals are failing. Renewing by hand is a pain, so please wait.", RENEWALS)
+    assert any(check == "unsupported_statement" and "pain" in found for check, found in outside)
+
+
+def test_a_word_said_in_full_licenses_its_short_form():
+    stats = incident(state="identified", facts=[("page", "Affected", "text", "Renewal counts on the statistics page")])
+    assert stops("Custom domain renewals are missing from your stats.", stats) == []
+    assert ("unsupported_statement", "info") in stops("Custom domain renewals are missing from your info page.", stats)
+
+
+def test_everyone_involved_is_everyone_affected():
+    contacted = ("contacted", "Contacted", "text", "We emailed each affected customer")
+    emailed = incident(state="resolved", facts=[("count", "Renewals failed", "count", "27"), contacted])
+    assert stops("27 custom domain renewals failed, and we've emailed everyone involved.", emailed) == []
+    assert ("scope_claim", "everyone") in stops("Custom domain renewals failed for everyone.", emailed)
+
+
+def test_things_said_to_be_fine_are_spared_only_where_the_incident_spares_them():
+    spared = incident(state="identified", facts=[("spared", "Not affected", "text", "DNS records and certificates")])
+    assert stops("Custom domain renewals are failing. Your DNS records and certificates are fine.", spared) == []
+    assert stops("Custom domain renewals are failing. Your DNS records are OK.", spared) == []
+    assert ("scope_claim", "are fine") in stops("Custom domain renewals are failing. Your billing settings are fine.",
+                                                spared)
+    assert ("scope_claim", "are OK") in stops("Custom domain renewals are failing. Your invoices are OK.", spared)
+
+
+def test_regardless_frames_a_statement_the_incident_makes():
+    held = incident(state="identified", messages=["Your domain stays active while its renewal is retried."])
+    assert stops("Custom domain renewal emails are delayed. Your domain stays active regardless.", held) == []

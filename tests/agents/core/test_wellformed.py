@@ -120,6 +120,7 @@ def test_a_text_ending_in_a_colon_or_a_comma_is_cut(text, mark):
     ("Maintenance affects a.", "a"),
     ("Exports are stuck in the queue of. We are on it.", "of"),
     ("Refunds go back to your card with.", "with"),  # no relative clause before it
+    ("We will move it to.", "to"),  # "it" is the object here, not a relative clause's subject
 ])
 def test_a_sentence_ending_on_a_word_that_cannot_end_one_is_unfinished(text, word):
     (violation,) = find_malformed(text)
@@ -134,6 +135,7 @@ def test_a_sentence_ending_on_a_word_that_cannot_end_one_is_unfinished(text, wor
     "Our plan is Plan A.",
     "Refunds go back to the card you paid with.",  # a relative clause strands its preposition
     "Sign in again on the site we moved to.",
+    "Late answers still count for the round it belongs to.",
     "Sorry if this meant missing a recording you were looking forward to.",
 ])
 def test_words_english_leaves_at_a_sentence_end_are_fine(text):

@@ -323,6 +323,7 @@ ACTION_PHRASES = (
     "be in touch",
     "as we go", "we're satisfied", "we’re satisfied", "we are satisfied",
     "sort it", "sort this", "sorting it", "sorting this",
+    "put a fix in", "put in a fix", "putting a fix in", "putting in a fix",
 )
 
 

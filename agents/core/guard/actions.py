@@ -617,6 +617,7 @@ def _said_not(text: str) -> Iterator[tuple[int, int, str, str, str]]:
 
 
 _BOUND = re.compile(r"[^.;:!?]*\d")
+_CONDITION = re.compile(r"\s*(?:if|unless|in\s+case)\b", re.IGNORECASE)
 # What the company observed ("no further errors have been detected"), and what the scope checks read
 # ("no other services were affected").
 _OBSERVED = frozenset("report observe detect see notice find identify record receive log affect impact".split())
@@ -634,6 +635,8 @@ def guarantee_findings(text: str, evidence: str, families: Callable[[], Iterable
         if reading == "assurance" and (_BOUND.match(text, end) or verbs & _OBSERVED):
             continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;
             # "no further issues have been reported": what the company saw, no assurance
+        if reading == "guarantee" and _CONDITION.match(clause_before(text, start)):
+            continue  # "If a kiosk won't check you in, …": a condition, which promises nothing
         said = text[start:end]
         named = [f for f in families() if family_problem(f) is None] if named is None else named
         if any(family_makes_claim(said, family) for family in named):

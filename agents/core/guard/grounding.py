@@ -556,6 +556,8 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
                 ok = True  # "switch to viewport-only captures" where the incident advises using them
             elif lower in _CALL and "phone" in licensed and _CALL_US.match(sentence, b):
                 ok = True  # a declared phone number invites customers to call the company, not anyone else
+            elif lower == "drop" and _A_LINE_AT.match(sentence, b):
+                ok = True  # "drop the captain a line at <a declared contact>": write to it
             elif channels and lower in _CHANNELS:
                 ok = _licensed(word, licensed, _NO_VOCABULARY, PLAIN)  # "or through live chat in your dashboard"
             elif a < opening and supposes and lower not in _HARM and not (a and word[0].isupper()):
@@ -810,6 +812,7 @@ _CHANNELS = frozenset("chat livechat messenger whatsapp twitter facebook instagr
                       "emailing phone telephone call calling dm dms forum forums community social line lines hotline "
                       "helpline ring ringing phoning portal reply replying ticket".split())
 _CALL_US = re.compile(r"\s+(?:us|our\b|\+?\d)", re.IGNORECASE)
+_A_LINE_AT = re.compile(r"\s+(?:[\w’'-]+\s+){1,3}?a\s+line\s+(?:at|on|via|to)\s{3,}", re.IGNORECASE)
 # What a declared contact holds, said as where it is: "Help articles are at help.chorenest.example", "our
 # status page is available at …" (the contact itself is read as blank space).
 _WHERE_TO_FIND = re.compile(r"(?:^|(?<=[.;:!?,]\s))\s*([^.;:!?,]{1,40}?)\s+(?:is|are)\s+(?:also\s+|now\s+)?"

@@ -385,7 +385,15 @@ def find_moments(text: str) -> list[Moment]:
                 hour, minute = _hour(int(m["hh"]), groups.get("ampm")), int(groups.get("mm") or 0)
                 if hour <= 24 and minute < 60:
                     add(m, time=(hour % 24, minute), zone=zone)
+    for m in _BARE_HOUR_IN_RANGE.finditer(text):
+        if free_span(m.start("hh"), m.end("hh")) and int(m["hh"]) <= 24:
+            add(m, "hh", time=(int(m["hh"]) % 24, 0))
     return _ranges_share_their_half(text, moments)
+
+
+# "Between 8 and 11:30": a range's first hour, said bare, is a time of day as its second one is (08:00).
+_BARE_HOUR_IN_RANGE = re.compile(r"\b(?:between|from)\s+(?P<hh>\d{1,2})(?=\s*(?:-|–|—|to|and|until|till)\s*"
+                                 r"\d{1,2}[:.h]\d{2}\b)", re.IGNORECASE)
 
 
 # "Between 6:30 and 7:50 PM ET": a range's first time takes the half of the day and the zone its second

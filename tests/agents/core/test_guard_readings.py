@@ -3076,3 +3076,32 @@ def test_things_said_to_be_fine_are_spared_only_where_the_incident_spares_them()
 def test_regardless_frames_a_statement_the_incident_makes():
     held = incident(state="identified", messages=["Your domain stays active while its renewal is retried."])
     assert stops("Custom domain renewal emails are delayed. Your domain stays active regardless.", held) == []
+
+
+def test_what_a_condition_says_will_not_happen_promises_nothing():
+    assert stops("Custom domain renewals are failing. If a renewal won't renew your domain, please contact our "
+                 "support team.", RENEWALS) == []
+    assert "guarantee" in readings("Custom domain renewals are failing. Retrying won't renew your domain twice.",
+                                   RENEWALS)
+
+
+def test_drop_someone_a_line_at_a_declared_contact_is_writing_to_it():
+    mailed = {**RENEWALS, "incident": {**RENEWALS["incident"], "support_email": "help@domains.example"}}
+    assert stops("Custom domain renewals are failing. If you need help, drop the domains team a line at "
+                 "help@domains.example.", mailed) == []
+    # with no declared contact to write to, it is advice the incident does not give
+    assert ("unsupported_statement", "drop, line") in stops("Custom domain renewals are failing. If you need help, "
+                                                            "drop the domains team a line.", mailed)
+
+
+def test_a_bare_hour_that_opens_a_range_of_times_is_a_time_of_day():
+    window = incident(state="resolved", facts=[("window", "Renewals affected", "text",
+                                                "Renewals between 08:00 and 11:30 UTC")])
+    assert stops("Renewals between 8 and 11:30 UTC failed.", window) == []
+    assert stops("Renewals from 8 to 11:30 UTC failed.", window) == []
+    assert ("no_new_facts", "7") in stops("Renewals between 7 and 11:30 UTC failed.", window)
+
+
+def test_putting_a_fix_in_is_the_companys_work_on_the_incident():
+    assert stops("Custom domain renewals are failing. We put a fix in at 10:15 and are watching renewals.",
+                 incident(state="monitoring", facts=[("fix", "Fix", "text", "Deployed at 10:15")])) == []

@@ -27,8 +27,10 @@ from agents.core.guard.numbers import (
     _spans,
     extract_numbers,
     find_moments,
+    shares_said,
 )
 from agents.core.guard.regions import _region_pattern, _region_word_pattern, region_in_allowed
+from agents.core.guard.support import incident_key
 from agents.core.guard.violation import family_check
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
@@ -164,8 +166,12 @@ def _value_at(context: Mapping, path: str):
 def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims: bool = False) -> list[Mark]:
     """The facts ``text`` states, in reading order, without overlaps, each supported or not."""
     context = context or {}
-    violations = find_violations(text, evidence_json(context), rules, strict_claims=strict_claims,
-                                 claim_evidence=claim_evidence(context), ratios=ratio_values(context))
+    # read as the final answer's check reads it (agents.core.guard.patch.check_final_answer): the incident's
+    # state and statements decide too ("resolved" on a resolved incident under the strict claim form)
+    key = incident_key(context)
+    violations = find_violations(text, evidence_json(context, key=key), rules, strict_claims=strict_claims,
+                                 claim_evidence=claim_evidence(context, key=key), ratios=ratio_values(context),
+                                 context=context, context_key=key)
     unsupported = {(v.check, v.found.lower()): v.message for v in violations}
     # An internal fact backs nothing customers read (agents.core.guard.internal).
     leaves = _leaf_evidence(context, [fact for fact in context_facts(context)
@@ -187,7 +193,12 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
     for moment in moments:
         add(moment.start, moment.end, "time", "no_new_facts",
             lambda ev, _, m=moment: _moment_supported(m, find_moments(ev)))
-    for number in extract_numbers(text, skip=_spans(text, moments)):
+    numbers = extract_numbers(text, skip=_spans(text, moments))
+    # a share said as two numbers ("one in ten") is one fact, its percentage: one mark, before its numbers
+    for share in shares_said(text, numbers):
+        add(share.start, share.start + len(share.found), "number", "no_new_facts",
+            lambda ev, _, s=share: _number_supported(s, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
+    for number in numbers:
         add(number.start, number.start + len(number.found), "number", "no_new_facts",
             lambda ev, _, n=number: _number_supported(n, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
     for m in _ID.finditer(text):

@@ -590,12 +590,13 @@ def few_findings(text: str, context: Mapping | None, hedged, key: str | None = N
 # "Browsing and carts are unaffected": a claim that something was spared draws the edge of the incident.
 # It passes where one of the incident's statements of no impact names the same thing ("Storefront
 # browsing and carts: working normally"), and is a scope claim otherwise.
+# "your recipes and meal plans are fine": the same claim in everyday words
+_FINE = r"\b(?:is|are|was|were)\s+(?:all\s+|still\s+|perfectly\s+)?(?:fine|ok|okay)(?=\s*(?:[.;:,!]|$))"
 _UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b"
                          # "your conversion rates shouldn't be affected"
-                         r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b"
-                         # "your recipes and meal plans are fine": the same claim in everyday words
-                         r"|\b(?:is|are|was|were)\s+(?:all\s+|still\s+|perfectly\s+)?(?:fine|ok|okay)(?=\s*(?:[.;:,!]|$))",
+                         r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b|" + _FINE,
                          re.IGNORECASE)
+_SAID_FINE = re.compile(_FINE, re.IGNORECASE)
 # ("Please be assured that your order is safe": what is said opens after the "that" of a verb that says it.)
 _CLAUSE_OPEN = re.compile(r"[.;:!?,]\s|\b(?:and|but|while|whereas|although)\s|^"
                           r"|\b(?:assured|confirm|confirmed|know|note|aware|glad|pleased|happy)\s+that\s",
@@ -721,6 +722,8 @@ def unaffected_findings(text: str, context: Mapping | None, key: str | None = No
     """Claims that something was not affected whose subject the incident does not say was spared."""
     findings = []
     for m in _UNAFFECTED.finditer(text):
+        if _SAID_FINE.match(m.group()) and not substance(_own_subject(text, m.start())):
+            continue  # "Everything is OK": the whole service said to work, which the state check reads
         start = _subject_start(text, m.start())
         if re.search(r"\b(?:no|not|never)\b[^.;]*$", text[start : m.start()], re.IGNORECASE) or spared_by_incident(
                 text[start : m.start()], context, key):
@@ -728,6 +731,11 @@ def unaffected_findings(text: str, context: Mapping | None, key: str | None = No
         findings.append(Finding("scope_claim", m.group(), f"“{m.group()}” says something was spared, and the "
                                 "incident does not say so.", m.start()))
     return findings + _works_as_usual_findings(text, context, key)
+
+
+def _own_subject(text: str, at: int) -> str:
+    """The words of the clause that ends at ``at``."""
+    return text[[b.end() for b in _CLAUSE_OPEN.finditer(text, 0, at)][-1] : at]
 
 
 def _subject_start(text: str, at: int) -> int:

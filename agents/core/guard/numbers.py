@@ -8,6 +8,7 @@ import calendar
 import functools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
@@ -844,19 +845,35 @@ _SHARE_LINK_AFTER_WORDS = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){1,2}" + _SHARE_W
 _PHRASE_ENDS = re.compile(r"\s*(?:[,.;:!?)]|$)")
 
 
+def _share_pairs(text: str, numbers: list[Number]) -> Iterator[tuple[Number, Number]]:
+    """The pairs of numbers that say one share as "N in M"."""
+    for first, second in zip(numbers, numbers[1:], strict=False):
+        if first.unit or second.unit or first.percent or second.percent or not 0 < first.value < second.value:
+            continue
+        gap = text[first.start + len(first.found) : second.start]
+        if _SHARE_LINK.fullmatch(gap) or _SHARE_LINK_AFTER_WORDS.fullmatch(gap) and \
+                _PHRASE_ENDS.match(text, second.start + len(second.found)):
+            yield first, second
+
+
+def _share(text: str, first: Number, second: Number) -> Number:
+    """The share two numbers say, as one number: its words and its percentage."""
+    return Number(text[first.start : second.start + len(second.found)], first.value * 100 / second.value, True,
+                  first.start, "%")
+
+
+def shares_said(text: str, numbers: list[Number]) -> list[Number]:
+    """Each share ``text`` says as "N in M" ("one in ten", "3 out of every 5"), as one number."""
+    return [_share(text, first, second) for first, second in _share_pairs(text, numbers)]
+
+
 def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios) -> tuple[set[int], list[Number]]:
     """Where each number of a share said as "N in M" starts, for the shares the incident supports, and the
     shares it does not support (each as one number: its words and its percentage)."""
     starts: set[int] = set()
     unsupported: list[Number] = []
-    for first, second in zip(numbers, numbers[1:], strict=False):
-        if first.unit or second.unit or first.percent or second.percent or not 0 < first.value < second.value:
-            continue
-        end = second.start + len(second.found)
-        gap = text[first.start + len(first.found) : second.start]
-        if not (_SHARE_LINK.fullmatch(gap) or _SHARE_LINK_AFTER_WORDS.fullmatch(gap) and _PHRASE_ENDS.match(text, end)):
-            continue
-        share = Number(text[first.start : end], first.value * 100 / second.value, True, first.start, "%")
+    for first, second in _share_pairs(text, numbers):
+        share = _share(text, first, second)
         side = _approximation(text, first)
         if _number_supported(share, allowed, ratios) or (side is not None and
                                                           _approximately_supported(share, side, allowed)):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agents.core.audit import word_diff
 from agents.core.evidence import context_facts, mark_facts
-from agents.core.guard import claim_evidence, evidence_json
+from agents.core.guard import check_final_answer, claim_evidence, evidence_json
 from agents.core.guard.checks import find_violations
 from agents.core.policy import GuardRules
 from agents.core.units import ratio_values
@@ -50,6 +50,25 @@ def test_the_marks_agree_with_the_guard():
     violations = find_violations(TEXT, evidence_json(CONTEXT), GuardRules(), claim_evidence=claim_evidence(CONTEXT),
                                  ratios=ratio_values(CONTEXT))
     assert unsupported == {v.found.lower() for v in violations}
+
+
+def test_a_share_said_as_two_numbers_is_one_mark_read_as_its_percentage():
+    unsupported = marks("One in ten US checkouts fail.")["One in ten"]
+    assert (unsupported.kind, unsupported.supported) == ("number", False)
+    assert "a share of 10%" in unsupported.message
+    supported = marks("27 in 100 US checkouts fail.")
+    assert supported["27 in 100"].fact.label == "Checkouts affected"
+    assert "27" not in supported and "100" not in supported
+
+
+def test_the_marks_read_the_incidents_state_as_the_final_answer_check_does():
+    resolved = {**CONTEXT, "incident": {**CONTEXT["incident"], "state": "resolved", "status": "resolved"}}
+    text = "The US payment degradation is resolved."
+    assert check_final_answer(text, resolved, GuardRules(), max_answer_chars=900, strict_claims=True).ok
+    mark = {m.found: m for m in mark_facts(text, resolved, GuardRules(), strict_claims=True)}["resolved"]
+    assert mark.supported
+    # while the incident is open, the same words are the claim the strict form refuses
+    assert not marks(text, strict=True)["resolved"].supported
 
 
 def test_marks_are_in_reading_order_without_overlaps():

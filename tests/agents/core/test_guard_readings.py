@@ -3073,6 +3073,16 @@ def test_things_said_to_be_fine_are_spared_only_where_the_incident_spares_them()
     assert ("scope_claim", "are OK") in stops("Custom domain renewals are failing. Your invoices are OK.", spared)
 
 
+def test_everything_said_to_be_fine_is_the_state_the_incident_is_in():
+    resolved = incident(state="resolved")
+    assert stops("Custom domain renewals were failing. This is resolved and everything is OK.", resolved) == []
+    assert ("scope_claim", "are fine") in stops("Custom domain renewals were failing. This is resolved and your "
+                                                "billing settings are fine.", resolved)
+    # while the incident is open, it says the problem is over
+    assert "state_claim" in {check for check, _ in stops("Custom domain renewals are failing. Everything is OK.",
+                                                         incident(state="identified"))}
+
+
 def test_regardless_frames_a_statement_the_incident_makes():
     held = incident(state="identified", messages=["Your domain stays active while its renewal is retried."])
     assert stops("Custom domain renewal emails are delayed. Your domain stays active regardless.", held) == []

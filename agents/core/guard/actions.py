@@ -333,7 +333,9 @@ _ADVICE = (
     re.compile(r"\byou\s+(?:can|could|may|might|should|need\s+to|will\s+need\s+to|have\s+to|must)\s+(?:also\s+)?"
                r"([a-z]+)\b|\bwe\s+(?:recommend|suggest|advise)\s+(?:that\s+you\s+|you\s+)?([a-z]+)\b", re.IGNORECASE),
     # An instruction: a verb that opens a sentence or a clause ("remove it and add it again", "re-push that user").
-    re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)(?:re-)?([a-z]+)\b", re.IGNORECASE),
+    # ("To be safe, please resend it": the verb after "please", where a clause opens before it.)
+    re.compile(r"(?:^|[.;:!?]\s+|,\s+|\b(?:and|or|then)\s+|\bplease\s+)(?:please\s+)?(?:re-)?([a-z]+)\b",
+               re.IGNORECASE),
     # ... or the verb an instruction to try names ("try logging out and reinstalling the app").
     _TRY,
 )
@@ -369,10 +371,18 @@ def _negated(clause: str, negations: re.Pattern, before: int | None = None) -> t
     if negation is None:
         return (0, 0)
     modal = _NEXT_MODAL.search(clause, negation.end(), end)
-    return (negation.start(), modal.start() if modal else end)
+    end = modal.start() if modal else end
+    # "ask riders who received a receipt that is not theirs to delete it": an infinitive after the words
+    # the negation denies opens what is asked; "no need to remove", "not to resend" deny its verb
+    for to in _TO.finditer(clause, negation.end(), end):
+        if not set(clause[negation.end() : to.start()].lower().split()) <= _BEFORE_DENIED_TO:
+            return (negation.start(), to.start())
+    return (negation.start(), end)
 
 
 _NEXT_MODAL = re.compile(r"\b(?:can|may|might|should|must|will|shall)\b", re.IGNORECASE)
+_TO = re.compile(r"\bto\s", re.IGNORECASE)
+_BEFORE_DENIED_TO = frozenset("need needs have has want wants ought going required asked expected supposed".split())
 
 
 def advice_findings(text: str, evidence: str) -> list[Finding]:
@@ -442,7 +452,7 @@ _ASKS_CUSTOMERS = re.compile(
     r"|\byour\b",
     re.IGNORECASE,
 )
-_CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|for\s+those|once)\b", re.IGNORECASE)
+_CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|in\s+case|for\s+those|once)\b", re.IGNORECASE)
 
 
 def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) -> list[Finding]:
@@ -617,7 +627,6 @@ def _said_not(text: str) -> Iterator[tuple[int, int, str, str, str]]:
 
 
 _BOUND = re.compile(r"[^.;:!?]*\d")
-_CONDITION = re.compile(r"\s*(?:if|unless|in\s+case)\b", re.IGNORECASE)
 # What the company observed ("no further errors have been detected"), and what the scope checks read
 # ("no other services were affected").
 _OBSERVED = frozenset("report observe detect see notice find identify record receive log affect impact".split())
@@ -635,7 +644,7 @@ def guarantee_findings(text: str, evidence: str, families: Callable[[], Iterable
         if reading == "assurance" and (_BOUND.match(text, end) or verbs & _OBSERVED):
             continue  # "no webhook was delayed by more than 41 minutes": a bound, which the numbers check reads;
             # "no further issues have been reported": what the company saw, no assurance
-        if reading == "guarantee" and _CONDITION.match(clause_before(text, start)):
+        if reading == "guarantee" and _CONDITION_OPENS.match(clause_before(text, start)):
             continue  # "If a kiosk won't check you in, …": a condition, which promises nothing
         said = text[start:end]
         named = [f for f in families() if family_problem(f) is None] if named is None else named

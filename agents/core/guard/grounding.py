@@ -462,8 +462,8 @@ def _stems_of(text: str) -> frozenset[str]:
     return frozenset(stems)
 
 
-# A key's short words ("avg_duplicate", "max_wait_minutes") say the words they stand for, and a word said in
-# full licenses its everyday short form ("the statistics page" licenses "your stats").
+# A key's short words ("avg_duplicate", "max_wait_minutes") say the words they stand for, and each word said in
+# full licenses its short form ("the statistics page" licenses "your stats", "maximum" licenses "max").
 _SHORT_FORMS = {"avg": "average", "max": "maximum", "min": "minimum", "pct": "percentage", "qty": "quantity",
                 "approx": "approximately", "est": "estimated", "stats": "statistics", "info": "information",
                 "photo": "photograph", "photos": "photographs", "admin": "administrator", "admins": "administrators",

@@ -1129,6 +1129,8 @@ def denial_findings(text: str, context: Mapping | None, key: str | None = None) 
         if len(denied) < _DENIAL_WORDS:
             continue
         affirmed = _affirmed(context, key=key) if affirmed is None else affirmed
+        if any(all(forms & words for forms in denied) for words in _incident_denials(context, key=key)):
+            continue  # the incident denies it too: "No appointments were cancelled" as a key message says
         past = _PAST_DENIAL.match(m.group()) is not None
         # "… were not updating in the portal" where the incident says "updates delayed in the portal": a
         # denial of a thing's working agrees with a statement that it went wrong
@@ -1179,6 +1181,15 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
                 told = clause.strip()
                 clauses.append((told if not hit or told.startswith(label) else hit + told, words))
     return tuple(clauses)
+
+
+@per_incident
+def _incident_denials(context: Mapping | None) -> tuple[frozenset[str], ...]:
+    """The forms of the words of each clause of the incident's statements that denies something ("No
+    appointments were cancelled")."""
+    return tuple(frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
+                 for statement in _statements(context) for clause in _CLAUSES.split(statement)
+                 if _DENIAL.search(clause))
 
 
 def _instruction(clause: str) -> bool:

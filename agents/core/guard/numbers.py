@@ -392,14 +392,15 @@ def find_moments(text: str) -> list[Moment]:
     return _ranges_share_their_half(text, moments)
 
 
+_RANGE_WORDS = r"\s*(?:-|–|—|to|and|until|till)\s*"  # what links a range's two times
 # "Between 8 and 11:30": a range's first hour, said bare, is a time of day as its second one is (08:00).
-_BARE_HOUR_IN_RANGE = re.compile(r"\b(?:between|from)\s+(?P<hh>\d{1,2})(?=\s*(?:-|–|—|to|and|until|till)\s*"
-                                 r"\d{1,2}[:.h]\d{2}\b)", re.IGNORECASE)
+_BARE_HOUR_IN_RANGE = re.compile(r"\b(?:between|from)\s+(?P<hh>\d{1,2})(?=" + _RANGE_WORDS + r"\d{1,2}[:.h]\d{2}\b)",
+                                 re.IGNORECASE)
 
 
 # "Between 6:30 and 7:50 PM ET": a range's first time takes the half of the day and the zone its second
 # one gives, where it gives none itself and the range then runs forward ("11:30 to 12:15 PM" stays 11:30).
-_RANGE_LINK = re.compile(r"\s*(?:-|–|—|to|and|until|till)\s*", re.IGNORECASE)
+_RANGE_LINK = re.compile(_RANGE_WORDS, re.IGNORECASE)
 _HALF = re.compile(r"[ap]\.?m\.?", re.IGNORECASE)
 
 

@@ -3091,6 +3091,8 @@ def test_regardless_frames_a_statement_the_incident_makes():
 def test_what_a_condition_says_will_not_happen_promises_nothing():
     assert stops("Custom domain renewals are failing. If a renewal won't renew your domain, please contact our "
                  "support team.", RENEWALS) == []
+    assert stops("Custom domain renewals are failing. When a renewal won't renew your domain, please contact our "
+                 "support team.", RENEWALS) == []
     assert "guarantee" in readings("Custom domain renewals are failing. Retrying won't renew your domain twice.",
                                    RENEWALS)
 
@@ -3115,3 +3117,26 @@ def test_a_bare_hour_that_opens_a_range_of_times_is_a_time_of_day():
 def test_putting_a_fix_in_is_the_companys_work_on_the_incident():
     assert stops("Custom domain renewals are failing. We put a fix in at 10:15 and are watching renewals.",
                  incident(state="monitoring", facts=[("fix", "Fix", "text", "Deployed at 10:15")])) == []
+
+
+def test_an_instruction_after_please_is_read_where_a_clause_opens_before_it():
+    held = incident(state="identified", actions=["ask domain owners not to resubmit renewal requests"])
+    assert ("unsupported_statement", "resubmit") in stops(
+        "Custom domain renewals are delayed. If your renewal has not gone through, please resubmit it.", held)
+    assert stops("Custom domain renewals are delayed. If your renewal has not gone through, please wait.", held) == []
+
+
+def test_an_infinitive_after_what_a_negation_denies_is_asked_not_denied():
+    asked = incident(state="identified", actions=["ask owners whose domain is not renewed yet to contact support"])
+    assert stops("Custom domain renewals are delayed. If your domain is not renewed yet, please contact support.",
+                 asked) == []
+    denied = incident(state="identified", actions=["ask owners not to contact support about renewals"])
+    assert ("unsupported_statement", "contact") in stops(
+        "Custom domain renewals are delayed. If your domain is not renewed yet, please contact support.", denied)
+
+
+def test_a_denial_the_incident_makes_itself_contradicts_nothing():
+    cause = ("cause", "Cause", "text", "a template error that put cancellation wording into renewal reminder emails")
+    text = "Renewal reminder emails had cancellation wording by mistake. No renewals were cancelled."
+    assert stops(text, incident(state="resolved", facts=[cause], messages=["No renewals were cancelled."])) == []
+    assert "denial" in readings(text, incident(state="resolved", facts=[cause]))

@@ -48,6 +48,17 @@ _CUSTOMERS_NEED = re.compile(r"\b(?:if|when|whenever|unless|whether|in\s+case)\s
 _TELL_US = re.compile(r"\btell\s+(?=(?:us|our)\b)", re.IGNORECASE)
 
 
+# An approved action that says what to tell customers ("tell members who were refused entry that the pass
+# will be returned within 7 days") approves what it says: its "tell" is the action, no order to the model.
+_TELL_CUSTOMERS = re.compile(r"^\s*(?:please\s+)?(?:tell|remind|inform)\s+(?!(?:it|this|that|them|us)\b)",
+                             re.IGNORECASE)
+
+
+def as_told(action: str) -> str:
+    """An approved action without the "tell" that opens it: what customers are to be told."""
+    return _TELL_CUSTOMERS.sub("", action, count=1)
+
+
 @functools.lru_cache(maxsize=1024)
 def without_instructions(text: str) -> str:
     """``text`` with every clause that instructs the model removed (the texts of one incident are

@@ -8,7 +8,7 @@ import calendar
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
@@ -16,11 +16,11 @@ from agents.core.guard.cadence import CADENCE, cadence_clauses, cadence_spans
 from agents.core.guard.contacts import prose
 from agents.core.guard.grounding import stem
 from agents.core.guard.identifiers import INCIDENT_ID
-from agents.core.guard.incident_claims import is_cadence, sentence_bounds
+from agents.core.guard.incident_claims import counts_people, counts_things, is_cadence, sentence_bounds
 from agents.core.guard.leading import led_by
 from agents.core.guard.support import Support
 from agents.core.guard.violation import Violation
-from agents.core.units import CURRENCY_CODES, TIME_ZONES
+from agents.core.units import CURRENCY_CODES, TIME_ZONES, fact_meta, number_value
 
 
 @dataclass(frozen=True)
@@ -793,6 +793,8 @@ def find(text: str, support: Support) -> list[Violation]:
                 facts.append((number.start, number.found, _CADENCE_ONLY))
             elif (top := _range_low_as_most(text, number, allowed_text, allowed_numbers)) is not None:
                 facts.append((number.start, number.found, _RANGE_LOW.format(token="{token}", top=top.found)))
+            elif (other := _counts_other(text, number, support)) is not None:
+                facts.append((number.start, number.found, _COUNTS_OTHER.replace("{label}", other)))
             continue
         if number.unit == "s" and _inside(number.start, own := _own_cadence(text, support, own)) or \
                 _status_class(text, number, allowed_text):
@@ -882,6 +884,35 @@ def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios
         else:
             unsupported.append(share)
     return starts, unsupported
+
+
+# "More than 5,600 customers cannot download their PODs" where the incident's 5,600 counts "Deliveries without a
+# downloadable POD": a count is bound to what it counts. Said of people or accounts, it must be a count of them
+# where every fact with its value counts things (deliveries, orders, requests) and no text of the incident says
+# it of people.
+_COUNTED_NOUN = re.compile(r"\s+(?:more\s+|other\s+|affected\s+)?([^\W\d_]+)")
+_COUNTS_OTHER = "“{token}” counts people or accounts here; the incident's {token} counts “{label}”."
+
+
+def _counts_other(text: str, number: Number, support: Support) -> str | None:
+    """The label of the fact ``number`` counts, where the text counts people with it and the fact does not."""
+    context = support.context
+    if number.unit is not None or number.value < 2 or not isinstance(context, Mapping) or \
+            not isinstance(context.get("incident"), Mapping):
+        return None
+    noun = _COUNTED_NOUN.match(text, number.start + len(number.found))
+    if noun is None or not counts_people(noun.group(1)):
+        return None
+    incident = context["incident"]
+    labels = [label for key, label, _unit in fact_meta(context) if number_value(incident.get(key)) == number.value]
+    if not labels or any(counts_people(label) or not counts_things(label) for label in labels):
+        return None
+    evidence = support.claim_evidence
+    for said in extract_numbers(evidence):
+        if said.value == number.value and (noun := _COUNTED_NOUN.match(evidence, said.start + len(said.found))) \
+                and counts_people(noun.group(1)):
+            return None  # "we emailed the 5,600 customers": the incident counts them too
+    return labels[0].replace("{", "{{").replace("}", "}}")
 
 
 # "at all three sites" where a fact labelled "Sites" lists "Dallas, Memphis and Columbus distribution

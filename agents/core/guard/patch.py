@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from agents.core.guard.checks import find_violations
 from agents.core.guard.contacts import find_contacts, find_markup
-from agents.core.guard.instructions import without_instructions
+from agents.core.guard.instructions import as_told, without_instructions
 from agents.core.guard.internal import public_context
 from agents.core.guard.support import incident_key, per_incident
 from agents.core.phrases import PhraseRules, missing_and_present
@@ -153,7 +153,17 @@ def evidence_json(context: Mapping) -> str:
     and the number, region or severity label inside it supports nothing (like a claim, below). The
     internal facts are left out: what customers may not read supports nothing they read
     (agents.core.guard.internal). The approved actions stay: they are what the update may tell customers."""
-    return canonical_json(_without_instructions_in(public_context(context)))
+    return canonical_json(_without_instructions_in(_told(public_context(context))))
+
+
+def _told(public: Mapping) -> Mapping:
+    """The context with each approved action as what customers are to be told (:func:`as_told`)."""
+    actions = public.get("approved_actions")
+    if isinstance(actions, str):
+        return {**public, "approved_actions": as_told(actions)}
+    if not isinstance(actions, list):
+        return public
+    return {**public, "approved_actions": [as_told(a) if isinstance(a, str) else a for a in actions]}
 
 
 def _labelled_facts(context: Mapping) -> list[str]:
@@ -176,7 +186,7 @@ def claim_evidence(context: Mapping, original: str = "", *, key: str | None = No
 
 @per_incident
 def _public_claim_texts(context: Mapping) -> tuple[str, ...]:
-    public = public_context(context)
+    public = _told(public_context(context))
     texts = [*strings_in(public), *_labelled_facts(public)]
     return tuple(without_instructions(text) for text in texts if text)
 

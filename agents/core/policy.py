@@ -122,6 +122,8 @@ FINAL_UPDATE = (r"\b(?:this|it)\s+(?:is|will\s+be|['’]s)\s+(?:our|the)\s+(?:la
                 r"|\bno\s+(?:further|more)\s+updates\s+(?:are|will)\b")
 # "… and we'll dispatch them the same day", "everyone who calls will be seen the same day": a promise of when.
 SAME_DAY = r"\b(?:will|['’]ll)\b[^.;!?\n]{0,60}?\b(?:on\s+)?the\s+same\s+day\b"
+# "Fix applied: 11:20 GMT": a fact that records the fix by its key or label says a fix is in place.
+FIX_APPLIED = r"\bfix(?:es)?\s+(?:applied|deployed|implemented|released|rolled\s+out)\b"
 # "It's sorted now", "all sorted": working again, in everyday words, at the end of its clause ("sorted by
 # date" is an order).
 SORTED = (r"(?:\b|['’])(?:s|is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:all\s+)?sorted(?:\s+out)?(?:\s+now)?"
@@ -302,6 +304,7 @@ DEFAULT_CLAIM_FAMILIES: tuple[ClaimFamily, ...] = (
             r"\b(?:have|has|we[’']ve)\s+(?:now\s+)?(?:implemented|deployed|applied|rolled\s+out|released)\s+(?:a|the)\s+fix\b",
             r"\bmonitoring\s+(?:the\s+)?(?:results|fix|recovery)\b",
             r"\b(?:fixed|solved|remedied|rectified)\b",
+            FIX_APPLIED,
         ),
     ),
     ClaimFamily(

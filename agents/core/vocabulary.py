@@ -217,6 +217,8 @@ UPDATE_PHRASES = (
     "a batch of", "tip", "inbox", "spam folder", "junk folder", "on the day", "fault", "faults",
     "keep an eye out", "keeping an eye out",
     "regardless", "fine",
+    "rest assured", "take a moment",
+    "allow a little time", "allow some time",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -249,6 +251,7 @@ ADVICE_LANGUAGE = (
     "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in",
     "look over", "look at", "look through", "tip", "inbox", "spam folder", "junk folder", "on the day",
     "keep an eye out", "keeping an eye out",
+    "take a moment", "allow a little time", "allow some time",
 )
 
 

@@ -9,6 +9,7 @@ from agents.core.policy import (
     DEFAULT_CLAIM_FAMILIES,
     DEFAULT_VOCABULARY,
     FINAL_UPDATE,
+    FIX_APPLIED,
     FREE_THINGS,
     NO_CHARGE,
     SAME_DAY,
@@ -275,6 +276,9 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["regardless"].enabled and not terms["regardless"].advice and terms["fine"].enabled
     # 0069: "put a fix in" joins as the company's action.
     assert terms["put a fix in"].action and not terms["put a fix in"].advice
+    # 0070: "rest assured" joins as a plain phrase, "take a moment" and "allow a little time" as advice too.
+    assert terms["rest assured"].enabled and not terms["rest assured"].advice
+    assert terms["take a moment"].advice and terms["allow a little time"].advice
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure; 0061: "it's sorted" says working again; 0065: "we'll … the same day" commits to a
     # time, "this will be our last update" claims closure. Taken back, the stored families read as before, and again.
@@ -284,6 +288,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert SORTED in families["working again"].paraphrases.splitlines()
     assert SAME_DAY in families["time commitments"].paraphrases.splitlines()
     assert FINAL_UPDATE in families["closure"].paraphrases.splitlines()
+    assert FIX_APPLIED in families["fix in place"].paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.migrate([("agents", "0053_readings_of_round_twenty_eight")])
     assert FREE_THINGS not in RestrictedClaim.objects.get(family="goodwill gifts").paraphrases.splitlines()
@@ -292,6 +297,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert SORTED not in RestrictedClaim.objects.get(family="working again").paraphrases.splitlines()
     assert SAME_DAY not in RestrictedClaim.objects.get(family="time commitments").paraphrases.splitlines()
     assert FINAL_UPDATE not in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
+    assert FIX_APPLIED not in RestrictedClaim.objects.get(family="fix in place").paraphrases.splitlines()
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
@@ -301,3 +307,4 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert SORTED in RestrictedClaim.objects.get(family="working again").paraphrases.splitlines()
     assert SAME_DAY in RestrictedClaim.objects.get(family="time commitments").paraphrases.splitlines()
     assert FINAL_UPDATE in RestrictedClaim.objects.get(family="closure").paraphrases.splitlines()
+    assert FIX_APPLIED in RestrictedClaim.objects.get(family="fix in place").paraphrases.splitlines()

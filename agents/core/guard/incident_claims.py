@@ -250,7 +250,8 @@ _QUANTIFIERS = (
 )
 # ... nor is grammar (FUNCTION_WORDS): "all of the", "all within the centre".
 _NO_THING = frozenset("time times day days week weeks again others right set good well fine clear back "
-                      "kinds sorts types ways".split())
+                      "kinds sorts types ways minute minutes hour hours month months year years morning mornings "
+                      "evening evenings night nights".split())
 
 
 def _a_thing(found: str) -> bool:

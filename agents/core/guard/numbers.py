@@ -909,8 +909,8 @@ def _counts_other(text: str, number: Number, support: Support) -> str | None:
         return None
     evidence = support.claim_evidence
     for said in extract_numbers(evidence):
-        if said.value == number.value and (noun := _COUNTED_NOUN.match(evidence, said.start + len(said.found))) \
-                and counts_people(noun.group(1)):
+        if said.value == number.value and (whom := _COUNTED_NOUN.match(evidence, said.start + len(said.found))) \
+                and counts_people(whom.group(1)):
             return None  # "we emailed the 5,600 customers": the incident counts them too
     return labels[0].replace("{", "{{").replace("}", "}}")
 

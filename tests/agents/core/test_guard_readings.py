@@ -3187,3 +3187,26 @@ def test_most_of_any_plural_thing_is_measured_against_the_incidents_share():
                                                 ("fix", "Fix", "text", "retried the failed renewals")])
     assert stops("About 35% of renewals failed. We fixed the failing job and retried most renewals.", retried) == []
     assert stops("Renewals are failing. The most recent renewals fail at about 35%.", share) == []
+
+
+def test_every_hour_is_a_cadence_not_everyone():
+    share = incident(state="identified", facts=[("failed", "Renewal attempts failing", "%", "35")])
+    assert stops("About 35% of domain renewals are failing. We'll update you every hour.", share) == []
+
+
+def test_a_fact_that_records_the_fix_says_a_fix_is_in_place_where_no_state_says_so():
+    plain = {"report_date": "2026-11-30", "region": "US", "policy_hints": {}, "approved_actions": [],
+             "incident": {"incident_id": "inc_domains_1", "severity": "P2", "status": "degraded",
+                          "affected_components": "Custom domains", "fix_applied": "11:20 UTC"}}
+    assert stops("A fix is in place for custom domains since 11:20 UTC.", plain) == []
+    unfixed = {**plain, "incident": {k: v for k, v in plain["incident"].items() if k != "fix_applied"}}
+    assert "state_claim" in {check for check, _ in stops("A fix is in place for custom domains.", unfixed)}
+
+
+@pytest.mark.parametrize("text", [
+    "Custom domain renewals are failing. Rest assured that we are working on it.",
+    "Custom domain renewals are failing. Please take a moment to check your domain's status page.",
+    "Custom domain renewals are failing. Please allow a little time before contacting support.",
+])
+def test_update_language_of_rounds_sixty_to_sixty_two_passes(text):
+    assert stops(text, RENEWALS) == []

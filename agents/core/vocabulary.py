@@ -217,8 +217,7 @@ UPDATE_PHRASES = (
     "a batch of", "tip", "inbox", "spam folder", "junk folder", "on the day", "fault", "faults",
     "keep an eye out", "keeping an eye out",
     "regardless", "fine",
-    "rest assured", "take a moment",
-    "allow a little time", "allow some time",
+    "take a moment", "allow a little time", "allow some time",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

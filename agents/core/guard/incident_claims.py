@@ -225,12 +225,6 @@ _NOUNS = rf"(?:{_WHO_NOUNS}|{_THING_NOUNS})"
 # time", "every day") is left out in scope_findings.
 _ALL_OF_ANY = compile_pattern(
     r"\b(?:all|every)\s+(?:single\s+)?(?:of\s+)?(?:(?:our|your|the)\s+)?[a-z][a-z-]+(?:\s+[a-z][a-z-]+s)?\b")
-# "Most online bookings": most of a plural thing the nouns above do not name ("the most recent updates",
-# "at most 5 minutes" and "most likely" quantify nothing, and "we backfilled most readings" says how much was
-# done: scope_findings leaves them out).
-_MOST_OF_ANY = compile_pattern(r"\bmost\s+(?:of\s+(?:our|your|the|their)\s+)?(?:[a-z][a-z-]+\s+)?"
-                               r"[a-z][a-z-]*[a-rt-z]s\b")
-_NOT_MOST_OF = re.compile(r"\b(?:the|at|[a-z]+ed)\s+$", re.IGNORECASE)
 # (kind, pattern): every matched span is the claim as written.
 _QUANTIFIERS = (
     ("all", compile_pattern(
@@ -246,7 +240,6 @@ _QUANTIFIERS = (
     ("most", compile_pattern(
         r"\b(?:most|the\s+(?:vast\s+)?majority)\s+(?:of\s+)?(?:(?:our|your|the)\s+)?(?:[a-z-]+\s+){0,2}"
         + _NOUNS + r"\b|\b(?:nearly|almost|virtually|practically)\s+(?:all|every(?:one)?)\b|\bwidespread\b")),
-    ("most", _MOST_OF_ANY),
 )
 # ... nor is grammar (FUNCTION_WORDS): "all of the", "all within the centre".
 _NO_THING = frozenset("time times day days week weeks again others right set good well fine clear back "
@@ -391,8 +384,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
     for kind, pattern in _QUANTIFIERS:
         for m in pattern.finditer(text):
             found = m.group()
-            if m.start() in named or pattern in (_ALL_OF_ANY, _MOST_OF_ANY) and not _a_thing(found) or \
-                    pattern is _MOST_OF_ANY and _NOT_MOST_OF.search(text, max(0, m.start() - 24), m.start()):
+            if m.start() in named or pattern is _ALL_OF_ANY and not _a_thing(found):
                 continue
             named.add(m.start())
             if _OF_AFFECTED.search(found) or hedged(text, m.start(), m.end()) or _of_the_hit(text, m.end()):
@@ -613,8 +605,6 @@ def few_findings(text: str, context: Mapping | None, hedged, key: str | None = N
 _FINE = (r"\b(?:(?:is|are|was|were)\s+(?:all\s+|still\s+|perfectly\s+)?(?:fine|ok|okay)|still\s+works?)"
          r"(?=\s*(?:[.;:,!]|$))")
 _UNAFFECTED = re.compile(r"\b(?:unaffected|unimpacted|unchanged|not\s+(?:been\s+)?(?:affected|impacted))\b"
-                         # "the patient app isn't affected"
-                         r"|\b[a-z]+n[’']t\s+(?:been\s+)?(?:affected|impacted)\b"
                          # "your conversion rates shouldn't be affected"
                          r"|\bshould(?:n[’']t|\s+not)\s+(?:be|have\s+been)\s+(?:affected|impacted)\b|" + _FINE,
                          re.IGNORECASE)

@@ -2,8 +2,8 @@
 
 The escalation page shows a lead every number, date, time, id, severity label, region and
 restricted claim of the text, each linked to the incident fact that supports it or marked
-unsupported. Support is decided by the guard itself (:func:`agents.core.guard.checks.find_violations`
-with the final answer's evidence: the context alone, instructions to the model removed); this
+unsupported. Support is decided by the guard itself (:func:`agents.core.guard.patch.answer_violations`,
+as the final answer is checked: the context alone, instructions to the model removed); this
 module only finds where each fact is in the text and which single context value backs it.
 Plain Python: no Django here.
 """
@@ -14,8 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agents.core.guard import claim_evidence, evidence_json
-from agents.core.guard.checks import find_violations
+from agents.core.guard import evidence_json
 from agents.core.guard.claims import family_claims, family_makes_claim, family_problem
 from agents.core.guard.identifiers import INCIDENT_ID, SEVERITY
 from agents.core.guard.internal import INTERNAL_KEYS
@@ -29,12 +28,12 @@ from agents.core.guard.numbers import (
     find_moments,
     shares_said,
 )
+from agents.core.guard.patch import answer_violations
 from agents.core.guard.regions import _region_pattern, _region_word_pattern, region_in_allowed
-from agents.core.guard.support import incident_key
 from agents.core.guard.violation import family_check
 from agents.core.patterns import UnsafePattern
 from agents.core.policy import GuardRules
-from agents.core.units import ratio_values, show
+from agents.core.units import show
 
 # Context entries that describe facts rather than state them.
 _NOT_FACTS = {"fact_meta"}
@@ -166,12 +165,9 @@ def _value_at(context: Mapping, path: str):
 def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims: bool = False) -> list[Mark]:
     """The facts ``text`` states, in reading order, without overlaps, each supported or not."""
     context = context or {}
-    # read as the final answer's check reads it (agents.core.guard.patch.check_final_answer): the incident's
-    # state and statements decide too ("resolved" on a resolved incident under the strict claim form)
-    key = incident_key(context)
-    violations = find_violations(text, evidence_json(context, key=key), rules, strict_claims=strict_claims,
-                                 claim_evidence=claim_evidence(context, key=key), ratios=ratio_values(context),
-                                 context=context, context_key=key)
+    # read as the final answer's check reads it: the incident's state and statements decide too ("resolved"
+    # on a resolved incident under the strict claim form)
+    violations = answer_violations(text, context, rules, strict_claims=strict_claims)
     unsupported = {(v.check, v.found.lower()): v.message for v in violations}
     # An internal fact backs nothing customers read (agents.core.guard.internal).
     leaves = _leaf_evidence(context, [fact for fact in context_facts(context)
@@ -194,11 +190,10 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
         add(moment.start, moment.end, "time", "no_new_facts",
             lambda ev, _, m=moment: _moment_supported(m, find_moments(ev)))
     numbers = extract_numbers(text, skip=_spans(text, moments))
-    # a share said as two numbers ("one in ten") is one fact, its percentage: one mark, before its numbers
-    for share in shares_said(text, numbers):
-        add(share.start, share.start + len(share.found), "number", "no_new_facts",
-            lambda ev, _, s=share: _number_supported(s, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
-    for number in numbers:
+    # a share said as two numbers ("one in ten") is one fact, its percentage: one mark for both numbers
+    shares = shares_said(text, numbers)
+    inside = {n.start for s in shares for n in numbers if s.start <= n.start < s.start + len(s.found)}
+    for number in [*shares, *(n for n in numbers if n.start not in inside)]:
         add(number.start, number.start + len(number.found), "number", "no_new_facts",
             lambda ev, _, n=number: _number_supported(n, _allowed_numbers(ev, _spans(ev, find_moments(ev)))))
     for m in _ID.finditer(text):

@@ -747,12 +747,12 @@ def unaffected_findings(text: str, context: Mapping | None, key: str | None = No
 
 def _own_subject(text: str, at: int) -> str:
     """The words of the clause that ends at ``at``."""
-    return text[[b.end() for b in _CLAUSE_OPEN.finditer(text, 0, at)][-1] : at]
+    return text[_openings(_CLAUSE_OPEN, text[:at])[-1] : at]
 
 
 def _subject_start(text: str, at: int) -> int:
     """Where the subject of a statement that something was spared, ending at ``at``, begins."""
-    openings = [b.end() for b in _CLAUSE_OPEN.finditer(text, 0, at)]
+    openings = _openings(_CLAUSE_OPEN, text[:at])
     start = openings[-1]
     # "push over SSH, which is not affected": the clause before names it; "Data Halls 1, 2 and 4 are not
     # affected": the numbers of a list name nothing on their own
@@ -1189,7 +1189,7 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
         for clause in _CLAUSES.split(statement):
             if clause.strip() and not _DOUBT.search(clause) and not _PRIVATIVE.search(clause) and \
                     not _instruction(clause):
-                words = frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
+                words = _word_forms(clause)
                 told = clause.strip()
                 clauses.append((told if not hit or told.startswith(label) else hit + told, words))
     return tuple(clauses)
@@ -1199,9 +1199,13 @@ def _affirmed(context: Mapping | None) -> tuple[tuple[str, frozenset[str]], ...]
 def _incident_denials(context: Mapping | None) -> tuple[frozenset[str], ...]:
     """The forms of the words of each clause of the incident's statements that denies something ("No
     appointments were cancelled")."""
-    return tuple(frozenset(f for w in re.findall(r"[^\W\d_]+", clause.lower()) for f in forms(w))
-                 for statement in _statements(context) for clause in _CLAUSES.split(statement)
+    return tuple(_word_forms(clause) for statement in _statements(context) for clause in _CLAUSES.split(statement)
                  if _DENIAL.search(clause))
+
+
+def _word_forms(text: str) -> frozenset[str]:
+    """The dictionary forms of each word of ``text``."""
+    return frozenset(f for w in re.findall(r"[^\W\d_]+", text.lower()) for f in forms(w))
 
 
 def _instruction(clause: str) -> bool:

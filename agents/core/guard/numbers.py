@@ -890,7 +890,6 @@ def _shares_said(text: str, numbers: list[Number], allowed: list[Number], ratios
 # downloadable POD": a count is bound to what it counts. Said of people or accounts, it must be a count of them
 # where every fact with its value counts things (deliveries, orders, requests) and no text of the incident says
 # it of people.
-_COUNTED_NOUN = re.compile(r"\s+(?:more\s+|other\s+|affected\s+)?([^\W\d_]+)")
 _COUNTS_OTHER = "“{token}” counts people or accounts here; the incident's {token} counts “{label}”."
 
 
@@ -900,7 +899,7 @@ def _counts_other(text: str, number: Number, support: Support) -> str | None:
     if number.unit is not None or number.value < 2 or not isinstance(context, Mapping) or \
             not isinstance(context.get("incident"), Mapping):
         return None
-    noun = _COUNTED_NOUN.match(text, number.start + len(number.found))
+    noun = _COUNTED.match(text, number.start + len(number.found))
     if noun is None or not counts_people(noun.group(1)):
         return None
     incident = context["incident"]
@@ -909,7 +908,7 @@ def _counts_other(text: str, number: Number, support: Support) -> str | None:
         return None
     evidence = support.claim_evidence
     for said in extract_numbers(evidence):
-        if said.value == number.value and (whom := _COUNTED_NOUN.match(evidence, said.start + len(said.found))) \
+        if said.value == number.value and (whom := _COUNTED.match(evidence, said.start + len(said.found))) \
                 and counts_people(whom.group(1)):
             return None  # "we emailed the 5,600 customers": the incident counts them too
     return labels[0].replace("{", "{{").replace("}", "}}")
@@ -917,7 +916,8 @@ def _counts_other(text: str, number: Number, support: Support) -> str | None:
 
 # "at all three sites" where a fact labelled "Sites" lists "Dallas, Memphis and Columbus distribution
 # centres": how many things a fact lists is its number, bound to what its label names.
-_COUNTED = re.compile(r"\s+(?:of\s+(?:the|our|these|those|its|their)\s+)?([^\W\d_][\w-]*)")
+_COUNTED = re.compile(r"\s+(?:of\s+(?:the|our|these|those|its|their)\s+)?(?:(?:more|other|affected)\s+)?"
+                      r"([^\W\d_][\w-]*)")
 _LIST_SEPARATOR = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.IGNORECASE)
 
 

@@ -286,6 +286,16 @@ def check_revision(
     return _result(violations + unsupported, measurements)
 
 
+def answer_violations(answer: str, context: Mapping, rules: GuardRules, *, strict_claims: bool = False,
+                      goal: str = "") -> list:
+    """The fact and claim checks' findings on a final answer, read against the context alone (its public
+    facts, its claim evidence, its state and statements) and the run's ``goal``."""
+    key = incident_key(context)
+    return find_violations(answer, evidence_json(context, key=key), rules, strict_claims=strict_claims,
+                           claim_evidence=claim_evidence(context, key=key), ratios=ratio_values(context),
+                           context=context, licensed_texts=(goal,) if goal else (), context_key=key)
+
+
 def check_final_answer(
     answer: str,
     context: Mapping,
@@ -310,10 +320,7 @@ def check_final_answer(
     if _text_too_long(answer, max_answer_chars):
         message = f"The final answer has {chars} characters; the limit is {max_answer_chars}."
         return _stop("invalid_answer:too_long", message, measurements)
-    key = incident_key(context)
-    found = find_violations(answer, evidence_json(context, key=key), rules, strict_claims=strict_claims,
-                            claim_evidence=claim_evidence(context, key=key), ratios=ratio_values(context),
-                            context=context, licensed_texts=(goal,) if goal else (), context_key=key)
+    found = answer_violations(answer, context, rules, strict_claims=strict_claims, goal=goal)
     violations = [v.reported(ANSWER_REASONS[v.check]) for v in found]
     if auto_publish:
         violations += _auto_publish_contacts(answer)

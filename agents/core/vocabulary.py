@@ -139,8 +139,8 @@ occur occurs occurred occurring healthy purchase purchases however really quite 
 almost constantly subsequently till manner kind based forward technical abnormal invalid final offline
 anticipate anticipated flow flows flowing existing directly fill filled filling
 learners students riders drivers fans organisers organizers employees patients recipients senders developers
-admins administrators merchants sellers unaffected
-residents tenants subscribers passengers travellers travelers visitors households
+admins administrators merchants sellers unaffected owners
+residents tenants subscribers passengers travellers travelers visitors households homes
 unfortunately thereafter evolve evolves evolved evolving enough range ranges utilize utilizes utilized utilizing
 strategy strategies
 note noted rather simply little precaution precautionary depending think treat treated treating reverse
@@ -218,6 +218,8 @@ UPDATE_PHRASES = (
     "keep an eye out", "keeping an eye out",
     "regardless", "fine",
     "take a moment", "allow a little time", "allow some time",
+    "depending on your bank", "depending on your card issuer", "depending on your card provider",
+    "depending on your bank or card issuer", "be patient",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.
@@ -250,7 +252,7 @@ ADVICE_LANGUAGE = (
     "ring", "give us a ring", "a ring", "talk it through", "heading in", "head in",
     "look over", "look at", "look through", "tip", "inbox", "spam folder", "junk folder", "on the day",
     "keep an eye out", "keeping an eye out",
-    "take a moment", "allow a little time", "allow some time",
+    "take a moment", "allow a little time", "allow some time", "be patient",
 )
 
 

@@ -511,7 +511,7 @@ def find_unsupported(text: str, licensed: frozenset[str], vocabulary: Vocabulary
         covered = _phrase_cover(tokens, vocabulary, places)
         joined = _joined_to_incident(sentence, tokens, licensed, covered)
         named = _spelled_together(sentence, tokens, licensed)
-        pointed = [m.span(1) for m in _WHERE_TO_FIND.finditer(sentence)]
+        pointed = [m.span(1) for pattern in (_WHERE_TO_FIND, _READ_THERE) for m in pattern.finditer(sentence)]
         when = _work_times(sentence, tokens, places, vocabulary) if vocabulary.commitments else set()
         happens = _will_happen(sentence, tokens)
         causes = _cause_spans(sentence)
@@ -817,6 +817,9 @@ _A_LINE_AT = re.compile(r"\s+(?:[\w’'-]+\s+){1,3}?a\s+line\s+(?:at|on|via|to)\
 # status page is available at …" (the contact itself is read as blank space).
 _WHERE_TO_FIND = re.compile(r"(?:^|(?<=[.;:!?,]\s))\s*([^.;:!?,]{1,40}?)\s+(?:is|are)\s+(?:also\s+|now\s+)?"
                             r"(?:available\s+)?(?:at|on|via)\s{3,}", re.IGNORECASE)
+# ... or as what customers read there: "you can read how to check your statement at https://…".
+_READ_THERE = re.compile(r"\b((?:read|find\s+out|learn)\s+(?:more\s+)?(?:about|how|what|why|where|when)\b"
+                         r"[^.;:!?,]{1,60}?)\s+(?:at|on|via|in)\s{3,}", re.IGNORECASE)
 # ... and a place in the product the incident names, gone to: "go to Help > Chat with us".
 _GO = frozenset("go head navigate".split())
 _GO_TO_NAMED = re.compile(r"\s+to\s+(?-i:[A-Z])")

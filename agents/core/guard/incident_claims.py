@@ -375,6 +375,23 @@ def _shown(percent: Decimal) -> str:
 _SHARE_OF_EVERY = re.compile(r"\b(?:of|in)\s+$", re.IGNORECASE)
 
 
+# "15% of uploads failed, all of them files larger than 50 MB": "all of them" counts what the sentence has
+# just counted, not everyone.
+_ANAPHORA = re.compile(r"(?:all|every|each)\s+(?:single\s+)?of\s+(?:them|these|those)\b", re.IGNORECASE)
+# "We've cleared the stuck queue, and every request is processed": "all" or "every" opening a clause of its
+# own is about what that clause says, not about the impact the clause before it names. ("..., and a few
+# sessions in progress may stop early" still reads the whole sentence: "only a few" is said of the impact.)
+_OPENS_CLAUSE = re.compile(r"(?:;|,?\s+(?:and|but|while|whereas|so))\s+$", re.IGNORECASE)
+
+
+def _quantified_clause(text: str, start: int, end: int, kind: str) -> str:
+    """The sentence around a quantifier, from "all" or "every" on where it opens a clause of its own."""
+    begin, finish = sentence_bounds(text, start, end)
+    if kind == "all" and _OPENS_CLAUSE.search(text, begin, start):
+        begin = start
+    return text[begin:finish]
+
+
 def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) -> list[Finding]:
     """Quantifiers over customers that the incident's shares contradict, or that nothing supports.
     ``hedged(text, start, end)`` is the guard's hedge rule (a negated "not all users" passes)."""
@@ -398,7 +415,7 @@ def scope_findings(text: str, context: Mapping | None, evidence: str, hedged) ->
             if _GREETED.search(text, 0, m.start()) and re.match(r"\s*(?:[,!]|[-–—]\s)", text[m.end():]) or \
                     _THANKED.search(text, 0, m.start()):
                 continue
-            if not _IMPACT.search(sentence_around(text, m.start(), m.end())):
+            if _ANAPHORA.match(found) or not _IMPACT.search(_quantified_clause(text, m.start(), m.end(), kind)):
                 continue
             shares = affected_shares(context) if shares is None else shares
             measured = _measuring(kind, shares, text, m)
@@ -873,6 +890,12 @@ _LISTED = re.compile(r"[,;/]|\b(?:and|or|nor|including|such\s+as|as\s+well\s+as)
 _OWN_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|will|can|could)\b|['’](?:s|re|ve|ll)\b", re.IGNORECASE)
 
 
+# "Memberships remain active for everyone affected by the duplicate charge": "affected" after whom it names
+# picks out the people the incident hit, and says nothing is hit.
+_WHO_HIT = re.compile(rf"\b(?:everyone|everybody|anyone|anybody|those|{_WHO_NOUNS})\s+$", re.IGNORECASE)
+_PARTICIPLES = frozenset(("affected", "impacted"))
+
+
 def spared_impact_findings(text: str, context: Mapping | None, key: str | None = None) -> list[Finding]:
     """Impact claims about something the incident says was not affected (``key``: the context's
     incident_key, where the caller has it)."""
@@ -881,7 +904,7 @@ def spared_impact_findings(text: str, context: Mapping | None, key: str | None =
     clauses, statements = _openings(_CLAUSE_OPEN, text), _openings(_STATEMENT_OPEN, text)
     for m in _HIT.finditer(text):
         subject = text[_last_before(clauses, m.start()) : m.start()]
-        if _NEGATION.search(subject):
+        if _NEGATION.search(subject) or _WHO_HIT.search(text, 0, m.start()) and m.group().lower() in _PARTICIPLES:
             continue
         spared = _spared(context, key=key) if spared is None else spared  # read at the first impact word
         # "Backups of mailboxes, files and databases are failing" says it of each thing it lists.

@@ -713,10 +713,13 @@ _APPROXIMATE = re.compile(
     r"(?:\b(?P<either>about|around|approximately|roughly|some|an\s+estimated|close\s+to)"
     r"|\b(?P<above>(?:just|a\s+little|a\s+bit|slightly)\s+(?:under|below|less\s+than)|nearly|almost|not\s+quite"
     r"|just\s+short\s+of)"
-    r"|\b(?P<below>(?:just|a\s+little|a\s+bit|slightly)\s+(?:over|above|more\s+than))"
+    # "over 8 seconds" for 8,400 ms, "more than four in ten" for 43 %: a floor the fact is just above
+    r"|\b(?P<below>(?:(?:just|a\s+little|a\s+bit|slightly)\s+)?(?:over|above|more\s+than)|at\s+least"
+    r"|upwards\s+of|in\s+excess\s+of)"
     r"|(?P<tilde>~))\s*$",
     re.IGNORECASE,
 )
+_OR_MORE = re.compile(r"(?:\s*(?:[a-z]+|%))?\s+or\s+(?:more|longer|above)\b", re.IGNORECASE)  # "9 seconds or more"
 _APPROXIMATE_WITHIN = Decimal("0.1")  # of the fact's value, at most
 # A share said as a fraction in words is a rounding of its own, said or not: "half" or "a little under half"
 # for 45 %, "a third" for 31 %, within five points of the fact's percentage.
@@ -728,6 +731,8 @@ def _approximation(text: str, number: Number) -> int | None:
     """How ``number`` is said as an approximation: 0 either side of the fact, 1 for a number the fact
     is just under ("nearly 6 hours"), -1 for one it is just over; None for a number said exactly."""
     m = _APPROXIMATE.search(text, max(0, number.start - 24), number.start)
+    if m is None and _OR_MORE.match(text, number.start + len(number.found)):
+        return -1
     if m is None:
         return 0 if number.unit == "%" and _SAID_AS_FRACTION.search(number.found) else None
     return 1 if m.group("above") else -1 if m.group("below") else 0

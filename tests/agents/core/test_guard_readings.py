@@ -1498,7 +1498,7 @@ def test_the_voices_of_regional_and_informal_updates_are_update_language():
     assert stops("ok so renewals kinda broke. we're investigating, any probs email us.", RENEWALS) == []
     # ... and the claim beside them is read as ever.
     assert stops("Renewals are failing. Gracias for your patience: every owner gets a free month.", RENEWALS) == [
-        ("liability", "free month"), ("unsupported_statement", "owner")]
+        ("liability", "free month")]
 
 
 def test_a_technical_problem_names_no_cause_and_an_adviser_will_be_in_touch():
@@ -3195,3 +3195,47 @@ def test_a_fact_that_records_the_fix_says_a_fix_is_in_place_where_no_state_says_
 ])
 def test_update_language_of_rounds_sixty_to_sixty_two_passes(text):
     assert stops(text, RENEWALS) == []
+
+
+def test_a_floor_just_under_the_fact_is_the_fact_said_roundly():
+    slow = incident(state="identified", facts=[("p95_ms", "p95 time to load the renewal page", "ms", 8400)])
+    for text in ("Some renewal pages are taking over 8 seconds to load.",
+                 "Some renewal pages are taking more than 8 seconds to load.",
+                 "Some renewal pages are taking 8 seconds or more to load."):
+        assert stops(text, slow) == [], text
+    # a floor above the fact, or far below it, is not the fact
+    assert stops("Some renewal pages are taking over 9 seconds to load.", slow) == [("no_new_facts", "9")]
+    assert stops("Some renewal pages are taking over 5 seconds to load.", slow) == [("no_new_facts", "5")]
+    share = incident(state="identified", facts=[("failed", "Renewal attempts failing", "%", 43)])
+    assert stops("More than four in ten domain renewals are failing.", share) == []
+    assert stops("More than half of domain renewals are failing.", share) != []
+
+
+def test_all_or_every_opening_a_clause_of_its_own_is_not_said_of_the_impact_before_it():
+    share = incident(state="resolved", facts=[("failed", "Renewal attempts that failed", "%", 15)])
+    assert stops("We've cleared the stuck renewal queue and every renewal is processed.", share) == []
+    assert stops("About 15% of renewals failed, all of them for custom domains.", share) == []
+    # said of the impact in its own clause, it is still the scope check's
+    assert ("scope_claim", "every renewal") in stops("The queue is cleared, but every renewal failed today.", share)
+
+
+def test_affected_after_whom_it_names_picks_out_the_hit():
+    spared = incident(state="identified", messages=["Custom domains keep working and DNS is not affected."])
+    assert stops("DNS keeps working for everyone affected by the renewal errors.", spared) == []
+    assert ("scope_claim", "affected") in stops("DNS is affected by the renewal errors.", spared)
+
+
+def test_what_customers_read_at_a_declared_link_is_what_it_holds():
+    linked = incident(state="identified", facts=[("help", "Help centre", "text", "https://help.renew.example")])
+    assert stops("You can read how to check your renewal at https://help.renew.example.", linked) == []
+    # what it holds is still read for harm
+    assert stops("You can read why renewals were cancelled at https://help.renew.example.", linked) != []
+
+
+@pytest.mark.parametrize("text", [
+    "This affected domain owners in the US. Refunds may take 5 to 10 business days, depending on your bank.",
+    "Custom domain renewals are slow, so please be patient if a renewal takes a few seconds.",
+])
+def test_update_language_of_round_sixty_three_passes(text):
+    context = incident(state="identified", messages=["Refunds take 5 to 10 business days."])
+    assert stops(text, context) == []

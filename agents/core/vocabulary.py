@@ -219,7 +219,7 @@ UPDATE_PHRASES = (
     "regardless", "fine",
     "take a moment", "allow a little time", "allow some time",
     "depending on your bank", "depending on your card issuer", "depending on your card provider",
-    "depending on your bank or card issuer", "be patient",
+    "depending on your bank or card issuer", "be patient", "per cent",
 )
 
 # Advice a sentence may give without an approved action behind it: where to read and whom to ask.

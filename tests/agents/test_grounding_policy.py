@@ -280,7 +280,7 @@ def test_migrations_0029_and_later_add_their_words_and_families_and_keep_what_it
     assert terms["take a moment"].enabled and terms["take a moment"].advice and terms["allow a little time"].advice
     # 0071: "owners" and "depending on your bank" join as plain word and phrase, "be patient" as advice too.
     assert terms["owners"].enabled and not terms["owners"].advice and terms["depending on your bank"].enabled
-    assert terms["be patient"].advice
+    assert terms["be patient"].advice and terms["per cent"].enabled and not terms["per cent"].advice
     # 0054: a free thing is a goodwill gift; 0056: "with no conversion fee" waives a charge; 0060: "this is now
     # closed" claims closure; 0061: "it's sorted" says working again; 0065: "we'll … the same day" commits to a
     # time, "this will be our last update" claims closure. Taken back, the stored families read as before, and again.

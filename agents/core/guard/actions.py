@@ -452,7 +452,7 @@ _ASKS_CUSTOMERS = re.compile(
     r"|\byour\b",
     re.IGNORECASE,
 )
-_CONDITION_OPENS = re.compile(r"^\s*(?:if|when|unless|in\s+case|for\s+those|once)\b", re.IGNORECASE)
+_CONDITION_OPENS = re.compile(r"\s*(?:if|when|unless|in\s+case|for\s+those|once)\b", re.IGNORECASE)
 
 
 def nothing_to_do_findings(text: str, context: Mapping | None, evidence: str) -> list[Finding]:

@@ -332,7 +332,10 @@ def _quantifier_supported(kind: str, shares: list[tuple[Decimal, str]], found: s
 
 # Who a quantifier counts, and what a share counts: "only a small number of accounts" is about accounts,
 # and 5% of requests timing out does not say how many accounts see the timeouts.
-_WHO = re.compile(rf"\b(?:{_WHO_NOUNS})\b", re.IGNORECASE)
+# (The people a count may name are more than those a quantifier over the affected is read for.)
+_WHO = re.compile(rf"\b(?:{_WHO_NOUNS}|patients?|students?|learners?|riders?|drivers?|passengers?|guests?|residents?"
+                  r"|households?|shoppers?|buyers?|sellers?|owners?|families|parents?|readers?|listeners?|viewers?"
+                  r"|players?|attendees?|recipients?|applicants?|borrowers?|travell?ers?)\b", re.IGNORECASE)
 _COUNTED = re.compile(r"\s+(?:of\s+)?(?:(?:our|your|the|all)\s+)?(?:[a-z-]+\s+)?([a-z-]+)", re.IGNORECASE)
 _EVENTS = re.compile(rf"\b(?:{_THING_NOUNS}|attempts?|queries|searches|page\s+loads?|timeouts?|errors?)\b",
                      re.IGNORECASE)

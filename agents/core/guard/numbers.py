@@ -700,8 +700,10 @@ def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[D
                 return True
             if ratios is not None and ratio in ratios:
                 return True
-        elif number.value == other.value and (number.unit is None or other.unit is None or number.unit == other.unit):
-            # A bare number is never supported by a ratio's value (3.4 is not 0.034).
+        elif number.value == other.value and (number.unit is None and other.unit != "%" or other.unit is None or
+                                              number.unit == other.unit):
+            # A bare number is never supported by a ratio's value (3.4 is not 0.034), nor by a percentage ("60 of
+            # the 310 moves" where 60 % of them are).
             return True
     return False
 

@@ -3239,3 +3239,28 @@ def test_what_customers_read_at_a_declared_link_is_what_it_holds():
 def test_update_language_of_round_sixty_three_passes(text):
     context = incident(state="identified", messages=["Refunds take 5 to 10 business days."])
     assert stops(text, context) == []
+
+
+def test_a_bare_number_is_not_the_percentage_of_the_same_digits():
+    share = incident(state="identified", facts=[("failed", "Renewal attempts failing", "%", 60),
+                                                ("today", "Renewals today", "count", 310)])
+    assert stops("About 60% of the 310 domain renewals today are failing.", share) == []
+    assert stops("About 60 per cent of domain renewals are failing.", share) == []
+    assert stops("Of the 310 domain renewals today, about 60 are failing.", share) == [("no_new_facts", "60")]
+
+
+def test_a_count_of_patients_or_riders_is_a_count_of_people():
+    requests = incident(state="identified", facts=[("lost", "Renewal requests not received", "count", 3100)])
+    assert stops("About 3,100 renewal requests were not received.", requests) == []
+    assert stops("About 3,100 patients could not renew their domains.", requests) == [("no_new_facts", "3,100")]
+
+
+def test_a_condition_opening_any_sentence_speaks_of_those_it_names():
+    asking = incident(state="identified", actions=["ask customers whose renewal failed to renew the domain again"])
+    # the condition opens the text's second sentence as well as its first
+    for text in ("If your domain renewed on the first try, there's nothing you need to do.",
+                 "Custom domain renewals are failing. If your domain renewed on the first try, there's nothing you "
+                 "need to do."):
+        assert stops(text, asking) == [], text
+    assert ("unsupported_statement", "There's nothing you need to do") in stops(
+        "Custom domain renewals are failing. There's nothing you need to do.", asking)

@@ -702,8 +702,9 @@ _WILL_HAPPEN = re.compile(r"(?:['’]ll|\s(?:will(?:\s+not)?|won['’]t))\s+"
 _LIGHT = frozenset("be have do get make go come see take give keep let know use bring follow help find "
                    "continue remain stay work carry".split())
 # The word before "will" where it names no customers' thing: the company ("we", "our"), what an advice does
-# ("it", "this", "which"), or a joined clause whose subject went before ("we'll check and won't …").
-_NOT_HAPPENING = frozenset("we i our it this that which there and or but then so".split())
+# ("it", "this", "which"), or a joined clause whose subject went before ("we'll check and won't …"), or the
+# company's posts ("updates will appear at …").
+_NOT_HAPPENING = frozenset("we i our it this that which there and or but then so updates".split())
 # A clause that pictures what may happen: a condition or time (the hedge rule's words) or a reason.
 _SUPPOSED = re.compile(r"\b(?:" + "|".join(sorted(SUBORDINATORS)) + r"|as|because|so\s+that|in\s+case)\b",
                        re.IGNORECASE)
@@ -784,11 +785,16 @@ def _awaited_span(sentence: str, after: int) -> tuple[int, int]:
 # ... or is doing: "If you're buying alcohol or other age-restricted items, please use a staffed till".
 _SUPPOSES_READER = re.compile(r"\s*(?:if|when|once)\s+you(?:['’]ve|\s+have|\s+had|(['’]re|\s+are))?\s+"
                               r"(?:already\s+|just\s+)?([a-z]+)\b", re.IGNORECASE)
+# ... or on what the reader sees: "If your usage dashboard still shows gaps, …", "If you still see an old balance, …".
+_READER_SEES = re.compile(r"\s*(?:if|when)\s+(?:you\s+(?:still\s+)?see|your\s+(?:[\w-]+\s+){1,3}?(?:still\s+)?"
+                          r"(?:shows?|says|displays|reads|looks))\b", re.IGNORECASE)
 
 
 def _supposes_reader(sentence: str) -> bool:
-    """Whether the sentence opens with a condition on what the reader did or is doing ("If you paid …", "If
-    you've booked …", "If you're buying …")."""
+    """Whether the sentence opens with a condition on what the reader did, is doing or sees ("If you paid …",
+    "If you've booked …", "If you're buying …", "If your dashboard still shows gaps …")."""
+    if _READER_SEES.match(sentence):
+        return True
     m = _SUPPOSES_READER.match(sentence)
     verb = m.group(2).lower() if m else ""
     tags = ("VBG",) if m and m.group(1) else ("VBD", "VBN")
@@ -976,6 +982,7 @@ _HAVE = frozenset("have has had".split())
 _NEGATION = re.compile(r"\b(?:not|never|cannot)\b|n[’']t\b", re.IGNORECASE)
 _NOTHING_DONE = re.compile(r"\b(?:no|nothing|none|neither|nor)\b", re.IGNORECASE)
 _YOU_BEFORE = re.compile(r"\byou\s*$", re.IGNORECASE)
+_UPDATES_BEFORE = re.compile(r"\bupdates\s*$", re.IGNORECASE)
 
 
 def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
@@ -986,6 +993,8 @@ def _commitment_spans(sentence: str) -> list[tuple[int, int, bool]]:
     for m in _COMMITMENT_MARK.finditer(sentence):
         if _YOU_BEFORE.search(sentence, 0, m.start()):
             continue  # "you'll see your refund listed": customers' doing (a promise to them is _PROMISE_MARK's)
+        if _UPDATES_BEFORE.search(sentence, 0, m.start()):
+            continue  # "updates will appear at …": where the company posts, no work done
         between = _BEFORE_VERB.match(sentence, m.end())
         if _NEGATION.search(m.group() + between.group()):
             continue

@@ -3264,3 +3264,17 @@ def test_a_condition_opening_any_sentence_speaks_of_those_it_names():
         assert stops(text, asking) == [], text
     assert ("unsupported_statement", "There's nothing you need to do") in stops(
         "Custom domain renewals are failing. There's nothing you need to do.", asking)
+
+
+def test_where_updates_will_appear_is_no_work_done():
+    linked = incident(state="identified", facts=[("page", "Status page", "text", "https://status.renew.example")])
+    assert stops("Renewals are failing. Updates will appear at https://status.renew.example.", linked) == []
+    # what is said to happen to customers' things is read as ever
+    assert stops("Renewals are failing. Your domains will migrate to a new registrar.", linked) != []
+
+
+def test_a_condition_on_what_the_reader_sees_supposes_it():
+    held = incident(state="identified", messages=["There is no need to renew a custom domain again."])
+    assert stops("If your domain list still shows gaps, there's no need to renew a custom domain again.", held) == []
+    # the advice after it is read as strictly as ever
+    assert stops("If your domain list still shows gaps, please reinstall the registrar app.", held) != []

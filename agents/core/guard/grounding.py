@@ -785,14 +785,15 @@ def _awaited_span(sentence: str, after: int) -> tuple[int, int]:
 # ... or is doing: "If you're buying alcohol or other age-restricted items, please use a staffed till".
 _SUPPOSES_READER = re.compile(r"\s*(?:if|when|once)\s+you(?:['’]ve|\s+have|\s+had|(['’]re|\s+are))?\s+"
                               r"(?:already\s+|just\s+)?([a-z]+)\b", re.IGNORECASE)
-# ... or on what the reader sees: "If your usage dashboard still shows gaps, …", "If you still see an old balance, …".
+# ... or on what the reader sees or has: "If your usage dashboard still shows gaps, …", "If you still see an old
+# balance, …", "If your unit is elsewhere, …".
 _READER_SEES = re.compile(r"\s*(?:if|when)\s+(?:you\s+(?:still\s+)?see|your\s+(?:[\w-]+\s+){1,3}?(?:still\s+)?"
-                          r"(?:shows?|says|displays|reads|looks))\b", re.IGNORECASE)
+                          r"(?:shows?|says|displays|reads|looks|is|are|was|were))\b", re.IGNORECASE)
 
 
 def _supposes_reader(sentence: str) -> bool:
-    """Whether the sentence opens with a condition on what the reader did, is doing or sees ("If you paid …",
-    "If you've booked …", "If you're buying …", "If your dashboard still shows gaps …")."""
+    """Whether the sentence opens with a condition on what the reader did, is doing, sees or has ("If you paid
+    …", "If you've booked …", "If you're buying …", "If your dashboard still shows gaps …")."""
     if _READER_SEES.match(sentence):
         return True
     m = _SUPPOSES_READER.match(sentence)

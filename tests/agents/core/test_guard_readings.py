@@ -3276,5 +3276,6 @@ def test_where_updates_will_appear_is_no_work_done():
 def test_a_condition_on_what_the_reader_sees_supposes_it():
     held = incident(state="identified", messages=["There is no need to renew a custom domain again."])
     assert stops("If your domain list still shows gaps, there's no need to renew a custom domain again.", held) == []
+    assert stops("If your domain is elsewhere, there's no need to renew a custom domain again.", held) == []
     # the advice after it is read as strictly as ever
     assert stops("If your domain list still shows gaps, please reinstall the registrar app.", held) != []

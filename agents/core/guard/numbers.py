@@ -713,7 +713,8 @@ def _number_supported(number: Number, allowed: list[Number], ratios: frozenset[D
 # The word before it says which side of the fact it may stand on: -1 at or below, +1 at or above.
 _APPROXIMATE = re.compile(
     r"(?:\b(?P<either>about|around|approximately|roughly|some|an\s+estimated|close\s+to)"
-    r"|\b(?P<above>(?:just|a\s+little|a\s+bit|slightly)\s+(?:under|below|less\s+than)|nearly|almost|not\s+quite"
+    # "under 2 minutes" for 1.9, "just under six hours" for 340 minutes: a ceiling the fact is just below
+    r"|\b(?P<above>(?:(?:just|a\s+little|a\s+bit|slightly)\s+)?(?:under|below|less\s+than)|nearly|almost|not\s+quite"
     r"|just\s+short\s+of)"
     # "over 8 seconds" for 8,400 ms, "more than four in ten" for 43 %: a floor the fact is just above
     r"|\b(?P<below>(?:(?:just|a\s+little|a\s+bit|slightly)\s+)?(?:over|above|more\s+than)|at\s+least"
@@ -721,6 +722,8 @@ _APPROXIMATE = re.compile(
     r"|(?P<tilde>~))\s*$",
     re.IGNORECASE,
 )
+# What "twice" says, in the incident's words: "a second time", "double charges", "duplicate payments".
+_TWICE = re.compile(r"\b(?:twice|second\s+time|two\s+times|doubled?|duplicat\w*)\b", re.IGNORECASE)
 _OR_MORE = re.compile(r"(?:\s*(?:[a-z]+|%))?\s+or\s+(?:more|longer|above)\b", re.IGNORECASE)  # "9 seconds or more"
 _APPROXIMATE_WITHIN = Decimal("0.1")  # of the fact's value, at most
 # A share said as a fraction in words is a rounding of its own, said or not: "half" or "a little under half"
@@ -808,6 +811,8 @@ def find(text: str, support: Support) -> list[Violation]:
             continue
         if _counts_a_list(text, number, support.claim_evidence):
             continue
+        if number.found.lower() == "twice" and _TWICE.search(allowed_text):
+            continue  # "applied the surge multiplier twice" where the incident says "a second time"
         side = _approximation(text, number)
         if side is None or not _approximately_supported(number, side, allowed_numbers):
             facts.append((number.start, number.found, _UNSUPPORTED))

@@ -3279,3 +3279,17 @@ def test_a_condition_on_what_the_reader_sees_supposes_it():
     assert stops("If your domain is elsewhere, there's no need to renew a custom domain again.", held) == []
     # the advice after it is read as strictly as ever
     assert stops("If your domain list still shows gaps, please reinstall the registrar app.", held) != []
+
+
+def test_twice_is_what_the_incident_calls_a_second_time_or_a_duplicate():
+    doubled = incident(state="identified", facts=[("cause", "Cause", "text",
+                                                   "A pricing update applied the renewal fee a second time")])
+    assert stops("A pricing update applied the renewal fee twice.", doubled) == []
+    other = incident(state="identified", facts=[("cause", "Cause", "text", "A pricing update applied the renewal fee")])
+    assert stops("A pricing update applied the renewal fee twice.", other) == [("no_new_facts", "twice")]
+
+
+def test_a_ceiling_just_above_the_fact_is_the_fact_said_roundly():
+    quick = incident(state="identified", facts=[("start_ms", "Usual time to load the renewal page", "ms", 1900)])
+    assert stops("Renewal pages usually load in under 2 seconds.", quick) == []
+    assert stops("Renewal pages usually load in under 3 seconds.", quick) == [("no_new_facts", "3")]

@@ -162,6 +162,9 @@ def _value_at(context: Mapping, path: str):
     return value
 
 
+_CALENDAR = re.compile(r"day|week|month|year|tonight|tomorrow", re.IGNORECASE)
+
+
 def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims: bool = False) -> list[Mark]:
     """The facts ``text`` states, in reading order, without overlaps, each supported or not."""
     context = context or {}
@@ -218,6 +221,13 @@ def mark_facts(text: str, context: Mapping, rules: GuardRules, *, strict_claims:
         for m in found:
             add(m.start(), m.end(), "region", "new_region",
                 lambda ev, _, t=token, n=names: region_in_allowed(t.lower(), ev, n))
+    # What the numbers check stops beyond the numbers and times read above: a day ("by Friday"), a period ("this
+    # month"), a quantity in words ("twice").
+    for v in violations:
+        if v.check.endswith("no_new_facts") and v.found:
+            for m in re.finditer(rf"(?<!\w){re.escape(v.found)}(?!\w)", text, re.IGNORECASE):
+                kind = "time" if _CALENDAR.search(m.group()) else "number"
+                marks.append(Mark(m.start(), m.end(), kind, m.group(), False, None, v.message))
     for family in rules.families():
         if (family.strict_only and not strict_claims) or family_problem(family):
             continue

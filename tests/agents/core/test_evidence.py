@@ -61,6 +61,15 @@ def test_a_share_said_as_two_numbers_is_one_mark_read_as_its_percentage():
     assert "27" not in supported and "100" not in supported
 
 
+def test_a_day_or_a_period_the_incident_does_not_name_is_marked_as_the_guard_stops_it():
+    found = marks("US checkouts will work again by Friday.")
+    assert (found["Friday"].kind, found["Friday"].supported) == ("time", False)
+    assert "Friday" in found["Friday"].message
+    unsupported = {m.found for m in mark_facts("27% of US checkouts fail, twice as many as usual.", CONTEXT,
+                                               GuardRules()) if not m.supported}
+    assert "twice" in unsupported
+
+
 def test_the_marks_read_the_incidents_state_as_the_final_answer_check_does():
     resolved = {**CONTEXT, "incident": {**CONTEXT["incident"], "state": "resolved", "status": "resolved"}}
     text = "The US payment degradation is resolved."

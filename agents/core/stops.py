@@ -104,7 +104,9 @@ STOP_REASONS: dict[str, str] = {
     "invalid_revised:too_long": "The revision was longer than the policy's max_answer_chars.",
     "invalid_revised:no_changes": "The revision did not change the draft.",
     "patch_violation:too_large_edit": "The revision rewrote too much of the draft (similarity below the minimum).",
-    "patch_violation:no_new_facts": "The revision added a number that the incident context does not support.",
+    "patch_violation:no_new_facts": (
+        "The revision added a number, date or time that the incident context does not support."
+    ),
     "patch_violation:new_incident_id": "The revision named an incident id that is not in the context.",
     "patch_violation:new_severity_label": "The revision used a severity label (P0-P5) that is not in the context.",
     "patch_violation:new_region": "The revision named a region that is not in the context.",
@@ -150,7 +152,9 @@ STOP_REASONS: dict[str, str] = {
     # Final answer
     "invalid_answer:empty": "The final answer was empty.",
     "invalid_answer:too_long": "The final answer was longer than the policy's max_answer_chars.",
-    "invalid_answer:no_new_facts": "The final answer contains a number that the incident context does not support.",
+    "invalid_answer:no_new_facts": (
+        "The final answer contains a number, date or time that the incident context does not support."
+    ),
     "invalid_answer:new_incident_id": "The final answer names an incident id that is not in the context.",
     "invalid_answer:new_severity_label": "The final answer uses a severity label that is not in the context.",
     "invalid_answer:new_region": "The final answer names a region that is not in the context.",

@@ -79,8 +79,8 @@ def test_the_inbox_shows_age_pipeline_incident_stop_reason_and_its_explanation(l
     assert "2 h 5 min ago" in html
     assert "Reflection" in html and "inc_test_1" in html
     assert "patch_violation:no_new_facts" in html
-    assert ('<span class="finding-message">The revision added a number that the incident context does not support.'
-            '</span>') in html
+    assert ('<span class="finding-message">The revision added a number, date or time that the incident context '
+            'does not support.</span>') in html
 
 
 def test_the_inbox_filters_by_pipeline(login, make_escalation):
